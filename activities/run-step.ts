@@ -1,0 +1,108 @@
+/**
+ * The runStep activity: builds the interpolation context, runs the step's executor, stores
+ * output.txt and stdout.txt, and reports the outcome. Writes are idempotent (same keys, atomic
+ * replace), so Temporal may retry the activity after a worker crash without leaving debris.
+ */
+import { Context, log } from '@temporalio/activity';
+import type { BlobStore } from '../src/blob-store';
+import { buildContext } from '../src/common/interpolate';
+import { RESULT_INLINE_LIMIT, type RecordStepRequest, type ResultType, type RunStepRequest, type StepOutcome, type StoredFile } from '../src/common/run-types';
+import { runCodeStep } from './code-step';
+import { runHttpStep } from './http-step';
+import { resolveInputs } from './resolve-inputs';
+import type { StepExecution } from './step-execution';
+import { runTemplateStep } from './template-step';
+import { runToolStep } from './tool-step';
+import type { ToolCaller } from '../src/tools/dispatcher';
+
+export interface StepDependencies {
+  blobs: BlobStore;
+  allowPrivateNetwork: boolean;
+  /** the in-process tool dispatcher; `tool` steps fail without one */
+  tools?: ToolCaller;
+}
+
+const MIME_BY_RESULT_TYPE: Record<ResultType, string> = {
+  markdown: 'text/markdown; charset=utf-8',
+  plaintext: 'text/plain; charset=utf-8',
+  json: 'application/json',
+};
+
+export function stepFileKey(orgId: string, runId: string, stepIndex: number, fileName: 'output.txt' | 'stdout.txt'): string {
+  return `runs/${orgId}/${runId}/steps/${stepIndex}/${fileName}`;
+}
+
+/** Previous outcomes carry cut results; reload the whole text of those that were cut. */
+export async function fullOutcomes(blobs: BlobStore, previous: StepOutcome[]): Promise<StepOutcome[]> {
+  return Promise.all(previous.map(async (outcome) => {
+    if (!outcome.truncated) return outcome;
+    const whole = await blobs.read(outcome.files['output.txt'].key);
+    if (!whole) throw new Error(`output.txt of step ${outcome.stepIndex} is missing from the blob store`);
+    return { ...outcome, result: whole.toString('utf8'), truncated: false };
+  }));
+}
+
+async function execute(request: RunStepRequest, deps: StepDependencies): Promise<StepExecution> {
+  const context = buildContext({ ...request.run, inputs: await resolveInputs(deps.blobs, request.run) }, await fullOutcomes(deps.blobs, request.previous));
+  const { step } = request;
+  switch (step.type) {
+    case 'template':
+      return runTemplateStep(step, context);
+    case 'code':
+      return runCodeStep(step, context);
+    case 'http':
+      return runHttpStep(step, context, { allowPrivateNetwork: deps.allowPrivateNetwork });
+    case 'tool':
+      return runToolStep(step, context, { orgId: request.run.orgId, runId: request.run.runId, stepIndex: request.stepIndex, tools: deps.tools });
+  }
+}
+
+/** Stores a step's output.txt and stdout.txt and returns its outcome; shared by runStep and recordStep. */
+export async function storeOutcome(blobs: BlobStore, request: RecordStepRequest): Promise<StepOutcome> {
+  const { run, stepIndex } = request;
+  const outputKey = stepFileKey(run.orgId, run.runId, stepIndex, 'output.txt');
+  const stdoutKey = stepFileKey(run.orgId, run.runId, stepIndex, 'stdout.txt');
+  const [output, stdout] = await Promise.all([blobs.put(outputKey, request.result), blobs.put(stdoutKey, request.stdout)]);
+  const files: StepOutcome['files'] = {
+    'output.txt': { key: outputKey, mimeType: MIME_BY_RESULT_TYPE[request.resultType], size: output.size } satisfies StoredFile,
+    'stdout.txt': { key: stdoutKey, mimeType: 'text/plain; charset=utf-8', size: stdout.size } satisfies StoredFile,
+  };
+  const truncated = request.result.length > RESULT_INLINE_LIMIT;
+  return {
+    stepIndex,
+    status: request.status,
+    resultType: request.resultType,
+    result: truncated ? request.result.slice(0, RESULT_INLINE_LIMIT) : request.result,
+    truncated,
+    exitCode: request.exitCode,
+    duration: request.duration,
+    ...(request.error === undefined ? {} : { error: request.error }),
+    files,
+  };
+}
+
+export function createRunStep(deps: StepDependencies) {
+  return async function runStep(request: RunStepRequest): Promise<StepOutcome> {
+    const { run, stepIndex, step } = request;
+    // Heartbeats let Temporal notice a dead worker within the heartbeat timeout, not the step's whole limit.
+    const heartbeat = setInterval(() => Context.current().heartbeat(), 2000);
+    const started = Date.now();
+    let execution: StepExecution;
+    try {
+      execution = await execute(request, deps);
+    } finally {
+      clearInterval(heartbeat);
+    }
+    if (execution.status !== 'COMPLETE') {
+      log.info('step did not complete', { runId: run.runId, stepIndex, type: step.type, status: execution.status, exitCode: execution.exitCode });
+    }
+    return storeOutcome(deps.blobs, { run, stepIndex, ...execution, duration: Date.now() - started });
+  };
+}
+
+/** The recordStep activity: stores what a workflow-side step (wait, approval, chain) produced. */
+export function createRecordStep(deps: Pick<StepDependencies, 'blobs'>) {
+  return async function recordStep(request: RecordStepRequest): Promise<StepOutcome> {
+    return storeOutcome(deps.blobs, request);
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * The workflow definition format (ARCHITECTURE.md, "Workflow definitions").
+ * Validated with zod at the management API; workflows and activities receive the parsed value.
+ * Workflow code imports this module's types only.
+ */
+import { z } from 'zod';
+import { DURATION_PATTERN } from './duration';
+
+const stepBase = {
+  name: z.string().min(1).max(200),
+  description: z.string().max(2000).optional(),
+};
+
+export const TemplateStepSchema = z.object({
+  ...stepBase,
+  type: z.literal('template'),
+  format: z.enum(['markdown', 'plaintext']).default('markdown'),
+  template: z.string().max(1_000_000),
+}).strict();
+
+export const CodeStepSchema = z.object({
+  ...stepBase,
+  type: z.literal('code'),
+  /** Body of a function of `inputs`, `steps` and `run`; `console.*` output goes to stdout.txt. */
+  source: z.string().min(1).max(1_000_000),
+  timeoutMs: z.number().int().min(10).max(300_000).default(5_000),
+  memoryLimitMb: z.number().int().min(8).max(512).default(64),
+}).strict();
+
+export const HttpStepSchema = z.object({
+  ...stepBase,
+  type: z.literal('http'),
+  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).default('GET'),
+  url: z.string().min(1).max(8192),
+  headers: z.record(z.string(), z.string()).default({}),
+  /** A string is sent as is (after interpolation); an object is interpolated leaf by leaf and sent as JSON. */
+  body: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
+  timeoutMs: z.number().int().min(100).max(300_000).default(30_000),
+  /** When false, a non-2xx answer is a successful step whose result carries the status. */
+  failOnHttpError: z.boolean().default(true),
+}).strict();
+
+const DurationSchema = z.string().regex(DURATION_PATTERN, 'must be a duration such as 500ms, 30s, 5m, 2h or 1d');
+
+export const DelayStepSchema = z.object({
+  ...stepBase,
+  type: z.literal('delay'),
+  duration: DurationSchema,
+}).strict();
+
+export const WaitUntilStepSchema = z.object({
+  ...stepBase,
+  type: z.literal('waitUntil'),
+  /** an ISO 8601 instant, or a placeholder such as `{{inputs.sendAt}}` that renders one */
+  until: z.string().min(1).max(500),
+}).strict();
+
+export const ApprovalStepSchema = z.object({
+  ...stepBase,
+  type: z.literal('approval'),
+  /** names or e-mail addresses; each gets a link of its own */
+  approvers: z.array(z.string().min(1).max(320).regex(/^[^\s<>"]+( [^\s<>"]+)*$/, 'must be a name or e-mail address')).min(1).max(50),
+  /** approvals needed; one rejection is enough to reject */
+  required: z.number().int().min(1).default(1),
+  timeout: DurationSchema.default('24h'),
+  onTimeout: z.enum(['approve', 'reject', 'fail']).default('fail'),
+  onReject: z.enum(['fail', 'continue']).default('fail'),
+  /** shown to approvers; interpolated */
+  message: z.string().max(10_000).default(''),
+}).strict().refine((s) => s.required <= new Set(s.approvers.map((a) => a.toLowerCase())).size, {
+  message: 'required is more than the number of distinct approvers', path: ['required'],
+});
+
+export const TriggerStepSchema = z.object({
+  ...stepBase,
+  type: z.literal('trigger'),
+  triggerId: z.string().min(1).max(100),
+  /** interpolated leaf by leaf; a string that is exactly one placeholder keeps the value's type */
+  inputs: z.record(z.string(), z.unknown()).default({}),
+  /** true: wait for the chained run's result; false: fire and forget (the result is its run ID) */
+  wait: z.boolean().default(true),
+}).strict();
+
+/** Calls a tool of any gateway server in process (never over HTTP), as the run's organization. */
+export const ToolStepSchema = z.object({
+  ...stepBase,
+  type: z.literal('tool'),
+  /** a server path such as `web-search` */
+  server: z.string().min(1).max(200).regex(/^\/?[A-Za-z0-9_.-]+$/, 'must be a server path such as web-search'),
+  tool: z.string().min(1).max(200),
+  /** interpolated leaf by leaf; a string that is exactly one placeholder keeps the value's type */
+  arguments: z.record(z.string(), z.unknown()).default({}),
+  timeoutMs: z.number().int().min(100).max(300_000).default(60_000),
+}).strict();
+
+export const StepSchema = z.discriminatedUnion('type', [
+  TemplateStepSchema, CodeStepSchema, HttpStepSchema, ToolStepSchema, DelayStepSchema, WaitUntilStepSchema, ApprovalStepSchema, TriggerStepSchema,
+]);
+
+export const WorkflowDefinitionSchema = z.object({
+  name: z.string().min(1).max(200),
+  description: z.string().max(5000).optional(),
+  timeoutSeconds: z.number().int().min(1).max(31_536_000).default(3600),
+  inputSchema: z.record(z.string(), z.unknown()).optional(),
+  steps: z.array(StepSchema).min(1).max(200),
+  output: z.object({
+    stepIndex: z.number().int().min(1),
+    fileName: z.string().min(1).max(255).optional(),
+  }).strict().optional(),
+}).strict().superRefine((def, ctx) => {
+  if (def.output && def.output.stepIndex > def.steps.length) {
+    ctx.addIssue({ code: 'custom', path: ['output', 'stepIndex'], message: `no step ${def.output.stepIndex}: the workflow has ${def.steps.length}` });
+  }
+});
+
+export type TemplateStep = z.infer<typeof TemplateStepSchema>;
+export type CodeStep = z.infer<typeof CodeStepSchema>;
+export type HttpStep = z.infer<typeof HttpStepSchema>;
+export type ToolStep = z.infer<typeof ToolStepSchema>;
+export type DelayStep = z.infer<typeof DelayStepSchema>;
+export type WaitUntilStep = z.infer<typeof WaitUntilStepSchema>;
+export type ApprovalStep = z.infer<typeof ApprovalStepSchema>;
+export type TriggerStep = z.infer<typeof TriggerStepSchema>;
+export type Step = z.infer<typeof StepSchema>;
+/** Steps the runStep activity executes; the others (waits, approvals, chained triggers) live in the workflow. */
+export type ActivityStep = TemplateStep | CodeStep | HttpStep | ToolStep;
+
+export type StepType = Step['type'];
+export type WorkflowDefinition = z.infer<typeof WorkflowDefinitionSchema>;

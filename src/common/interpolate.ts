@@ -1,0 +1,75 @@
+/**
+ * `{{path}}` interpolation over a run's context (ARCHITECTURE.md). Pure and deterministic: the same
+ * function serves workflow and activity code. Paths read `inputs.*`, `steps.<index>.result|json|exitCode`
+ * and `run.*`; an unknown path renders as an empty string. Objects render as JSON.
+ */
+import type { RunInput, StepOutcome } from './run-types';
+
+export interface InterpolationContext {
+  inputs: Record<string, unknown> | '';
+  steps: Record<string, { result: string; json: unknown; exitCode: number }>;
+  run: { id: string; automationId: string; automationVersion: number; triggerId: string; started: string };
+}
+
+const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_$.\-[\]]+)\s*\}\}/g;
+
+export function buildContext(run: Pick<RunInput, 'runId' | 'automationId' | 'automationVersion' | 'triggerId' | 'started' | 'inputs'>,
+  previous: readonly StepOutcome[]): InterpolationContext {
+  const steps: InterpolationContext['steps'] = {};
+  for (const outcome of previous) {
+    steps[String(outcome.stepIndex)] = { result: outcome.result, json: parseJson(outcome.result), exitCode: outcome.exitCode };
+  }
+  return {
+    inputs: run.inputs,
+    steps,
+    run: { id: run.runId, automationId: run.automationId, automationVersion: run.automationVersion, triggerId: run.triggerId, started: run.started },
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Splits `a.b[0].c` into `['a', 'b', '0', 'c']`. */
+function pathSegments(path: string): string[] {
+  return path.replace(/\[(\w+)\]/g, '.$1').split('.').filter((s) => s.length > 0);
+}
+
+export function lookup(context: InterpolationContext, path: string): unknown {
+  let value: unknown = context;
+  for (const segment of pathSegments(path)) {
+    if (value === null || typeof value !== 'object') return undefined;
+    if (!Object.prototype.hasOwnProperty.call(value, segment)) return undefined;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return value;
+}
+
+export function render(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  return JSON.stringify(value);
+}
+
+export function interpolate(template: string, context: InterpolationContext): string {
+  return template.replace(PLACEHOLDER, (_match, path: string) => render(lookup(context, path)));
+}
+
+/** Interpolates every string leaf of a JSON-like value; a string that is exactly one placeholder keeps the value's type. */
+export function interpolateDeep(value: unknown, context: InterpolationContext): unknown {
+  if (typeof value === 'string') {
+    const whole = /^\{\{\s*([A-Za-z0-9_$.\-[\]]+)\s*\}\}$/.exec(value);
+    if (whole?.[1]) return lookup(context, whole[1]) ?? null;
+    return interpolate(value, context);
+  }
+  if (Array.isArray(value)) return value.map((v) => interpolateDeep(v, context));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolateDeep(v, context)]));
+  }
+  return value;
+}

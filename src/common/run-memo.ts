@@ -1,0 +1,27 @@
+/**
+ * The memo flowgate keeps on every run: enough to authorize and describe it without a worker.
+ * Pure, so the workflow can build it for the runs it chains.
+ */
+import type { RunInput } from './run-types';
+
+export interface RunMemo {
+  orgId: string;
+  automationId: string;
+  automationVersion: number;
+  automationName: string;
+  triggerId: string;
+  startedBy: string;
+  started: string;
+  stepMap: Record<string, number>;
+  steps: { name: string; type: string }[];
+  parentRunId?: string;
+}
+
+export function buildRunMemo(input: Omit<RunInput, 'runId'>): RunMemo {
+  return {
+    orgId: input.orgId, automationId: input.automationId, automationVersion: input.automationVersion,
+    automationName: input.automationName, triggerId: input.triggerId, startedBy: input.startedBy, started: input.started,
+    stepMap: input.stepMap, steps: input.definition.steps.map((s) => ({ name: s.name, type: s.type })),
+    ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
+  };
+}

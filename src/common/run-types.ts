@@ -1,0 +1,152 @@
+/**
+ * Types shared by the workflow, the activities and the gateway. Pure: no imports with side effects,
+ * so workflow code may import it.
+ */
+import type { ActivityStep, Step, WorkflowDefinition } from './definition';
+
+export type RunStatus = 'PENDING' | 'RUNNING' | 'PAUSED' | 'COMPLETE' | 'FAILED' | 'TIMEOUT';
+export type ResultType = 'markdown' | 'plaintext' | 'json';
+
+/** A file a step wrote to the blob store. */
+export interface StoredFile {
+  key: string;
+  mimeType: string;
+  size: number;
+}
+
+/** What the input of one run carries: everything the workflow needs, pinned at start. */
+export interface RunInput {
+  runId: string;
+  orgId: string;
+  automationId: string;
+  automationName: string;
+  automationVersion: number;
+  /** step index (as a string, from 1) → step version */
+  stepMap: Record<string, number>;
+  definition: WorkflowDefinition;
+  triggerId: string;
+  startedBy: string;
+  /** ISO 8601 UTC */
+  started: string;
+  inputs: Record<string, unknown> | '';
+  /** set on runs started by a `trigger` step */
+  parentRunId?: string;
+  /** 0 for a run started over HTTP; one more per chained `trigger` step */
+  chainDepth?: number;
+}
+
+/** What a step produced, as seen by later steps (interpolation) and by the result bodies. */
+export interface StepOutcome {
+  stepIndex: number;
+  /** COMPLETE, FAILED or TIMEOUT (a step over its own limit) */
+  status: 'COMPLETE' | 'FAILED' | 'TIMEOUT';
+  resultType: ResultType;
+  /** The result text, cut to RESULT_INLINE_LIMIT characters; the whole text is in output.txt. */
+  result: string;
+  truncated: boolean;
+  exitCode: number;
+  /** milliseconds */
+  duration: number;
+  /** why the step failed, for a person */
+  error?: string;
+  files: { 'output.txt': StoredFile; 'stdout.txt': StoredFile };
+}
+
+/**
+ * Results kept inline in workflow state and payloads are cut here, so a run of many steps stays far
+ * below Temporal's payload limits; output.txt holds the whole text and readers load it from there.
+ */
+export const RESULT_INLINE_LIMIT = 4 * 1024;
+
+/** The argument of the runStep activity. */
+export interface RunStepRequest {
+  run: Pick<RunInput, 'runId' | 'orgId' | 'automationId' | 'automationVersion' | 'triggerId' | 'started' | 'inputs'>;
+  stepIndex: number;
+  step: ActivityStep;
+  /** outcomes of the steps that ran before this one, by index */
+  previous: StepOutcome[];
+}
+
+export interface StepState {
+  name: string;
+  type: Step['type'];
+  status: RunStatus;
+  executionOrder?: number;
+}
+
+export type Decision = 'approve' | 'reject';
+
+/** One approver's decision, as recorded in the approval step's result and stdout.txt. */
+export interface ApprovalDecision {
+  approver: string;
+  decision: Decision;
+  comment?: string;
+  /** ISO 8601 UTC */
+  at: string;
+  via: 'api' | 'link' | 'signal';
+}
+
+/** The argument of the `decide` update and the `approvalDecision` signal. */
+export interface DecisionRequest {
+  decision: Decision;
+  /** required for links; must be one of the step's approvers when given */
+  approver?: string;
+  /** who decides when no approver is named (the API key's ID); recorded as the approver */
+  actor?: string;
+  comment?: string;
+  via?: 'api' | 'link' | 'signal';
+  /** the approval step meant; absent means the one waiting now */
+  stepIndex?: number;
+}
+
+/** Why a paused run is paused (the status response's `waitingOn`). */
+export type WaitingOn =
+  | { kind: 'timer'; stepIndex: number; resumeAt: string }
+  | {
+    kind: 'approval'; stepIndex: number; deadline: string; message: string; required: number;
+    approvers: string[]; decisions: ApprovalDecision[];
+  };
+
+/** What the `state` query answers. */
+export interface RunState {
+  status: RunStatus;
+  steps: Record<string, StepState>;
+  outcomes: StepOutcome[];
+  waitingOn?: WaitingOn;
+  /** Why the run failed, once a step has failed (the workflow is then closing). */
+  error?: string;
+}
+
+/** What the workflow returns, and what a failed run carries as failure details. */
+export interface RunSummary {
+  status: 'COMPLETE' | 'FAILED' | 'TIMEOUT';
+  error?: string;
+  failedStep?: number;
+  outcomes: StepOutcome[];
+}
+
+/** ApplicationFailure types thrown by the workflow; the gateway maps them to contract statuses. */
+export const FailureType = {
+  STEP_FAILED: 'STEP_FAILED',
+  STEP_TIMEOUT: 'STEP_TIMEOUT',
+} as const;
+
+/** Why the `decide` update refuses a decision; the gateway answers 409 (403 for NOT_AN_APPROVER). */
+export const DecisionRefusal = {
+  NOT_WAITING: 'NOT_WAITING',
+  ALREADY_DECIDED: 'ALREADY_DECIDED',
+  NOT_AN_APPROVER: 'NOT_AN_APPROVER',
+} as const;
+
+/** A step computed in the workflow, stored by the recordStep activity (files, outcome). */
+export interface RecordStepRequest {
+  run: RunStepRequest['run'];
+  stepIndex: number;
+  status: StepOutcome['status'];
+  resultType: ResultType;
+  result: string;
+  exitCode: number;
+  stdout: string;
+  error?: string;
+  duration: number;
+}

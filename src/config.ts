@@ -1,0 +1,133 @@
+/**
+ * Configuration, read once from the environment at start, validated with zod and frozen.
+ * Nothing else in flowgate reads `process.env` (STYLE.md, convention 4).
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { parseConnectionKey } from './tools/connection-cipher';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+const EnvSchema = z.object({
+  PORT: port.default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  FLOWGATE_DATA_DIR: z.string().min(1).default('./data'),
+  FLOWGATE_PUBLIC_URL: z.url().optional(),
+  FLOWGATE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  TEMPORAL_TLS: bool.default(false),
+  FLOWGATE_TASK_QUEUE: z.string().min(1).default('flowgate'),
+  TEMPORAL_DEV_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  FLOWGATE_SYNC_WAIT_SECONDS: z.coerce.number().int().min(1).max(60, 'must be at most 60 (the contract\'s window)').default(60),
+  FLOWGATE_RESULT_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
+  FLOWGATE_ALLOW_PRIVATE_NETWORK: bool.default(false),
+  FLOWGATE_TOOLS_BASE_PATH: z.string().regex(/^\/[A-Za-z0-9/_-]*$/).default('/tools'),
+  FLOWGATE_SEARCH_URL: z.url().optional(),
+  FLOWGATE_CONNECTION_KEY: z.string().refine((v) => parseConnectionKey(v) !== undefined, 'must be 32 bytes: 64 hex digits or base64').optional(),
+  FLOWGATE_MAX_CHAIN_DEPTH: z.coerce.number().int().min(1).max(100).default(8),
+  FLOWGATE_ROLE: z.enum(['all', 'gateway', 'worker']).default('all'),
+  FLOWGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  FLOWGATE_CACHE_DIR: z.string().min(1).optional(),
+  XDG_CACHE_HOME: z.string().min(1).optional(),
+  HOME: z.string().min(1).optional(),
+  PATH: z.string().default(''),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** base of absolute URLs handed out, without a trailing slash; unset: http://HOST:PORT of the listener */
+  publicUrl?: string;
+  adminToken?: string;
+  temporal: {
+    /** undefined: start the embedded dev server */
+    address?: string;
+    namespace: string;
+    apiKey?: string;
+    tls: boolean;
+    taskQueue: string;
+    devPort: number;
+    uiPort: number;
+    cliPath?: string;
+    /** where a built Temporal CLI is cached, outside any clone */
+    cacheDir: string;
+    /** the PATH to search for a `temporal` binary */
+    searchPath: string;
+  };
+  database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+  syncWaitSeconds: number;
+  resultUrlTtlSeconds: number;
+  allowPrivateNetwork: boolean;
+  toolsBasePath: string;
+  /** a SearXNG-compatible JSON search endpoint; unset: no web-search server */
+  searchUrl?: string;
+  /** encrypts connection credentials; unset: generated into <data>/secrets/connection.key */
+  connectionKey?: string;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** how deep `trigger` steps may chain runs */
+  maxChainDepth: number;
+  /** all: gateway and worker in one process; gateway or worker alone for scale-out */
+  role: 'all' | 'gateway' | 'worker';
+}
+
+export class ConfigError extends Error {}
+
+/** Parses the environment; throws ConfigError naming every offending variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const blanksRemoved = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
+  const parsed = EnvSchema.safeParse(blanksRemoved);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.FLOWGATE_DATA_DIR);
+  const config: Config = {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir,
+    publicUrl: e.FLOWGATE_PUBLIC_URL?.replace(/\/+$/, ''),
+    adminToken: e.FLOWGATE_ADMIN_TOKEN,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      apiKey: e.TEMPORAL_API_KEY,
+      tls: e.TEMPORAL_TLS || e.TEMPORAL_API_KEY !== undefined,
+      taskQueue: e.FLOWGATE_TASK_QUEUE,
+      devPort: e.TEMPORAL_DEV_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+      cliPath: e.TEMPORAL_CLI_PATH,
+      cacheDir: path.resolve(e.FLOWGATE_CACHE_DIR ?? path.join(e.XDG_CACHE_HOME ?? path.join(e.HOME ?? os.tmpdir(), '.cache'), 'flowgate')),
+      searchPath: e.PATH,
+    },
+    database: e.DATABASE_URL ? { kind: 'postgres', url: e.DATABASE_URL } : { kind: 'sqlite', file: path.join(dataDir, 'registry.sqlite') },
+    syncWaitSeconds: e.FLOWGATE_SYNC_WAIT_SECONDS,
+    resultUrlTtlSeconds: e.FLOWGATE_RESULT_URL_TTL_SECONDS,
+    allowPrivateNetwork: e.FLOWGATE_ALLOW_PRIVATE_NETWORK,
+    toolsBasePath: e.FLOWGATE_TOOLS_BASE_PATH,
+    searchUrl: e.FLOWGATE_SEARCH_URL,
+    connectionKey: e.FLOWGATE_CONNECTION_KEY,
+    logLevel: e.FLOWGATE_LOG_LEVEL,
+    role: e.FLOWGATE_ROLE,
+    maxChainDepth: e.FLOWGATE_MAX_CHAIN_DEPTH,
+  };
+  if (config.role !== 'all' && !config.temporal.address) {
+    throw new ConfigError(`invalid configuration: FLOWGATE_ROLE: a ${config.role}-only process needs TEMPORAL_ADDRESS (the embedded dev server belongs to role "all")`);
+  }
+  return deepFreeze(config);
+}
+
+function deepFreeze<T extends object>(value: T): Readonly<T> {
+  for (const child of Object.values(value)) {
+    if (child !== null && typeof child === 'object') deepFreeze(child as object);
+  }
+  return Object.freeze(value);
+}

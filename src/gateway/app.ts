@@ -1,0 +1,49 @@
+/**
+ * The gateway: one Koa app, each surface under its own prefix (ARCHITECTURE.md, "HTTP surface").
+ */
+import Koa, { type Context, type Next } from 'koa';
+import type Router from '@koa/router';
+import type { GatewayDeps } from './deps';
+import { HttpError } from './http-error';
+import { errorHandler } from './middleware/error-handler';
+import { requestContext } from './middleware/request-context';
+import { authTokenRoutes } from './routes/auth-token';
+import { connectionRoutes } from './routes/connections';
+import { approvalRoutes } from './routes/approvals';
+import { fileRoutes } from './routes/files';
+import { healthRoutes } from './routes/health';
+import { managementRoutes } from './routes/management';
+import { runRoutes } from './routes/runs';
+import { toolRoutes } from './routes/tools';
+import { triggerRoutes } from './routes/triggers';
+
+/**
+ * Routers leave an unmatched path as 404 and a known path with a wrong method as 405 (with
+ * `Allow`); this gives both the `{error, message}` body every other error has.
+ */
+async function unmatched(ctx: Context, next: Next): Promise<void> {
+  await next();
+  if (ctx.body !== undefined && ctx.body !== null) return;
+  if (ctx.status === 405 || ctx.status === 501) {
+    throw new HttpError(ctx.status, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow') || 'none'}`,
+      { headers: { Allow: ctx.response.get('Allow') } });
+  }
+  if (ctx.status === 404) {
+    // Webhook paths carry a credential: never echo them.
+    throw new HttpError(404, 'not_found', `no such endpoint: ${ctx.method} ${ctx.path.startsWith('/ext/webhook/') ? '/ext/webhook/…' : ctx.path}`);
+  }
+}
+
+export function createApp(deps: GatewayDeps): Koa {
+  const app = new Koa({ proxy: false });
+  app.use(requestContext({ log: deps.log }));
+  app.use(errorHandler({ log: deps.log }));
+  app.use(unmatched);
+  const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), approvalRoutes(deps)];
+  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps));
+  for (const router of routers) {
+    app.use(router.routes());
+    app.use(router.allowedMethods());
+  }
+  return app;
+}

@@ -1,0 +1,24 @@
+import type { Client } from '@temporalio/client';
+import type { ApprovalLinks } from '../approval-links';
+import type { BlobStore } from '../blob-store';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import type { Registry } from '../registry';
+import type { RunService } from '../runs/run-service';
+import type { SignedUrlSigner } from '../signed-urls';
+import type { RuntimeTokens, ToolDispatcher } from '../tools';
+
+/** Everything the gateway needs, built once at start and passed down (no module reads globals). */
+export interface GatewayDeps {
+  config: Readonly<Config>;
+  registry: Registry;
+  runs: RunService;
+  temporal: Client;
+  blobs: BlobStore;
+  signer: SignedUrlSigner;
+  /** the tool gateway's in-process dispatcher (also the connection store) */
+  tools: ToolDispatcher;
+  runtimeTokens: RuntimeTokens;
+  approvalLinks: ApprovalLinks;
+  log: Logger;
+}

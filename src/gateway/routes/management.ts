@@ -1,0 +1,151 @@
+/**
+ * The management API (ARCHITECTURE.md): organizations, workflows and their versions, triggers and
+ * API keys, with an organization's admin bearer token. Every call acts on that token's organization.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { WorkflowDefinitionSchema } from '../../common/definition';
+import { RegistryError, type WorkflowRecord } from '../../registry';
+import { hashSecret, randomToken } from '../../secrets';
+import { requireAdmin, type AdminPrincipal } from '../auth';
+import type { GatewayDeps } from '../deps';
+import { badRequest, conflict, forbidden, HttpError, notFound } from '../http-error';
+import { jsonBody } from '../middleware/json-body';
+import { callTemporal } from '../temporal-errors';
+
+const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
+const CreateTriggerSchema = z.object({
+  workflowId: z.string().min(1),
+  name: z.string().min(1).max(200).optional(),
+  designatedOutput: z.object({ stepIndex: z.number().int().min(1), fileName: z.string().min(1).max(255).optional() }).strict().optional(),
+}).strict();
+const CreateApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
+const RunsQuerySchema = z.object({
+  workflowId: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be a workflow ID').optional(),
+  status: z.enum(['RUNNING', 'COMPLETE', 'FAILED', 'TIMEOUT']).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+export const API_KEY_PREFIX = 'fgk_';
+export const ADMIN_TOKEN_PREFIX = 'fga_';
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, code = 'invalid_body'): T {
+  const parsed = schema.safeParse(value ?? {});
+  if (!parsed.success) {
+    throw badRequest(code, parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+  }
+  return parsed.data;
+}
+
+function admin(ctx: Context): AdminPrincipal {
+  return ctx.state.admin as AdminPrincipal;
+}
+
+function body(ctx: Context): unknown {
+  return (ctx.request as { body?: unknown }).body;
+}
+
+function workflowBody(w: WorkflowRecord) {
+  return { id: w.id, name: w.name, draft: w.draft, publishedVersion: w.publishedVersion, versions: w.versions, createdAt: w.createdAt, updatedAt: w.updatedAt };
+}
+
+export function managementRoutes(deps: GatewayDeps): Router {
+  const router = new Router({ prefix: '/api/v1' });
+  router.use(requireAdmin({ registry: deps.registry }), jsonBody());
+
+  router.post('/orgs', async (ctx) => {
+    if (!admin(ctx).instanceAdmin) throw forbidden('only the instance administrator may create organizations');
+    const { name } = parse(CreateOrgSchema, body(ctx));
+    const org = await deps.registry.createOrg(name);
+    const adminToken = randomToken(ADMIN_TOKEN_PREFIX);
+    await deps.registry.addAdminToken(org.id, hashSecret(adminToken), { instanceAdmin: false });
+    ctx.status = 201;
+    ctx.body = { id: org.id, name: org.name, adminToken };
+  });
+
+  router.post('/workflows', async (ctx) => {
+    const definition = parse(WorkflowDefinitionSchema, body(ctx), 'invalid_definition');
+    const workflow = await deps.registry.createWorkflow(admin(ctx).orgId, definition);
+    ctx.status = 201;
+    ctx.body = workflowBody(workflow);
+  });
+
+  router.put('/workflows/:id', async (ctx) => {
+    const definition = parse(WorkflowDefinitionSchema, body(ctx), 'invalid_definition');
+    const workflow = await deps.registry.updateWorkflowDraft(admin(ctx).orgId, ctx.params.id ?? '', definition);
+    if (!workflow) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    ctx.body = workflowBody(workflow);
+  });
+
+  router.get('/workflows/:id', async (ctx) => {
+    const workflow = await deps.registry.getWorkflow(admin(ctx).orgId, ctx.params.id ?? '');
+    if (!workflow) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    ctx.body = workflowBody(workflow);
+  });
+
+  router.post('/workflows/:id/publish', async (ctx) => {
+    const version = await deps.registry.publishWorkflow(admin(ctx).orgId, ctx.params.id ?? '');
+    if (!version) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    ctx.status = 201;
+    ctx.body = { workflowId: version.workflowId, version: version.version, stepMap: version.stepMap };
+  });
+
+  router.post('/triggers', async (ctx) => {
+    const input = parse(CreateTriggerSchema, body(ctx));
+    try {
+      const trigger = await deps.registry.createTrigger(admin(ctx).orgId, input);
+      ctx.status = 201;
+      ctx.body = { id: trigger.id, workflowId: trigger.workflowId, name: trigger.name, designatedOutput: trigger.designatedOutput };
+    } catch (err) {
+      if (!(err instanceof RegistryError)) throw err;
+      if (err.code === 'NOT_FOUND') throw notFound('unknown_workflow', `no workflow ${input.workflowId}`);
+      if (err.code === 'NOT_PUBLISHED') throw conflict('not_published', `workflow ${input.workflowId} has no published version: publish it first`);
+      throw new HttpError(422, 'invalid_designated_output', err.message);
+    }
+  });
+
+  router.post('/api-keys', async (ctx) => {
+    const { name } = parse(CreateApiKeySchema, body(ctx));
+    const key = randomToken(API_KEY_PREFIX);
+    const record = await deps.registry.createApiKey(admin(ctx).orgId, name ?? null, hashSecret(key));
+    ctx.status = 201;
+    ctx.body = { id: record.id, name: record.name, key };
+  });
+
+  router.delete('/api-keys/:id', async (ctx) => {
+    if (!(await deps.registry.revokeApiKey(admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_api_key', `no API key ${ctx.params.id}`);
+    ctx.status = 204;
+  });
+
+  router.get('/runs', async (ctx) => {
+    const query = parse(RunsQuerySchema, ctx.query, 'invalid_query');
+    ctx.body = { runs: await callTemporal(() => deps.runs.list(admin(ctx).orgId, query)) };
+  });
+
+  router.get('/runs/:runId/approvals', async (ctx) => {
+    const view = await callTemporal(() => deps.runs.view(ctx.params.runId ?? ''));
+    if (!view || view.memo.orgId !== admin(ctx).orgId) throw notFound('unknown_run', `no run ${ctx.params.runId}`);
+    const waiting = view.waitingOn?.kind === 'approval' ? view.waitingOn : undefined;
+    const exp = waiting ? Math.floor(Date.parse(waiting.deadline) / 1000) : 0;
+    ctx.body = {
+      runId: view.runId,
+      automationId: view.memo.automationId,
+      status: view.status,
+      approvals: waiting ? [{
+        stepIndex: waiting.stepIndex,
+        stepName: view.memo.steps[waiting.stepIndex - 1]?.name,
+        message: waiting.message,
+        deadline: waiting.deadline,
+        required: waiting.required,
+        decisions: waiting.decisions,
+        approvers: waiting.approvers.map((approver) => {
+          const decided = waiting.decisions.some((d) => d.approver.toLowerCase() === approver.toLowerCase());
+          return { approver, decided, ...(decided ? {} : { link: deps.approvalLinks.url({ runId: view.runId, stepIndex: waiting.stepIndex, approver, exp }) }) };
+        }),
+      }] : [],
+    };
+  });
+
+  return router;
+}

@@ -1,0 +1,77 @@
+/**
+ * Polling (interface.md 4.3, 4.4): status and results of a run, the API key in the path.
+ * A run of another organization or of another automation is reported as unknown.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { DesignatedOutput } from '../../registry';
+import type { RunView } from '../../runs/run-service';
+import { z } from 'zod';
+import type { DecisionRefusal } from '../../common/run-types';
+import { authenticateApiKey, type ApiKeyPrincipal } from '../auth';
+import type { GatewayDeps } from '../deps';
+import { badRequest, HttpError, notFound } from '../http-error';
+import { jsonBody } from '../middleware/json-body';
+import { resultsBody, statusBody } from '../run-bodies';
+import { callTemporal } from '../temporal-errors';
+
+const DecisionBodySchema = z.object({
+  decision: z.enum(['approve', 'reject']),
+  approver: z.string().min(1).max(320).optional(),
+  comment: z.string().max(2000).optional(),
+}).strict();
+
+/** The workflow's refusal of a decision, as an HTTP error. */
+export function refusalError(refusal: keyof typeof DecisionRefusal, message: string): HttpError {
+  if (refusal === 'NOT_AN_APPROVER') return new HttpError(403, 'not_an_approver', message);
+  return new HttpError(409, refusal === 'ALREADY_DECIDED' ? 'already_decided' : 'not_waiting', message);
+}
+
+async function visibleRun(ctx: Context, deps: GatewayDeps): Promise<RunView> {
+  const { apiKey = '', automationId = '', runId = '' } = ctx.params as Record<string, string | undefined>;
+  const principal = await authenticateApiKey(deps.registry, apiKey);
+  ctx.state.principal = principal;
+  const view = await callTemporal(() => deps.runs.view(runId));
+  if (!view || view.memo.orgId !== principal.orgId || view.memo.automationId !== automationId) {
+    throw notFound('unknown_run', `no run ${runId} of automation ${automationId}`);
+  }
+  return view;
+}
+
+/** The trigger's designated output wins; else the workflow definition's `output`. */
+async function designatedOutput(deps: GatewayDeps, view: RunView): Promise<DesignatedOutput | undefined> {
+  const trigger = await deps.registry.getTrigger(view.memo.triggerId);
+  if (trigger?.designatedOutput) return trigger.designatedOutput;
+  const version = await deps.registry.getWorkflowVersion(view.memo.automationId, view.memo.automationVersion);
+  return version?.definition.output;
+}
+
+export function runRoutes(deps: GatewayDeps): Router {
+  const router = new Router({ prefix: '/ext/webhook/:apiKey/runs/:automationId/:runId' });
+  router.get('/status', async (ctx) => {
+    const view = await visibleRun(ctx, deps);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = statusBody(view);
+  });
+  const parseBody = jsonBody({ limit: '16kb' });
+  router.post('/approval', async (ctx) => {
+    const view = await visibleRun(ctx, deps);
+    await parseBody(ctx, async () => {
+      const parsed = DecisionBodySchema.safeParse((ctx.request as { body?: unknown }).body ?? {});
+      if (!parsed.success) throw badRequest('invalid_body', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+      const principal = ctx.state.principal as ApiKeyPrincipal;
+      const outcome = await callTemporal(() => deps.runs.decide(view.runId, { ...parsed.data, actor: `api-key:${principal.keyId}`, via: 'api' }));
+      if (!outcome.ok) throw refusalError(outcome.refusal, outcome.message);
+      ctx.body = { runId: view.runId, automationId: view.memo.automationId, decision: outcome.decision };
+    });
+  });
+
+  router.get('/results', async (ctx) => {
+    const view = await visibleRun(ctx, deps);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = resultsBody(view, await designatedOutput(deps, view), {
+      blobs: deps.blobs, signer: deps.signer, resultUrlTtlSeconds: deps.config.resultUrlTtlSeconds,
+    });
+  });
+  return router;
+}

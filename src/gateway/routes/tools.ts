@@ -1,0 +1,161 @@
+/**
+ * The tool gateway (contract 4.5 and 7; ARCHITECTURE.md, "Tool gateway"): `POST
+ * {toolsBasePath}/<server>` speaks JSON-RPC 2.0 with a runtime token, and is a stateless MCP
+ * Streamable HTTP endpoint: `initialize`, `ping`, `tools/list`, `tools/call`, notifications (202),
+ * one JSON reply per POST (never a stream), `GET`/`DELETE` 405. Every failure leaves as a JSON-RPC
+ * error object; a tool that ran and failed is a result with `isError: true`.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { ToolCallError, type ToolServer } from '../../tools';
+import {
+  ErrorCode, InitializeParamsSchema, JsonRpcError, JsonRpcMessageSchema, ToolsCallParamsSchema, failure, negotiateProtocolVersion,
+  salvageId, success, type JsonRpcResponse,
+} from '../../tools/jsonrpc';
+import type { RuntimePrincipal } from '../../tools/runtime-token';
+import type { GatewayDeps } from '../deps';
+import { BodyTooLargeError, readBoundedBody } from '../read-body';
+
+export const TOOLS_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+const SERVER_VERSION = '0.1.0';
+
+/** The contract's `application/json` and MCP clients' `application/json, text/event-stream` both qualify. */
+function acceptsJson(accept: string): boolean {
+  return accept.split(',').some((part) => {
+    const type = part.split(';')[0]?.trim().toLowerCase();
+    return type === 'application/json' || type === 'application/*' || type === '*/*';
+  });
+}
+
+function reply(ctx: Context, status: number, body: JsonRpcResponse | JsonRpcResponse[] | undefined): void {
+  ctx.status = status;
+  if (body === undefined) {
+    // '' keeps the status (Koa turns a null body into 204) and sends nothing
+    ctx.body = '';
+    ctx.remove('Content-Type');
+    return;
+  }
+  ctx.type = 'application/json';
+  ctx.body = JSON.stringify(body);
+}
+
+const rpcError = (code: (typeof ErrorCode)[keyof typeof ErrorCode], message: string): JsonRpcError => new JsonRpcError(code, message);
+
+export function toolRoutes(deps: GatewayDeps): Router {
+  const router = new Router({ prefix: deps.config.toolsBasePath === '/' ? '' : deps.config.toolsBasePath.replace(/\/+$/, '') });
+
+  async function authenticate(ctx: Context): Promise<RuntimePrincipal | undefined> {
+    const match = /^Bearer\s+(\S+)$/i.exec(ctx.get('Authorization'));
+    return match?.[1] ? deps.runtimeTokens.verify(match[1]) : undefined;
+  }
+
+  async function handleMessage(raw: unknown, server: ToolServer, principal: RuntimePrincipal, ctx: Context, signal: AbortSignal): Promise<JsonRpcResponse | undefined> {
+    const parsed = JsonRpcMessageSchema.safeParse(raw);
+    if (!parsed.success) return failure(salvageId(raw), rpcError(ErrorCode.INVALID_REQUEST, 'not a JSON-RPC 2.0 request: needs jsonrpc "2.0", a method and an integer or string id'));
+    const message = parsed.data;
+    // Notifications (no id) get no answer, whatever their method.
+    if (message.id === undefined) return undefined;
+    const id = message.id;
+    const params = message.params ?? {};
+    try {
+      switch (message.method) {
+        case 'initialize': {
+          const init = InitializeParamsSchema.safeParse(params);
+          if (!init.success) throw rpcError(ErrorCode.INVALID_PARAMS, 'initialize needs params.protocolVersion');
+          return success(id, {
+            protocolVersion: negotiateProtocolVersion(init.data.protocolVersion),
+            capabilities: { tools: { listChanged: false } },
+            serverInfo: { name: `flowgate/${server.name}`, version: SERVER_VERSION },
+            instructions: server.description,
+          });
+        }
+        case 'ping':
+          return success(id, {});
+        case 'tools/list':
+          if (Array.isArray(params)) throw rpcError(ErrorCode.INVALID_PARAMS, 'tools/list takes no positional params');
+          return success(id, { tools: await deps.tools.list(principal.orgId, server.name) });
+        case 'tools/call': {
+          const call = ToolsCallParamsSchema.safeParse(params);
+          if (!call.success) throw rpcError(ErrorCode.INVALID_PARAMS, 'tools/call needs params.name (a string) and params.arguments (an object)');
+          const metaKey = call.data._meta?.idempotencyKey;
+          const idempotencyKey = ctx.get('Idempotency-Key') || (typeof metaKey === 'string' ? metaKey : undefined);
+          const result = await deps.tools.call(principal.orgId, server.name, call.data.name, call.data.arguments ?? {}, { idempotencyKey, signal });
+          if (result.isError) {
+            const content = { error: result.message };
+            return success(id, { content: [{ type: 'text', text: JSON.stringify(content) }], structuredContent: content, isError: true });
+          }
+          return success(id, { content: [{ type: 'text', text: JSON.stringify(result.value) }], structuredContent: result.value, isError: false });
+        }
+        default:
+          throw rpcError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${message.method}`);
+      }
+    } catch (error) {
+      if (error instanceof JsonRpcError) return failure(id, error);
+      if (error instanceof ToolCallError) {
+        return failure(id, rpcError(error.code === 'UNKNOWN_TOOL' ? ErrorCode.INVALID_PARAMS : ErrorCode.TOOL_ERROR, error.message));
+      }
+      deps.log.error('tool gateway call failed', { requestId: ctx.state.requestId, server: server.name, method: message.method, error });
+      return failure(id, rpcError(ErrorCode.INTERNAL_ERROR, `internal error (request ${String(ctx.state.requestId ?? 'unknown')})`));
+    }
+  }
+
+  router.post('/:server', async (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    const principal = await authenticate(ctx);
+    if (!principal) {
+      ctx.set('WWW-Authenticate', 'Bearer realm="flowgate-tools"');
+      reply(ctx, 401, failure(null, rpcError(ErrorCode.TOOL_ERROR, 'unauthorized: send Authorization: Bearer <runtime token> (from POST /auth/token)')));
+      return;
+    }
+    if (!ctx.is('application/json')) {
+      reply(ctx, 415, failure(null, rpcError(ErrorCode.TOOL_ERROR, `unsupported media type: the body must be application/json, not ${ctx.get('Content-Type') || 'untyped'}`)));
+      return;
+    }
+    if (!acceptsJson(ctx.get('Accept'))) {
+      reply(ctx, 406, failure(null, rpcError(ErrorCode.TOOL_ERROR, 'not acceptable: the Accept header must include application/json')));
+      return;
+    }
+    let server: ToolServer;
+    try {
+      server = await deps.tools.server(principal.orgId, ctx.params.server ?? '');
+    } catch (error) {
+      if (!(error instanceof ToolCallError)) throw error;
+      reply(ctx, 404, failure(null, rpcError(ErrorCode.TOOL_ERROR, error.message)));
+      return;
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse((await readBoundedBody(ctx.req, TOOLS_BODY_LIMIT_BYTES)).toString('utf8'));
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        reply(ctx, 413, failure(null, rpcError(ErrorCode.TOOL_ERROR, `the body is larger than ${TOOLS_BODY_LIMIT_BYTES} bytes`)));
+      } else {
+        reply(ctx, 400, failure(null, rpcError(ErrorCode.PARSE_ERROR, 'parse error: the body is not valid JSON')));
+      }
+      return;
+    }
+
+    const controller = new AbortController();
+    ctx.res.once('close', () => {
+      if (!ctx.res.writableFinished) controller.abort(new Error('the caller went away'));
+    });
+    if (Array.isArray(raw)) {
+      if (raw.length === 0) {
+        reply(ctx, 400, failure(null, rpcError(ErrorCode.INVALID_REQUEST, 'an empty batch is not a request')));
+        return;
+      }
+      const answers = (await Promise.all(raw.map((m) => handleMessage(m, server, principal, ctx, controller.signal))))
+        .filter((a): a is JsonRpcResponse => a !== undefined);
+      reply(ctx, answers.length === 0 ? 202 : 200, answers.length === 0 ? undefined : answers);
+      return;
+    }
+    const answer = await handleMessage(raw, server, principal, ctx, controller.signal);
+    if (answer === undefined) {
+      reply(ctx, 202, undefined);
+      return;
+    }
+    reply(ctx, 'error' in answer && answer.error.code === ErrorCode.INVALID_REQUEST ? 400 : 200, answer);
+  });
+
+  return router;
+}

@@ -1,0 +1,147 @@
+/**
+ * One Kysely query builder over two dialects: SQLite (better-sqlite3, the embedded default) and
+ * PostgreSQL (pg). Column types are the lowest common denominator of both, so a single migration
+ * and a single set of queries serve either: JSON is text, timestamps are ISO-8601 text, booleans
+ * are integer 0/1.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Pool } from 'pg';
+
+export type DatabaseConfig =
+  | { kind: 'sqlite'; file: string }
+  | { kind: 'postgres'; url: string; schema?: string };
+
+export interface OrgsTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface AdminTokensTable {
+  token_hash: string;
+  org_id: string;
+  /** 0 or 1. */
+  instance_admin: number;
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  org_id: string;
+  name: string | null;
+  key_hash: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface WorkflowsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  /** JSON of a WorkflowDefinition. */
+  draft: string;
+  published_version: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkflowVersionsTable {
+  workflow_id: string;
+  version: number;
+  name: string;
+  /** JSON of a WorkflowDefinition. */
+  definition: string;
+  /** JSON of Record<string, number>. */
+  step_map: string;
+  created_at: string;
+}
+
+export interface TriggersTable {
+  id: string;
+  org_id: string;
+  workflow_id: string;
+  name: string | null;
+  /** JSON of {stepIndex, fileName?}, or null. */
+  designated_output: string | null;
+  created_at: string;
+}
+
+export interface ConnectionsTable {
+  id: string;
+  org_id: string;
+  /** which application server may use it, e.g. `mail` */
+  application: string;
+  name: string | null;
+  /** AES-256-GCM ciphertext of the credentials JSON (see src/tools/connection-cipher.ts) */
+  credentials: string;
+  created_at: string;
+}
+
+export interface Database {
+  orgs: OrgsTable;
+  admin_tokens: AdminTokensTable;
+  api_keys: ApiKeysTable;
+  workflows: WorkflowsTable;
+  workflow_versions: WorkflowVersionsTable;
+  triggers: TriggersTable;
+  connections: ConnectionsTable;
+}
+
+const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+
+// The schema name is spliced into DDL (identifiers cannot be bound), so only plain names pass.
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** PostgreSQL's codes for a schema created by a concurrent session between our check and create. */
+const PG_ALREADY_EXISTS_CODES = new Set(['42P06', '23505']);
+
+export function createDb(config: DatabaseConfig): Kysely<Database> {
+  return config.kind === 'sqlite' ? createSqliteDb(config.file) : createPostgresDb(config.url, config.schema);
+}
+
+function createSqliteDb(file: string): Kysely<Database> {
+  const dialect = new SqliteDialect({
+    // Opened lazily so that constructing the registry does no IO; errors surface on the first query.
+    database: async () => {
+      if (file !== ':memory:' && !file.startsWith('file:')) mkdirSync(dirname(file), { recursive: true });
+      const db = new BetterSqlite3(file);
+      // WAL lets readers in other processes (CLI, a second worker) proceed while we write.
+      db.pragma('journal_mode = WAL');
+      // SQLite ignores REFERENCES clauses unless this is set on each connection.
+      db.pragma('foreign_keys = ON');
+      db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+      return db;
+    },
+  });
+  return new Kysely<Database>({ dialect });
+}
+
+function createPostgresDb(url: string, schema: string | undefined): Kysely<Database> {
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw new Error(`invalid PostgreSQL schema name: ${JSON.stringify(schema)}`);
+  }
+  const dialect = new PostgresDialect({
+    pool: new Pool({ connectionString: url }),
+    // search_path is per session, so every pooled connection must be pointed at the schema.
+    onCreateConnection: schema === undefined ? undefined : async (connection) => {
+      try {
+        await connection.executeQuery(CompiledQuery.raw(`create schema if not exists "${schema}"`));
+      } catch (error) {
+        if (!PG_ALREADY_EXISTS_CODES.has(dbErrorCode(error) ?? '')) throw error;
+      }
+      await connection.executeQuery(CompiledQuery.raw(`set search_path to "${schema}"`));
+    },
+  });
+  return new Kysely<Database>({ dialect });
+}
+
+/** The SQLSTATE of a pg error or the code of a better-sqlite3 error; undefined for anything else. */
+export function dbErrorCode(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') {
+    return error.code;
+  }
+  return undefined;
+}

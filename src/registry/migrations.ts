@@ -1,0 +1,142 @@
+/**
+ * Schema migrations, kept in code so the compiled package needs no migration files on disk.
+ * Each migration must run unchanged on SQLite and PostgreSQL: only text and integer columns,
+ * JSON as text, timestamps as ISO-8601 text, booleans as integer 0/1. Never edit a migration that
+ * has shipped; add a new one (names sort in the order they run).
+ */
+import { Kysely, Migrator, sql, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import type { Database } from './db';
+
+// Migrations see the database as it was when they were written, not today's Database type.
+type AnyDb = Kysely<unknown>;
+
+const initial: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('orgs')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+
+    await db.schema.createTable('admin_tokens')
+      .addColumn('token_hash', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('instance_admin', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+
+    await db.schema.createTable('api_keys')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('name', 'text')
+      .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('revoked_at', 'text')
+      .execute();
+    await db.schema.createIndex('api_keys_org_id_idx').on('api_keys').column('org_id').execute();
+
+    await db.schema.createTable('workflows')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('draft', 'text', (c) => c.notNull())
+      .addColumn('published_version', 'integer')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('workflows_org_id_idx').on('workflows').column('org_id').execute();
+
+    // The composite key is what makes two racing publishes unable to both claim a version number.
+    await db.schema.createTable('workflow_versions')
+      .addColumn('workflow_id', 'text', (c) => c.notNull().references('workflows.id').onDelete('cascade'))
+      .addColumn('version', 'integer', (c) => c.notNull())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('definition', 'text', (c) => c.notNull())
+      .addColumn('step_map', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('workflow_versions_pk', ['workflow_id', 'version'])
+      .execute();
+
+    await db.schema.createTable('triggers')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('workflow_id', 'text', (c) => c.notNull().references('workflows.id').onDelete('cascade'))
+      .addColumn('name', 'text')
+      .addColumn('designated_output', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('triggers_workflow_id_idx').on('triggers').column('workflow_id').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    for (const table of ['triggers', 'workflow_versions', 'workflows', 'api_keys', 'admin_tokens', 'orgs']) {
+      await db.schema.dropTable(table).ifExists().execute();
+    }
+  },
+};
+
+/** Application connections (the `PCID`s of tool calls); credentials are ciphertext. */
+const connections: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('connections')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('application', 'text', (c) => c.notNull())
+      .addColumn('name', 'text')
+      .addColumn('credentials', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('connections_org_id_idx').on('connections').column('org_id').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropTable('connections').ifExists().execute();
+  },
+};
+
+export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
+  '0001-initial': initial,
+  '0002-connections': connections,
+});
+
+class InCodeMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return { ...MIGRATIONS };
+  }
+}
+
+export class MigrationError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MigrationError';
+  }
+}
+
+/**
+ * Brings the schema to the latest migration; a no-op when it is already there. Safe to run from
+ * several processes at once: Kysely's Migrator takes a lock row for the duration.
+ */
+export async function migrateToLatest(db: Kysely<Database>, kind: 'sqlite' | 'postgres'): Promise<MigrationResultSet> {
+  const migrator = new Migrator({
+    db,
+    provider: new InCodeMigrationProvider(),
+    // On PostgreSQL the Migrator looks for its tables in every schema unless told which one, so a
+    // kysely_migration table in another schema would be mistaken for ours. Pin it to the schema
+    // this session writes to (the search_path set in createDb, or the server default).
+    migrationTableSchema: kind === 'postgres' ? await currentSchema(db) : undefined,
+  });
+  const result = await migrator.migrateToLatest();
+  if (result.error !== undefined) {
+    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName;
+    const reason = result.error instanceof Error ? result.error.message : String(result.error);
+    throw new MigrationError(`registry migration ${failed ?? '(setup)'} failed: ${reason}`, { cause: result.error });
+  }
+  return result;
+}
+
+async function currentSchema(db: Kysely<Database>): Promise<string> {
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  if (!schema) throw new MigrationError('PostgreSQL has no current schema: check search_path');
+  return schema;
+}

@@ -1,0 +1,82 @@
+/**
+ * Trigger inputs against the workflow's `inputSchema` (JSON Schema; draft-07 unless `$schema` names
+ * 2019-09 or 2020-12). Inputs that arrived as text (query, form and multipart fields) are converted
+ * to the types the schema asks for ("5" → 5 for an integer); JSON values are taken as sent.
+ * Validators are compiled once per workflow version (versions are immutable).
+ */
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import Ajv2019 from 'ajv/dist/2019';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+
+const CACHE_SIZE = 500;
+const MAX_REPORTED = 10;
+
+type Compiled = { validate: ValidateFunction } | { error: string };
+const cache = new Map<string, Compiled>();
+
+function ajvFor(schema: Record<string, unknown>, coerce: boolean): Ajv {
+  const options = { allErrors: true, strict: false, coerceTypes: coerce ? ('array' as const) : false };
+  const dialect = typeof schema.$schema === 'string' ? schema.$schema : '';
+  const ajv = dialect.includes('2020-12') ? new Ajv2020(options) : dialect.includes('2019-09') ? new Ajv2019(options) : new Ajv(options);
+  addFormats(ajv);
+  return ajv;
+}
+
+function compiled(cacheKey: string, schema: Record<string, unknown>, coerce: boolean): Compiled {
+  const key = `${cacheKey}\n${coerce}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  let entry: Compiled;
+  try {
+    entry = { validate: ajvFor(schema, coerce).compile(schema) };
+  } catch (err) {
+    entry = { error: (err as Error).message };
+  }
+  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  cache.set(key, entry);
+  return entry;
+}
+
+/** `/a/0/b` → `a[0].b`; the root is `inputs`. */
+function fieldName(error: ErrorObject): string {
+  const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const params = error.params as Record<string, unknown>;
+  const extra = error.keyword === 'required' ? params.missingProperty
+    : error.keyword === 'additionalProperties' ? params.additionalProperty
+      : error.keyword === 'dependentRequired' || error.keyword === 'dependencies' ? params.missingProperty : undefined;
+  if (typeof extra === 'string') segments.push(extra);
+  if (segments.length === 0) return 'inputs';
+  return segments.map((s, i) => (/^\d+$/.test(s) ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
+}
+
+function describe(error: ErrorObject): string {
+  const field = fieldName(error);
+  switch (error.keyword) {
+    case 'required': return `${field} is required`;
+    case 'additionalProperties': return `${field} is not an accepted input`;
+    default: return `${field} ${error.message ?? 'is invalid'}`;
+  }
+}
+
+export type InputsProblem = { code: 'invalid_inputs' | 'invalid_input_schema'; message: string };
+
+/**
+ * Validates (and, with `coerce`, converts in place) the inputs. Answers undefined when they fit,
+ * else `invalid_inputs` naming the fields, or `invalid_input_schema` when the stored schema itself
+ * cannot be compiled. The gateway turns these into 422 and 409; a `trigger` step into its failure.
+ */
+export function checkInputs(options: { cacheKey: string; schema: Record<string, unknown> | undefined; coerce: boolean },
+  inputs: Record<string, unknown>): InputsProblem | undefined {
+  if (!options.schema) return undefined;
+  const entry = compiled(options.cacheKey, options.schema, options.coerce);
+  if ('error' in entry) {
+    return { code: 'invalid_input_schema', message: `the workflow's inputSchema is not a usable JSON Schema (${entry.error}); fix and republish the workflow` };
+  }
+  if (entry.validate(inputs)) return undefined;
+  const errors = entry.validate.errors ?? [];
+  const problems = [...new Set(errors.map(describe))];
+  const shown = problems.slice(0, MAX_REPORTED).join('; ');
+  const more = problems.length > MAX_REPORTED ? ` (and ${problems.length - MAX_REPORTED} more)` : '';
+  return { code: 'invalid_inputs', message: `the inputs do not match the workflow's input schema: ${shown}${more}` };
+}

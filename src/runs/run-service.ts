@@ -1,0 +1,288 @@
+/**
+ * Runs on Temporal: start one (the run ID is the workflow ID), wait for it within a window, and
+ * read its state back. Open runs answer through the `state` query; closed runs through their
+ * result or failure (no worker needed); describe tells which, and PENDING is a run whose first
+ * workflow task has not completed yet.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure, arrayFromPayloads, TimeoutFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
+import type { runAutomation } from '../../workflows';
+import { DecisionRefusal, FailureType, type ApprovalDecision, type DecisionRequest, type RunInput, type RunState, type RunStatus, type RunSummary, type StepOutcome, type StepState, type WaitingOn } from '../common/run-types';
+import { buildRunMemo, type RunMemo } from '../common/run-memo';
+import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import type { Logger } from '../logger';
+
+export type { RunMemo } from '../common/run-memo';
+
+export interface RunView {
+  runId: string;
+  memo: RunMemo;
+  status: RunStatus;
+  steps: Record<string, StepState>;
+  outcomes: StepOutcome[];
+  waitingOn?: WaitingOn;
+  error?: string;
+}
+
+export interface RunListEntry {
+  runId: string;
+  automationId: string;
+  automationVersion: number;
+  status: RunStatus;
+  started: string;
+  closed: string | null;
+}
+
+const TEMPORAL_STATUSES: Partial<Record<RunStatus, string[]>> = {
+  RUNNING: ['Running'],
+  PAUSED: ['Running'],
+  PENDING: ['Running'],
+  COMPLETE: ['Completed'],
+  FAILED: ['Failed', 'Terminated', 'Canceled'],
+  TIMEOUT: ['TimedOut'],
+};
+
+const CONTRACT_STATUS: Record<string, RunStatus> = {
+  RUNNING: 'RUNNING', COMPLETED: 'COMPLETE', FAILED: 'FAILED', TIMED_OUT: 'TIMEOUT', TERMINATED: 'FAILED', CANCELLED: 'FAILED',
+};
+
+/** Values in visibility queries come from our own IDs; refuse anything that could break the quoting. */
+function quoteSafe(value: string): string {
+  if (!/^[A-Za-z0-9_.-]+$/.test(value)) throw new Error(`not an ID: ${JSON.stringify(value)}`);
+  return value;
+}
+
+export type DecideOutcome =
+  | { ok: true; decision: ApprovalDecision }
+  | { ok: false; refusal: keyof typeof DecisionRefusal; message: string };
+
+const DECIDE_DEADLINE_MS = 10_000;
+
+/** What result() answered for a closed run: its summary, or the failure it threw. */
+type Closing = { summary: RunSummary } | { failure: WorkflowFailedError };
+
+/** The failure a FAILED run's result() throws. */
+async function failureOf(handle: WorkflowHandle<typeof runAutomation>): Promise<unknown> {
+  try {
+    await handle.result();
+  } catch (err) {
+    return err;
+  }
+  throw new Error(`run ${handle.workflowId} is FAILED in describe but its result succeeded`);
+}
+
+export type WaitOutcome = { done: true; view: RunView } | { done: false };
+
+/** Workflow task events before the first one completes: started, scheduled, (started). */
+const HISTORY_LENGTH_BEFORE_FIRST_TASK = 3;
+const QUERY_DEADLINE_MS = 5000;
+
+/** A run ID derived from the trigger and an Idempotency-Key: the same call twice names the same workflow. */
+export function idempotentRunId(orgId: string, triggerId: string, idempotencyKey: string): string {
+  const hex = createHash('sha256').update(`${orgId}\n${triggerId}\n${idempotencyKey}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${hex.slice(18, 20)}-${hex.slice(20, 32)}`;
+}
+
+export class RunService {
+  constructor(private readonly client: Client, private readonly taskQueue: string, private readonly log: Logger) {}
+
+  /** Starts the run; with an idempotency key, a second call finds the first call's run instead. */
+  async start(input: Omit<RunInput, 'runId'>, idempotencyKey?: string): Promise<{ runId: string; existing: boolean }> {
+    const runId = idempotencyKey ? idempotentRunId(input.orgId, input.triggerId, idempotencyKey) : randomUUID();
+    const memo = buildRunMemo(input);
+    try {
+      await this.client.workflow.start<typeof runAutomation>('runAutomation', {
+        workflowId: runId,
+        taskQueue: this.taskQueue,
+        args: [{ ...input, runId }],
+        workflowExecutionTimeout: input.definition.timeoutSeconds * 1000,
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        memo: memo as unknown as Record<string, unknown>,
+        typedSearchAttributes: [
+          { key: SEARCH_ATTRIBUTES.orgId, value: input.orgId },
+          { key: SEARCH_ATTRIBUTES.automationId, value: input.automationId },
+          { key: SEARCH_ATTRIBUTES.triggerId, value: input.triggerId },
+        ],
+      });
+      return { runId, existing: false };
+    } catch (err) {
+      if (idempotencyKey && err instanceof WorkflowExecutionAlreadyStartedError) return { runId, existing: true };
+      throw err;
+    }
+  }
+
+  /** Waits for the run to close, at most `windowMs`; the run itself is never cancelled by this. */
+  async waitFor(runId: string, windowMs: number): Promise<WaitOutcome> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), windowMs);
+    let closing: Closing;
+    try {
+      closing = { summary: await this.client.connection.withAbortSignal(abort.signal, () => this.handle(runId).result()) };
+    } catch (err) {
+      if (abort.signal.aborted) return { done: false };
+      if (!(err instanceof WorkflowFailedError)) throw err;
+      closing = { failure: err };
+    } finally {
+      clearTimeout(timer);
+    }
+    // The view reuses what result() answered instead of reading the closing event again.
+    const view = await this.view(runId, closing);
+    if (!view) throw new Error(`run ${runId} vanished after it closed`);
+    return { done: true, view };
+  }
+
+  /**
+   * The run as flowgate shows it; undefined when Temporal does not know it. `closing` is the run's
+   * result or failure when the caller already has it.
+   */
+  async view(runId: string, closing?: Closing): Promise<RunView | undefined> {
+    const handle = this.handle(runId);
+    let description;
+    try {
+      description = await handle.describe();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    }
+    const memo = description.memo as unknown as RunMemo | undefined;
+    if (!memo?.orgId) return undefined; // not a flowgate run
+    const base = { runId, memo };
+    switch (description.status.name) {
+      case 'RUNNING': {
+        const historyLength = Number(description.raw.workflowExecutionInfo?.historyLength ?? 0);
+        if (historyLength <= HISTORY_LENGTH_BEFORE_FIRST_TASK) return { ...base, status: 'PENDING', steps: stepsFromMemo(memo, 'PENDING'), outcomes: [] };
+        const state = await this.queryState(handle);
+        if (!state) return { ...base, status: 'RUNNING', steps: stepsFromMemo(memo, 'PENDING'), outcomes: [] };
+        return { ...base, status: state.status, steps: state.steps, outcomes: state.outcomes, ...(state.waitingOn ? { waitingOn: state.waitingOn } : {}), ...(state.error ? { error: state.error } : {}) };
+      }
+      case 'COMPLETED': {
+        const summary = closing && 'summary' in closing ? closing.summary : await handle.result();
+        return { ...base, status: 'COMPLETE', steps: stepsFromOutcomes(memo, summary.outcomes, 'COMPLETE'), outcomes: summary.outcomes };
+      }
+      case 'FAILED':
+        return this.failedView(handle, base, closing && 'failure' in closing ? closing.failure : await failureOf(handle));
+      case 'TIMED_OUT':
+        return this.closedWithoutSummary(handle, base, 'TIMEOUT', `the run exceeded its time limit of ${Math.round(Number(description.raw.executionConfig?.workflowExecutionTimeout?.seconds ?? 0))} seconds`);
+      case 'TERMINATED':
+        return this.closedWithoutSummary(handle, base, 'FAILED', 'the run was terminated by an operator');
+      case 'CANCELLED':
+        return this.closedWithoutSummary(handle, base, 'FAILED', 'the run was cancelled');
+      default:
+        return this.closedWithoutSummary(handle, base, 'FAILED', `the run ended as ${description.status.name}`);
+    }
+  }
+
+  /**
+   * An organization's runs from Temporal visibility, newest first. Open runs show as RUNNING here
+   * (telling PAUSED or PENDING apart takes a query per run: use the status endpoint for that).
+   */
+  async list(orgId: string, filter: { workflowId?: string; status?: RunStatus; limit: number }): Promise<RunListEntry[]> {
+    const clauses = [`WorkflowType = 'runAutomation'`, `${SEARCH_ATTRIBUTES.orgId.name} = '${quoteSafe(orgId)}'`];
+    if (filter.workflowId) clauses.push(`${SEARCH_ATTRIBUTES.automationId.name} = '${quoteSafe(filter.workflowId)}'`);
+    const statuses = filter.status ? TEMPORAL_STATUSES[filter.status] : undefined;
+    if (statuses) clauses.push(`(${statuses.map((s) => `ExecutionStatus = '${s}'`).join(' OR ')})`);
+    const entries: RunListEntry[] = [];
+    for await (const execution of this.client.workflow.list({ query: clauses.join(' AND ') })) {
+      const memo = execution.memo as unknown as RunMemo | undefined;
+      entries.push({
+        runId: execution.workflowId,
+        automationId: memo?.automationId ?? '',
+        automationVersion: memo?.automationVersion ?? 0,
+        status: CONTRACT_STATUS[execution.status.name] ?? 'FAILED',
+        started: execution.startTime.toISOString(),
+        closed: execution.closeTime?.toISOString() ?? null,
+      });
+      if (entries.length >= filter.limit) break;
+    }
+    return entries;
+  }
+
+  /** The inputs a run was started with, read from its first history event (no worker needed). */
+  async startedInputs(runId: string): Promise<RunInput['inputs']> {
+    const { history } = await this.client.workflowService.getWorkflowExecutionHistory({
+      namespace: this.client.options.namespace, execution: { workflowId: runId }, maximumPageSize: 1,
+    });
+    const payloads = history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
+    const [input] = arrayFromPayloads(this.client.workflow.options.loadedDataConverter.payloadConverter, payloads) as [RunInput | undefined];
+    if (!input) throw new Error(`run ${runId} has no start input`);
+    return input.inputs;
+  }
+
+  /**
+   * Delivers an approval decision through the `decide` update: the workflow validates it and the
+   * caller learns at once whether it was taken. Needs a worker; waits at most DECIDE_DEADLINE_MS.
+   */
+  async decide(runId: string, request: DecisionRequest): Promise<DecideOutcome> {
+    const handle = this.handle(runId);
+    try {
+      const decision = await this.client.connection.withDeadline(Date.now() + DECIDE_DEADLINE_MS,
+        () => handle.executeUpdate<ApprovalDecision, [DecisionRequest]>('decide', { args: [request] }));
+      return { ok: true, decision };
+    } catch (err) {
+      const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+      if (cause instanceof ApplicationFailure && cause.type && cause.type in DecisionRefusal) {
+        return { ok: false, refusal: cause.type as keyof typeof DecisionRefusal, message: cause.message };
+      }
+      // A closed run cannot take updates; say so the same way as a run that is not waiting.
+      const description = await handle.describe().catch(() => undefined);
+      if (description && description.status.name !== 'RUNNING') {
+        return { ok: false, refusal: 'NOT_WAITING', message: `the run is ${description.status.name.toLowerCase()}; it is not waiting for a decision` };
+      }
+      throw err;
+    }
+  }
+
+  private handle(runId: string): WorkflowHandle<typeof runAutomation> {
+    return this.client.workflow.getHandle<typeof runAutomation>(runId);
+  }
+
+  private async queryState(handle: WorkflowHandle<typeof runAutomation>): Promise<RunState | undefined> {
+    try {
+      return await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<RunState>('state'));
+    } catch (err) {
+      this.log.warn('state query failed; is a worker running?', { runId: handle.workflowId, error: (err as Error).message });
+      return undefined;
+    }
+  }
+
+  private async failedView(handle: WorkflowHandle<typeof runAutomation>, base: { runId: string; memo: RunMemo }, err: unknown): Promise<RunView> {
+    const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && (cause.type === FailureType.STEP_FAILED || cause.type === FailureType.STEP_TIMEOUT)) {
+      const summary = cause.details?.[0] as RunSummary | undefined;
+      if (summary) {
+        return { ...base, status: summary.status, steps: stepsFromOutcomes(base.memo, summary.outcomes, 'PENDING'), outcomes: summary.outcomes, error: cause.message };
+      }
+    }
+    const reason = cause instanceof TimeoutFailure ? 'the run timed out'
+      : cause instanceof CancelledFailure ? 'the run was cancelled'
+        : cause instanceof TerminatedFailure ? 'the run was terminated'
+          : cause?.message ?? (err as Error).message;
+    return this.closedWithoutSummary(handle, base, 'FAILED', reason);
+  }
+
+  /** Closed without a summary of its own: the state query replays the history, if a worker is there. */
+  private async closedWithoutSummary(handle: WorkflowHandle<typeof runAutomation>, base: { runId: string; memo: RunMemo },
+    status: 'FAILED' | 'TIMEOUT', error: string): Promise<RunView> {
+    const state = await this.queryState(handle);
+    const outcomes = state?.outcomes ?? [];
+    const steps = state?.steps ?? stepsFromMemo(base.memo, 'PENDING');
+    for (const step of Object.values(steps)) {
+      if (step.status === 'RUNNING' || step.status === 'PAUSED') step.status = status;
+    }
+    return { ...base, status, steps, outcomes, error };
+  }
+}
+
+function stepsFromMemo(memo: RunMemo, status: RunStatus): Record<string, StepState> {
+  return Object.fromEntries(memo.steps.map((s, i) => [String(i + 1), { name: s.name, type: s.type as StepState['type'], status }]));
+}
+
+function stepsFromOutcomes(memo: RunMemo, outcomes: StepOutcome[], notRun: RunStatus): Record<string, StepState> {
+  const steps = stepsFromMemo(memo, notRun);
+  outcomes.forEach((outcome, order) => {
+    const step = steps[String(outcome.stepIndex)];
+    if (step) Object.assign(step, { status: outcome.status, executionOrder: order + 1 });
+  });
+  return steps;
+}

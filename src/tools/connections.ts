@@ -1,0 +1,54 @@
+/**
+ * Application connections: an organization's stored credentials for one application (`mail`, …),
+ * named in tool calls by their id, the `PCID`. Credentials are sealed before they reach the
+ * registry and opened only for a tool call of the same organization.
+ */
+import type { Registry } from '../registry';
+import { newConnectionId, type ConnectionRecord } from '../registry';
+import type { ConnectionCipher } from './connection-cipher';
+import type { ToolConnection } from './types';
+
+/** What callers may see of a connection: never the credentials. */
+export interface ConnectionSummary {
+  PCID: string;
+  application: string;
+  name: string | null;
+  createdAt: string;
+}
+
+const binding = (orgId: string, id: string): string => `connection:${orgId}:${id}`;
+
+function summary(record: ConnectionRecord): ConnectionSummary {
+  return { PCID: record.id, application: record.application, name: record.name, createdAt: record.createdAt };
+}
+
+export class ConnectionStore {
+  constructor(private readonly registry: Registry, private readonly cipher: ConnectionCipher) {}
+
+  async create(orgId: string, application: string, name: string | null, credentials: Record<string, unknown>): Promise<ConnectionSummary> {
+    const id = newConnectionId();
+    const sealed = this.cipher.seal(JSON.stringify(credentials), binding(orgId, id));
+    return summary(await this.registry.createConnection(orgId, { id, application, name, credentials: sealed }));
+  }
+
+  async list(orgId: string, application?: string): Promise<ConnectionSummary[]> {
+    return (await this.registry.listConnections(orgId, application)).map(summary);
+  }
+
+  async get(orgId: string, id: string): Promise<ConnectionSummary | undefined> {
+    const record = await this.registry.getConnection(orgId, id);
+    return record && summary(record);
+  }
+
+  async remove(orgId: string, id: string): Promise<boolean> {
+    return this.registry.deleteConnection(orgId, id);
+  }
+
+  /** The connection with its credentials, if it is this organization's; undefined otherwise. */
+  async open(orgId: string, id: string): Promise<ToolConnection | undefined> {
+    const record = await this.registry.getConnection(orgId, id);
+    if (!record) return undefined;
+    const credentials = JSON.parse(this.cipher.open(record.credentials, binding(orgId, id))) as Record<string, unknown>;
+    return { id: record.id, application: record.application, name: record.name, credentials };
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Runtime tokens of the tool gateway: `POST /auth/token` trades an API key for one. A token is
+ * `fgr_<payload>.<signature>`, the payload the base64url JSON of {v, org, kid, exp}, the signature
+ * an HMAC-SHA256 under a key derived from the data dir's signing key (so a file link signature can
+ * never pass as a token). Verifying checks the signature and expiry, then that the API key it was
+ * minted from is still active: revoking the key kills its tokens at once.
+ */
+import { z } from 'zod';
+import type { Registry } from '../registry';
+import { hmac, safeEqual } from '../secrets';
+
+export const RUNTIME_TOKEN_PREFIX = 'fgr_';
+export const RUNTIME_TOKEN_TTL_SECONDS = 60 * 60;
+
+const PayloadSchema = z.object({
+  v: z.literal(1),
+  org: z.string().min(1),
+  kid: z.string().min(1),
+  exp: z.number().int(),
+});
+
+export interface RuntimePrincipal {
+  orgId: string;
+  keyId: string;
+}
+
+export interface RuntimeTokens {
+  issue(principal: RuntimePrincipal): { token: string; expiresAt: string };
+  /** undefined for a malformed, forged, expired or revoked token */
+  verify(token: string): Promise<RuntimePrincipal | undefined>;
+}
+
+export function createRuntimeTokens(signingKey: Buffer, registry: Registry, now: () => number = Date.now): RuntimeTokens {
+  const key = Buffer.from(hmac(signingKey, 'flowgate runtime token key v1'), 'base64url');
+  return {
+    issue({ orgId, keyId }) {
+      const exp = Math.floor(now() / 1000) + RUNTIME_TOKEN_TTL_SECONDS;
+      const payload = Buffer.from(JSON.stringify({ v: 1, org: orgId, kid: keyId, exp })).toString('base64url');
+      return { token: `${RUNTIME_TOKEN_PREFIX}${payload}.${hmac(key, payload)}`, expiresAt: new Date(exp * 1000).toISOString() };
+    },
+    async verify(token) {
+      if (!token.startsWith(RUNTIME_TOKEN_PREFIX) || token.length > 1024) return undefined;
+      const [payload, signature, ...rest] = token.slice(RUNTIME_TOKEN_PREFIX.length).split('.');
+      if (!payload || !signature || rest.length > 0 || !safeEqual(signature, hmac(key, payload))) return undefined;
+      let claims: z.infer<typeof PayloadSchema>;
+      try {
+        const parsed = PayloadSchema.safeParse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
+        if (!parsed.success) return undefined;
+        claims = parsed.data;
+      } catch {
+        return undefined;
+      }
+      if (claims.exp * 1000 <= now()) return undefined;
+      const apiKey = await registry.getActiveApiKey(claims.kid);
+      if (!apiKey || apiKey.orgId !== claims.org) return undefined;
+      return { orgId: claims.org, keyId: claims.kid };
+    },
+  };
+}

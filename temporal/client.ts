@@ -1,0 +1,43 @@
+/**
+ * Connections to Temporal for the gateway (client) and the worker (native connection), and the
+ * search attributes flowgate writes on every run so visibility can list an organization's runs.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
+import type { Config } from '../src/config';
+
+
+export type TemporalSettings = Pick<Config['temporal'], 'namespace' | 'apiKey' | 'tls'> & { address: string };
+
+function connectionOptions(settings: TemporalSettings) {
+  return { address: settings.address, tls: settings.tls ? {} : undefined, apiKey: settings.apiKey };
+}
+
+export async function connectClient(settings: TemporalSettings): Promise<Client> {
+  const connection = await Connection.connect(connectionOptions(settings));
+  return new Client({ connection, namespace: settings.namespace });
+}
+
+export async function connectWorker(settings: TemporalSettings): Promise<NativeConnection> {
+  return NativeConnection.connect(connectionOptions(settings));
+}
+
+/**
+ * Registers flowgate's search attributes. On a cluster where this credential may not (Temporal
+ * Cloud), they must already exist; start fails with their names otherwise.
+ */
+export async function ensureSearchAttributes(client: Client, namespace: string): Promise<void> {
+  const wanted = Object.values(SEARCH_ATTRIBUTES).map((key) => key.name);
+  const { customAttributes } = await client.connection.operatorService.listSearchAttributes({ namespace });
+  const missing = wanted.filter((name) => !(name in (customAttributes ?? {})));
+  if (missing.length === 0) return;
+  try {
+    await client.connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((name) => [name, 2 /* INDEXED_VALUE_TYPE_KEYWORD */])),
+    });
+  } catch (err) {
+    throw new Error(`flowgate needs the Keyword search attributes ${missing.join(', ')} in namespace ${namespace} and could not add them (${(err as Error).message}); add them with \`temporal operator search-attribute create\``);
+  }
+}

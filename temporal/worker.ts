@@ -1,0 +1,34 @@
+/**
+ * The worker wiring: the one place that joins workflows and activities.
+ */
+import path from 'node:path';
+import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { createActivities, type ActivityDependencies } from '../activities';
+
+export const WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'index.js');
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/** Bundles the workflows once per process; restarting a worker reuses the bundle. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } });
+  return bundle;
+}
+
+export interface WorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  deps: ActivityDependencies;
+}
+
+export async function createWorker(options: WorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: createActivities(options.deps),
+    shutdownGraceTime: '5s',
+  });
+}

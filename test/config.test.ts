@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../src/config';
+
+/** Asserts that loading `env` fails with a ConfigError and returns its message. */
+function refusal(env: NodeJS.ProcessEnv): string {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
+    return err.message;
+  }
+  assert.fail(`expected ${JSON.stringify(env)} to be refused`);
+}
+
+describe('loadConfig', () => {
+  it('listens on 127.0.0.1:8080 with a 60 s sync window when nothing is set', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.syncWaitSeconds, 60);
+    assert.equal(config.dataDir, path.resolve('data'));
+  });
+
+  it('keeps the registry in SQLite under the data dir when DATABASE_URL is unset', () => {
+    const dataDir = path.join(os.tmpdir(), `flowgate-config-${process.pid}`);
+    const config = loadConfig({ FLOWGATE_DATA_DIR: dataDir });
+    assert.equal(config.dataDir, dataDir);
+    assert.deepEqual(config.database, { kind: 'sqlite', file: path.join(dataDir, 'registry.sqlite') });
+  });
+
+  it('uses PostgreSQL when DATABASE_URL is a postgres URL', () => {
+    for (const url of ['postgres://u:p@db.example:5432/flowgate', 'postgresql://db.example/flowgate']) {
+      assert.deepEqual(loadConfig({ DATABASE_URL: url }).database, { kind: 'postgres', url });
+    }
+  });
+
+  it('refuses a DATABASE_URL that is not a postgres URL, naming the variable', () => {
+    assert.match(refusal({ DATABASE_URL: 'mysql://db.example/flowgate' }), /DATABASE_URL/);
+  });
+
+  it('accepts a sync window of 60 s and refuses 61 s, naming FLOWGATE_SYNC_WAIT_SECONDS', () => {
+    assert.equal(loadConfig({ FLOWGATE_SYNC_WAIT_SECONDS: '60' }).syncWaitSeconds, 60);
+    assert.equal(loadConfig({ FLOWGATE_SYNC_WAIT_SECONDS: '1' }).syncWaitSeconds, 1);
+    assert.match(refusal({ FLOWGATE_SYNC_WAIT_SECONDS: '61' }), /FLOWGATE_SYNC_WAIT_SECONDS/);
+  });
+
+  it('refuses a PORT that is not a number, naming PORT', () => {
+    const message = refusal({ PORT: 'abc' });
+    assert.match(message, /\bPORT\b/);
+  });
+
+  it('refuses a PORT outside 0–65535', () => {
+    assert.match(refusal({ PORT: '65536' }), /\bPORT\b/);
+    assert.match(refusal({ PORT: '-1' }), /\bPORT\b/);
+  });
+
+  it('names every offending variable in one message', () => {
+    const message = refusal({
+      PORT: 'abc',
+      FLOWGATE_SYNC_WAIT_SECONDS: '61',
+      DATABASE_URL: 'mysql://db.example/flowgate',
+      FLOWGATE_LOG_LEVEL: 'loud',
+      HOST: '0.0.0.0',
+    });
+    for (const name of ['PORT', 'FLOWGATE_SYNC_WAIT_SECONDS', 'DATABASE_URL', 'FLOWGATE_LOG_LEVEL']) {
+      assert.match(message, new RegExp(`\\b${name}\\b`), `${name} is not named in: ${message}`);
+    }
+    assert.doesNotMatch(message, /\bHOST\b/, 'a valid variable is named as a problem');
+  });
+
+  it('returns a deeply frozen value', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://db.example/flowgate' });
+    assert.ok(Object.isFrozen(config));
+    assert.ok(Object.isFrozen(config.temporal));
+    assert.ok(Object.isFrozen(config.database));
+    assert.throws(() => {
+      (config as { port: number }).port = 1;
+    }, TypeError);
+    assert.throws(() => {
+      (config.temporal as { namespace: string }).namespace = 'other';
+    }, TypeError);
+    assert.equal(config.port, 8080);
+    assert.equal(config.temporal.namespace, 'default');
+  });
+
+  it('treats blank values as unset', () => {
+    const config = loadConfig({
+      PORT: '',
+      HOST: '',
+      FLOWGATE_SYNC_WAIT_SECONDS: '',
+      DATABASE_URL: '',
+      TEMPORAL_ADDRESS: '',
+      FLOWGATE_ADMIN_TOKEN: '',
+      TEMPORAL_TLS: '',
+    });
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.syncWaitSeconds, 60);
+    assert.equal(config.database.kind, 'sqlite');
+    assert.equal(config.temporal.address, undefined);
+    assert.equal(config.adminToken, undefined);
+    assert.equal(config.temporal.tls, false);
+  });
+
+  it('treats whitespace-only values as unset, not as zero', () => {
+    assert.equal(loadConfig({ PORT: ' ' }).port, 8080);
+    assert.equal(loadConfig({ FLOWGATE_SYNC_WAIT_SECONDS: '  ' }).syncWaitSeconds, 60);
+  });
+});

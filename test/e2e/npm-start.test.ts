@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { temporalCliPath } from '../setup/root-hooks';
+import { freePort, portIsFree } from '../../temporal/dev-server';
+import { startMain } from '../support/processes';
+
+describe('flowgate main process (npm start)', () => {
+  it('starts the embedded dev server, worker and gateway, prints where they listen, and stops everything on SIGTERM', async function () {
+    this.timeout(120_000);
+    const parent = mkdtempSync(path.join(os.tmpdir(), 'flowgate-main-'));
+    const dataDir = path.join(parent, 'not-yet-created', 'data'); // a first start creates it
+    const [port, devPort, uiPort] = [await freePort(), await freePort(), await freePort()];
+    const child = startMain({
+      FLOWGATE_DATA_DIR: dataDir, PORT: String(port), TEMPORAL_DEV_PORT: String(devPort), TEMPORAL_UI_PORT: String(uiPort),
+      TEMPORAL_CLI_PATH: temporalCliPath(),
+    });
+    try {
+      await child.waitForLine(/admin token \(shown once, also in \S+\): \S+\n/); // the banner's last line
+      assert.match(child.output(), new RegExp(`Web UI at http://127\\.0\\.0\\.1:${uiPort}`));
+      const token = /admin token \(shown once, also in (\S+)\): (\S+)/.exec(child.output());
+      assert.ok(token, child.output());
+      assert.equal(statSync(token[1] ?? '').mode & 0o777, 0o600);
+      assert.equal(statSync(path.join(dataDir, 'temporal.sqlite')).isFile(), true);
+
+      const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      assert.deepEqual(await health.json(), { status: 'ok', temporal: 'ok', registry: 'ok' });
+      const ui = await fetch(`http://127.0.0.1:${uiPort}/`);
+      assert.equal(ui.status, 200);
+      const created = await fetch(`http://127.0.0.1:${port}/api/v1/api-keys`, { method: 'POST', headers: { Authorization: `Bearer ${token[2]}` } });
+      assert.equal(created.status, 201);
+
+      child.process.kill('SIGTERM');
+      assert.deepEqual(await child.exited, { code: 0, signal: null });
+      assert.equal(await portIsFree(devPort), true, 'no orphaned Temporal dev server');
+      assert.equal(await portIsFree(port), true);
+    } finally {
+      child.process.kill('SIGKILL');
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a bad configuration at start, naming the variable', async () => {
+    const child = startMain({ FLOWGATE_SYNC_WAIT_SECONDS: '90' });
+    assert.deepEqual(await child.exited, { code: 2, signal: null });
+    assert.match(child.output(), /FLOWGATE_SYNC_WAIT_SECONDS: must be at most 60/);
+  });
+});

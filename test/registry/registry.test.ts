@@ -1,0 +1,282 @@
+import assert from 'node:assert/strict';
+import { WorkflowDefinitionSchema, type WorkflowDefinition } from '../../src/common/definition';
+import { hashSecret, randomToken } from '../../src/secrets';
+import { openRegistry, RegistryError, type DatabaseConfig, type Registry } from '../../src/registry';
+import { registryDialects, TEST_POSTGRES_URL } from '../support/registry-dialects';
+
+function definition(name: string, steps: Array<Record<string, unknown>>): WorkflowDefinition {
+  return WorkflowDefinitionSchema.parse({ name, steps });
+}
+
+const step1 = { name: 'greet', type: 'template', template: 'Hello {{inputs.who}}' };
+const step2 = { name: 'shout', type: 'code', source: 'return steps[1].toUpperCase();' };
+const step2Changed = { name: 'shout', type: 'code', source: 'return steps[1].toUpperCase() + "!";' };
+const step3 = { name: 'post', type: 'http', method: 'POST', url: 'https://example.test/hook' };
+
+for (const backend of registryDialects({ tempDirPrefix: 'flowgate-registry-', schemaPrefix: 'flowgate_test_', sqliteFile: ['nested', 'registry.db'] })) {
+  describe(`registry (${backend.name})`, () => {
+    let config: DatabaseConfig;
+    let registry: Registry;
+
+    before(async () => {
+      config = await backend.setUp();
+      registry = await openRegistry(config);
+    });
+
+    after(async () => {
+      await registry?.close();
+      await backend.tearDown();
+    });
+
+    describe('database', () => {
+      it('answers a ping', async () => {
+        await registry.ping();
+      });
+
+      it('opens again on a migrated database without re-running migrations and keeps data', async () => {
+        const org = await registry.createOrg('persisted');
+        const second = await openRegistry(config);
+        try {
+          assert.deepEqual(await second.getOrg(org.id), org);
+        } finally {
+          await second.close();
+        }
+      });
+
+      it('rejects a ping once closed', async () => {
+        const other = await openRegistry(config);
+        await other.close();
+        await assert.rejects(other.ping());
+      });
+    });
+
+    describe('orgs', () => {
+      it('creates an org and reads it back', async () => {
+        const org = await registry.createOrg('acme');
+        assert.match(org.id, /^org_/);
+        assert.equal(org.name, 'acme');
+        assert.ok(!Number.isNaN(Date.parse(org.createdAt)));
+        assert.deepEqual(await registry.getOrg(org.id), org);
+        assert.equal(await registry.getOrg('org_missing'), undefined);
+      });
+
+      it('ensures the default org idempotently', async () => {
+        const [a, b] = await Promise.all([registry.ensureDefaultOrg(), registry.ensureDefaultOrg()]);
+        const c = await registry.ensureDefaultOrg();
+        assert.equal(a.id, 'org_default');
+        assert.equal(a.name, 'default');
+        assert.deepEqual(b, a);
+        assert.deepEqual(c, a);
+      });
+    });
+
+    describe('admin tokens', () => {
+      it('stores a token hash with its org and instance-admin flag, idempotently', async () => {
+        const org = await registry.createOrg('admins');
+        const hash = hashSecret(randomToken('fga_'));
+        await registry.addAdminToken(org.id, hash, { instanceAdmin: true });
+        await registry.addAdminToken(org.id, hash, { instanceAdmin: true });
+        assert.deepEqual(await registry.findAdminToken(hash), { orgId: org.id, instanceAdmin: true });
+
+        const plain = hashSecret(randomToken('fga_'));
+        await registry.addAdminToken(org.id, plain, { instanceAdmin: false });
+        assert.deepEqual(await registry.findAdminToken(plain), { orgId: org.id, instanceAdmin: false });
+        assert.equal(await registry.findAdminToken(hashSecret('unknown')), undefined);
+      });
+
+      it('reports NOT_FOUND for a token of an unknown org', async () => {
+        await assert.rejects(
+          registry.addAdminToken('org_nope', hashSecret(randomToken('fga_')), { instanceAdmin: false }),
+          (e: unknown) => e instanceof RegistryError && e.code === 'NOT_FOUND');
+      });
+    });
+
+    describe('API keys', () => {
+      it('creates, finds by hash and revokes a key', async () => {
+        const org = await registry.createOrg('keys');
+        const hash = hashSecret(randomToken('fgk_'));
+        const key = await registry.createApiKey(org.id, 'ci', hash);
+        assert.match(key.id, /^key_/);
+        assert.deepEqual(await registry.findApiKeyByHash(hash), key);
+
+        assert.equal(await registry.revokeApiKey(org.id, key.id), true);
+        assert.equal(await registry.findApiKeyByHash(hash), undefined);
+        assert.equal(await registry.revokeApiKey(org.id, key.id), false, 'already revoked');
+      });
+
+      it('keeps a null name', async () => {
+        const org = await registry.createOrg('unnamed-keys');
+        const hash = hashSecret(randomToken('fgk_'));
+        const key = await registry.createApiKey(org.id, null, hash);
+        assert.equal((await registry.findApiKeyByHash(hash))?.name, null);
+        assert.equal(key.name, null);
+      });
+
+      it('does not let another org revoke a key', async () => {
+        const owner = await registry.createOrg('owner');
+        const intruder = await registry.createOrg('intruder');
+        const hash = hashSecret(randomToken('fgk_'));
+        const key = await registry.createApiKey(owner.id, 'mine', hash);
+        assert.equal(await registry.revokeApiKey(intruder.id, key.id), false);
+        assert.deepEqual(await registry.findApiKeyByHash(hash), key);
+        assert.equal(await registry.revokeApiKey(owner.id, 'key_missing'), false);
+      });
+    });
+
+    describe('workflows', () => {
+      it('creates, updates and gets a workflow draft', async () => {
+        const org = await registry.createOrg('wf');
+        const created = await registry.createWorkflow(org.id, definition('first', [step1]));
+        assert.match(created.id, /^wf_/);
+        assert.equal(created.name, 'first');
+        assert.equal(created.publishedVersion, null);
+        assert.deepEqual(created.versions, []);
+        assert.deepEqual(await registry.getWorkflow(org.id, created.id), created);
+
+        const draft = definition('renamed', [step1, step2]);
+        const updated = await registry.updateWorkflowDraft(org.id, created.id, draft);
+        assert.ok(updated);
+        assert.equal(updated.name, 'renamed');
+        assert.deepEqual(updated.draft, draft);
+        assert.equal(updated.createdAt, created.createdAt);
+        assert.ok(updated.updatedAt >= created.updatedAt);
+        assert.equal(await registry.updateWorkflowDraft(org.id, 'wf_missing', draft), undefined);
+      });
+
+      it('hides a workflow from another org', async () => {
+        const owner = await registry.createOrg('wf-owner');
+        const other = await registry.createOrg('wf-other');
+        const wf = await registry.createWorkflow(owner.id, definition('private', [step1]));
+        assert.equal(await registry.getWorkflow(other.id, wf.id), undefined);
+        assert.equal(await registry.updateWorkflowDraft(other.id, wf.id, definition('hijack', [step1])), undefined);
+        assert.equal(await registry.publishWorkflow(other.id, wf.id), undefined);
+        await assert.rejects(registry.createTrigger(other.id, { workflowId: wf.id }),
+          (e: unknown) => e instanceof RegistryError && e.code === 'NOT_FOUND');
+        assert.equal((await registry.getWorkflow(owner.id, wf.id))?.name, 'private');
+      });
+
+      it('publishes versions whose step map bumps only changed steps', async () => {
+        const org = await registry.createOrg('publish');
+        const wf = await registry.createWorkflow(org.id, definition('pub', [step1, step2]));
+
+        const v1 = await registry.publishWorkflow(org.id, wf.id);
+        assert.ok(v1);
+        assert.equal(v1.version, 1);
+        assert.equal(v1.workflowId, wf.id);
+        assert.equal(v1.name, 'pub');
+        assert.deepEqual(v1.stepMap, { '1': 1, '2': 1 });
+
+        await registry.updateWorkflowDraft(org.id, wf.id, definition('pub', [step1, step2Changed, step3]));
+        const v2 = await registry.publishWorkflow(org.id, wf.id);
+        assert.ok(v2);
+        assert.equal(v2.version, 2);
+        assert.deepEqual(v2.stepMap, { '1': 1, '2': 2, '3': 1 });
+
+        // Reordering keys is not a change.
+        const reordered = { url: step3.url, method: step3.method, type: step3.type, name: step3.name };
+        await registry.updateWorkflowDraft(org.id, wf.id, definition('pub', [step1, step2Changed, reordered]));
+        const v3 = await registry.publishWorkflow(org.id, wf.id);
+        assert.deepEqual(v3?.stepMap, { '1': 1, '2': 2, '3': 1 });
+
+        const record = await registry.getWorkflow(org.id, wf.id);
+        assert.equal(record?.publishedVersion, 3);
+        assert.deepEqual(record?.versions, [1, 2, 3]);
+        assert.equal((await registry.getLatestVersion(wf.id))?.version, 3);
+      });
+
+      it('keeps published versions immutable after draft edits', async () => {
+        const org = await registry.createOrg('immutable');
+        const original = definition('frozen', [step1]);
+        const wf = await registry.createWorkflow(org.id, original);
+        const v1 = await registry.publishWorkflow(org.id, wf.id);
+        assert.ok(v1);
+
+        await registry.updateWorkflowDraft(org.id, wf.id, definition('thawed', [step2, step3]));
+        const reread = await registry.getWorkflowVersion(wf.id, 1);
+        assert.deepEqual(reread, v1);
+        assert.deepEqual(reread?.definition, original);
+        assert.equal(reread?.name, 'frozen');
+        assert.equal((await registry.getLatestVersion(wf.id))?.version, 1);
+        assert.equal(await registry.getWorkflowVersion(wf.id, 2), undefined);
+        assert.equal(await registry.getLatestVersion('wf_missing'), undefined);
+      });
+
+      it('gives two concurrent publishes versions 1 and 2', async () => {
+        const org = await registry.createOrg('race');
+        const wf = await registry.createWorkflow(org.id, definition('race', [step1]));
+        const results = await Promise.all([registry.publishWorkflow(org.id, wf.id), registry.publishWorkflow(org.id, wf.id)]);
+        assert.deepEqual(results.map((v) => v?.version).sort(), [1, 2]);
+        assert.deepEqual((await registry.getWorkflow(org.id, wf.id))?.versions, [1, 2]);
+      });
+
+      it('numbers a burst of concurrent publishes without gaps or duplicates', async () => {
+        const org = await registry.createOrg('burst');
+        const wf = await registry.createWorkflow(org.id, definition('burst', [step1]));
+        const results = await Promise.all(Array.from({ length: 6 }, () => registry.publishWorkflow(org.id, wf.id)));
+        assert.deepEqual(results.map((v) => v?.version).sort((a, b) => (a ?? 0) - (b ?? 0)), [1, 2, 3, 4, 5, 6]);
+        assert.equal((await registry.getWorkflow(org.id, wf.id))?.publishedVersion, 6);
+      });
+
+      it('reports NOT_FOUND for a workflow of an unknown org', async () => {
+        await assert.rejects(registry.createWorkflow('org_nope', definition('x', [step1])),
+          (e: unknown) => e instanceof RegistryError && e.code === 'NOT_FOUND');
+      });
+    });
+
+    describe('triggers', () => {
+      it('creates a trigger for a published workflow and reads it back', async () => {
+        const org = await registry.createOrg('triggers');
+        const wf = await registry.createWorkflow(org.id, definition('trg', [step1, step2]));
+        await registry.publishWorkflow(org.id, wf.id);
+
+        const plain = await registry.createTrigger(org.id, { workflowId: wf.id });
+        assert.match(plain.id, /^trg_/);
+        assert.equal(plain.name, null);
+        assert.equal(plain.designatedOutput, null);
+        assert.deepEqual(await registry.getTrigger(plain.id), plain);
+
+        const withOutput = await registry.createTrigger(org.id, {
+          workflowId: wf.id, name: 'report', designatedOutput: { stepIndex: 2, fileName: 'report.md' },
+        });
+        assert.deepEqual(await registry.getTrigger(withOutput.id), withOutput);
+        assert.deepEqual(withOutput.designatedOutput, { stepIndex: 2, fileName: 'report.md' });
+        assert.equal(await registry.getTrigger('trg_missing'), undefined);
+      });
+
+      it('refuses an unpublished workflow with NOT_PUBLISHED', async () => {
+        const org = await registry.createOrg('unpublished');
+        const wf = await registry.createWorkflow(org.id, definition('draft-only', [step1]));
+        await assert.rejects(registry.createTrigger(org.id, { workflowId: wf.id }),
+          (e: unknown) => e instanceof RegistryError && e.code === 'NOT_PUBLISHED');
+      });
+
+      it('refuses an unknown workflow with NOT_FOUND', async () => {
+        const org = await registry.createOrg('no-workflow');
+        await assert.rejects(registry.createTrigger(org.id, { workflowId: 'wf_missing' }),
+          (e: unknown) => e instanceof RegistryError && e.code === 'NOT_FOUND');
+      });
+
+      it('refuses a designated output beyond the latest version\'s steps with INVALID', async () => {
+        const org = await registry.createOrg('invalid-output');
+        const wf = await registry.createWorkflow(org.id, definition('short', [step1, step2]));
+        await registry.publishWorkflow(org.id, wf.id);
+        // The draft's extra step is not published yet, so it cannot be designated.
+        await registry.updateWorkflowDraft(org.id, wf.id, definition('short', [step1, step2, step3]));
+        for (const stepIndex of [3, 0]) {
+          await assert.rejects(registry.createTrigger(org.id, { workflowId: wf.id, designatedOutput: { stepIndex } }),
+            (e: unknown) => e instanceof RegistryError && e.code === 'INVALID');
+        }
+      });
+    });
+  });
+}
+
+describe('openRegistry', () => {
+  it('rejects when the database is unreachable', async () => {
+    await assert.rejects(openRegistry({ kind: 'postgres', url: 'postgres://postgres@127.0.0.1:1/test' }));
+  });
+
+  it('rejects a schema name that is not a plain identifier', async () => {
+    await assert.rejects(openRegistry({ kind: 'postgres', url: TEST_POSTGRES_URL, schema: 'x"; drop table y; --' }), /invalid PostgreSQL schema name/);
+  });
+});

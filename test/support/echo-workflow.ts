@@ -1,0 +1,16 @@
+/**
+ * A workflow whose one code step returns the inputs its run saw, as JSON: lets a trigger test
+ * compare what it sent with what the run got.
+ */
+
+export const ECHO_STEP = { name: 'Echo', type: 'code', source: 'return JSON.stringify(inputs)' };
+
+export const echoInputsWorkflow = { name: 'echo-inputs', steps: [ECHO_STEP] };
+
+/** The answer to a synchronous call of an echo run; `results[0].result.result` is what the run saw. */
+export interface EchoSyncBody<Inputs = unknown> {
+  id: string;
+  status: string;
+  inputs: Inputs;
+  results: { result: { result: string } }[];
+}

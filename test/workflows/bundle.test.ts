@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { WORKFLOWS_PATH, workflowBundle } from '../../temporal/worker';
+import { temporalAddress, temporalCliPath } from '../setup/root-hooks';
+import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
+
+/** Saved histories live in the source tree (this file runs from dist/). */
+const HISTORIES_DIR = path.resolve(__dirname, '..', '..', '..', 'test', 'workflows', 'histories');
+const FIXTURE = path.join(HISTORIES_DIR, 'run-automation-v1.json');
+
+const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+const threeSteps = {
+  name: 'replay-three-steps',
+  steps: [
+    { name: 'Greeting', type: 'template', format: 'plaintext', template: 'Hello {{inputs.name}}' },
+    { name: 'Shout', type: 'code', source: "console.log('shouting'); return steps[1].result.toUpperCase()" },
+    { name: 'Wrap', type: 'template', format: 'markdown', template: '# {{steps.2.result}} ({{run.automationVersion}})' },
+  ],
+};
+
+/** The history as `temporal workflow show --output json` writes it: the JSON norm every Temporal tool reads. */
+async function exportHistoryJson(workflowId: string): Promise<string> {
+  const { stdout } = await promisify(execFile)(temporalCliPath(),
+    ['workflow', 'show', '--workflow-id', workflowId, '--address', temporalAddress(), '--namespace', 'default', '--output', 'json'],
+    { maxBuffer: 64 * 1024 * 1024 });
+  return stdout;
+}
+
+describe('workflows bundle', () => {
+  it('bundles workflows/ for the Temporal sandbox and exports runAutomation', async () => {
+    const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quiet });
+    assert.ok(bundle.code.length > 0);
+    assert.match(bundle.code, /runAutomation/);
+  });
+});
+
+describe('runAutomation replay', () => {
+  let fg: TestFlowgate | undefined;
+  let runId: string | undefined;
+
+  after(async () => {
+    await fg?.stop();
+  });
+
+  it('replays the history of a live 3-step run (template, code, template) without non-determinism', async () => {
+    fg = await startTestFlowgate();
+    const published = await publishWorkflow(fg, threeSteps);
+    const response = await trigger(fg, published, { name: 'Ada' }, { 'x-api-wait': 'true' });
+    assert.equal(response.status, 200, await response.clone().text());
+    const body = (await response.json()) as { status: string; results: { result: { result: string } }[] };
+    assert.equal(body.status, 'COMPLETE');
+    assert.equal(body.results[2]?.result.result, '# HELLO ADA (1)');
+    runId = response.headers.get('X-Pf-Run-Id') ?? undefined;
+    assert.ok(runId);
+
+    const history = await fg.client.workflow.getHandle(runId).fetchHistory();
+    const scheduled = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes);
+    assert.equal(scheduled.length, 3, 'expected one runStep activity per step');
+
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, runId);
+
+    // Saved once, then committed: later runs replay this same history against changed workflow code.
+    if (!existsSync(FIXTURE)) {
+      const json = JSON.parse(await exportHistoryJson(runId)) as { events?: unknown[] };
+      assert.equal(json.events?.length, history.events?.length, 'the exported history differs from the fetched one');
+      await mkdir(HISTORIES_DIR, { recursive: true });
+      await writeFile(FIXTURE, `${JSON.stringify(json, null, 2)}\n`, { flag: 'wx' });
+    }
+  });
+
+  it('refuses to replay a history that the workflow code would not produce', async function () {
+    if (!fg || !runId) this.skip();
+    const tampered = await fg.client.workflow.getHandle(runId).fetchHistory();
+    const attributes = tampered.events?.find((e) => e.activityTaskScheduledEventAttributes)?.activityTaskScheduledEventAttributes;
+    assert.ok(attributes?.activityType);
+    attributes.activityType.name = 'notRunStep';
+    await assert.rejects(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, tampered, runId));
+  });
+
+  it('replays every saved history in test/workflows/histories', async () => {
+    const files = (await readdir(HISTORIES_DIR)).filter((f) => f.endsWith('.json')).sort();
+    assert.ok(files.length > 0, `no saved histories in ${HISTORIES_DIR}`);
+    const bundle = await workflowBundle();
+    for (const file of files) {
+      const saved = historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES_DIR, file), 'utf8')));
+      await assert.doesNotReject(Worker.runReplayHistory({ workflowBundle: bundle }, saved, path.basename(file, '.json')),
+        `${file} no longer replays: the workflow code changed in a non-deterministic way`);
+    }
+  });
+});

@@ -1,0 +1,2 @@
+// The worker bundles this file: every workflow function exported here is a Temporal workflow type.
+export { approvalSignal, decideUpdate, runAutomation, stateQuery } from './run-automation';

@@ -1,0 +1,91 @@
+/**
+ * `approval`: the run waits for human decisions. Decisions arrive through the `decide` update (the
+ * API and approval links: a refused decision gets an answer) or the `approvalDecision` signal
+ * (operators: `temporal workflow signal`); both go through validate() and record(). One rejection
+ * rejects; `required` distinct approvals approve; the step's timeout applies its default decision.
+ */
+import { ApplicationFailure, condition } from '@temporalio/workflow';
+import type { ApprovalStep } from '../../src/common/definition';
+import { durationMs } from '../../src/common/duration';
+import { render as renderedText } from '../../src/common/interpolate';
+import { DecisionRefusal, type ApprovalDecision, type DecisionRequest, type WaitingOn } from '../../src/common/run-types';
+import type { Pauser } from './timers';
+import { completed, type Renderer, type StepDraft } from './step-draft';
+
+type ApprovalWait = Extract<WaitingOn, { kind: 'approval' }>;
+
+const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
+const decider = (request: DecisionRequest): string => request.approver ?? request.actor ?? 'operator';
+
+function refuse(type: keyof typeof DecisionRefusal, message: string): never {
+  throw ApplicationFailure.create({ type: DecisionRefusal[type], message, nonRetryable: true });
+}
+
+export class ApprovalDesk {
+  private current: ApprovalWait | undefined;
+
+  /** Throws an ApplicationFailure (type DecisionRefusal) when the decision cannot be taken now. */
+  validate(request: DecisionRequest): void {
+    const wait = this.current;
+    if (!wait || (request.stepIndex !== undefined && request.stepIndex !== wait.stepIndex)) {
+      refuse('NOT_WAITING', 'the run is not waiting for this approval (it was decided, timed out, or never asked)');
+    }
+    if (request.decision !== 'approve' && request.decision !== 'reject') refuse('NOT_WAITING', 'decision must be approve or reject');
+    const { approver } = request;
+    if (request.via === 'link' && !approver) refuse('NOT_AN_APPROVER', 'a link decides for its approver');
+    if (approver !== undefined && !wait.approvers.some((a) => same(a, approver))) {
+      refuse('NOT_AN_APPROVER', `${approver} is not an approver of step ${wait.stepIndex}`);
+    }
+    const who = decider(request);
+    if (wait.decisions.some((d) => same(d.approver, who))) refuse('ALREADY_DECIDED', `${who} has already decided`);
+  }
+
+  record(request: DecisionRequest, via: ApprovalDecision['via']): ApprovalDecision {
+    const wait = this.current;
+    if (!wait) refuse('NOT_WAITING', 'the run is not waiting for an approval');
+    const decision: ApprovalDecision = {
+      approver: decider(request),
+      decision: request.decision,
+      ...(request.comment ? { comment: request.comment.slice(0, 2000) } : {}),
+      at: new Date().toISOString(),
+      via,
+    };
+    wait.decisions.push(decision);
+    return decision;
+  }
+
+  async wait(step: ApprovalStep, stepIndex: number, render: Renderer, pauser: Pauser): Promise<StepDraft> {
+    const timeoutMs = durationMs(step.timeout);
+    const wait: ApprovalWait = {
+      kind: 'approval', stepIndex, deadline: new Date(Date.now() + timeoutMs).toISOString(),
+      message: renderedText(await render(step.message)), required: step.required, approvers: step.approvers, decisions: [],
+    };
+    this.current = wait;
+    pauser.pause(wait);
+    const rejection = (): ApprovalDecision | undefined => wait.decisions.find((d) => d.decision === 'reject');
+    const approvals = (): number => new Set(wait.decisions.filter((d) => d.decision === 'approve').map((d) => d.approver.toLowerCase())).size;
+    let decided: boolean;
+    try {
+      decided = await condition(() => rejection() !== undefined || approvals() >= step.required, timeoutMs);
+    } finally {
+      this.current = undefined;
+      pauser.resume();
+    }
+    const log = wait.decisions.map((d) => `${d.at} ${d.decision} by ${d.approver} via ${d.via}${d.comment ? `: ${d.comment}` : ''}`);
+    const result = (outcome: string): string => JSON.stringify({ outcome, required: step.required, decisions: wait.decisions });
+    const stdout = (last: string): string => [...log, last].join('\n') + '\n';
+
+    if (decided && !rejection()) return completed(result('approved'), stdout(`approved (${approvals()} of ${step.required})`), 'json');
+    const rejected = rejection();
+    if (decided && rejected) return this.rejected(step, result('rejected'), stdout('rejected'), `rejected by ${rejected.approver}${rejected.comment ? `: ${rejected.comment}` : ''}`);
+    const timedOut = `no decision within ${step.timeout}`;
+    if (step.onTimeout === 'approve') return completed(result('approved by timeout'), stdout(`${timedOut}: approved by default`), 'json');
+    if (step.onTimeout === 'reject') return this.rejected(step, result('rejected by timeout'), stdout(`${timedOut}: rejected by default`), `${timedOut}: rejected by default`);
+    return { status: 'TIMEOUT', resultType: 'json', result: result('timed out'), exitCode: 124, stdout: stdout(`${timedOut}: the run fails`), error: timedOut };
+  }
+
+  private rejected(step: ApprovalStep, result: string, stdout: string, reason: string): StepDraft {
+    if (step.onReject === 'continue') return completed(result, stdout, 'json');
+    return { status: 'FAILED', resultType: 'json', result, exitCode: 1, stdout, error: reason };
+  }
+}

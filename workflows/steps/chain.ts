@@ -1,0 +1,65 @@
+/**
+ * `trigger`: starts another workflow through one of its triggers as a Temporal child workflow
+ * whose workflow ID is its own run ID (pollable through its own automation). Waited-for children
+ * are bounded by the parent's remaining deadline and cancelled with the parent; fire-and-forget
+ * children are abandoned to run on their own.
+ */
+import { CancellationScope, ChildWorkflowFailure, isCancellation, ParentClosePolicy, proxyActivities, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import type { TriggerStep } from '../../src/common/definition';
+import { buildRunMemo } from '../../src/common/run-memo';
+import type { RunInput, RunSummary } from '../../src/common/run-types';
+import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
+import { completed, failed, type Renderer, type StepDraft } from './step-draft';
+
+const { resolveTrigger } = proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 5 },
+});
+
+export async function triggerStep(step: TriggerStep, parent: RunInput, render: Renderer,
+  runAutomation: (input: RunInput) => Promise<RunSummary>): Promise<StepDraft> {
+  const resolved = await resolveTrigger({
+    orgId: parent.orgId, triggerId: step.triggerId, inputs: (await render(step.inputs)) as Record<string, unknown>,
+    parentRunId: parent.runId, chainDepth: (parent.chainDepth ?? 0) + 1, startedBy: parent.startedBy,
+  });
+  if (!resolved.ok) return failed(resolved.error);
+
+  const runId = uuid4();
+  const input: RunInput = { ...resolved.input, runId };
+  let timeoutMs = input.definition.timeoutSeconds * 1000;
+  const expiry = workflowInfo().executionExpirationTime;
+  if (step.wait && expiry) timeoutMs = Math.max(1000, Math.min(timeoutMs, expiry.getTime() - Date.now()));
+
+  const child = await startChild(runAutomation, {
+    workflowId: runId,
+    args: [input],
+    workflowExecutionTimeout: timeoutMs,
+    memo: buildRunMemo(input) as unknown as Record<string, unknown>,
+    typedSearchAttributes: [
+      { key: SEARCH_ATTRIBUTES.orgId, value: input.orgId },
+      { key: SEARCH_ATTRIBUTES.automationId, value: input.automationId },
+      { key: SEARCH_ATTRIBUTES.triggerId, value: input.triggerId },
+    ],
+    parentClosePolicy: step.wait ? ParentClosePolicy.REQUEST_CANCEL : ParentClosePolicy.ABANDON,
+  });
+  const started = `started run ${runId} of automation ${input.automationId} (version ${input.automationVersion}) through trigger ${input.triggerId}`;
+  if (!step.wait) return completed(runId, `${started}; not waiting for it\n`);
+
+  try {
+    const summary = await child.result();
+    const result = JSON.stringify({
+      runId, automationId: input.automationId, status: summary.status,
+      results: summary.outcomes.map((o) => ({ stepIndex: o.stepIndex, resultType: o.resultType, result: o.result, exitCode: o.exitCode })),
+    });
+    return completed(result, `${started}\nrun ${runId} completed\n`, 'json');
+  } catch (err) {
+    // The parent being cancelled propagates; a child cancelled by someone else is a step failure.
+    if (isCancellation(err) && CancellationScope.current().consideredCancelled) throw err;
+    if (err instanceof ChildWorkflowFailure) {
+      const reason = err.cause?.message ?? err.message;
+      return failed(`chained run ${runId} failed: ${reason}`, `${started}\nrun ${runId} failed: ${reason}\n`, runId);
+    }
+    throw err;
+  }
+}
