@@ -66,7 +66,7 @@ describe('durable waits, approvals and chained workflows', () => {
 
   describe('delay and waitUntil', () => {
     it('shows a delay as PAUSED with the instant it resumes, then COMPLETE', async () => {
-      const p = await publishWorkflow(fg, { name: 'naps', steps: [{ name: 'Nap', type: 'delay', duration: '2s' }, { name: 'After', type: 'template', template: 'awake' }] });
+      const p = await publishWorkflow(fg, { name: 'naps', steps: [{ name: 'Nap', type: 'delay', duration: '6s' }, { name: 'After', type: 'template', template: 'awake' }] });
       const runId = await startRun(fg, p);
       const during = await pollStatus(fg, p, runId, paused(1), 20_000) as WaitingStatus;
       assert.equal(during.waitingOn?.kind, 'timer');
@@ -81,7 +81,7 @@ describe('durable waits, approvals and chained workflows', () => {
       const p = await publishWorkflow(fg, { name: 'until', steps: [{ name: 'Until', type: 'waitUntil', until: '{{inputs.at}}' }] });
       const past = await (await trigger(fg, p, { at: '2020-01-01T00:00:00Z' }, { 'x-api-wait': 'true' })).json() as { status: string };
       assert.equal(past.status, 'COMPLETE');
-      const runId = await startRun(fg, p, { at: new Date(Date.now() + 2500).toISOString() });
+      const runId = await startRun(fg, p, { at: new Date(Date.now() + 8000).toISOString() }); // room for a slow first task
       const during = await pollStatus(fg, p, runId, paused(1), 20_000) as WaitingStatus;
       assert.equal(during.waitingOn?.kind, 'timer');
       assert.equal((await pollStatus(fg, p, runId)).status, 'COMPLETE');
@@ -92,7 +92,7 @@ describe('durable waits, approvals and chained workflows', () => {
 
     it('resumes a paused run on its own after the worker and the gateway were restarted', async () => {
       const first = await startTestFlowgate();
-      const p = await publishWorkflow(first, { name: 'restart', steps: [{ name: 'Nap', type: 'delay', duration: '3s' }, { name: 'After', type: 'template', template: 'still here' }] });
+      const p = await publishWorkflow(first, { name: 'restart', steps: [{ name: 'Nap', type: 'delay', duration: '10s' }, { name: 'After', type: 'template', template: 'still here' }] });
       const runId = await startRun(first, p);
       await pollStatus(first, p, runId, paused(1), 20_000);
       await first.stop(true);

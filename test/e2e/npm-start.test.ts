@@ -11,13 +11,15 @@ describe('flowgate main process (npm start)', () => {
     this.timeout(120_000);
     const parent = mkdtempSync(path.join(os.tmpdir(), 'flowgate-main-'));
     const dataDir = path.join(parent, 'not-yet-created', 'data'); // a first start creates it
-    const [port, devPort, uiPort] = [await freePort(), await freePort(), await freePort()];
-    const child = startMain({
-      FLOWGATE_DATA_DIR: dataDir, PORT: String(port), TEMPORAL_DEV_PORT: String(devPort), TEMPORAL_UI_PORT: String(uiPort),
+    const [devPort, uiPort] = [await freePort(), await freePort()];
+    const child = startMain({ // PORT 0: the gateway binds a free port and the banner names it
+      FLOWGATE_DATA_DIR: dataDir, PORT: '0', TEMPORAL_DEV_PORT: String(devPort), TEMPORAL_UI_PORT: String(uiPort),
       TEMPORAL_CLI_PATH: temporalCliPath(),
     });
     try {
       await child.waitForLine(/admin token \(shown once, also in \S+\): \S+\n/); // the banner's last line
+      const port = Number(/gateway listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(child.output())?.[1]);
+      assert.ok(port > 0, child.output());
       assert.match(child.output(), new RegExp(`Web UI at http://127\\.0\\.0\\.1:${uiPort}`));
       const token = /admin token \(shown once, also in (\S+)\): (\S+)/.exec(child.output());
       assert.ok(token, child.output());

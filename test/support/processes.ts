@@ -26,7 +26,8 @@ export function startMain(env: Record<string, string>): Child {
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => {
+    // 'close', not 'exit': by then stdout and stderr are drained, so output() holds the last words.
+    child.once('close', (code, signal) => {
       for (const listener of listeners) listener();
       resolve({ code, signal });
     });
