@@ -3,7 +3,7 @@
  * the data dir; every write goes to a temporary file renamed into place, so no reader ever sees a
  * half-written file. Keys are relative paths of safe segments chosen by flowgate, never by callers.
  */
-import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
+import { createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
@@ -34,40 +34,68 @@ export function assertSafeKey(key: string): void {
   }
 }
 
+/** The folder a blob lived in, once it holds nothing more; another blob's folder is left alone. */
+async function removeIfEmpty(dir: string, root: string): Promise<void> {
+  if (path.relative(root, dir) === '') return;
+  try {
+    await fs.rmdir(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT') throw err;
+  }
+}
+
+/**
+ * Opens a fresh temporary file beside `target`. A folder emptied by a concurrent removal between
+ * our mkdir and open is created again (a few times, then the error stands).
+ */
+async function openTemp(target: string): Promise<{ temp: string; handle: fs.FileHandle }> {
+  for (let attempt = 1; ; attempt++) {
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    const temp = `${target}.${randomBytes(6).toString('hex')}.partial`;
+    try {
+      return { temp, handle: await fs.open(temp, 'wx') };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
+    }
+  }
+}
+
 export function createFileBlobStore(root: string): BlobStore {
   const resolve = (key: string): string => {
     assertSafeKey(key);
     return path.join(root, key);
   };
+  /** Writes through a temporary file renamed into place; on failure leaves neither it nor an emptied folder. */
+  const write = async (key: string, fill: (handle: fs.FileHandle) => Promise<void>): Promise<BlobInfo> => {
+    const target = resolve(key);
+    const { temp, handle } = await openTemp(target);
+    try {
+      await fill(handle);
+      await handle.close(); // a no-op when a write stream already closed it
+      const { size } = await fs.stat(temp);
+      await fs.rename(temp, target);
+      return { size };
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      await fs.rm(temp, { force: true });
+      await removeIfEmpty(path.dirname(target), root);
+      throw err;
+    }
+  };
   return {
-    async put(key, data) {
-      const target = resolve(key);
-      await fs.mkdir(path.dirname(target), { recursive: true });
-      const temp = `${target}.${randomBytes(6).toString('hex')}.partial`;
-      try {
-        await fs.writeFile(temp, data, { flag: 'wx' });
-        await fs.rename(temp, target);
-      } catch (err) {
-        await fs.rm(temp, { force: true });
-        throw err;
-      }
-      return { size: typeof data === 'string' ? Buffer.byteLength(data) : data.length };
+    put(key, data) {
+      return write(key, (handle) => handle.writeFile(data));
     },
     async putStream(key, source) {
-      const target = resolve(key);
-      await fs.mkdir(path.dirname(target), { recursive: true });
-      const temp = `${target}.${randomBytes(6).toString('hex')}.partial`;
-      const sink = createWriteStream(temp, { flags: 'wx' });
+      // The source may fail before the pipeline takes it (while the file opens): that error must
+      // reject this put, not go unhandled. pipeline reports an already-failed source's error itself.
+      const ignore = (): void => undefined;
+      source.on('error', ignore);
       try {
-        await pipeline(source, sink);
-        const { size } = await fs.stat(temp);
-        await fs.rename(temp, target);
-        return { size };
-      } catch (err) {
-        // A sink destroyed while still opening creates its file afterwards: remove it once closed.
-        if (!sink.closed) await new Promise<void>((resolve) => sink.once('close', () => resolve()));
-        await fs.rm(temp, { force: true });
-        throw err;
+        return await write(key, (handle) => pipeline(source, handle.createWriteStream()));
+      } finally {
+        source.off('error', ignore);
       }
     },
     async open(key) {
@@ -90,7 +118,9 @@ export function createFileBlobStore(root: string): BlobStore {
       }
     },
     async remove(key) {
-      await fs.rm(resolve(key), { force: true });
+      const file = resolve(key);
+      await fs.rm(file, { force: true });
+      await removeIfEmpty(path.dirname(file), root);
     },
   };
 }

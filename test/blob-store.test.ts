@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, mkdir, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { once } from 'node:events';
 import { createFileBlobStore, type BlobStore } from '../src/blob-store';
 
@@ -89,6 +89,31 @@ describe('createFileBlobStore', () => {
     await mkdir(path.join(root, 'taken', 'inner'), { recursive: true });
     await assert.rejects(blobs.put('taken', 'x'));
     assert.deepEqual(await filesUnder(root), []);
+  });
+
+  it('streams a blob into place, with its byte size', async () => {
+    const info = await blobs.putStream('streams/s.bin', Readable.from([Buffer.from('stream'), Buffer.from('ed')]));
+    assert.deepEqual(info, { size: 8 });
+    assert.equal((await blobs.read('streams/s.bin'))?.toString(), 'streamed');
+    assert.deepEqual(await filesUnder(root), [path.join('streams', 's.bin')]);
+  });
+
+  it('leaves no folder behind when a streamed write fails or its blob is removed', async () => {
+    const failing = new PassThrough();
+    const put = blobs.putStream('uploads/one/file.bin', failing);
+    failing.write(Buffer.alloc(1024));
+    failing.destroy(new Error('over the limit'));
+    await assert.rejects(put, /over the limit/);
+    assert.deepEqual(await readdir(path.join(root, 'uploads')), [], 'the failed upload\'s folder is gone');
+
+    await blobs.put('uploads/two/a.txt', 'a');
+    await blobs.put('uploads/two/b.txt', 'b');
+    await blobs.remove('uploads/two/a.txt');
+    assert.deepEqual(await readdir(path.join(root, 'uploads', 'two')), ['b.txt'], 'a folder still holding a blob stays');
+    await blobs.remove('uploads/two/b.txt');
+    assert.deepEqual(await readdir(path.join(root, 'uploads')), []);
+    await blobs.put('uploads/two/c.txt', 'c'); // and the folder comes back when written again
+    assert.equal((await blobs.read('uploads/two/c.txt'))?.toString(), 'c');
   });
 
   it('replaces a blob atomically: a reader opened before an overwrite still sees the old content whole', async () => {

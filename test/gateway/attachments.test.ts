@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createSigner } from '../../src/signed-urls';
 import { echoInputsWorkflow, type EchoSyncBody } from '../support/echo-workflow';
@@ -38,12 +38,19 @@ describe('API trigger: multipart attachments', () => {
 
   const blobsDir = (): string => path.join(fg.dataDir, 'blobs', 'attachments');
 
-  type Sent = SentResponse & { storedBefore: string[] };
+  type Sent = SentResponse & { storedBefore: string[]; foldersBefore: string[] };
+
+  /** The per-file folders, attachments/<org>/<uuid>, the store holds. */
+  const uploadFolders = (): string[] => {
+    const list = (dir: string): string[] => { try { return readdirSync(dir); } catch { return []; } };
+    return list(blobsDir()).flatMap((org) => list(path.join(blobsDir(), org)).map((id) => `${org}/${id}`)).sort();
+  };
 
   /** Sends a generated multipart body; remembers which files the store held before. */
   async function sendTo(url: string, headers: Record<string, string>, body: Parameters<typeof send>[2]): Promise<Sent> {
     const storedBefore = filesUnder(blobsDir());
-    return { ...(await send(url, headers, body)), storedBefore };
+    const foldersBefore = uploadFolders();
+    return { ...(await send(url, headers, body)), storedBefore, foldersBefore };
   }
 
   function upload(parts: Part[], headers: Record<string, string> = {}, target: Published = p): Promise<Sent> {
@@ -60,6 +67,7 @@ describe('API trigger: multipart attachments', () => {
     assert.equal(response.headers['x-pf-run-id'], undefined, 'a refused request starts no run');
     assert.deepEqual(filesUnder(blobsDir()).sort(), response.storedBefore.sort(), 'a refused request leaves no stored file');
     assert.deepEqual(filesUnder(fg.dataDir).filter((f) => f.endsWith('.partial')), [], 'no partial upload is left');
+    assert.deepEqual(uploadFolders(), response.foldersBefore, 'no emptied upload folder is left');
   }
 
   async function accepted(response: Sent): Promise<SyncBody> {
