@@ -50,12 +50,17 @@ export async function runToolStep(step: ToolStep, context: InterpolationContext,
       options.tools.call(options.orgId, server, step.tool, args as Record<string, unknown>, {
         idempotencyKey: toolIdempotencyKey(options.runId, options.stepIndex), signal: controller.signal,
       }),
-      new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(new ToolCallError('TIMEOUT', `${step.tool} did not finish within the step's ${step.timeoutMs} ms`)), { once: true })),
+      new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(
+        // A cancelled activity (run cancelled, worker shutting down) is not the tool's timeout:
+        // its reason is thrown on, so that Temporal records a cancellation and the step no result.
+        outer?.aborted ? abortReason(outer) : new ToolCallError('TIMEOUT', `${step.tool} did not finish within the step's ${step.timeoutMs} ms`),
+      ), { once: true })),
     ]);
     const elapsed = `${Date.now() - started} ms`;
     if (result.isError) return failed(EXIT_FAILURE, 'FAILED', `${shown} failed: ${result.message}`, shown, elapsed);
     return { status: 'COMPLETE', result: JSON.stringify(result.value), resultType: 'json', exitCode: 0, stdout: `called ${shown} (${elapsed})\n` };
   } catch (error) {
+    if (outer?.aborted) throw abortReason(outer);
     if (!(error instanceof ToolCallError)) throw error;
     const elapsed = `${Date.now() - started} ms`;
     if (error.code === 'TIMEOUT') return failed(EXIT_TIMEOUT, 'TIMEOUT', error.message, shown, elapsed);
@@ -64,6 +69,10 @@ export async function runToolStep(step: ToolStep, context: InterpolationContext,
     clearTimeout(timer);
     outer?.removeEventListener('abort', onAbort);
   }
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error(`the step was cancelled: ${String(signal.reason)}`);
 }
 
 function failed(exitCode: number, status: 'FAILED' | 'TIMEOUT', error: string, shown: string, elapsed?: string): StepExecution {

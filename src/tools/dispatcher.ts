@@ -111,6 +111,8 @@ export class ToolDispatcher implements ToolCaller {
     } catch (error) {
       // whatever the handler threw on its way out of an abort, the call timed out
       if (timeoutError) throw timeoutError;
+      // the caller gave up (a cancelled step, a closed HTTP request): its reason, not the handler's noise
+      if (options.signal?.aborted) throw options.signal.reason instanceof Error ? options.signal.reason : error;
       if (error instanceof ToolCallError) throw error;
       if (error instanceof ToolFailure) return { isError: true, message: error.message };
       this.options.log.error('tool failed unexpectedly', { server: server.name, tool: toolName, orgId, error });

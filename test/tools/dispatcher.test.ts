@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '../../src/logger';
+import { createLogger, silentLogger } from '../../src/logger';
 import { openRegistry, type Registry } from '../../src/registry';
 import { createConnectionCipher } from '../../src/tools/connection-cipher';
 import { ConnectionStore } from '../../src/tools/connections';
@@ -61,5 +61,25 @@ describe('ToolDispatcher', () => {
     assert.deepEqual((await dispatcher.servers(orgB)).map((s) => s.name), ['crm', 'b-only']);
     assert.deepEqual((await dispatcher.servers(orgA)).map((s) => s.name), ['crm']);
     await assert.rejects(dispatcher.list(orgA, 'b-only'), (e: unknown) => e instanceof ToolCallError && e.code === 'UNKNOWN_SERVER');
+  });
+
+  it('rejects with the caller\'s reason when the caller gives up, and logs no tool failure', async () => {
+    const logged: string[] = [];
+    const waiting = new ToolDispatcher({
+      connections: dispatcher.connections, log: createLogger('error', {}, (line) => logged.push(line)),
+      builtIns: [{
+        name: 'slow', description: 'Slow.', embedded: true,
+        tools: [{
+          name: 'wait', description: 'Waits to be aborted.', inputSchema: { type: 'object', properties: {}, required: [] },
+          handler: (_args, context) => new Promise((_, reject) => context.signal?.addEventListener('abort', () => reject(new Error('handler noise')), { once: true })),
+        }],
+      }],
+    });
+    const caller = new AbortController();
+    const reason = new Error('the step was cancelled');
+    const call = waiting.call(orgA, 'slow', 'wait', {}, { signal: caller.signal });
+    setTimeout(() => caller.abort(reason), 20);
+    await assert.rejects(call, (e: unknown) => e === reason);
+    assert.deepEqual(logged, []);
   });
 });

@@ -52,6 +52,18 @@ describe('tool step executor', () => {
     assert.deepEqual([timedOut.status, timedOut.exitCode], ['TIMEOUT', 124]);
   });
 
+  it('throws the cancellation on when the activity is cancelled, instead of reporting a timeout', async () => {
+    const hanging = fakeCaller((_args, options) => new Promise((_, reject) => {
+      options.signal?.addEventListener('abort', () => reject(new Error('handler aborted')), { once: true });
+    }));
+    const cancelled = new AbortController();
+    const execution = runToolStep(step, context, { orgId: 'o', runId: 'r', stepIndex: 1, tools: hanging.caller, signal: cancelled.signal });
+    const reason = new Error('activity cancelled');
+    setTimeout(() => cancelled.abort(reason), 20);
+    await assert.rejects(execution, (err) => err === reason);
+    assert.equal(hanging.calls[0]?.options.signal?.aborted, true, 'the tool was told to stop');
+  });
+
   it('throws unexpected errors so that Temporal retries the activity', async () => {
     const broken = fakeCaller(async () => {
       throw new Error('database is down');
