@@ -32,6 +32,8 @@ const EnvSchema = z.object({
   FLOWGATE_SEARCH_URL: z.url().optional(),
   FLOWGATE_CONNECTION_KEY: z.string().refine((v) => parseConnectionKey(v) !== undefined, 'must be 32 bytes: 64 hex digits or base64').optional(),
   FLOWGATE_MAX_CHAIN_DEPTH: z.coerce.number().int().min(1).max(100).default(8),
+  FLOWGATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0, 'must be at least 0 (0 turns rate limiting off)').default(600),
+  FLOWGATE_RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(60),
   FLOWGATE_ROLE: z.enum(['all', 'gateway', 'worker']).default('all'),
   FLOWGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   FLOWGATE_CACHE_DIR: z.string().min(1).optional(),
@@ -74,6 +76,8 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** how deep `trigger` steps may chain runs */
   maxChainDepth: number;
+  /** a token bucket per presented credential, per gateway process; perMinute 0: no limiting */
+  rateLimit: { perMinute: number; burst: number };
   /** all: gateway and worker in one process; gateway or worker alone for scale-out */
   role: 'all' | 'gateway' | 'worker';
 }
@@ -118,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     logLevel: e.FLOWGATE_LOG_LEVEL,
     role: e.FLOWGATE_ROLE,
     maxChainDepth: e.FLOWGATE_MAX_CHAIN_DEPTH,
+    rateLimit: { perMinute: e.FLOWGATE_RATE_LIMIT_PER_MINUTE, burst: e.FLOWGATE_RATE_LIMIT_BURST },
   };
   if (config.role !== 'all' && !config.temporal.address) {
     throw new ConfigError(`invalid configuration: FLOWGATE_ROLE: a ${config.role}-only process needs TEMPORAL_ADDRESS (the embedded dev server belongs to role "all")`);

@@ -46,6 +46,25 @@ describe('loadConfig', () => {
     assert.match(refusal({ FLOWGATE_SYNC_WAIT_SECONDS: '61' }), /FLOWGATE_SYNC_WAIT_SECONDS/);
   });
 
+  it('limits each credential to 600 requests a minute with a burst of 60 when nothing is set', () => {
+    assert.deepEqual(loadConfig({}).rateLimit, { perMinute: 600, burst: 60 });
+    assert.deepEqual(loadConfig({ FLOWGATE_RATE_LIMIT_PER_MINUTE: '60', FLOWGATE_RATE_LIMIT_BURST: '3' }).rateLimit, { perMinute: 60, burst: 3 });
+  });
+
+  it('takes FLOWGATE_RATE_LIMIT_PER_MINUTE=0 as limiting off, and refuses negative or fractional values, naming it', () => {
+    assert.equal(loadConfig({ FLOWGATE_RATE_LIMIT_PER_MINUTE: '0' }).rateLimit.perMinute, 0);
+    for (const value of ['-1', '1.5', 'many']) {
+      assert.match(refusal({ FLOWGATE_RATE_LIMIT_PER_MINUTE: value }), /FLOWGATE_RATE_LIMIT_PER_MINUTE/, value);
+    }
+  });
+
+  it('refuses a FLOWGATE_RATE_LIMIT_BURST below 1 or not an integer, naming it', () => {
+    assert.equal(loadConfig({ FLOWGATE_RATE_LIMIT_BURST: '1' }).rateLimit.burst, 1);
+    for (const value of ['0', '-5', '2.5', 'lots']) {
+      assert.match(refusal({ FLOWGATE_RATE_LIMIT_BURST: value }), /FLOWGATE_RATE_LIMIT_BURST/, value);
+    }
+  });
+
   it('refuses a PORT that is not a number, naming PORT', () => {
     const message = refusal({ PORT: 'abc' });
     assert.match(message, /\bPORT\b/);

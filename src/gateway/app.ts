@@ -5,7 +5,9 @@ import Koa, { type Context, type Next } from 'koa';
 import type Router from '@koa/router';
 import type { GatewayDeps } from './deps';
 import { HttpError } from './http-error';
+import { RateLimiter } from './rate-limit';
 import { errorHandler } from './middleware/error-handler';
+import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { authTokenRoutes } from './routes/auth-token';
 import { connectionRoutes } from './routes/connections';
@@ -38,6 +40,11 @@ export function createApp(deps: GatewayDeps): Koa {
   const app = new Koa({ proxy: false });
   app.use(requestContext({ log: deps.log }));
   app.use(errorHandler({ log: deps.log }));
+  const { perMinute, burst } = deps.config.rateLimit;
+  if (perMinute > 0) {
+    // Before every route: a refused request costs no credential lookup and leaves its body unread.
+    app.use(rateLimit({ limiter: new RateLimiter({ perMinute, burst }), toolsBasePath: deps.config.toolsBasePath }));
+  }
   app.use(unmatched);
   const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), approvalRoutes(deps)];
   routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps));

@@ -20,6 +20,8 @@ async function main(): Promise<void> {
   const config = loadConfig({
     ...process.env, PORT: '0', FLOWGATE_DATA_DIR: dataDir, FLOWGATE_ADMIN_TOKEN: 'fga_bench_token_0123456789',
     TEMPORAL_ADDRESS: undefined, TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_UI_PORT: String(await freePort()),
+    // Concurrent callers share one credential: limiting would measure 429s, not latency.
+    FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
   });
   const fg = await startFlowgate(config, silentLogger);
   try {

@@ -42,6 +42,9 @@ export async function startTestFlowgate(env: Record<string, string> = {}, option
     TEMPORAL_ADDRESS: temporalAddress(),
     FLOWGATE_TASK_QUEUE: taskQueue,
     FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true',
+    // Rate limiting is off by default here: many tests (the fuzz test, say) fire far more than a
+    // burst's worth of calls with one key. Tests of the limiter pass their own value.
+    FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
     ...env,
   });
   const log = options.log ?? (process.env.FLOWGATE_TEST_LOG ? createLogger('debug') : silentLogger);
