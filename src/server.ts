@@ -26,6 +26,9 @@ import { hashSecret, randomToken } from './secrets';
 import { createSigner } from './signed-urls';
 import { createRuntimeTokens, createToolDispatcher, type OrgServerProvider, type ToolDispatcher } from './tools';
 
+
+/** How long a client may take to send one request, headers and body (a large upload on a slow link). */
+const REQUEST_RECEIVE_TIMEOUT_MS = 15 * 60_000;
 export interface StartOptions {
   /** default: per config.role; false runs a gateway without a worker (runs then stay PENDING) */
   worker?: boolean;
@@ -82,11 +85,13 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const org = await registry.ensureDefaultOrg();
     let newAdminToken: string | undefined;
     let adminTokenFile: string | undefined;
+    // The configured (or generated) token is the instance administrator's only one: changing it
+    // and restarting revokes the previous one.
     if (config.adminToken) {
-      await registry.addAdminToken(org.id, hashSecret(config.adminToken), { instanceAdmin: true });
+      await registry.replaceAdminTokens(org.id, hashSecret(config.adminToken), { instanceAdmin: true });
     } else {
       const generated = await generatedAdminToken(config.dataDir, () => randomToken(ADMIN_TOKEN_PREFIX));
-      await registry.addAdminToken(org.id, hashSecret(generated.token), { instanceAdmin: true });
+      await registry.replaceAdminTokens(org.id, hashSecret(generated.token), { instanceAdmin: true });
       adminTokenFile = generated.file;
       if (generated.created) newAdminToken = generated.token;
     }
@@ -148,8 +153,9 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       approvalLinks: createApprovalLinks(key, publicUrl),
     });
     server.on('request', app.callback());
-    // The sync window is 60 s; keep sockets open a little longer than that.
-    server.requestTimeout = (config.syncWaitSeconds + 30) * 1000;
+    // requestTimeout bounds receiving a request (headers and body), not the answer: a 100 MiB
+    // upload on a slow link needs minutes. The sync wait starts once the body is in.
+    server.requestTimeout = REQUEST_RECEIVE_TIMEOUT_MS;
 
     return { ...base, url };
   } catch (err) {

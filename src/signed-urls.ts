@@ -32,3 +32,12 @@ export function createSigner(secret: Buffer, publicUrl: string, now: () => numbe
     },
   };
 }
+
+/** The blob key of a `/files/<key>` path; undefined for malformed percent-encoding (`%E0`, say): such a link was never handed out. */
+export function decodeFileKey(raw: string): string | undefined {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+}

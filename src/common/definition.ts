@@ -4,7 +4,7 @@
  * Workflow code imports this module's types only.
  */
 import { z } from 'zod';
-import { DURATION_PATTERN } from './duration';
+import { DURATION_PATTERN, durationMs } from './duration';
 
 const stepBase = {
   name: z.string().min(1).max(200),
@@ -40,7 +40,12 @@ export const HttpStepSchema = z.object({
   failOnHttpError: z.boolean().default(true),
 }).strict();
 
-const DurationSchema = z.string().regex(DURATION_PATTERN, 'must be a duration such as 500ms, 30s, 5m, 2h or 1d');
+/** A wait longer than this is surely a typo; it also keeps timer instants within what a Date can hold. */
+export const MAX_DURATION_MS = 366 * 86_400_000;
+
+const DurationSchema = z.string()
+  .regex(DURATION_PATTERN, 'must be a duration such as 500ms, 30s, 5m, 2h or 1d')
+  .refine((text) => durationMs(text) <= MAX_DURATION_MS, 'must be at most 366d');
 
 export const DelayStepSchema = z.object({
   ...stepBase,

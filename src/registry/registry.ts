@@ -166,6 +166,27 @@ export class Registry {
       .execute());
   }
 
+  /**
+   * Makes `tokenHash` the organization's only admin token of its kind (instance or organization
+   * administrator): every other one stops working at once. Used for the bootstrap token at start
+   * (the configured or generated token is authoritative, so changing it and restarting revokes the
+   * old one) and to rotate an organization's token.
+   */
+  async replaceAdminTokens(orgId: string, tokenHash: string, opts: { instanceAdmin: boolean }): Promise<void> {
+    const flag = opts.instanceAdmin ? 1 : 0;
+    await withOrgCheck(orgId, () => this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('admin_tokens')
+        .where('org_id', '=', orgId)
+        .where('instance_admin', '=', flag)
+        .where('token_hash', '!=', tokenHash)
+        .execute();
+      await trx.insertInto('admin_tokens')
+        .values({ token_hash: tokenHash, org_id: orgId, instance_admin: flag, created_at: nowIso() })
+        .onConflict((oc) => oc.column('token_hash').doNothing())
+        .execute();
+    }));
+  }
+
   async findAdminToken(tokenHash: string): Promise<AdminTokenGrant | undefined> {
     const row = await this.db.selectFrom('admin_tokens')
       .select(['org_id', 'instance_admin'])

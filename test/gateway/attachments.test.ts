@@ -227,7 +227,9 @@ describe('API trigger: multipart attachments', () => {
     renamed.searchParams.set('name', 'evil.html');
     const retyped = new URL(link);
     retyped.searchParams.set('type', 'text/html');
-    for (const tampered of [otherFile, longer, renamed, retyped]) {
+    const misencoded = new URL(link); // malformed percent-encoding: no such link was ever handed out
+    misencoded.pathname = `${link.pathname}%E0`;
+    for (const tampered of [otherFile, longer, renamed, retyped, misencoded]) {
       const response = await fetch(tampered);
       assert.equal(response.status, 403, tampered.href);
       assert.deepEqual(await response.json(), { error: 'invalid_link', message: 'this link is not valid' });

@@ -258,6 +258,59 @@ describe('gateway errors and credentials', () => {
       await expectError((await as(them.adminToken, 'POST', '/api/v1/orgs', { name: 'sneaky' })).response, 403, 'forbidden');
     });
 
+    it('rotates an organization\'s admin token: the old one stops working at once', async () => {
+      const them = await otherOrg();
+      const rotated = await as<{ adminToken: string }>(them.adminToken, 'POST', '/api/v1/admin-token/rotate');
+      assert.equal(rotated.status, 201, rotated.text);
+      assert.match(rotated.body.adminToken, /^fga_/);
+      await expectError((await as(them.adminToken, 'POST', '/api/v1/api-keys', {})).response, 401, 'unauthorized');
+      assert.equal((await as(rotated.body.adminToken, 'POST', '/api/v1/api-keys', {})).status, 201);
+
+      // The instance administrator reissues an organization's token (one lost, say); an organization cannot.
+      await expectError((await as(rotated.body.adminToken, 'POST', `/api/v1/orgs/${them.orgId}/admin-token`)).response, 403, 'forbidden');
+      const reissued = await fg.admin<{ id: string; adminToken: string }>('POST', `/api/v1/orgs/${them.orgId}/admin-token`);
+      assert.equal(reissued.status, 201);
+      assert.equal(reissued.body.id, them.orgId);
+      await expectError((await as(rotated.body.adminToken, 'POST', '/api/v1/api-keys', {})).response, 401, 'unauthorized');
+      assert.equal((await as(reissued.body.adminToken, 'POST', '/api/v1/api-keys', {})).status, 201);
+      await expectError((await as(fg.adminToken, 'POST', '/api/v1/orgs/org_nope/admin-token')).response, 404, 'unknown_org');
+
+      // The bootstrap token comes from the configuration: rotating it through the API is refused.
+      await expectError((await as(fg.adminToken, 'POST', '/api/v1/admin-token/rotate')).response, 409, 'bootstrap_token');
+    });
+
+    it('revokes the previous instance administrator token when FLOWGATE_ADMIN_TOKEN changes across a restart', async () => {
+      const first = await startTestFlowgate();
+      await first.stop(true);
+      const second = await startTestFlowgate({}, { restartOf: { ...first, adminToken: `fga_test_${randomBytes(12).toString('hex')}` } });
+      try {
+        const old = await second.request('/api/v1/api-keys', { method: 'POST', headers: { Authorization: `Bearer ${first.adminToken}` } });
+        await expectError(old, 401, 'unauthorized');
+        assert.equal((await second.admin('POST', '/api/v1/api-keys', {})).status, 201);
+      } finally {
+        await second.stop();
+      }
+    });
+
+    it('checks inputSchema patterns in linear time, and refuses a pattern RE2 cannot run when the workflow is saved', async () => {
+      // ^(a+)+$ against 'aaaa…ab' takes V8's backtracking engine minutes; RE2 answers at once.
+      const p = await publishWorkflow(fg, { ...hello, inputSchema: { type: 'object', properties: { who: { type: 'string', pattern: '^(a+)+$' } } } });
+      const evil = await trigger(fg, p, { who: `${'a'.repeat(40)}b` });
+      await expectError(evil, 422, 'invalid_inputs');
+      const fine = await trigger(fg, p, { who: 'aaaa' }, { 'x-api-wait': 'true' });
+      assert.equal(fine.status, 200);
+      const lookahead = await as<ErrorBody>(fg.adminToken, 'POST', '/api/v1/workflows',
+        { ...hello, inputSchema: { type: 'object', properties: { who: { type: 'string', pattern: '^(?=x)x$' } } } });
+      await expectError(lookahead.response, 400, 'invalid_definition');
+      assert.match(lookahead.body.message, /inputSchema/);
+    });
+
+    it('refuses a wait longer than 366 days when the workflow is saved', async () => {
+      const tooLong = await as<ErrorBody>(fg.adminToken, 'POST', '/api/v1/workflows', { name: 'nap', steps: [{ name: 'Nap', type: 'delay', duration: '400d' }] });
+      await expectError(tooLong.response, 400, 'invalid_definition');
+      assert.match(tooLong.body.message, /at most 366d/);
+    });
+
     it('answers 400 invalid_definition, naming the field, to an invalid workflow definition', async () => {
       const cases: { definition: unknown; field: RegExp }[] = [
         { definition: { name: 'bad-type', steps: [{ name: 'X', type: 'teleport' }] }, field: /steps\.0/ },

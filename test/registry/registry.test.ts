@@ -84,6 +84,23 @@ for (const backend of registryDialects({ tempDirPrefix: 'flowgate-registry-', sc
         assert.equal(await registry.findAdminToken(hashSecret('unknown')), undefined);
       });
 
+      it('replaces an org\'s tokens of one kind, keeping the other kind and other orgs\' tokens', async () => {
+        const org = await registry.createOrg('rotating');
+        const other = await registry.createOrg('bystander');
+        const [instance, old, next, theirs] = ['a', 'b', 'c', 'd'].map(() => hashSecret(randomToken('fga_'))) as [string, string, string, string];
+        await registry.addAdminToken(org.id, instance, { instanceAdmin: true });
+        await registry.addAdminToken(org.id, old, { instanceAdmin: false });
+        await registry.addAdminToken(other.id, theirs, { instanceAdmin: false });
+        await registry.replaceAdminTokens(org.id, next, { instanceAdmin: false });
+        await registry.replaceAdminTokens(org.id, next, { instanceAdmin: false }); // idempotent
+        assert.equal(await registry.findAdminToken(old), undefined);
+        assert.deepEqual(await registry.findAdminToken(next), { orgId: org.id, instanceAdmin: false });
+        assert.deepEqual(await registry.findAdminToken(instance), { orgId: org.id, instanceAdmin: true });
+        assert.deepEqual(await registry.findAdminToken(theirs), { orgId: other.id, instanceAdmin: false });
+        await assert.rejects(registry.replaceAdminTokens('org_nope', hashSecret(randomToken('fga_')), { instanceAdmin: false }),
+          (e: unknown) => e instanceof RegistryError && e.code === 'NOT_FOUND');
+      });
+
       it('reports NOT_FOUND for a token of an unknown org', async () => {
         await assert.rejects(
           registry.addAdminToken('org_nope', hashSecret(randomToken('fga_')), { instanceAdmin: false }),

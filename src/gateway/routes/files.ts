@@ -6,6 +6,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { GatewayDeps } from '../deps';
 import { HttpError, notFound } from '../http-error';
+import { decodeFileKey } from '../../signed-urls';
 
 const FileQuerySchema = z.object({
   exp: z.string().optional(),
@@ -17,7 +18,8 @@ const FileQuerySchema = z.object({
 export function fileRoutes(deps: GatewayDeps): Router {
   const router = new Router();
   router.get(/^\/files\/(.+)$/, async (ctx) => {
-    const key = decodeURIComponent(ctx.path.slice('/files/'.length));
+    const key = decodeFileKey(ctx.path.slice('/files/'.length));
+    if (key === undefined) throw new HttpError(403, 'invalid_link', 'this link is not valid');
     const query = FileQuerySchema.safeParse(ctx.query);
     if (!query.success) throw new HttpError(403, 'invalid_link', 'this link is not valid');
     const verdict = deps.signer.verify(key, query.data);

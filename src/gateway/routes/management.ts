@@ -5,7 +5,8 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { WorkflowDefinitionSchema } from '../../common/definition';
+import { WorkflowDefinitionSchema, type WorkflowDefinition } from '../../common/definition';
+import { inputSchemaProblem } from '../../runs/input-schema';
 import { RegistryError, type WorkflowRecord } from '../../registry';
 import { hashSecret, randomToken } from '../../secrets';
 import { requireAdmin, type AdminPrincipal } from '../auth';
@@ -38,6 +39,14 @@ function parse<T>(schema: z.ZodType<T>, value: unknown, code = 'invalid_body'): 
   return parsed.data;
 }
 
+/** A workflow definition, with an `inputSchema` that compiles (so a trigger never meets a broken one). */
+function parseDefinition(value: unknown): WorkflowDefinition {
+  const definition = parse(WorkflowDefinitionSchema, value, 'invalid_definition');
+  const problem = inputSchemaProblem(definition.inputSchema);
+  if (problem) throw badRequest('invalid_definition', `inputSchema: not a usable JSON Schema: ${problem}`);
+  return definition;
+}
+
 function admin(ctx: Context): AdminPrincipal {
   return ctx.state.admin as AdminPrincipal;
 }
@@ -64,15 +73,38 @@ export function managementRoutes(deps: GatewayDeps): Router {
     ctx.body = { id: org.id, name: org.name, adminToken };
   });
 
+  /** A new admin token for an organization; its previous ones stop working at once. */
+  const reissueAdminToken = async (orgId: string): Promise<string> => {
+    const adminToken = randomToken(ADMIN_TOKEN_PREFIX);
+    await deps.registry.replaceAdminTokens(orgId, hashSecret(adminToken), { instanceAdmin: false });
+    return adminToken;
+  };
+
+  router.post('/admin-token/rotate', async (ctx) => {
+    if (admin(ctx).instanceAdmin) {
+      throw conflict('bootstrap_token', 'the instance administrator\'s token comes from FLOWGATE_ADMIN_TOKEN (or <data>/admin-token): change it there and restart to revoke the old one');
+    }
+    ctx.status = 201;
+    ctx.body = { adminToken: await reissueAdminToken(admin(ctx).orgId) };
+  });
+
+  router.post('/orgs/:id/admin-token', async (ctx) => {
+    if (!admin(ctx).instanceAdmin) throw forbidden('only the instance administrator may reissue another organization\'s token');
+    const org = await deps.registry.getOrg(ctx.params.id ?? '');
+    if (!org || org.id === admin(ctx).orgId) throw notFound('unknown_org', `no organization ${ctx.params.id} other than the instance administrator's`);
+    ctx.status = 201;
+    ctx.body = { id: org.id, adminToken: await reissueAdminToken(org.id) };
+  });
+
   router.post('/workflows', async (ctx) => {
-    const definition = parse(WorkflowDefinitionSchema, body(ctx), 'invalid_definition');
+    const definition = parseDefinition(body(ctx));
     const workflow = await deps.registry.createWorkflow(admin(ctx).orgId, definition);
     ctx.status = 201;
     ctx.body = workflowBody(workflow);
   });
 
   router.put('/workflows/:id', async (ctx) => {
-    const definition = parse(WorkflowDefinitionSchema, body(ctx), 'invalid_definition');
+    const definition = parseDefinition(body(ctx));
     const workflow = await deps.registry.updateWorkflowDraft(admin(ctx).orgId, ctx.params.id ?? '', definition);
     if (!workflow) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
     ctx.body = workflowBody(workflow);
@@ -85,7 +117,10 @@ export function managementRoutes(deps: GatewayDeps): Router {
   });
 
   router.post('/workflows/:id/publish', async (ctx) => {
-    const version = await deps.registry.publishWorkflow(admin(ctx).orgId, ctx.params.id ?? '');
+    const version = await deps.registry.publishWorkflow(admin(ctx).orgId, ctx.params.id ?? '').catch((err: unknown) => {
+      if (err instanceof RegistryError && err.code === 'CONFLICT') throw conflict('publish_conflict', err.message);
+      throw err;
+    });
     if (!version) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
     ctx.status = 201;
     ctx.body = { workflowId: version.workflowId, version: version.version, stepMap: version.stepMap };

@@ -16,7 +16,7 @@ import nodemailer from 'nodemailer';
 import { z } from 'zod';
 import type { BlobStore } from '../../blob-store';
 import { assertAddressAllowed } from '../../net/outbound';
-import type { SignedUrlSigner } from '../../signed-urls';
+import { decodeFileKey, type SignedUrlSigner } from '../../signed-urls';
 import { ToolCallError } from '../dispatcher';
 import { ToolFailure, type ToolConnection, type ToolDefinition, type ToolServer } from '../types';
 
@@ -285,7 +285,9 @@ async function resolveAttachment(ref: AttachmentRef, index: number, orgId: strin
       throw new ToolCallError('INVALID_ARGUMENTS', `attachments[${index}].url is not a URL`);
     }
     if (!url.pathname.startsWith('/files/')) throw new ToolCallError('INVALID_ARGUMENTS', `attachments[${index}].url is not a flowgate file link`);
-    key = decodeURIComponent(url.pathname.slice('/files/'.length));
+    const decoded = decodeFileKey(url.pathname.slice('/files/'.length));
+    if (decoded === undefined) throw new ToolCallError('INVALID_ARGUMENTS', `attachments[${index}].url is not a valid file link`);
+    key = decoded;
     const params = Object.fromEntries(url.searchParams);
     const verdict = deps.signer.verify(key, params);
     if (verdict !== 'ok') throw new ToolCallError('INVALID_ARGUMENTS', `attachments[${index}].url is ${verdict === 'expired' ? 'an expired' : 'not a valid'} file link`);
