@@ -61,12 +61,13 @@ export async function runAutomation(input: RunInput): Promise<RunSummary> {
   };
   const approvals = new ApprovalDesk();
   setHandler(stateQuery, () => state);
-  setHandler(decideUpdate, (request) => approvals.record(request, request.via === 'link' ? 'link' : 'api'), {
-    validator: (request) => approvals.validate(request),
+  const updateVia = (request: DecisionRequest): 'link' | 'api' => (request.via === 'link' ? 'link' : 'api');
+  setHandler(decideUpdate, (request) => approvals.record(request, updateVia(request)), {
+    validator: (request) => approvals.validate(request, updateVia(request)),
   });
   setHandler(approvalSignal, (request) => {
     try {
-      approvals.validate(request);
+      approvals.validate(request, 'signal');
       approvals.record(request, 'signal');
     } catch (err) {
       log.warn('approval signal ignored', { reason: (err as Error).message });

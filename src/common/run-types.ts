@@ -79,6 +79,11 @@ export type Decision = 'approve' | 'reject';
 /** One approver's decision, as recorded in the approval step's result and stdout.txt. */
 export interface ApprovalDecision {
   approver: string;
+  /**
+   * Who sent the decision: `api-key:<id>` for the API (the key's ID, never the key), the approver
+   * for a link, `operator-signal` or `operator-update` for an operator going straight to Temporal.
+   */
+  actor: string;
   decision: Decision;
   comment?: string;
   /** ISO 8601 UTC */
@@ -91,7 +96,10 @@ export interface DecisionRequest {
   decision: Decision;
   /** required for links; must be one of the step's approvers when given */
   approver?: string;
-  /** who decides when no approver is named (the API key's ID); recorded as the approver */
+  /**
+   * the API key that sent the decision (`api-key:<id>`), set by the gateway; recorded as the
+   * decision's actor, and as the approver when none is named. One key counts as one approval.
+   */
   actor?: string;
   comment?: string;
   via?: 'api' | 'link' | 'signal';

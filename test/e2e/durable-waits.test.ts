@@ -122,11 +122,11 @@ describe('durable waits, approvals and chained workflows', () => {
       const done = await pollStatus(fg, p, runId);
       assert.equal(done.status, 'COMPLETE');
       assert.equal(await stepFile(fg, p, runId, 3, 'output.txt'), 'paid after approved');
-      const result = JSON.parse(await stepFile(fg, p, runId, 2, 'output.txt')) as { outcome: string; decisions: { approver: string; decision: string; comment: string; via: string; at: string }[] };
+      const result = JSON.parse(await stepFile(fg, p, runId, 2, 'output.txt')) as { outcome: string; decisions: { approver: string; actor: string; decision: string; comment: string; via: string; at: string }[] };
       assert.equal(result.outcome, 'approved');
-      assert.deepEqual(result.decisions.map((d) => [d.approver, d.decision, d.comment, d.via]), [['Ann@example.com', 'approve', 'looks right', 'api']]);
+      assert.deepEqual(result.decisions.map((d) => [d.approver, d.actor, d.decision, d.comment, d.via]), [['Ann@example.com', `api-key:${p.apiKeyId}`, 'approve', 'looks right', 'api']]);
       assert.ok(!Number.isNaN(Date.parse(result.decisions[0]?.at ?? '')));
-      assert.match(await stepFile(fg, p, runId, 2, 'stdout.txt'), /approve by Ann@example\.com via api: looks right/);
+      assert.equal((await stepFile(fg, p, runId, 2, 'stdout.txt')).includes(`approve by Ann@example.com via api (actor api-key:${p.apiKeyId}): looks right`), true);
 
       const late = await decideByApi(fg, p, runId, { decision: 'approve', approver: 'bob@example.com' });
       assert.equal(late.status, 409);
@@ -146,8 +146,47 @@ describe('durable waits, approvals and chained workflows', () => {
       assert.equal(still.status, 'PAUSED');
       assert.deepEqual(still.waitingOn?.approvers, ['bob@example.com']);
       assert.equal(still.waitingOn?.approvals, 1);
-      assert.equal((await decideByApi(fg, p, runId, { decision: 'approve', approver: 'bob@example.com' })).status, 200);
+      const other = await fg.admin<{ id: string; key: string }>('POST', '/api/v1/api-keys', { name: 'bob\'s integration' });
+      assert.equal(other.status, 201);
+      assert.equal((await decideByApi(fg, { ...p, apiKey: other.body.key }, runId, { decision: 'approve', approver: 'bob@example.com' })).status, 200);
       assert.equal((await pollStatus(fg, p, runId)).status, 'COMPLETE');
+      const result = JSON.parse(await stepFile(fg, p, runId, 2, 'output.txt')) as { decisions: { approver: string; actor: string }[] };
+      assert.deepEqual(result.decisions.map((d) => [d.approver, d.actor]), [['ann@example.com', `api-key:${p.apiKeyId}`], ['bob@example.com', `api-key:${other.body.id}`]]);
+    });
+
+    it('counts one API key as one approval, whatever approvers it names; a link of another approver completes the step', async () => {
+      const p = await publishWorkflow(fg, approvalWorkflow({ required: 2 }));
+      const runId = await startRun(fg, p, { invoice: 'INV-13' });
+      await pollStatus(fg, p, runId, paused(2), 20_000);
+      assert.equal((await decideByApi(fg, p, runId, { decision: 'approve', approver: 'ann@example.com' })).status, 200);
+      const second = await decideByApi(fg, p, runId, { decision: 'approve', approver: 'bob@example.com' });
+      assert.equal(second.status, 409);
+      assert.equal(second.body.error, 'already_decided');
+      assert.match(String(second.body.message), new RegExp(`api-key:${p.apiKeyId} has already approved step 2 \\(as ann@example\\.com\\)`));
+      const unnamed = await decideByApi(fg, p, runId, { decision: 'approve' });
+      assert.equal(unnamed.status, 409, 'nor can it approve again in its own name');
+      const still = await statusOf(fg, p, runId);
+      assert.equal(still.status, 'PAUSED');
+      assert.equal(still.waitingOn?.approvals, 1);
+      assert.deepEqual(still.waitingOn?.approvers, ['bob@example.com']);
+
+      const { body } = await fg.admin<ApprovalsBody>('GET', `/api/v1/runs/${runId}/approvals`);
+      const link = body.approvals[0]?.approvers.find((a) => a.approver === 'bob@example.com')?.link ?? '';
+      const submitted = await fetch(link, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'decision=approve' });
+      assert.equal(submitted.status, 200);
+      assert.equal((await pollStatus(fg, p, runId)).status, 'COMPLETE');
+
+      const output = await stepFile(fg, p, runId, 2, 'output.txt');
+      assert.ok(!output.includes(p.apiKey), 'the key itself is never recorded');
+      const result = JSON.parse(output) as { outcome: string; decisions: { approver: string; actor: string; via: string }[] };
+      assert.equal(result.outcome, 'approved');
+      assert.deepEqual(result.decisions.map((d) => [d.approver, d.actor, d.via]), [
+        ['ann@example.com', `api-key:${p.apiKeyId}`, 'api'], ['bob@example.com', 'bob@example.com', 'link'],
+      ]);
+      const stdout = await stepFile(fg, p, runId, 2, 'stdout.txt');
+      assert.ok(stdout.includes(`approve by ann@example.com via api (actor api-key:${p.apiKeyId})`), stdout);
+      assert.ok(stdout.includes('approve by bob@example.com via link (actor bob@example.com)'), stdout);
+      assert.match(stdout, /approved \(2 of 2\)/);
     });
 
     it('decides through a signed single-use link whose page shows what is being approved', async () => {
@@ -173,8 +212,8 @@ describe('durable waits, approvals and chained workflows', () => {
       assert.equal(submitted.status, 200);
       assert.match(await submitted.text(), /Approved/);
       assert.equal((await pollStatus(fg, p, runId)).status, 'COMPLETE');
-      const result = JSON.parse(await stepFile(fg, p, runId, 2, 'output.txt')) as { decisions: { approver: string; via: string; comment: string }[] };
-      assert.deepEqual(result.decisions.map((d) => [d.approver, d.via, d.comment]), [['bob@example.com', 'link', 'ok by me']]);
+      const result = JSON.parse(await stepFile(fg, p, runId, 2, 'output.txt')) as { decisions: { approver: string; actor: string; via: string; comment: string }[] };
+      assert.deepEqual(result.decisions.map((d) => [d.approver, d.actor, d.via, d.comment]), [['bob@example.com', 'bob@example.com', 'link', 'ok by me']]);
 
       const reused = await fetch(link, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'decision=reject' });
       assert.equal(reused.status, 409);
@@ -190,8 +229,8 @@ describe('durable waits, approvals and chained workflows', () => {
       await run(temporalCliPath(), ['workflow', 'signal', '--address', temporalAddress(), '--workflow-id', runId,
         '--name', 'approvalDecision', '--input', JSON.stringify({ decision: 'approve', approver: 'bob@example.com', comment: 'from the CLI' })]);
       assert.equal((await pollStatus(fg, p, runId)).status, 'COMPLETE');
-      const result = JSON.parse(await stepFile(fg, p, runId, 2, 'output.txt')) as { decisions: { via: string; comment: string }[] };
-      assert.deepEqual(result.decisions.map((d) => [d.via, d.comment]), [['signal', 'from the CLI']]);
+      const result = JSON.parse(await stepFile(fg, p, runId, 2, 'output.txt')) as { decisions: { approver: string; actor: string; via: string; comment: string }[] };
+      assert.deepEqual(result.decisions.map((d) => [d.approver, d.actor, d.via, d.comment]), [['bob@example.com', 'operator-signal', 'signal', 'from the CLI']]);
     });
 
     it('fails the run with the reason when rejected, or continues when the step says so', async () => {
