@@ -1,11 +1,21 @@
 /**
  * The contract's bodies (interface.md 2.3 to 2.6) built from a RunView. File links are signed
- * here; whole results of cut outcomes are read back from output.txt.
+ * here; results of cut outcomes are read back from output.txt, up to the caps below.
  */
 import type { BlobStore } from '../blob-store';
 import type { RunView } from '../runs/run-service';
 import type { SignedUrlSigner } from '../signed-urls';
 import type { StepOutcome, WaitingOn } from '../common/run-types';
+
+/**
+ * What a synchronous body (2.3) inlines of step results, in UTF-8 bytes. A step's output.txt may
+ * hold 10 MiB (an http step) and a run may have dozens of steps: read whole, the body would take
+ * hundreds of MB of gateway memory and, past V8's longest string, JSON.stringify would throw. A
+ * result over its cap, or once the body's budget is spent, is inlined cut and its entry says
+ * `truncated: true`, with `resultUrls` linking the whole output.txt as in 2.6.
+ */
+export const SYNC_RESULT_MAX_BYTES = 1024 * 1024;
+export const SYNC_BODY_RESULTS_MAX_BYTES = 8 * 1024 * 1024;
 
 export interface DesignatedOutput {
   stepIndex: number;
@@ -22,10 +32,77 @@ function stepVersion(view: RunView, stepIndex: number): number {
   return view.memo.stepMap[String(stepIndex)] ?? 1;
 }
 
-async function wholeResult(blobs: BlobStore, outcome: StepOutcome): Promise<string> {
-  if (!outcome.truncated) return outcome.result;
-  const whole = await blobs.read(outcome.files['output.txt'].key);
-  return whole ? whole.toString('utf8') : outcome.result;
+/** Where to cut `bytes` at most `at` bytes in without splitting a character: back over continuation bytes. */
+export function utf8Cut(bytes: Buffer, at: number): number {
+  if (at >= bytes.length) return bytes.length;
+  let cut = at;
+  while (cut > 0 && cut > at - 4 && ((bytes[cut] ?? 0) & 0xc0) === 0x80) cut--;
+  return cut;
+}
+
+/** The inline text of a cut outcome, without a lone high surrogate its cut may have left at the end. */
+function inlinePrefix(outcome: StepOutcome): string {
+  const last = outcome.result.charCodeAt(outcome.result.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? outcome.result.slice(0, -1) : outcome.result;
+}
+
+/**
+ * The first `maxBytes` of a blob as text, cut on a character boundary; `whole` when it all fit.
+ * Stops reading once past the cap (the stream reads a chunk or two ahead), never the whole file.
+ */
+export async function readTextPrefix(blobs: BlobStore, key: string, maxBytes: number): Promise<{ text: string; whole: boolean } | undefined> {
+  const opened = await blobs.open(key);
+  if (!opened) return undefined;
+  const chunks: Buffer[] = [];
+  let length = 0;
+  try {
+    for await (const chunk of opened.stream as AsyncIterable<Buffer>) {
+      // One byte past the cap tells a cut result from one of exactly maxBytes.
+      const kept = chunk.subarray(0, maxBytes + 1 - length);
+      chunks.push(kept);
+      length += kept.length;
+      if (length > maxBytes) break;
+    }
+  } finally {
+    opened.stream.destroy();
+  }
+  const bytes = Buffer.concat(chunks, length);
+  if (length <= maxBytes) return { text: bytes.toString('utf8'), whole: true };
+  return { text: bytes.subarray(0, utf8Cut(bytes, maxBytes)).toString('utf8'), whole: false };
+}
+
+type InlinedResult = { outcome: StepOutcome; text: string; truncated: boolean };
+
+/**
+ * The text each outcome inlines in a synchronous body. The budget is handed out in step order
+ * before any read, so which results are cut does not depend on which read finishes first. Inline
+ * results count against it too; a cut outcome left with no more budget than its inline prefix
+ * keeps that prefix (already in memory) rather than reading output.txt.
+ */
+async function inlinedResults(blobs: BlobStore, outcomes: StepOutcome[]): Promise<InlinedResult[]> {
+  let budget = SYNC_BODY_RESULTS_MAX_BYTES;
+  const plans = outcomes.map((o) => {
+    const inlineBytes = Buffer.byteLength(o.result);
+    if (!o.truncated) {
+      budget -= inlineBytes;
+      return { outcome: o, readBytes: 0 };
+    }
+    const allowance = Math.max(0, Math.min(SYNC_RESULT_MAX_BYTES, budget));
+    if (allowance <= inlineBytes) return { outcome: o, readBytes: 0 };
+    budget -= Math.min(allowance, o.files['output.txt'].size);
+    return { outcome: o, readBytes: allowance };
+  });
+  return Promise.all(plans.map(async ({ outcome, readBytes }): Promise<InlinedResult> => {
+    if (!outcome.truncated) return { outcome, text: outcome.result, truncated: false };
+    const read = readBytes > 0 ? await readTextPrefix(blobs, outcome.files['output.txt'].key, readBytes) : undefined;
+    return read ? { outcome, text: read.text, truncated: !read.whole } : { outcome, text: inlinePrefix(outcome), truncated: true };
+  }));
+}
+
+/** The signed links of an outcome's files (2.6 `resultUrls`). */
+function resultUrls(outcome: StepOutcome, ctx: BodyContext) {
+  return Object.fromEntries(Object.entries(outcome.files).map(([name, file]) =>
+    [name, { url: ctx.signer.sign(file.key, ctx.resultUrlTtlSeconds, { type: file.mimeType }), mimeType: file.mimeType, size: file.size }]));
 }
 
 /** The fields 2.3 and 2.6 share, plus `status` (and `error` when the run did not complete). */
@@ -49,13 +126,15 @@ export async function syncResultBody(view: RunView, inputs: unknown, ctx: BodyCo
     stepMap: view.memo.stepMap,
     inputs: inputs ?? '',
     triggerId: view.memo.triggerId,
-    results: await Promise.all(view.outcomes.map(async (o) => ({
+    results: (await inlinedResults(ctx.blobs, view.outcomes)).map(({ outcome: o, text, truncated }) => ({
       stepIndex: o.stepIndex,
       stepVersion: stepVersion(view, o.stepIndex),
-      result: { stepIndex: o.stepIndex, resultType: o.resultType, result: await wholeResult(ctx.blobs, o) },
+      result: { stepIndex: o.stepIndex, resultType: o.resultType, result: text },
+      // A cut result says so, and links the whole text.
+      ...(truncated ? { truncated: true as const, resultUrls: resultUrls(o, ctx) } : {}),
       exitCode: o.exitCode,
       duration: o.duration,
-    }))),
+    })),
     startedBy: view.memo.startedBy,
   };
 }
@@ -123,7 +202,7 @@ export function resultsBody(view: RunView, designated: DesignatedOutput | undefi
     results: view.outcomes.map((o) => ({
       stepIndex: o.stepIndex,
       stepVersion: stepVersion(view, o.stepIndex),
-      resultUrls: Object.fromEntries(Object.entries(o.files).map(([name, file]) => [name, { url: link(file.key, file.mimeType), mimeType: file.mimeType, size: file.size }])),
+      resultUrls: resultUrls(o, ctx),
       exitCode: o.exitCode,
       duration: o.duration,
     })),
