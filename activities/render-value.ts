@@ -17,7 +17,7 @@ export interface RenderValueRequest {
 
 export function createRenderValue(deps: { blobs: BlobStore }) {
   return async function renderValue(request: RenderValueRequest): Promise<unknown> {
-    const context = buildContext({ ...request.run, inputs: await resolveInputs(deps.blobs, request.run) }, await fullOutcomes(deps.blobs, request.previous));
+    const context = buildContext({ ...request.run, inputs: await resolveInputs(deps.blobs, request.run) }, await fullOutcomes(deps.blobs, request.run, request.previous));
     return interpolateDeep(request.value, context);
   };
 }

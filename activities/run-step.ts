@@ -6,7 +6,7 @@
 import { Context, log } from '@temporalio/activity';
 import type { BlobStore } from '../src/blob-store';
 import { buildContext } from '../src/common/interpolate';
-import { RESULT_INLINE_LIMIT, type RecordStepRequest, type ResultType, type RunStepRequest, type StepOutcome, type StoredFile } from '../src/common/run-types';
+import { RESULT_INLINE_LIMIT, type PreviousStep, type RecordStepRequest, type ResultType, type RunStepRequest, type StepOutcome, type StoredFile } from '../src/common/run-types';
 import { runCodeStep } from './code-step';
 import { runHttpStep } from './http-step';
 import { resolveInputs } from './resolve-inputs';
@@ -32,18 +32,18 @@ export function stepFileKey(orgId: string, runId: string, stepIndex: number, fil
   return `runs/${orgId}/${runId}/steps/${stepIndex}/${fileName}`;
 }
 
-/** Previous outcomes carry cut results; reload the whole text of those that were cut. */
-export async function fullOutcomes(blobs: BlobStore, previous: StepOutcome[]): Promise<StepOutcome[]> {
+/** Earlier steps arrive with results cut or left out (`previousSteps`); reload those from output.txt. */
+export async function fullOutcomes(blobs: BlobStore, run: Pick<RunStepRequest['run'], 'orgId' | 'runId'>, previous: PreviousStep[]): Promise<PreviousStep[]> {
   return Promise.all(previous.map(async (outcome) => {
     if (!outcome.truncated) return outcome;
-    const whole = await blobs.read(outcome.files['output.txt'].key);
+    const whole = await blobs.read(stepFileKey(run.orgId, run.runId, outcome.stepIndex, 'output.txt'));
     if (!whole) throw new Error(`output.txt of step ${outcome.stepIndex} is missing from the blob store`);
     return { ...outcome, result: whole.toString('utf8'), truncated: false };
   }));
 }
 
 async function execute(request: RunStepRequest, deps: StepDependencies): Promise<StepExecution> {
-  const context = buildContext({ ...request.run, inputs: await resolveInputs(deps.blobs, request.run) }, await fullOutcomes(deps.blobs, request.previous));
+  const context = buildContext({ ...request.run, inputs: await resolveInputs(deps.blobs, request.run) }, await fullOutcomes(deps.blobs, request.run, request.previous));
   const { step } = request;
   switch (step.type) {
     case 'template':

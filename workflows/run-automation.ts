@@ -19,7 +19,7 @@ import { isActivityStep } from '../src/common/step-kinds';
 import { isInputsReference } from '../src/common/inputs-reference';
 import { buildContext, interpolateDeep } from '../src/common/interpolate';
 import {
-  FailureType, type ApprovalDecision, type DecisionRequest, type RunInput, type RunState, type RunStepRequest, type RunSummary, type StepOutcome,
+  FailureType, previousSteps, type ApprovalDecision, type DecisionRequest, type RunInput, type RunState, type RunStepRequest, type RunSummary, type StepOutcome,
   type WaitingOn,
 } from '../src/common/run-types';
 import { ApprovalDesk } from './steps/approval';
@@ -49,7 +49,7 @@ const { recordStep, renderValue } = proxyActivities<Activities>({ startToCloseTi
 function rendererFor(run: RunStepRequest['run'], previous: StepOutcome[]): Renderer {
   const complete = !isInputsReference(run.inputs) && previous.every((o) => !o.truncated);
   const context = buildContext(run, previous);
-  return async (value) => (complete ? interpolateDeep(value, context) : renderValue({ run, previous, value }));
+  return async (value) => (complete ? interpolateDeep(value, context) : renderValue({ run, previous: previousSteps(previous), value }));
 }
 
 export async function runAutomation(input: RunInput): Promise<RunSummary> {
@@ -98,7 +98,7 @@ export async function runAutomation(input: RunInput): Promise<RunSummary> {
 
     let outcome: StepOutcome;
     if (isActivityStep(step)) {
-      outcome = await stepActivities(step).runStep({ run, stepIndex, step, previous: state.outcomes });
+      outcome = await stepActivities(step).runStep({ run, stepIndex, step, previous: previousSteps(state.outcomes) });
     } else {
       const started = Date.now();
       const render = rendererFor(run, state.outcomes);

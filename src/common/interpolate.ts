@@ -14,7 +14,7 @@ export interface InterpolationContext {
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_$.\-[\]]+)\s*\}\}/g;
 
 export function buildContext(run: Pick<RunInput, 'runId' | 'automationId' | 'automationVersion' | 'triggerId' | 'started' | 'inputs'>,
-  previous: readonly StepOutcome[]): InterpolationContext {
+  previous: readonly Pick<StepOutcome, 'stepIndex' | 'result' | 'exitCode'>[]): InterpolationContext {
   const steps: InterpolationContext['steps'] = {};
   for (const outcome of previous) {
     steps[String(outcome.stepIndex)] = { result: outcome.result, json: parseJson(outcome.result), exitCode: outcome.exitCode };

@@ -58,13 +58,42 @@ export interface StepOutcome {
  */
 export const RESULT_INLINE_LIMIT = 4 * 1024;
 
+/** What an activity needs of an earlier step to interpolate it; the whole result is in its output.txt. */
+export type PreviousStep = Pick<StepOutcome, 'stepIndex' | 'exitCode' | 'resultType' | 'result' | 'truncated'>;
+
+/**
+ * Result text inlined into one activity's input, over all earlier steps together. Every step's
+ * activity input lists the steps before it, so without a total bound a run's history grows with
+ * the square of its results (150 steps of 4 KiB each passed Temporal's 50 MB history limit).
+ */
+export const PREVIOUS_INLINE_BUDGET = 16 * 1024;
+
+/**
+ * The earlier steps as an activity input: the latest results inline while they fit the budget,
+ * the others marked truncated (the activity reloads them from output.txt). Pure: used in workflows.
+ */
+export function previousSteps(outcomes: readonly StepOutcome[]): PreviousStep[] {
+  let budget = PREVIOUS_INLINE_BUDGET;
+  const compact: PreviousStep[] = [];
+  for (let i = outcomes.length - 1; i >= 0; i--) {
+    const { stepIndex, exitCode, resultType, result, truncated } = outcomes[i]!;
+    const inline = !truncated && result.length <= budget;
+    if (inline) budget -= result.length;
+    compact.unshift({ stepIndex, exitCode, resultType, result: inline ? result : '', truncated: !inline });
+  }
+  return compact;
+}
+
 /** The argument of the runStep activity. */
 export interface RunStepRequest {
   run: Pick<RunInput, 'runId' | 'orgId' | 'automationId' | 'automationVersion' | 'triggerId' | 'started' | 'inputs'>;
   stepIndex: number;
   step: ActivityStep;
-  /** outcomes of the steps that ran before this one, by index */
-  previous: StepOutcome[];
+  /**
+   * the steps that ran before this one, in order (`previousSteps`; inputs scheduled by older
+   * workers carry whole StepOutcomes, which fit this type too)
+   */
+  previous: PreviousStep[];
 }
 
 export interface StepState {
