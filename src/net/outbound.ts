@@ -164,7 +164,13 @@ function isBlockedV6(groups: number[]): boolean {
   if (upperZero && g5 === 0xffff) return isBlockedV4(embeddedV4); // IPv4-mapped ::ffff:a.b.c.d
   if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0xffff && g5 === 0) return isBlockedV4(embeddedV4); // IPv4-translated
   if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return isBlockedV4(embeddedV4); // NAT64
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0x0001) return true; // local-use NAT64 64:ff9b:1::/48 (RFC 8215)
   if (g0 === 0x2002) return isBlockedV4(g1 * 65536 + g2); // 6to4 embeds the IPv4 in the prefix
+  if (g0 === 0x2001 && g1 === 0) return true; // Teredo 2001::/32: tunnels to an IPv4 hidden in the address
+  if (g0 === 0x2001 && g1 === 0x0002 && g2 === 0) return true; // benchmarking 2001:2::/48
+  if (g0 === 0x2001 && (g1 & 0xfff0) === 0x0010) return true; // ORCHID 2001:10::/28
+  if (g0 === 0x2001 && (g1 & 0xfff0) === 0x0020) return true; // ORCHIDv2 2001:20::/28
+  if (g0 === 0x0100 && g1 === 0 && g2 === 0 && g3 === 0) return true; // discard-only 100::/64
   if ((g0 & 0xfe00) === 0xfc00) return true; // unique local fc00::/7
   if ((g0 & 0xffc0) === 0xfe80) return true; // link-local fe80::/10
   if ((g0 & 0xffc0) === 0xfec0) return true; // deprecated site-local fec0::/10
