@@ -77,6 +77,8 @@ export type WaitOutcome = { done: true; view: RunView } | { done: false };
 /** Workflow task events before the first one completes: started, scheduled, (started). */
 const HISTORY_LENGTH_BEFORE_FIRST_TASK = 3;
 const QUERY_DEADLINE_MS = 5000;
+/** How long to ask Temporal whether a run exists after its start failed: the caller is waiting. */
+const EXISTS_DEADLINE_MS = 5000;
 
 /** A run ID derived from the trigger and an Idempotency-Key: the same call twice names the same workflow. */
 export function idempotentRunId(orgId: string, triggerId: string, idempotencyKey: string): string {
@@ -84,12 +86,23 @@ export function idempotentRunId(orgId: string, triggerId: string, idempotencyKey
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${hex.slice(18, 20)}-${hex.slice(20, 32)}`;
 }
 
+/**
+ * The ID a started run gets: derived from the Idempotency-Key when there is one, else fresh. The
+ * gateway chooses it before start, so that after a start that failed it can ask about that run.
+ */
+export function runIdFor(orgId: string, triggerId: string, idempotencyKey?: string): string {
+  return idempotencyKey ? idempotentRunId(orgId, triggerId, idempotencyKey) : randomUUID();
+}
+
 export class RunService {
   constructor(private readonly client: Client, private readonly taskQueue: string, private readonly log: Logger) {}
 
-  /** Starts the run; with an idempotency key, a second call finds the first call's run instead. */
-  async start(input: Omit<RunInput, 'runId'>, idempotencyKey?: string): Promise<{ runId: string; existing: boolean }> {
-    const runId = idempotencyKey ? idempotentRunId(input.orgId, input.triggerId, idempotencyKey) : randomUUID();
+  /**
+   * Starts the run as `runId` (runIdFor); with an idempotency key, a second call finds the first
+   * call's run instead.
+   */
+  async start(input: Omit<RunInput, 'runId'>, idempotencyKey?: string,
+    runId: string = runIdFor(input.orgId, input.triggerId, idempotencyKey)): Promise<{ runId: string; existing: boolean }> {
     const memo = buildRunMemo(input);
     try {
       await this.client.workflow.start<typeof runAutomation>('runAutomation', {
@@ -108,6 +121,20 @@ export class RunService {
       return { runId, existing: false };
     } catch (err) {
       if (idempotencyKey && err instanceof WorkflowExecutionAlreadyStartedError) return { runId, existing: true };
+      throw err;
+    }
+  }
+
+  /**
+   * Whether Temporal has a workflow `runId`, for a caller whose start of it failed (the server may
+   * have created it all the same). Throws when Temporal cannot tell within EXISTS_DEADLINE_MS.
+   */
+  async exists(runId: string): Promise<boolean> {
+    try {
+      await this.client.connection.withDeadline(Date.now() + EXISTS_DEADLINE_MS, () => this.handle(runId).describe());
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
       throw err;
     }
   }

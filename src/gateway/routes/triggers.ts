@@ -14,12 +14,13 @@ import { INPUTS_REF_FIELD, isInputsReference } from '../../common/inputs-referen
 import type { RunInput } from '../../common/run-types';
 import { checkInputs } from '../../runs/input-schema';
 import { inputsForRun, runInputFor } from '../../runs/run-input';
+import { runIdFor } from '../../runs/run-service';
 import { authenticateApiKey, type ApiKeyPrincipal } from '../auth';
 import type { GatewayDeps } from '../deps';
-import { badRequest, HttpError, notFound } from '../http-error';
+import { badRequest, HttpError, notFound, temporalUnavailable } from '../http-error';
 import { preferredWaitSeconds } from '../prefer';
 import { pollingHandleBody, statusPath, syncResultBody } from '../run-bodies';
-import { callTemporal } from '../temporal-errors';
+import { callTemporal, isTemporalUnavailable } from '../temporal-errors';
 import { readTriggerInputs } from '../trigger-input';
 
 /** Polling advice of interface.md section 8: 2 to 5 seconds typically, 10 to 30 for long runs. */
@@ -76,6 +77,38 @@ async function removeAll(deps: GatewayDeps, keys: string[]): Promise<void> {
   }
 }
 
+/**
+ * After a start that failed. UNAVAILABLE or DEADLINE_EXCEEDED (or an error we cannot read) may come
+ * after the server created the workflow, and that run reads this call's stored inputs and
+ * attachments: they are removed only once Temporal says it has no such workflow, and the start's
+ * error then stands. When the run exists, this returns and the call goes on as started: the caller
+ * gets its run. When Temporal cannot tell (unreachable), the blobs stay, since a few orphaned files
+ * cost less than a run whose files are gone, and the caller gets 503 naming the run
+ * (`X-Pf-Run-Id`): its status says whether it started (404: it did not), and a retry with the same
+ * Idempotency-Key is safe either way. Not covered: a start the server is still committing when
+ * describe answers (a DEADLINE_EXCEEDED mid-write); that window is short and rare.
+ */
+async function settleFailedStart(deps: GatewayDeps, runId: string, automationId: string, storedKeys: string[], startError: unknown): Promise<void> {
+  let exists: boolean;
+  try {
+    exists = await deps.runs.exists(runId);
+  } catch (err) {
+    deps.log.warn('a run start failed and Temporal could not say whether the run exists; its stored files are kept', {
+      runId, error: startError, describeError: err, blobs: storedKeys,
+    });
+    throw new HttpError(503, 'temporal_unavailable',
+      `the workflow service did not confirm whether run ${runId} started; poll its status before calling again (404 means it did not start)`,
+      { expose: true, headers: { 'Retry-After': String(RETRY_AFTER_SECONDS), 'X-Pf-Run-Id': runId, 'X-Pf-Automation-Id': automationId } });
+  }
+  if (exists) {
+    deps.log.warn('a run start failed but the run exists; answering as started', { runId, error: startError });
+    return;
+  }
+  await removeAll(deps, storedKeys);
+  if (isTemporalUnavailable(startError)) throw temporalUnavailable();
+  throw startError;
+}
+
 /** Every trigger form: authenticate, resolve the trigger, read and check the inputs, start, answer. */
 async function handleTrigger(ctx: Context, deps: GatewayDeps, kind: TriggerKind, apiKey: string): Promise<void> {
   if (ctx.method === 'HEAD') {
@@ -94,26 +127,34 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, kind: TriggerKind,
   const received = await readTriggerInputs(ctx, {
     multipart: kind === 'api', blobs: deps.blobs, signer: deps.signer, orgId: principal.orgId, limits: TRIGGER_LIMITS,
   });
-  let runId: string;
-  let replayed = false;
+  // Chosen before start, so a start that fails can still ask Temporal about this run.
+  const runId = runIdFor(principal.orgId, trigger.id, idempotencyKey);
+  let runInput: Omit<RunInput, 'runId'>;
   try {
     const problem = checkInputs({ cacheKey: `${version.workflowId}@${version.version}`, schema: version.definition.inputSchema, coerce: received.textual },
       received.inputs === '' ? {} : received.inputs);
     if (problem) throw new HttpError(problem.code === 'invalid_inputs' ? 422 : 409, problem.code, problem.message);
     const { inputs, storedKey } = await inputsForRun(deps.blobs, principal.orgId, received.inputs);
     if (storedKey) received.storedKeys.push(storedKey);
-    const started = await callTemporal(() => deps.runs.start(
-      runInputFor({ orgId: principal.orgId, version, triggerId: trigger.id, startedBy: principal.keyId, inputs }), idempotencyKey));
-    runId = started.runId;
-    replayed = started.existing;
-    if (started.existing) {
-      // A retried call: the first call's run keeps the first call's files; this call's are unused.
-      ctx.set('Idempotent-Replayed', 'true');
-      await removeAll(deps, received.storedKeys);
-    }
+    runInput = runInputFor({ orgId: principal.orgId, version, triggerId: trigger.id, startedBy: principal.keyId, inputs });
   } catch (err) {
     await removeAll(deps, received.storedKeys);
     throw err;
+  }
+  let replayed = false;
+  // The start failed but the run exists; with a key it may be an earlier call's run, and this
+  // call's files are then unused (kept all the same: we cannot tell).
+  let recovered = false;
+  try {
+    replayed = (await deps.runs.start(runInput, idempotencyKey, runId)).existing;
+  } catch (err) {
+    await settleFailedStart(deps, runId, version.workflowId, received.storedKeys, err);
+    recovered = true;
+  }
+  if (replayed) {
+    // A retried call: the first call's run keeps the first call's files; this call's are unused.
+    ctx.set('Idempotent-Replayed', 'true');
+    await removeAll(deps, received.storedKeys);
   }
   ctx.set('X-Pf-Run-Id', runId);
   ctx.set('X-Pf-Automation-Id', version.workflowId);
@@ -130,8 +171,8 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, kind: TriggerKind,
   const outcome = plan.waitSeconds > 0 ? await callTemporal(() => deps.runs.waitFor(runId, plan.waitSeconds! * 1000)) : { done: false as const };
   if (outcome.done) {
     ctx.status = 200;
-    // A replayed call answers with the run's own inputs: this call's attachments were not kept.
-    const inputs = replayed ? await readableInputs(deps, await callTemporal(() => deps.runs.startedInputs(runId))) : received.inputs;
+    // A replayed (or recovered) call answers with the run's own inputs: this call's attachments were not kept.
+    const inputs = replayed || recovered ? await readableInputs(deps, await callTemporal(() => deps.runs.startedInputs(runId))) : received.inputs;
     ctx.body = await syncResultBody(outcome.view, inputs, { blobs: deps.blobs, signer: deps.signer, resultUrlTtlSeconds: deps.config.resultUrlTtlSeconds });
     return;
   }
