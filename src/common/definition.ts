@@ -45,7 +45,8 @@ export const MAX_DURATION_MS = 366 * 86_400_000;
 
 const DurationSchema = z.string()
   .regex(DURATION_PATTERN, 'must be a duration such as 500ms, 30s, 5m, 2h or 1d')
-  .refine((text) => durationMs(text) <= MAX_DURATION_MS, 'must be at most 366d');
+  // zod runs this even when the pattern failed: only judge text that is a duration
+  .refine((text) => !DURATION_PATTERN.test(text) || durationMs(text) <= MAX_DURATION_MS, 'must be at most 366d');
 
 export const DelayStepSchema = z.object({
   ...stepBase,

@@ -319,6 +319,8 @@ describe('gateway errors and credentials', () => {
         { definition: { steps: hello.steps }, field: /name/ },
         { definition: { ...hello, output: { stepIndex: 5 } }, field: /output\.stepIndex/ },
         { definition: { ...hello, surprise: true }, field: /surprise/ },
+        { definition: { name: 'nap', steps: [{ name: 'Nap', type: 'delay', duration: '5 minutes' }] }, field: /steps\.0\.duration: must be a duration/ },
+        { definition: { name: 'ask', steps: [{ name: 'Ask', type: 'approval', approvers: ['ann'], timeout: '1w' }] }, field: /steps\.0\.timeout/ },
       ];
       for (const { definition, field } of cases) {
         const created = await as(fg.adminToken, 'POST', '/api/v1/workflows', definition);
