@@ -43,7 +43,10 @@ export function createApp(deps: GatewayDeps): Koa {
   const { perMinute, burst } = deps.config.rateLimit;
   if (perMinute > 0) {
     // Before every route: a refused request costs no credential lookup and leaves its body unread.
-    app.use(rateLimit({ limiter: new RateLimiter({ perMinute, burst }), toolsBasePath: deps.config.toolsBasePath }));
+    app.use(rateLimit({
+      limiter: new RateLimiter({ perMinute, burst }), toolsBasePath: deps.config.toolsBasePath,
+      runtimeKeyId: (token) => deps.runtimeTokens.keyIdOf(token),
+    }));
   }
   app.use(unmatched);
   const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), approvalRoutes(deps)];

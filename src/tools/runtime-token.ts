@@ -28,29 +28,40 @@ export interface RuntimeTokens {
   issue(principal: RuntimePrincipal): { token: string; expiresAt: string };
   /** undefined for a malformed, forged, expired or revoked token */
   verify(token: string): Promise<RuntimePrincipal | undefined>;
+  /**
+   * The API key a genuine, unexpired token was minted from, checked without the registry (so a
+   * revoked key's token still answers here): what the rate limiter counts a token against.
+   */
+  keyIdOf(token: string): string | undefined;
 }
 
 export function createRuntimeTokens(signingKey: Buffer, registry: Registry, now: () => number = Date.now): RuntimeTokens {
   const key = Buffer.from(hmac(signingKey, 'flowgate runtime token key v1'), 'base64url');
+  /** The claims of a token that is well formed, signed by us and not expired. */
+  const signedClaims = (token: string): z.infer<typeof PayloadSchema> | undefined => {
+    if (!token.startsWith(RUNTIME_TOKEN_PREFIX) || token.length > 1024) return undefined;
+    const [payload, signature, ...rest] = token.slice(RUNTIME_TOKEN_PREFIX.length).split('.');
+    if (!payload || !signature || rest.length > 0 || !safeEqual(signature, hmac(key, payload))) return undefined;
+    let claims: z.infer<typeof PayloadSchema>;
+    try {
+      const parsed = PayloadSchema.safeParse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
+      if (!parsed.success) return undefined;
+      claims = parsed.data;
+    } catch {
+      return undefined;
+    }
+    return claims.exp * 1000 > now() ? claims : undefined;
+  };
   return {
+    keyIdOf: (token) => signedClaims(token)?.kid,
     issue({ orgId, keyId }) {
       const exp = Math.floor(now() / 1000) + RUNTIME_TOKEN_TTL_SECONDS;
       const payload = Buffer.from(JSON.stringify({ v: 1, org: orgId, kid: keyId, exp })).toString('base64url');
       return { token: `${RUNTIME_TOKEN_PREFIX}${payload}.${hmac(key, payload)}`, expiresAt: new Date(exp * 1000).toISOString() };
     },
     async verify(token) {
-      if (!token.startsWith(RUNTIME_TOKEN_PREFIX) || token.length > 1024) return undefined;
-      const [payload, signature, ...rest] = token.slice(RUNTIME_TOKEN_PREFIX.length).split('.');
-      if (!payload || !signature || rest.length > 0 || !safeEqual(signature, hmac(key, payload))) return undefined;
-      let claims: z.infer<typeof PayloadSchema>;
-      try {
-        const parsed = PayloadSchema.safeParse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
-        if (!parsed.success) return undefined;
-        claims = parsed.data;
-      } catch {
-        return undefined;
-      }
-      if (claims.exp * 1000 <= now()) return undefined;
+      const claims = signedClaims(token);
+      if (!claims) return undefined;
       const apiKey = await registry.getActiveApiKey(claims.kid);
       if (!apiKey || apiKey.orgId !== claims.org) return undefined;
       return { orgId: claims.org, keyId: claims.kid };

@@ -5,8 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { RateLimiter } from '../../src/gateway/rate-limit';
+import type { Registry } from '../../src/registry';
+import { createRuntimeTokens } from '../../src/tools/runtime-token';
 import { publishWorkflow, startTestFlowgate, trigger, type Published, type TestFlowgate } from '../support/flowgate';
 import { MultipartBody, filesUnder, send } from '../support/multipart';
 import { RPC_HEADERS, rpc } from '../tools/support';
@@ -339,6 +342,14 @@ describe(`gateway rate limiting (FLOWGATE_RATE_LIMIT_PER_MINUTE=${PER_MINUTE}, B
     assert.equal(refused.body?.id, null);
     assert.equal(refused.body?.error?.code, -32000);
     assert.match(refused.body?.error?.message ?? '', /^rate limited/);
+
+    // A fresh token of the same API key (another expiry, so another string) buys no more calls.
+    const claims = JSON.parse(Buffer.from((made.runtimeToken ?? '').slice('fgr_'.length).split('.')[0] ?? '', 'base64url').toString('utf8')) as { org: string; kid: string };
+    const signingKey = readFileSync(path.join(fg.dataDir, 'secrets', 'signing.key'));
+    const minted = createRuntimeTokens(signingKey, {} as Registry, () => Date.now() - 5_000).issue({ orgId: claims.org, keyId: claims.kid });
+    assert.notEqual(minted.token, made.runtimeToken);
+    const again = await rpc(fg, 'mcp', minted.token, ping, RPC_HEADERS, TOOLS_BASE);
+    assert.equal(again.status, 429, again.text);
   });
 
   it('limits the management API per admin token', async () => {

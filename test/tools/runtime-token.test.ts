@@ -37,6 +37,17 @@ describe('runtime tokens', () => {
     assert.equal(await tokens.verify(token), undefined);
   });
 
+  it('names the API key of a genuine unexpired token without the registry, and nothing for a forged one', () => {
+    let now = Date.parse('2030-01-01T00:00:00Z');
+    const tokens = createRuntimeTokens(signingKey, registry, () => now);
+    const { token } = tokens.issue({ orgId, keyId });
+    assert.equal(tokens.keyIdOf(token), keyId);
+    assert.equal(tokens.keyIdOf(`${token.slice(0, -2)}xx`), undefined);
+    assert.equal(createRuntimeTokens(randomBytes(32), registry, () => now).keyIdOf(token), undefined);
+    now += 60 * 60_000;
+    assert.equal(tokens.keyIdOf(token), undefined);
+  });
+
   it('refuses tokens under another key, with edited claims, or for another org', async () => {
     const tokens = createRuntimeTokens(signingKey, registry);
     const { token } = tokens.issue({ orgId, keyId });

@@ -58,12 +58,21 @@ function presented(ctx: Context, toolsPrefix: string): Presented | undefined {
  * answer is sent, so the connection stays usable. Requests without a credential pass (the routes
  * answer them 401); signed files, approval links and /healthz take none.
  */
-export function rateLimit(options: { limiter: RateLimiter; toolsBasePath: string }) {
+export function rateLimit(options: {
+  limiter: RateLimiter;
+  toolsBasePath: string;
+  /**
+   * The API key behind a genuine runtime token. A new token can be had every second, so tokens
+   * are counted against their API key: minting more of them buys no more calls.
+   */
+  runtimeKeyId?: (token: string) => string | undefined;
+}) {
   const toolsPrefix = options.toolsBasePath === '/' ? '' : options.toolsBasePath.replace(/\/+$/, '').toLowerCase();
   return async function limitRate(ctx: Context, next: Next): Promise<void> {
     const request = presented(ctx, toolsPrefix);
     if (!request) return next();
-    const verdict = options.limiter.take(request.credential);
+    const keyId = request.surface === 'tools' ? options.runtimeKeyId?.(request.credential) : undefined;
+    const verdict = options.limiter.take(keyId ? `runtime tokens of API key ${keyId}` : request.credential);
     if (verdict.allowed) return next();
     const retryAfter = String(verdict.retryAfterSeconds);
     const message = `rate limited: this credential may make ${options.limiter.burst} requests at once and ${options.limiter.perMinute} a minute; retry in ${retryAfter} s`;
