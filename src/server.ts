@@ -85,15 +85,24 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const org = await registry.ensureDefaultOrg();
     let newAdminToken: string | undefined;
     let adminTokenFile: string | undefined;
-    // The configured (or generated) token is the instance administrator's only one: changing it
-    // and restarting revokes the previous one.
-    if (config.adminToken) {
-      await registry.replaceAdminTokens(org.id, hashSecret(config.adminToken), { instanceAdmin: true });
-    } else {
-      const generated = await generatedAdminToken(config.dataDir, () => randomToken(ADMIN_TOKEN_PREFIX));
-      await registry.replaceAdminTokens(org.id, hashSecret(generated.token), { instanceAdmin: true });
-      adminTokenFile = generated.file;
-      if (generated.created) newAdminToken = generated.token;
+    // The instance administrator's token. A configured one is the only one: changing it and
+    // restarting revokes the previous one. A generated one is the only one too when the registry
+    // lives in this data dir (SQLite); a shared PostgreSQL registry may serve other processes with
+    // tokens of their own, so there it is only added. A worker serves no HTTP and takes no part.
+    if (config.role !== 'worker') {
+      const bootstrap = async (token: string, authoritative: boolean): Promise<void> => {
+        const hash = hashSecret(token);
+        if (authoritative) await registry.replaceAdminTokens(org.id, hash, { instanceAdmin: true });
+        else await registry.addAdminToken(org.id, hash, { instanceAdmin: true });
+      };
+      if (config.adminToken) {
+        await bootstrap(config.adminToken, true);
+      } else {
+        const generated = await generatedAdminToken(config.dataDir, () => randomToken(ADMIN_TOKEN_PREFIX));
+        await bootstrap(generated.token, config.database.kind === 'sqlite');
+        adminTokenFile = generated.file;
+        if (generated.created) newAdminToken = generated.token;
+      }
     }
 
     const client = await connectClient(temporal);

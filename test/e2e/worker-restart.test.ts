@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { temporalAddress } from '../setup/root-hooks';
 import { getJson, pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback } from '../support/loopback';
@@ -73,6 +75,22 @@ describe('a worker crash in the middle of a run', () => {
       assert.equal(output, 'fast #1 then slow #2');
     } finally {
       await upstream.close();
+    }
+  });
+
+  it('leaves the admin tokens alone in a worker-only process started without FLOWGATE_ADMIN_TOKEN', async () => {
+    const bare = startMain({
+      FLOWGATE_ROLE: 'worker', TEMPORAL_ADDRESS: temporalAddress(), FLOWGATE_TASK_QUEUE: gateway.taskQueue,
+      FLOWGATE_DATA_DIR: gateway.dataDir,
+    });
+    try {
+      await bare.waitForLine(/worker polling task queue/);
+      assert.doesNotMatch(bare.output(), /admin token/);
+      assert.equal(existsSync(path.join(gateway.dataDir, 'admin-token')), false, 'no token was generated');
+      assert.equal((await gateway.admin('POST', '/api/v1/api-keys', {})).status, 201, 'the gateway\'s token still works');
+    } finally {
+      bare.process.kill('SIGTERM');
+      await bare.exited;
     }
   });
 });
