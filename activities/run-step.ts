@@ -6,7 +6,7 @@
 import { Context, log } from '@temporalio/activity';
 import type { BlobStore } from '../src/blob-store';
 import { buildContext } from '../src/common/interpolate';
-import { RESULT_INLINE_LIMIT, type PreviousStep, type RecordStepRequest, type ResultType, type RunStepRequest, type StepOutcome, type StoredFile } from '../src/common/run-types';
+import { inlinePrefix, RESULT_INLINE_LIMIT, type PreviousStep, type RecordStepRequest, type ResultType, type RunStepRequest, type StepOutcome, type StoredFile } from '../src/common/run-types';
 import { runCodeStep } from './code-step';
 import { runHttpStep } from './http-step';
 import { resolveInputs } from './resolve-inputs';
@@ -72,7 +72,7 @@ export async function storeOutcome(blobs: BlobStore, request: RecordStepRequest)
     stepIndex,
     status: request.status,
     resultType: request.resultType,
-    result: truncated ? request.result.slice(0, RESULT_INLINE_LIMIT) : request.result,
+    result: inlinePrefix(request.result),
     truncated,
     exitCode: request.exitCode,
     duration: request.duration,

@@ -58,6 +58,13 @@ export interface StepOutcome {
  */
 export const RESULT_INLINE_LIMIT = 4 * 1024;
 
+/** The inline part of a result: at most RESULT_INLINE_LIMIT characters, never half a surrogate pair. */
+export function inlinePrefix(text: string): string {
+  if (text.length <= RESULT_INLINE_LIMIT) return text;
+  const last = text.charCodeAt(RESULT_INLINE_LIMIT - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? RESULT_INLINE_LIMIT - 1 : RESULT_INLINE_LIMIT);
+}
+
 /** What an activity needs of an earlier step to interpolate it; the whole result is in its output.txt. */
 export type PreviousStep = Pick<StepOutcome, 'stepIndex' | 'exitCode' | 'resultType' | 'result' | 'truncated'>;
 

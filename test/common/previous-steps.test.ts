@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { PREVIOUS_INLINE_BUDGET, previousSteps, type StepOutcome } from '../../src/common/run-types';
+import { inlinePrefix, PREVIOUS_INLINE_BUDGET, previousSteps, RESULT_INLINE_LIMIT, type StepOutcome } from '../../src/common/run-types';
 
 function outcome(stepIndex: number, result: string, truncated = false): StepOutcome {
   const file = { key: `runs/o/r/steps/${stepIndex}/output.txt`, mimeType: 'text/plain', size: result.length };
@@ -33,5 +33,19 @@ describe('previousSteps', () => {
     const steps = Array.from({ length: 199 }, (_, i) => outcome(i + 1, 'r'.repeat(4096)));
     const size = JSON.stringify(previousSteps(steps)).length;
     assert.ok(size < PREVIOUS_INLINE_BUDGET + 199 * 120, `${size} bytes`);
+  });
+});
+
+describe('inlinePrefix', () => {
+  it('keeps a short result whole and cuts a long one at the limit', () => {
+    assert.equal(inlinePrefix('short'), 'short');
+    assert.equal(inlinePrefix('x'.repeat(RESULT_INLINE_LIMIT + 10)).length, RESULT_INLINE_LIMIT);
+  });
+
+  it('never keeps half of a character outside the Basic Multilingual Plane', () => {
+    const text = `${'x'.repeat(RESULT_INLINE_LIMIT - 1)}😀tail`; // the emoji's high surrogate sits at the limit
+    const cut = inlinePrefix(text);
+    assert.equal(cut, 'x'.repeat(RESULT_INLINE_LIMIT - 1));
+    assert.equal(Buffer.from(cut, 'utf8').toString('utf8'), cut, 'no lone surrogate');
   });
 });
