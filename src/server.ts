@@ -26,9 +26,9 @@ import { hashSecret, randomToken } from './secrets';
 import { createSigner } from './signed-urls';
 import { createRuntimeTokens, createToolDispatcher, type OrgServerProvider, type ToolDispatcher } from './tools';
 
-
 /** How long a client may take to send one request, headers and body (a large upload on a slow link). */
 const REQUEST_RECEIVE_TIMEOUT_MS = 15 * 60_000;
+
 export interface StartOptions {
   /** default: per config.role; false runs a gateway without a worker (runs then stay PENDING) */
   worker?: boolean;

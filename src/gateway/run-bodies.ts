@@ -40,8 +40,11 @@ export function utf8Cut(bytes: Buffer, at: number): number {
   return cut;
 }
 
-/** The inline text of a cut outcome, without a lone high surrogate its cut may have left at the end. */
-function inlinePrefix(outcome: StepOutcome): string {
+/**
+ * The inline text of a cut outcome, without a lone high surrogate at its end: outcomes stored
+ * before `inlinePrefix` (run-types) learned to avoid that may still carry one.
+ */
+function storedPrefix(outcome: StepOutcome): string {
   const last = outcome.result.charCodeAt(outcome.result.length - 1);
   return last >= 0xd800 && last <= 0xdbff ? outcome.result.slice(0, -1) : outcome.result;
 }
@@ -95,7 +98,7 @@ async function inlinedResults(blobs: BlobStore, outcomes: StepOutcome[]): Promis
   return Promise.all(plans.map(async ({ outcome, readBytes }): Promise<InlinedResult> => {
     if (!outcome.truncated) return { outcome, text: outcome.result, truncated: false };
     const read = readBytes > 0 ? await readTextPrefix(blobs, outcome.files['output.txt'].key, readBytes) : undefined;
-    return read ? { outcome, text: read.text, truncated: !read.whole } : { outcome, text: inlinePrefix(outcome), truncated: true };
+    return read ? { outcome, text: read.text, truncated: !read.whole } : { outcome, text: storedPrefix(outcome), truncated: true };
   }));
 }
 
