@@ -8,7 +8,8 @@
 import { Context } from '@temporalio/activity';
 import type { ToolStep } from '../src/common/definition';
 import { interpolateDeep, type InterpolationContext } from '../src/common/interpolate';
-import { ToolCallError, type ToolCaller } from '../src/tools/dispatcher';
+import type { ToolCaller } from '../src/tools/dispatcher';
+import { ToolCallError } from '../src/tools/server';
 import { EXIT_FAILURE, EXIT_TIMEOUT, type StepExecution } from './step-execution';
 
 export interface ToolStepOptions {

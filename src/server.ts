@@ -24,7 +24,7 @@ import { openRegistry, type Registry } from './registry';
 import { RunService } from './runs/run-service';
 import { hashSecret, randomToken } from './secrets';
 import { createSigner } from './signed-urls';
-import { createRuntimeTokens, createToolDispatcher, type OrgServerProvider, type ToolDispatcher } from './tools';
+import { createRuntimeTokens, createToolDispatcher, type ServerKind, type ServerSource, type ToolDispatcher } from './tools';
 
 /** How long a client may take to send one request, headers and body (a large upload on a slow link). */
 const REQUEST_RECEIVE_TIMEOUT_MS = 15 * 60_000;
@@ -34,8 +34,10 @@ export interface StartOptions {
   worker?: boolean;
   /** progress lines for a person (the Temporal CLI build, say) */
   progress?: (message: string) => void;
-  /** custom tool servers per organization, besides the built-ins (tests: conformance profile, scoping) */
-  orgToolServers?: OrgServerProvider;
+  /** tool server kinds besides the built-ins (tests register a tiny one) */
+  serverKinds?: readonly ServerKind[];
+  /** where organizations' own tool servers come from, besides the registry (tests: conformance profile, scoping) */
+  serverSources?: readonly ServerSource[];
 }
 
 export interface Flowgate {
@@ -111,9 +113,12 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
 
     const blobs = createFileBlobStore(path.join(config.dataDir, 'blobs'));
     const key = await signingKey(config.dataDir);
-    // verify-only here (file links as mail attachments), so the public URL does not matter
+    // Links handed out by tools carry the public URL, known only once the gateway listens (port 0).
+    let publicSigner = createSigner(key, config.publicUrl ?? '');
     const tools = await createToolDispatcher({
-      config, registry, blobs, log, signer: createSigner(key, config.publicUrl ?? ''), orgServers: options.orgToolServers,
+      config, registry, blobs, log, temporal: client,
+      signer: { sign: (...args) => publicSigner.sign(...args), verify: (...args) => publicSigner.verify(...args) },
+      serverKinds: options.serverKinds, serverSources: options.serverSources,
     });
 
     let workerConnection: NativeConnection | undefined;
@@ -155,10 +160,11 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     const publicUrl = config.publicUrl ?? url;
+    publicSigner = createSigner(key, publicUrl);
     const app = createApp({
       config, registry, temporal: client, blobs, log, tools, runtimeTokens: createRuntimeTokens(key, registry),
       runs: new RunService(client, temporal.taskQueue, log),
-      signer: createSigner(key, publicUrl),
+      signer: publicSigner,
       approvalLinks: createApprovalLinks(key, publicUrl),
     });
     server.on('request', app.callback());

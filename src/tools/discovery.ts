@@ -3,7 +3,13 @@
  * names, descriptions and the server's name and description. Plain lexical scoring with an
  * inverse document frequency and a few synonyms: deterministic, explainable, no model needed.
  */
-import type { ToolDefinition, ToolServer } from './types';
+import type { ToolEntry, ToolServer } from './server';
+
+/** A server with the tools it listed for the caller. */
+export interface ListedServer {
+  server: Pick<ToolServer, 'name' | 'description' | 'application'>;
+  tools: readonly ToolEntry[];
+}
 
 const STOPWORDS = new Set([
   'a', 'an', 'and', 'are', 'as', 'at', 'be', 'by', 'do', 'for', 'from', 'i', 'in', 'into', 'is', 'it', 'its', 'me', 'my', 'of',
@@ -50,8 +56,8 @@ export function tokenize(text: string): string[] {
 }
 
 export interface RankedTool {
-  server: ToolServer;
-  tool: ToolDefinition;
+  server: ListedServer['server'];
+  tool: ToolEntry;
   /** 0..1: the share of the task's (weighted) words the tool matches, weighted by where they match */
   confidence: number;
 }
@@ -59,13 +65,13 @@ export interface RankedTool {
 const WEIGHT = { name: 3, argument: 2, description: 1, server: 1 } as const;
 
 interface Document {
-  server: ToolServer;
-  tool: ToolDefinition;
+  server: ListedServer['server'];
+  tool: ToolEntry;
   fields: { name: Set<string>; argument: Set<string>; description: Set<string>; server: Set<string> };
 }
 
-export function rankTools(task: string, servers: readonly ToolServer[], limit: number): RankedTool[] {
-  const docs: Document[] = servers.flatMap((server) => server.tools.map((tool) => ({
+export function rankTools(task: string, servers: readonly ListedServer[], limit: number): RankedTool[] {
+  const docs: Document[] = servers.flatMap(({ server, tools }) => tools.map((tool) => ({
     server,
     tool,
     fields: {

@@ -1,31 +1,28 @@
 /**
- * The in-process tool dispatcher: the one place tools are listed and called, by the HTTP gateway
- * and by workflow `tool` steps alike (ARCHITECTURE.md: steps never go over HTTP). It resolves a
- * server path for an organization, validates arguments against the tool's `inputSchema`, opens the
- * `PCID` connection of application servers, runs the handler under a timeout, and tells a tool
- * that failed (a result with `isError`) from a call that could not be made (a ToolCallError).
+ * The in-process tool dispatcher: the one place tools are listed and called, by the HTTP gateway,
+ * the discovery tools and workflow `tool` steps alike (ARCHITECTURE.md: steps never go over HTTP).
+ * It resolves a server path for an organization through the catalog, opens the `PCID` connection
+ * of application servers, runs the call under a deadline, and tells a tool that failed (a result
+ * with `isError`) from a call that could not be made (a ToolCallError).
  */
-import Ajv, { type ValidateFunction } from 'ajv';
 import type { Logger } from '../logger';
+import type { ToolCatalog } from './catalog';
 import type { ConnectionStore } from './connections';
-import type { OrgServerProvider, ToolDefinition, ToolEntry, ToolResult, ToolServer } from './types';
-import { ToolFailure } from './types';
+import {
+  ToolCallError, ToolFailure, type CallContext, type ToolConnection, type ToolEntry, type ToolProgress, type ToolResult, type ToolServer,
+  type ToolServices,
+} from './server';
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
-
-export type ToolCallErrorCode = 'UNKNOWN_SERVER' | 'UNKNOWN_TOOL' | 'INVALID_ARGUMENTS' | 'CONNECTION_REFUSED' | 'TIMEOUT';
-
-/** A call that could not be made; the gateway maps each code to a JSON-RPC error. */
-export class ToolCallError extends Error {
-  override readonly name = 'ToolCallError';
-  constructor(readonly code: ToolCallErrorCode, message: string) {
-    super(message);
-  }
-}
 
 export interface CallOptions {
   idempotencyKey?: string;
   signal?: AbortSignal;
+  /** `X-Pf-Forward-*` headers of the invoking request, already reduced by forwardableHeaders() */
+  forwardHeaders?: Readonly<Record<string, string>>;
+  /** the caller's own time limit; the call ends at the earlier of it and the tool's */
+  timeoutMs?: number;
+  progress?: (report: ToolProgress) => void;
 }
 
 export interface ToolCaller {
@@ -33,61 +30,52 @@ export interface ToolCaller {
 }
 
 export interface DispatcherOptions {
-  /** built-in servers, visible to every organization */
-  builtIns: readonly ToolServer[];
-  /** custom servers of one organization */
-  orgServers?: OrgServerProvider;
-  connections: ConnectionStore;
-  log: Logger;
+  catalog: ToolCatalog;
+  services: ToolServices;
   defaultTimeoutMs?: number;
 }
 
 export class ToolDispatcher implements ToolCaller {
-  private readonly ajv = new Ajv({ allErrors: true, strict: false });
-  private readonly validators = new WeakMap<ToolDefinition, ValidateFunction>();
-
   constructor(private readonly options: DispatcherOptions) {}
 
   get connections(): ConnectionStore {
-    return this.options.connections;
+    return this.options.services.connections;
   }
 
-  /** Every server the organization may use: the built-ins, then its own custom servers. */
-  async servers(orgId: string): Promise<ToolServer[]> {
-    const custom = (await this.options.orgServers?.(orgId)) ?? [];
-    const builtInNames = new Set(this.options.builtIns.map((s) => s.name));
-    return [...this.options.builtIns, ...custom.filter((s) => !builtInNames.has(s.name))];
+  get services(): ToolServices {
+    return this.options.services;
   }
 
-  async server(orgId: string, serverPath: string): Promise<ToolServer> {
-    const name = serverPath.replace(/^\/+/, '');
-    const found = (await this.servers(orgId)).find((s) => s.name === name);
-    if (!found) throw new ToolCallError('UNKNOWN_SERVER', `no tool server at /${name}`);
-    return found;
+  private get log(): Logger {
+    return this.options.services.log;
   }
 
-  async list(orgId: string, serverPath: string): Promise<ToolEntry[]> {
+  /** Every server the organization may use: the built-ins, then its own. */
+  servers(orgId: string): Promise<ToolServer[]> {
+    return this.options.catalog.servers(orgId);
+  }
+
+  server(orgId: string, serverPath: string): Promise<ToolServer> {
+    return this.options.catalog.server(orgId, serverPath);
+  }
+
+  async list(orgId: string, serverPath: string, signal?: AbortSignal): Promise<readonly ToolEntry[]> {
     const server = await this.server(orgId, serverPath);
-    return server.tools.map(toEntry);
+    return this.listOf(server, orgId, signal);
+  }
+
+  /** The tools of one server the caller already holds (listServers, discovery). */
+  listOf(server: ToolServer, orgId: string, signal: AbortSignal = AbortSignal.timeout(this.options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS)): Promise<readonly ToolEntry[]> {
+    return server.listTools({ orgId, signal, services: this.options.services });
   }
 
   async call(orgId: string, serverPath: string, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<ToolResult> {
     const server = await this.server(orgId, serverPath);
-    const tool = server.tools.find((t) => t.name === toolName);
-    if (!tool) throw new ToolCallError('UNKNOWN_TOOL', `server /${server.name} has no tool ${toolName}`);
-    this.validate(tool, args);
+    const connection = server.application === undefined ? undefined : await this.openConnection(orgId, server, args.PCID);
 
-    let connection;
-    if (server.application !== undefined) {
-      const pcid = String(args.PCID);
-      connection = await this.options.connections.open(orgId, pcid);
-      if (!connection) throw new ToolCallError('CONNECTION_REFUSED', `no connection ${pcid} in this organization`);
-      if (connection.application !== server.application) {
-        throw new ToolCallError('CONNECTION_REFUSED', `connection ${pcid} is a ${connection.application} connection; /${server.name} needs a ${server.application} connection`);
-      }
-    }
-
-    const timeoutMs = tool.timeoutMs ?? this.options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    const limits = [server.timeoutMs?.(toolName) ?? this.options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS, options.timeoutMs]
+      .filter((n): n is number => n !== undefined);
+    const timeoutMs = Math.min(...limits);
     const controller = new AbortController();
     const onOuterAbort = (): void => controller.abort(options.signal?.reason);
     if (options.signal?.aborted) controller.abort(options.signal.reason);
@@ -102,20 +90,31 @@ export class ToolDispatcher implements ToolCaller {
         controller.abort(timeoutError);
       }, timeoutMs);
     });
+    const context: CallContext = {
+      orgId,
+      signal: controller.signal,
+      services: this.options.services,
+      forwardHeaders: options.forwardHeaders ?? {},
+      idempotencyKey: options.idempotencyKey,
+      deadline: Date.now() + timeoutMs,
+      connection,
+      progress: options.progress ?? (() => undefined),
+    };
     try {
-      const value = await Promise.race([
-        tool.handler(args, { orgId, idempotencyKey: options.idempotencyKey, signal: controller.signal, connection }),
-        timedOut,
-      ]);
-      return { isError: false, value };
+      const output = await Promise.race([server.callTool(toolName, args, context), timedOut]);
+      if (output.isError) {
+        const message = typeof output.value.error === 'string' ? output.value.error : firstText(output.content) ?? `${toolName} failed`;
+        return { isError: true, message, value: output.value, content: output.content };
+      }
+      return { isError: false, value: output.value, content: output.content };
     } catch (error) {
       // whatever the handler threw on its way out of an abort, the call timed out
       if (timeoutError) throw timeoutError;
       // the caller gave up (a cancelled step, a closed HTTP request): its reason, not the handler's noise
       if (options.signal?.aborted) throw options.signal.reason instanceof Error ? options.signal.reason : error;
       if (error instanceof ToolCallError) throw error;
-      if (error instanceof ToolFailure) return { isError: true, message: error.message };
-      this.options.log.error('tool failed unexpectedly', { server: server.name, tool: toolName, orgId, error });
+      if (error instanceof ToolFailure) return { isError: true, message: error.message, value: { ...error.details, error: error.message } };
+      this.log.error('tool failed unexpectedly', { server: server.name, tool: toolName, orgId, error });
       throw error;
     } finally {
       clearTimeout(timer);
@@ -123,22 +122,20 @@ export class ToolDispatcher implements ToolCaller {
     }
   }
 
-  private validate(tool: ToolDefinition, args: Record<string, unknown>): void {
-    let validate = this.validators.get(tool);
-    if (!validate) {
-      validate = this.ajv.compile(tool.inputSchema);
-      this.validators.set(tool, validate);
+  private async openConnection(orgId: string, server: ToolServer, pcid: unknown): Promise<ToolConnection> {
+    if (typeof pcid !== 'string' || pcid === '') {
+      throw new ToolCallError('INVALID_ARGUMENTS', `arguments.PCID: /${server.name} is an application server; every tool needs the PCID of a ${server.application} connection`);
     }
-    if (validate(args)) return;
-    const problems = (validate.errors ?? []).map((e) => {
-      const where = e.instancePath ? `arguments${e.instancePath.replace(/\//g, '.')}` : 'arguments';
-      const extra = e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty?: unknown }).additionalProperty)})` : '';
-      return `${where} ${e.message ?? 'is invalid'}${extra}`;
-    });
-    throw new ToolCallError('INVALID_ARGUMENTS', `invalid arguments for ${tool.name}: ${problems.join('; ')}`);
+    const connection = await this.connections.open(orgId, pcid);
+    if (!connection) throw new ToolCallError('CONNECTION_REFUSED', `no connection ${pcid} in this organization`);
+    if (connection.application !== server.application) {
+      throw new ToolCallError('CONNECTION_REFUSED', `connection ${pcid} is a ${connection.application} connection; /${server.name} needs a ${server.application} connection`);
+    }
+    return connection;
   }
 }
 
-function toEntry(tool: ToolDefinition): ToolEntry {
-  return { name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
+function firstText(content: readonly { type: string; [k: string]: unknown }[] | undefined): string | undefined {
+  const text = content?.find((c) => c.type === 'text')?.text;
+  return typeof text === 'string' ? text : undefined;
 }

@@ -1,25 +1,29 @@
 /**
- * The tool gateway's parts, assembled once at start: the built-in servers (web-search when a
- * search URL is configured, mail, the /mcp catalog), the connection store and the dispatcher.
+ * The tool gateway's parts, assembled once at start: the built-in server kinds (servers/index.ts),
+ * any extra kinds and per-organization sources, the catalog over them, the connection store and
+ * the dispatcher.
  */
+import type { Client } from '@temporalio/client';
 import type { BlobStore } from '../blob-store';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Registry } from '../registry';
 import type { SignedUrlSigner } from '../signed-urls';
+import { ToolCatalog } from './catalog';
 import { connectionKeyFile, createConnectionCipher, parseConnectionKey } from './connection-cipher';
 import { ConnectionStore } from './connections';
 import { ToolDispatcher } from './dispatcher';
-import { discoveryServer } from './servers/discovery';
-import { MAIL_APPLICATION, MailCredentialsSchema, mailServer } from './servers/mail';
-import { webSearchServer } from './servers/web-search';
-import type { OrgServerProvider, ToolServer } from './types';
+import { BUILT_IN_SERVER_KINDS, type ServerKind } from './servers';
+import { MAIL_APPLICATION, MailCredentialsSchema } from './servers/mail';
+import type { ServerSource, ToolServer } from './server';
 
-export { ToolCallError, ToolDispatcher, type CallOptions, type ToolCaller } from './dispatcher';
+export { ToolDispatcher, type CallOptions, type ToolCaller } from './dispatcher';
 export { ConnectionStore, type ConnectionSummary } from './connections';
 export { createRuntimeTokens, type RuntimePrincipal, type RuntimeTokens } from './runtime-token';
-export type { OrgServerProvider, ToolDefinition, ToolResult, ToolServer } from './types';
-export { ToolFailure } from './types';
+export { BUILT_IN_SERVER_KINDS, type ServerKind, type ServerKindDeps } from './servers';
+export {
+  ToolCallError, ToolFailure, type CallContext, type ServerSource, type ToolEntry, type ToolOutput, type ToolResult, type ToolServer,
+} from './server';
 
 /** Applications a connection can be for, each with the shape of its credentials. */
 export const APPLICATIONS = {
@@ -30,20 +34,37 @@ export interface ToolGatewayDeps {
   config: Pick<Readonly<Config>, 'dataDir' | 'searchUrl' | 'connectionKey' | 'allowPrivateNetwork'>;
   registry: Registry;
   blobs: BlobStore;
-  signer: Pick<SignedUrlSigner, 'verify'>;
+  signer: Pick<SignedUrlSigner, 'sign' | 'verify'>;
   log: Logger;
-  /** custom servers per organization (tests use it for a conformance profile and scoping checks) */
-  orgServers?: OrgServerProvider;
+  temporal?: Client;
+  /** server kinds besides the built-ins (tests register a tiny one) */
+  serverKinds?: readonly ServerKind[];
+  /** where organizations' own servers come from */
+  serverSources?: readonly ServerSource[];
 }
 
 export async function createToolDispatcher(deps: ToolGatewayDeps): Promise<ToolDispatcher> {
   const key = deps.config.connectionKey === undefined ? await connectionKeyFile(deps.config.dataDir) : parseConnectionKey(deps.config.connectionKey);
   if (!key) throw new Error('FLOWGATE_CONNECTION_KEY is not a 32-byte key');
   const connections = new ConnectionStore(deps.registry, createConnectionCipher(key));
-  const builtIns: ToolServer[] = [];
-  const dispatcher = new ToolDispatcher({ builtIns, orgServers: deps.orgServers, connections, log: deps.log });
-  builtIns.push(discoveryServer({ servers: (orgId) => dispatcher.servers(orgId), connections }));
-  if (deps.config.searchUrl !== undefined) builtIns.push(webSearchServer({ url: deps.config.searchUrl }));
-  builtIns.push(mailServer({ blobs: deps.blobs, signer: deps.signer, allowPrivateNetwork: deps.config.allowPrivateNetwork }));
+  // kinds get the catalog lazily: the discovery server lists the very catalog it is part of
+  const assembled: { dispatcher?: ToolDispatcher } = {};
+  const ready = (): ToolDispatcher => {
+    if (!assembled.dispatcher) throw new Error('the tool catalog is not assembled yet');
+    return assembled.dispatcher;
+  };
+  const kindDeps = {
+    config: deps.config,
+    servers: (orgId: string) => ready().servers(orgId),
+    tools: (server: ToolServer, orgId: string, signal: AbortSignal) => ready().listOf(server, orgId, signal),
+  };
+  const builtIns = [...BUILT_IN_SERVER_KINDS, ...(deps.serverKinds ?? [])]
+    .map((kind) => kind.create(kindDeps))
+    .filter((server): server is ToolServer => server !== undefined);
+  const dispatcher = new ToolDispatcher({
+    catalog: new ToolCatalog(builtIns, deps.serverSources ?? []),
+    services: { blobs: deps.blobs, signer: deps.signer, connections, log: deps.log, allowPrivateNetwork: deps.config.allowPrivateNetwork, temporal: deps.temporal },
+  });
+  assembled.dispatcher = dispatcher;
   return dispatcher;
 }

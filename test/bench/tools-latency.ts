@@ -11,7 +11,9 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { silentLogger } from '../../src/logger';
 import { startFlowgate } from '../../src/server';
+import { z } from 'zod';
 import type { ToolServer } from '../../src/tools';
+import { defineTool, toolServer } from '../../src/tools/define-tool';
 import { freePort } from '../../temporal/dev-server';
 import { reportLatency } from './latency-report';
 
@@ -19,16 +21,16 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
 const CALLS_PER_CALLER = Number(process.env.BENCH_CALLS ?? 40);
 const ADMIN = 'fga_bench_token_0123456789';
 
-const bench: ToolServer = {
+const bench: ToolServer = toolServer({
   name: 'bench', description: 'A trivial tool for latency measurements.', embedded: false,
-  tools: [{
+  tools: [defineTool({
     name: 'echo', description: 'Echo the text back.',
-    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+    input: z.object({ text: z.string() }).strict(),
     async handler(args) {
       return { text: args.text };
     },
-  }],
-};
+  })],
+});
 
 /** The load generator, in the child process: BENCH_URL and BENCH_TOKEN from the parent. */
 async function callers(url: string, token: string): Promise<void> {
@@ -67,7 +69,7 @@ async function main(): Promise<void> {
     // Concurrent callers share one credential: limiting would measure 429s, not latency.
     FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
   });
-  const fg = await startFlowgate(config, silentLogger, { orgToolServers: () => [bench] });
+  const fg = await startFlowgate(config, silentLogger, { serverSources: [{ servers: async () => [bench] }] });
   try {
     const keyResponse = await fetch(`${fg.url}/api/v1/api-keys`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' }, body: '{}' });
     const { key } = (await keyResponse.json()) as { key: string };

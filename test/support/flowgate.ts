@@ -22,7 +22,7 @@ export interface TestFlowgate extends Flowgate {
   admin<T = unknown>(method: string, pathname: string, body?: unknown): Promise<{ status: number; body: T }>;
 }
 
-export interface TestStartOptions extends Pick<StartOptions, 'worker' | 'orgToolServers'> {
+export interface TestStartOptions extends Pick<StartOptions, 'worker' | 'serverKinds' | 'serverSources'> {
   /** where the instance logs; default: nowhere, or at debug level to the console with FLOWGATE_TEST_LOG */
   log?: Logger;
   /** start on a stopped instance's data dir, task queue and admin token: a restart */
@@ -48,7 +48,7 @@ export async function startTestFlowgate(env: Record<string, string> = {}, option
     ...env,
   });
   const log = options.log ?? (process.env.FLOWGATE_TEST_LOG ? createLogger('debug') : silentLogger);
-  const flowgate = await startFlowgate(config, log, { worker: options.worker, orgToolServers: options.orgToolServers });
+  const flowgate = await startFlowgate(config, log, { worker: options.worker, serverKinds: options.serverKinds, serverSources: options.serverSources });
   const url = flowgate.url;
   if (!url) throw new Error('the test flowgate has no gateway');
   const request = (pathname: string, init?: RequestInit): Promise<Response> => fetch(`${url}${pathname}`, init);

@@ -19,7 +19,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config';
+import { z } from 'zod';
 import { ToolFailure, type ToolServer } from '../../src/tools';
+import { defineTool, toolServer } from '../../src/tools/define-tool';
 import type { TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback } from '../support/loopback';
 import { runtimeToken, startToolFlowgate } from './support';
@@ -28,27 +30,25 @@ const run = promisify(execFile);
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'tools-call-simple-text', 'tools-call-error'];
 const CONFORMANCE_CLI = path.join(__dirname, '..', '..', '..', 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 
-export const conformanceServer: ToolServer = {
+export const conformanceServer: ToolServer = toolServer({
   name: 'conformance',
   description: 'Fixture tools of the MCP conformance suite.',
   embedded: false,
   tools: [
-    {
-      name: 'test_simple_text', description: 'Returns a simple text response.',
-      inputSchema: { type: 'object', properties: {}, required: [] },
+    defineTool({
+      name: 'test_simple_text', description: 'Returns a simple text response.', input: z.object({}),
       async handler() {
         return { text: 'This is a simple text response for testing.' };
       },
-    },
-    {
-      name: 'test_error_handling', description: 'Always fails.',
-      inputSchema: { type: 'object', properties: {}, required: [] },
+    }),
+    defineTool({
+      name: 'test_error_handling', description: 'Always fails.', input: z.object({}),
       async handler() {
         throw new ToolFailure('This tool intentionally returns an error for testing');
       },
-    },
+    }),
   ],
-};
+});
 
 async function node22(): Promise<string | { missing: string }> {
   if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
@@ -116,7 +116,7 @@ describe('MCP conformance suite against /tools/conformance', function () {
       this.skip();
     }
     node = found;
-    fg = await startToolFlowgate({}, () => [conformanceServer]);
+    fg = await startToolFlowgate({}, { servers: async () => [conformanceServer] });
     proxy = await headerInjectingProxy(fg.url, (await runtimeToken(fg)).token);
     outDir = mkdtempSync(path.join(os.tmpdir(), 'flowgate-conformance-'));
   });

@@ -1,19 +1,17 @@
 import assert from 'node:assert/strict';
-import { rankTools, tokenize } from '../../src/tools/discovery';
-import type { ToolServer } from '../../src/tools/types';
+import { rankTools, tokenize, type ListedServer } from '../../src/tools/discovery';
 
 const tool = (name: string, description: string, args: string[] = []) => ({
   name, description, inputSchema: { type: 'object' as const, properties: Object.fromEntries(args.map((a) => [a, { type: 'string' }])), required: [] },
-  handler: async () => ({}),
 });
 
-const servers: ToolServer[] = [
-  { name: 'web-search', description: 'Search the web.', embedded: true, tools: [tool('search', 'Search the web for a query.', ['query', 'limit'])] },
-  { name: 'mail', description: 'Email over SMTP and IMAP.', embedded: true, application: 'mail', tools: [
+const servers: ListedServer[] = [
+  { server: { name: 'web-search', description: 'Search the web.' }, tools: [tool('search', 'Search the web for a query.', ['query', 'limit'])] },
+  { server: { name: 'mail', description: 'Email over SMTP and IMAP.', application: 'mail' }, tools: [
     tool('mail_send_message', 'Send an email message with attachments.', ['PCID', 'to', 'subject', 'attachments']),
     tool('mail_list_messages', 'List the newest messages of a folder.', ['PCID', 'folder']),
   ] },
-  { name: 'calendar', description: 'Meetings.', embedded: false, tools: [tool('createEvent', 'Schedule a meeting with attendees.', ['attendees', 'startTime'])] },
+  { server: { name: 'calendar', description: 'Meetings.' }, tools: [tool('createEvent', 'Schedule a meeting with attendees.', ['attendees', 'startTime'])] },
 ];
 
 describe('tool discovery ranking', () => {

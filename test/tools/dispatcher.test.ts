@@ -7,8 +7,11 @@ import { createLogger, silentLogger } from '../../src/logger';
 import { openRegistry, type Registry } from '../../src/registry';
 import { createConnectionCipher } from '../../src/tools/connection-cipher';
 import { ConnectionStore } from '../../src/tools/connections';
-import { ToolCallError, ToolDispatcher } from '../../src/tools/dispatcher';
-import type { ToolServer } from '../../src/tools/types';
+import { z } from 'zod';
+import { ToolCatalog } from '../../src/tools/catalog';
+import { defineTool, toolServer } from '../../src/tools/define-tool';
+import { ToolDispatcher } from '../../src/tools/dispatcher';
+import { ToolCallError, type ToolServer, type ToolServices } from '../../src/tools/server';
 
 describe('ToolDispatcher', () => {
   let dir: string;
@@ -16,25 +19,28 @@ describe('ToolDispatcher', () => {
   let dispatcher: ToolDispatcher;
   let orgA: string;
   let orgB: string;
-  const crm: ToolServer = {
-    name: 'crm', description: 'CRM', embedded: true, application: 'crm',
-    tools: [{
-      name: 'crm_lookup', description: 'Look up.',
-      inputSchema: { type: 'object', properties: { PCID: { type: 'string' }, q: { type: 'string' } }, required: ['PCID', 'q'] },
-      async handler(args, context) {
-        return { q: args.q, via: context.connection?.credentials, key: context.idempotencyKey ?? null };
-      },
-    }],
-  };
+  const lookup = defineTool({
+    name: 'crm_lookup', description: 'Look up.', input: z.object({ q: z.string() }),
+    async handler(args, context) {
+      return { q: args.q, via: context.connection?.credentials, key: context.idempotencyKey ?? null };
+    },
+  });
+  const crm = toolServer({ name: 'crm', description: 'CRM', application: 'crm', tools: [lookup] });
+  const bOnly = toolServer({ name: 'b-only', description: 'Only for B', embedded: false, tools: [lookup] });
+  let services: ToolServices;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'flowgate-dispatcher-'));
     registry = await openRegistry({ kind: 'sqlite', file: join(dir, 'r.db') });
     orgA = (await registry.createOrg('a')).id;
     orgB = (await registry.createOrg('b')).id;
+    services = {
+      connections: new ConnectionStore(registry, createConnectionCipher(randomBytes(32))), log: silentLogger, allowPrivateNetwork: false,
+      blobs: undefined as never, signer: undefined as never,
+    };
     dispatcher = new ToolDispatcher({
-      builtIns: [crm], connections: new ConnectionStore(registry, createConnectionCipher(randomBytes(32))), log: silentLogger,
-      orgServers: (orgId) => (orgId === orgB ? [{ ...crm, name: 'b-only', application: undefined, embedded: false }] : []),
+      services,
+      catalog: new ToolCatalog([crm], [{ servers: async (orgId) => (orgId === orgB ? [bOnly] : []) }]),
     });
   });
   after(async () => {
@@ -45,7 +51,7 @@ describe('ToolDispatcher', () => {
   it('opens the PCID connection of the caller\'s organization and hands its credentials and the idempotency key to the tool', async () => {
     const pc = await dispatcher.connections.create(orgA, 'crm', 'main', { apiKey: 'k-1' });
     const result = await dispatcher.call(orgA, '/crm', 'crm_lookup', { PCID: pc.PCID, q: 'acme' }, { idempotencyKey: 'run:1' });
-    assert.deepEqual(result, { isError: false, value: { q: 'acme', via: { apiKey: 'k-1' }, key: 'run:1' } });
+    assert.deepEqual(result, { isError: false, value: { q: 'acme', via: { apiKey: 'k-1' }, key: 'run:1' }, content: undefined });
   });
 
   it('refuses a connection of another application or of another organization', async () => {
@@ -65,21 +71,35 @@ describe('ToolDispatcher', () => {
 
   it('rejects with the caller\'s reason when the caller gives up, and logs no tool failure', async () => {
     const logged: string[] = [];
-    const waiting = new ToolDispatcher({
-      connections: dispatcher.connections, log: createLogger('error', {}, (line) => logged.push(line)),
-      builtIns: [{
-        name: 'slow', description: 'Slow.', embedded: true,
-        tools: [{
-          name: 'wait', description: 'Waits to be aborted.', inputSchema: { type: 'object', properties: {}, required: [] },
-          handler: (_args, context) => new Promise((_, reject) => context.signal?.addEventListener('abort', () => reject(new Error('handler noise')), { once: true })),
-        }],
-      }],
+    const slow: ToolServer = toolServer({
+      name: 'slow', description: 'Slow.',
+      tools: [defineTool({
+        name: 'wait', description: 'Waits to be aborted.', input: z.object({}),
+        handler: (_args, context) => new Promise((_, reject) => context.signal.addEventListener('abort', () => reject(new Error('handler noise')), { once: true })),
+      })],
     });
+    const waiting = new ToolDispatcher({ services: { ...services, log: createLogger('error', {}, (line) => logged.push(line)) }, catalog: new ToolCatalog([slow]) });
     const caller = new AbortController();
     const reason = new Error('the step was cancelled');
     const call = waiting.call(orgA, 'slow', 'wait', {}, { signal: caller.signal });
     setTimeout(() => caller.abort(reason), 20);
     await assert.rejects(call, (e: unknown) => e === reason);
     assert.deepEqual(logged, []);
+  });
+
+  it('shows zod-declared arguments as the contract\'s JSON Schema, with PCID required on an application server', async () => {
+    const [entry] = await dispatcher.list(orgA, 'crm');
+    assert.deepEqual(entry?.inputSchema.required, ['q', 'PCID']);
+    assert.deepEqual(Object.keys(entry?.inputSchema.properties ?? {}), ['q', 'PCID']);
+    assert.equal(entry?.inputSchema.type, 'object');
+    assert.equal(entry?.inputSchema.$schema, undefined);
+  });
+
+  it('refuses arguments that fail the tool\'s schema before the tool runs, naming the field', async () => {
+    const pc = await dispatcher.connections.create(orgA, 'crm', null, { apiKey: 'k' });
+    await assert.rejects(dispatcher.call(orgA, 'crm', 'crm_lookup', { PCID: pc.PCID, q: 7 }),
+      (e: unknown) => e instanceof ToolCallError && e.code === 'INVALID_ARGUMENTS' && /arguments\.q: /.test(e.message));
+    await assert.rejects(dispatcher.call(orgA, 'crm', 'crm_lookup', { q: 'x' }),
+      (e: unknown) => e instanceof ToolCallError && e.code === 'INVALID_ARGUMENTS' && /arguments\.PCID/.test(e.message));
   });
 });

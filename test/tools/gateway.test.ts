@@ -2,28 +2,29 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_ORG_ID, openRegistry } from '../../src/registry';
+import { z } from 'zod';
 import { createRuntimeTokens, ToolFailure, type ToolServer } from '../../src/tools';
+import { defineTool, toolServer } from '../../src/tools/define-tool';
 import type { TestFlowgate } from '../support/flowgate';
 import {
   callTool, createOrg, rpc, RPC_HEADERS, runtimeToken, startFakeSearch, startToolFlowgate, type FakeSearch,
 } from './support';
 
 /** Test-only servers: what built-ins cannot be made to do on demand (hang, crash). */
-const lab: ToolServer = {
+const lab: ToolServer = toolServer({
   name: 'lab',
   description: 'Test tools: echo, slow, failing and crashing.',
   embedded: false,
   tools: [
-    {
+    defineTool({
       name: 'echo', description: 'Echo the arguments back.',
-      inputSchema: { type: 'object', properties: { text: { type: 'string' }, n: { type: 'integer', minimum: 0 } }, required: ['text'], additionalProperties: false },
+      input: z.object({ text: z.string(), n: z.number().int().min(0).optional() }).strict(),
       async handler(args, context) {
         return { echoed: args, orgId: context.orgId, idempotencyKey: context.idempotencyKey ?? null };
       },
-    },
-    {
-      name: 'slow', description: 'Never finishes in time.', timeoutMs: 300,
-      inputSchema: { type: 'object', properties: {}, required: [] },
+    }),
+    defineTool({
+      name: 'slow', description: 'Never finishes in time.', timeoutMs: 300, input: z.object({}),
       handler: (_args, context) => new Promise((_resolve, reject) => {
         const timer = setTimeout(() => reject(new Error('should have been aborted')), 5000);
         context.signal.addEventListener('abort', () => {
@@ -31,35 +32,33 @@ const lab: ToolServer = {
           reject(new Error('aborted'));
         });
       }),
-    },
-    {
-      name: 'refuses', description: 'Runs and fails with a reason.',
-      inputSchema: { type: 'object', properties: {}, required: [] },
+    }),
+    defineTool({
+      name: 'refuses', description: 'Runs and fails with a reason.', input: z.object({}),
       async handler() {
         throw new ToolFailure('the upstream said no');
       },
-    },
-    {
-      name: 'crashes', description: 'A bug.',
-      inputSchema: { type: 'object', properties: {}, required: [] },
+    }),
+    defineTool({
+      name: 'crashes', description: 'A bug.', input: z.object({}),
       async handler() {
         throw new Error('secret internal detail at /srv/app.js:12');
       },
-    },
+    }),
   ],
-};
+});
 
 function customCrm(orgName: string): ToolServer {
-  return {
+  return toolServer({
     name: 'acme-crm', description: `Customer records of ${orgName}: look up a customer account.`, embedded: false,
-    tools: [{
+    tools: [defineTool({
       name: 'crm_find_customer', description: 'Find a customer account by company name.',
-      inputSchema: { type: 'object', properties: { company: { type: 'string' } }, required: ['company'] },
+      input: z.object({ company: z.string() }),
       async handler(args) {
         return { company: args.company, tier: 'gold' };
       },
-    }],
-  };
+    })],
+  });
 }
 
 describe('tool gateway (JSON-RPC over HTTP)', () => {
@@ -70,10 +69,12 @@ describe('tool gateway (JSON-RPC over HTTP)', () => {
 
   before(async () => {
     search = await startFakeSearch();
-    fg = await startToolFlowgate({ FLOWGATE_SEARCH_URL: search.url }, (orgId) => [
-      ...(orgId === DEFAULT_ORG_ID ? [lab] : []),
-      ...(acme && orgId === acme.id ? [customCrm('Acme')] : []),
-    ]);
+    fg = await startToolFlowgate({ FLOWGATE_SEARCH_URL: search.url }, {
+      servers: async (orgId) => [
+        ...(orgId === DEFAULT_ORG_ID ? [lab] : []),
+        ...(acme && orgId === acme.id ? [customCrm('Acme')] : []),
+      ],
+    });
     token = (await runtimeToken(fg)).token;
   });
   after(async () => {

@@ -4,13 +4,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { OrgServerProvider } from '../../src/tools';
+import type { ServerSource } from '../../src/tools';
 import { startTestFlowgate, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback } from '../support/loopback';
 
-/** A whole flowgate (see startTestFlowgate) that also serves `orgToolServers`. */
-export function startToolFlowgate(env: Record<string, string> = {}, orgToolServers?: OrgServerProvider): Promise<TestFlowgate> {
-  return startTestFlowgate(env, { orgToolServers });
+/** A whole flowgate (see startTestFlowgate) that also serves an organization's servers from `source`. */
+export function startToolFlowgate(env: Record<string, string> = {}, source?: ServerSource): Promise<TestFlowgate> {
+  return startTestFlowgate(env, { serverSources: source ? [source] : [] });
 }
 
 /** An API key and a runtime token of the instance's default organization, or of `adminToken`'s. */

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { runToolStep } from '../../activities/tool-step';
 import { ToolStepSchema } from '../../src/common/definition';
 import { buildContext } from '../../src/common/interpolate';
-import { ToolCallError, type CallOptions, type ToolCaller } from '../../src/tools/dispatcher';
-import type { ToolResult } from '../../src/tools/types';
+import type { CallOptions, ToolCaller } from '../../src/tools/dispatcher';
+import { ToolCallError } from '../../src/tools/server';
+import type { ToolResult } from '../../src/tools/server';
 import { pollStatus, publishWorkflow, trigger, type TestFlowgate } from '../support/flowgate';
 import { createOrg, startFakeSearch, startToolFlowgate, type FakeSearch } from './support';
 
@@ -37,7 +38,7 @@ describe('tool step executor', () => {
   });
 
   it('fails the step with the reason when the tool fails, and with exit 124 when it times out', async () => {
-    const failing = fakeCaller(async () => ({ isError: true, message: 'quota exceeded' }));
+    const failing = fakeCaller(async () => ({ isError: true, message: 'quota exceeded', value: { error: 'quota exceeded' } }));
     const failed = await runToolStep(step, context, { orgId: 'o', runId: 'r', stepIndex: 1, tools: failing.caller });
     assert.deepEqual([failed.status, failed.exitCode, failed.error], ['FAILED', 1, 'web-search/search failed: quota exceeded']);
     const refused = fakeCaller(async () => {

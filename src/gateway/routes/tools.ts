@@ -7,7 +7,8 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { ToolCallError, type ToolServer } from '../../tools';
+import { ToolCallError, type ToolResult, type ToolServer } from '../../tools';
+import { forwardableHeaders } from '../../tools/forward-headers';
 import {
   ErrorCode, InitializeParamsSchema, JsonRpcError, JsonRpcMessageSchema, ToolsCallParamsSchema, failure, negotiateProtocolVersion,
   salvageId, success, type JsonRpcResponse,
@@ -37,6 +38,12 @@ function reply(ctx: Context, status: number, body: JsonRpcResponse | JsonRpcResp
   }
   ctx.type = 'application/json';
   ctx.body = JSON.stringify(body);
+}
+
+/** The MCP `tools/call` result: structured content, its JSON as text unless the server gave content blocks. */
+function callResult(result: ToolResult): Record<string, unknown> {
+  const value = result.isError ? { ...result.value, error: result.message } : result.value;
+  return { content: result.content ?? [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value, isError: result.isError };
 }
 
 const rpcError = (code: (typeof ErrorCode)[keyof typeof ErrorCode], message: string): JsonRpcError => new JsonRpcError(code, message);
@@ -79,12 +86,10 @@ export function toolRoutes(deps: GatewayDeps): Router {
           if (!call.success) throw rpcError(ErrorCode.INVALID_PARAMS, 'tools/call needs params.name (a string) and params.arguments (an object)');
           const metaKey = call.data._meta?.idempotencyKey;
           const idempotencyKey = ctx.get('Idempotency-Key') || (typeof metaKey === 'string' ? metaKey : undefined);
-          const result = await deps.tools.call(principal.orgId, server.name, call.data.name, call.data.arguments ?? {}, { idempotencyKey, signal });
-          if (result.isError) {
-            const content = { error: result.message };
-            return success(id, { content: [{ type: 'text', text: JSON.stringify(content) }], structuredContent: content, isError: true });
-          }
-          return success(id, { content: [{ type: 'text', text: JSON.stringify(result.value) }], structuredContent: result.value, isError: false });
+          const result = await deps.tools.call(principal.orgId, server.name, call.data.name, call.data.arguments ?? {}, {
+            idempotencyKey, signal, forwardHeaders: forwardableHeaders(ctx.req.headers),
+          });
+          return success(id, callResult(result));
         }
         default:
           throw rpcError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${message.method}`);

@@ -1,0 +1,33 @@
+/**
+ * The catalog: which server answers a path for an organization. Built-in servers are visible to
+ * every organization; each source adds an organization's own (custom servers, …), which are
+ * invisible to every other organization, exactly like a missing path. A built-in name always wins
+ * over an organization's server of the same name.
+ */
+import type { ServerSource, ToolServer } from './server';
+import { ToolCallError } from './server';
+
+export class ToolCatalog {
+  private readonly builtInNames: Set<string>;
+
+  constructor(private readonly builtIns: readonly ToolServer[], private readonly sources: readonly ServerSource[] = []) {
+    this.builtInNames = new Set(builtIns.map((s) => s.name));
+    if (this.builtInNames.size !== builtIns.length) throw new Error('two built-in tool servers share a name');
+  }
+
+  /** Every server the organization may use: the built-ins, then its own. */
+  async servers(orgId: string): Promise<ToolServer[]> {
+    const own = (await Promise.all(this.sources.map((source) => source.servers(orgId)))).flat();
+    return [...this.builtIns, ...own.filter((s) => !this.builtInNames.has(s.name))];
+  }
+
+  /** The server at `serverPath` for the organization; UNKNOWN_SERVER when it has none there. */
+  async server(orgId: string, serverPath: string): Promise<ToolServer> {
+    const name = serverPath.replace(/^\/+/, '');
+    const builtIn = this.builtIns.find((s) => s.name === name);
+    if (builtIn) return builtIn;
+    const found = (await this.servers(orgId)).find((s) => s.name === name);
+    if (!found) throw new ToolCallError('UNKNOWN_SERVER', `no tool server at /${name}`);
+    return found;
+  }
+}

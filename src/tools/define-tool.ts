@@ -1,0 +1,116 @@
+/**
+ * Built-in tools declare their arguments once, as a zod object: the JSON Schema that clients see
+ * (`tools/list`, `capability_details`) is generated from it, and the handler receives the parsed,
+ * typed arguments. `toolServer` turns a list of such tools into a ToolServer; on an application
+ * server it adds the required `PCID` argument to every tool, so no tool declares it by hand.
+ */
+import { z } from 'zod';
+import type { CallContext, JsonSchemaObject, ToolEntry, ToolOutput, ToolServer } from './server';
+import { ToolCallError } from './server';
+
+export interface ToolSpec<Input extends z.ZodObject> {
+  name: string;
+  description: string;
+  input: Input;
+  /** default: the dispatcher's (30 s) */
+  timeoutMs?: number;
+  handler(args: z.output<Input>, context: CallContext): Promise<Record<string, unknown> | ToolOutput>;
+}
+
+/** A tool whose argument types are erased, so tools of different shapes share one list. */
+export interface DefinedTool {
+  readonly name: string;
+  readonly description: string;
+  readonly timeoutMs?: number;
+  schema(application: string | undefined): z.ZodObject;
+  run(args: unknown, context: CallContext): Promise<Record<string, unknown> | ToolOutput>;
+}
+
+export function defineTool<Input extends z.ZodObject>(spec: ToolSpec<Input>): DefinedTool {
+  return {
+    name: spec.name,
+    description: spec.description,
+    timeoutMs: spec.timeoutMs,
+    schema: (application) => (application === undefined ? spec.input : spec.input.extend({ PCID: pcidSchema(application) })),
+    run: (args, context) => spec.handler(args as z.output<Input>, context),
+  };
+}
+
+export function pcidSchema(application: string): z.ZodString {
+  return z.string().min(1).describe(`the ${application} connection to use (its PCID)`);
+}
+
+/** The contract's tool-entry schema of a zod object: what callers may send (defaults optional). */
+export function jsonSchemaOf(schema: z.ZodType): JsonSchemaObject {
+  const generated = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete generated.$schema;
+  return {
+    ...generated,
+    type: 'object',
+    properties: (generated.properties as Record<string, unknown> | undefined) ?? {},
+    required: (generated.required as string[] | undefined) ?? [],
+  };
+}
+
+/** `arguments.to: Invalid input; arguments.limit: Too big` — each problem named by its field. */
+export function describeIssues(toolName: string, error: z.ZodError): string {
+  const problems = error.issues.map((issue) => {
+    const where = ['arguments', ...issue.path.map(String)].join('.');
+    const keys = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
+    return `${where}: ${issue.message}${keys}`;
+  });
+  return `invalid arguments for ${toolName}: ${problems.join('; ')}`;
+}
+
+export interface ToolServerSpec {
+  name: string;
+  description: string;
+  embedded?: boolean;
+  application?: string;
+  tools: readonly DefinedTool[];
+}
+
+interface Compiled {
+  tool: DefinedTool;
+  schema: z.ZodObject;
+  entry: ToolEntry;
+}
+
+/** A server over a fixed list of zod-declared tools. */
+export function toolServer(spec: ToolServerSpec): ToolServer {
+  const compiled = new Map<string, Compiled>();
+  for (const tool of spec.tools) {
+    if (compiled.has(tool.name)) throw new Error(`server ${spec.name} declares tool ${tool.name} twice`);
+    const schema = tool.schema(spec.application);
+    compiled.set(tool.name, { tool, schema, entry: { name: tool.name, description: tool.description, inputSchema: jsonSchemaOf(schema) } });
+  }
+  const entries = [...compiled.values()].map((c) => c.entry);
+  return {
+    name: spec.name,
+    description: spec.description,
+    embedded: spec.embedded ?? true,
+    application: spec.application,
+    listTools: async () => entries,
+    timeoutMs: (name) => compiled.get(name)?.tool.timeoutMs,
+    async callTool(name, args, context) {
+      const found = compiled.get(name);
+      if (!found) throw new ToolCallError('UNKNOWN_TOOL', `server /${spec.name} has no tool ${name}`);
+      const parsed = found.schema.safeParse(args);
+      if (!parsed.success) throw new ToolCallError('INVALID_ARGUMENTS', describeIssues(name, parsed.error));
+      const { PCID: _pcid, ...typed } = parsed.data as Record<string, unknown>;
+      const answer = await found.tool.run(spec.application === undefined ? parsed.data : typed, context);
+      return isToolOutput(answer) ? answer : { value: answer };
+    },
+  };
+}
+
+const FULL_OUTPUT = Symbol('flowgate.toolOutput');
+
+/** Marks a handler's answer as a whole ToolOutput (with content blocks), not a bare structured value. */
+export function fullOutput(output: ToolOutput): ToolOutput {
+  return Object.assign(output, { [FULL_OUTPUT]: true });
+}
+
+function isToolOutput(answer: Record<string, unknown> | ToolOutput): answer is ToolOutput {
+  return FULL_OUTPUT in answer;
+}

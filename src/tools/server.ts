@@ -1,0 +1,137 @@
+/**
+ * The one interface every tool server implements, built in or custom (generated from an OpenAPI
+ * document, proxied to a remote MCP server, …): list its tools and call one, given the context
+ * of the call. The dispatcher (dispatcher.ts) resolves the server through the catalog, opens the
+ * `PCID` connection of application servers and enforces the deadline; a server only lists and
+ * calls.
+ */
+import type { Client } from '@temporalio/client';
+import type { BlobStore } from '../blob-store';
+import type { Logger } from '../logger';
+import type { SignedUrlSigner } from '../signed-urls';
+import type { ConnectionStore } from './connections';
+
+/** A JSON Schema object as the contract's 2.7 tool entry carries it. */
+export interface JsonSchemaObject {
+  type: 'object';
+  properties: Record<string, unknown>;
+  required: string[];
+  additionalProperties?: boolean | Record<string, unknown>;
+  [keyword: string]: unknown;
+}
+
+/** The contract's 2.7 tool entry. */
+export interface ToolEntry {
+  name: string;
+  description: string;
+  inputSchema: JsonSchemaObject;
+}
+
+export interface ToolConnection {
+  id: string;
+  application: string;
+  name: string | null;
+  credentials: Record<string, unknown>;
+}
+
+/** What a server may need from flowgate while it lists or calls. */
+export interface ToolServices {
+  blobs: BlobStore;
+  /** signs and verifies flowgate file links (attachments, step files, tool blobs) */
+  signer: Pick<SignedUrlSigner, 'sign' | 'verify'>;
+  connections: ConnectionStore;
+  log: Logger;
+  /** refuse loopback, private and link-local destinations unless true (FLOWGATE_ALLOW_PRIVATE_NETWORK) */
+  allowPrivateNetwork: boolean;
+  /** the Temporal client, where this process has one (gateways and workers both do) */
+  temporal?: Client;
+}
+
+/** What a server is told when it lists its tools. */
+export interface ListContext {
+  orgId: string;
+  signal: AbortSignal;
+  services: ToolServices;
+}
+
+/** A progress report while a call runs (MCP `notifications/progress`, when the caller asked for them). */
+export interface ToolProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** What a server is told when one of its tools is called. */
+export interface CallContext extends ListContext {
+  /**
+   * Headers of the invoking request named `X-Pf-Forward-<name>`, as `<name>` lowercased (contract
+   * 4.7); never a credential or internal header (forward-headers.ts). Remote servers send them on.
+   */
+  forwardHeaders: Readonly<Record<string, string>>;
+  /** the same for every attempt of one logical call (a workflow's run and step) */
+  idempotencyKey?: string;
+  /** epoch milliseconds after which the dispatcher gives up (the signal aborts then) */
+  deadline: number;
+  /** the connection named by `PCID`, already checked to be the org's and of the server's application */
+  connection?: ToolConnection;
+  /** reports progress to a caller that asked for it; a no-op otherwise */
+  progress(report: ToolProgress): void;
+}
+
+/** MCP content blocks, passed through as the server gave them. */
+export type ContentBlock = { type: string; [field: string]: unknown };
+
+/** What a call answers: the `structuredContent`, and content blocks when the server has its own. */
+export interface ToolOutput {
+  value: Record<string, unknown>;
+  content?: ContentBlock[];
+  /** a tool that ran and failed, as a remote server reports it (built-ins throw ToolFailure instead) */
+  isError?: boolean;
+}
+
+export interface ToolServer {
+  /** the server id, also its path segment: `/tools/<name>` */
+  readonly name: string;
+  readonly description: string;
+  /** built into flowgate (true) or a custom server of one organization (false) */
+  readonly embedded: boolean;
+  /** set on application servers: every tool needs a `PCID` of a connection of this application */
+  readonly application?: string;
+  listTools(context: ListContext): Promise<readonly ToolEntry[]>;
+  /** throws ToolFailure (ran and failed) or ToolCallError (could not be called: unknown tool, bad arguments) */
+  callTool(name: string, args: Record<string, unknown>, context: CallContext): Promise<ToolOutput>;
+  /** per-tool time limit, when a tool needs more or less than the dispatcher's default */
+  timeoutMs?(name: string): number | undefined;
+}
+
+/** Where an organization's own servers come from (custom servers, workflows as tools, …). */
+export interface ServerSource {
+  servers(orgId: string): Promise<readonly ToolServer[]>;
+}
+
+/**
+ * A tool that ran and failed for a reason the caller should see (the upstream refused, the
+ * message could not be delivered): answered as a result with `isError: true`, not a protocol
+ * error. `details` (an upstream's code, status, body) joins `error` in the structured content.
+ */
+export class ToolFailure extends Error {
+  override readonly name = 'ToolFailure';
+  constructor(message: string, readonly details: Record<string, unknown> = {}) {
+    super(message);
+  }
+}
+
+export type ToolCallErrorCode = 'UNKNOWN_SERVER' | 'UNKNOWN_TOOL' | 'INVALID_ARGUMENTS' | 'CONNECTION_REFUSED' | 'TIMEOUT' | 'UNAVAILABLE';
+
+/** A call that could not be made; the gateway maps each code to a JSON-RPC error. */
+export class ToolCallError extends Error {
+  override readonly name = 'ToolCallError';
+  constructor(readonly code: ToolCallErrorCode, message: string) {
+    super(message);
+  }
+}
+
+/** The dispatcher's answer: a tool's output, or the failure of a tool that ran. */
+export type ToolResult =
+  | { isError: false; value: Record<string, unknown>; content?: ContentBlock[] }
+  | { isError: true; message: string; value: Record<string, unknown>; content?: ContentBlock[] };

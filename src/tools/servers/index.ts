@@ -1,0 +1,29 @@
+/**
+ * The built-in server kinds. Adding a kind is one module under servers/ and one entry here: its
+ * `create` gets the gateway's configuration and the catalog, and answers its server (or
+ * undefined when the configuration leaves it off, as web-search without a search URL).
+ */
+import type { Config } from '../../config';
+import type { ToolEntry, ToolServer } from '../server';
+import { discoveryServer } from './discovery';
+import { mailServer } from './mail';
+import { webSearchServer } from './web-search';
+
+export interface ServerKindDeps {
+  config: Pick<Readonly<Config>, 'searchUrl'>;
+  /** every server an organization may use (the catalog) */
+  servers(orgId: string): Promise<ToolServer[]>;
+  /** the tools one server lists for an organization */
+  tools(server: ToolServer, orgId: string, signal: AbortSignal): Promise<readonly ToolEntry[]>;
+}
+
+export interface ServerKind {
+  kind: string;
+  create(deps: ServerKindDeps): ToolServer | undefined;
+}
+
+export const BUILT_IN_SERVER_KINDS: readonly ServerKind[] = [
+  { kind: 'discovery', create: (deps) => discoveryServer(deps) },
+  { kind: 'web-search', create: ({ config }) => (config.searchUrl === undefined ? undefined : webSearchServer({ url: config.searchUrl })) },
+  { kind: 'mail', create: () => mailServer() },
+];
