@@ -89,8 +89,8 @@ describe('ToolDispatcher', () => {
 
   it('shows zod-declared arguments as the contract\'s JSON Schema, with PCID required on an application server', async () => {
     const [entry] = await dispatcher.list(orgA, 'crm');
-    assert.deepEqual(entry?.inputSchema.required, ['q', 'PCID']);
-    assert.deepEqual(Object.keys(entry?.inputSchema.properties ?? {}), ['q', 'PCID']);
+    assert.deepEqual(entry?.inputSchema.required, ['PCID', 'q']);
+    assert.deepEqual(Object.keys(entry?.inputSchema.properties ?? {}), ['PCID', 'q']);
     assert.equal(entry?.inputSchema.type, 'object');
     assert.equal(entry?.inputSchema.$schema, undefined);
   });
