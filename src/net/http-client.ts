@@ -193,7 +193,8 @@ async function send(req: HttpRequestOptions, signal: AbortSignal, bodyTimeoutMs:
       headers,
       body: body ?? null,
       signal,
-      // our own timers govern the exchange; undici's only watches idle gaps in a body
+      // our own timers govern the exchange; undici's only watches idle gaps in a streamed body
+      // (it pauses while the reader applies backpressure; its clock ticks about every half second)
       headersTimeout: 0,
       bodyTimeout: bodyTimeoutMs,
     });
@@ -254,7 +255,10 @@ export async function httpStream(req: HttpRequestOptions): Promise<StreamedRespo
   body.on('close', () => {
     if (!source.readableEnded) source.destroy();
   });
-  source.pipe(body);
+  source.pipe(body, { end: false });
+  // Ending a turn later lets undici mark the connection idle first, so that a request the caller
+  // sends as soon as it has read the end reuses it instead of opening another one.
+  source.once('end', () => setImmediate(() => body.end()));
   return { status: final.response.statusCode, headers: final.response.headers, url: final.url.toString(), body };
 }
 
@@ -285,6 +289,8 @@ export async function httpRequest(req: HttpRequestOptions & { maxResponseBytes: 
       }
       chunks.push(buffer);
     }
+    // as in httpStream: the connection goes back to the pool before the caller's next request
+    await new Promise((resolve) => setImmediate(resolve));
     return { status: response.statusCode, headers: response.headers, url: url.toString(), body: Buffer.concat(chunks) };
   } catch (error) {
     if (until.timedOut()) throw new OutboundTimeoutError(req.timeoutMs);
