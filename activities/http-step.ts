@@ -16,7 +16,7 @@ export interface HttpStepOptions {
   allowPrivateNetwork: boolean;
   /** default 10 MiB */
   maxResponseBytes?: number;
-  /** aborts the request, e.g. when the activity is cancelled */
+  /** aborts the request and closes its connection, e.g. when the activity is cancelled */
   signal?: AbortSignal;
 }
 
@@ -64,6 +64,9 @@ export async function runHttpStep(step: HttpStep, context: InterpolationContext,
     }
     return { status: 'COMPLETE', result, resultType, exitCode: 0, stdout };
   } catch (error) {
+    // A cancelled activity (run cancelled, worker shutting down) is not a failed request: its
+    // reason is thrown on, so Temporal records a cancellation and the step no result.
+    if (options.signal?.aborted) throw abortReason(options.signal);
     const elapsed = `${Date.now() - started} ms`;
     if (error instanceof OutboundTimeoutError) {
       const message = `no complete answer from ${url.host} within ${step.timeoutMs} ms`;
@@ -72,6 +75,10 @@ export async function runHttpStep(step: HttpStep, context: InterpolationContext,
     const message = describeFailure(error, url);
     return failed(EXIT_FAILURE, 'FAILED', message, `${shown} -> failed (${elapsed}): ${message}`);
   }
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error(`the step was cancelled: ${String(signal.reason)}`);
 }
 
 /** Origin and path only: the query string and any user:password part are left out. */
