@@ -28,10 +28,10 @@ export function createResolveTrigger(deps: { registry: Registry; blobs: BlobStor
     if (request.chainDepth > deps.maxChainDepth) {
       return { ok: false, error: `the chain of triggered runs would be ${request.chainDepth} deep; the limit is ${deps.maxChainDepth} (FLOWGATE_MAX_CHAIN_DEPTH): is there a cycle?` };
     }
-    const trigger = await deps.registry.getTrigger(request.triggerId);
+    const trigger = await deps.registry.triggers.get(request.triggerId);
     // Another organization's trigger is reported exactly like a missing one.
     if (!trigger || trigger.orgId !== request.orgId) return { ok: false, error: `no trigger ${request.triggerId} in this organization` };
-    const version = await deps.registry.getLatestVersion(trigger.workflowId);
+    const version = await deps.registry.workflows.getLatestVersion(trigger.workflowId);
     if (!version) return { ok: false, error: `the workflow of trigger ${request.triggerId} has no published version` };
     const problem = checkInputs({ cacheKey: `${version.workflowId}@${version.version}`, schema: version.definition.inputSchema, coerce: false }, request.inputs);
     if (problem) return { ok: false, error: `trigger ${request.triggerId}: ${problem.message}` };

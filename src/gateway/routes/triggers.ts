@@ -116,10 +116,10 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, kind: TriggerKind,
   }
   const principal: ApiKeyPrincipal = await authenticateApiKey(deps.registry, apiKey);
   const triggerId = ctx.params.triggerId ?? '';
-  const trigger = await deps.registry.getTrigger(triggerId);
+  const trigger = await deps.registry.triggers.get(triggerId);
   // Another organization's trigger is reported exactly like a missing one.
   if (!trigger || trigger.orgId !== principal.orgId) throw notFound('unknown_trigger', `no trigger ${triggerId}`);
-  const version = await deps.registry.getLatestVersion(trigger.workflowId);
+  const version = await deps.registry.workflows.getLatestVersion(trigger.workflowId);
   if (!version) throw new HttpError(409, 'not_published', `the workflow of trigger ${triggerId} has no published version`);
   const plan = waitPlan(ctx, deps.config.syncWaitSeconds);
   const idempotencyKey = header(ctx, 'Idempotency-Key', IdempotencyKeySchema, 'must be 1 to 255 visible ASCII characters');
