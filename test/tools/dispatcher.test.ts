@@ -32,8 +32,8 @@ describe('ToolDispatcher', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'flowgate-dispatcher-'));
     registry = await openRegistry({ kind: 'sqlite', file: join(dir, 'r.db') });
-    orgA = (await registry.createOrg('a')).id;
-    orgB = (await registry.createOrg('b')).id;
+    orgA = (await registry.orgs.create('a')).id;
+    orgB = (await registry.orgs.create('b')).id;
     services = {
       connections: new ConnectionStore(registry, createConnectionCipher(randomBytes(32))), log: silentLogger, allowPrivateNetwork: false,
       blobs: undefined as never, signer: undefined as never,
