@@ -34,7 +34,9 @@ export interface RequestOptions {
 export class CodeAgentClient {
   private readonly secrets: string[];
 
-  constructor(private readonly credentials: CodeAgentCredentials, private readonly allowPrivateNetwork: boolean, private readonly signal: AbortSignal) {
+  constructor(private readonly credentials: CodeAgentCredentials, private readonly allowPrivateNetwork: boolean, private readonly signal: AbortSignal,
+    /** epoch ms after which the caller has given up: no request is given longer than that */
+    private readonly deadline = Number.POSITIVE_INFINITY) {
     this.secrets = [credentials.apiKey, Buffer.from(`${credentials.apiKey}:`).toString('base64')];
   }
 
@@ -47,6 +49,11 @@ export class CodeAgentClient {
     const url = new URL(this.credentials.baseUrl.replace(/\/+$/, '') + path);
     for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
     return url;
+  }
+
+  /** `wanted`, cut to what is left before the caller's deadline, so that a slow backend is a timeout, not a hang */
+  timeoutWithin(wanted: number): number {
+    return Math.max(1, Math.min(wanted, this.deadline - Date.now() - 100));
   }
 
   get privateNetworkAllowed(): boolean {
@@ -62,7 +69,7 @@ export class CodeAgentClient {
 
   /** Sends one JSON request and answers the parsed 2xx body validated by `schema`. */
   async json<T>(method: string, path: string, schema: z.ZodType<T>, options: RequestOptions = {}): Promise<T> {
-    const timeoutMs = options.timeoutMs ?? JSON_TIMEOUT_MS;
+    const timeoutMs = this.timeoutWithin(options.timeoutMs ?? JSON_TIMEOUT_MS);
     const secrets = options.secrets ?? [];
     const url = this.url(path, options.query);
     let response;

@@ -36,7 +36,7 @@ const agentPath = (id: string): string => `/v1/agents/${encodeURIComponent(id)}`
 const runPath = (id: string, runId: string): string => `${agentPath(id)}/runs/${encodeURIComponent(runId)}`;
 
 function clientOf(context: CallContext): CodeAgentClient {
-  return new CodeAgentClient(credentialsOf(context.connection), context.services.allowPrivateNetwork, context.signal);
+  return new CodeAgentClient(credentialsOf(context.connection), context.services.allowPrivateNetwork, context.signal, context.deadline);
 }
 
 function pageAnswer<T>(body: { items: T[]; nextCursor?: string | null }): Record<string, unknown> {
@@ -129,7 +129,9 @@ const streamRun = defineTool({
   async handler(args, context) {
     const client = clientOf(context);
     const answer = await readRunStream(client, {
-      agentId: args.id, runId: args.runId, lastEventId: args['Last-Event-ID'], waitMs: args.waitSeconds * 1000, signal: context.signal,
+      agentId: args.id, runId: args.runId, lastEventId: args['Last-Event-ID'],
+      // the window ends early enough to answer (and, on 410, to ask Get Run) before the caller's deadline
+      waitMs: Math.max(1000, Math.min(args.waitSeconds * 1000, context.deadline - Date.now() - 10_000)), signal: context.signal,
       progress: (report) => context.progress(report),
       getRun: () => client.json('GET', runPath(args.id, args.runId), RunSchema),
     });
@@ -159,7 +161,7 @@ const downloadArtifact = defineTool({
     try {
       // a presigned URL carries its own authorization; the API key is not sent to the storage host
       response = await outboundRequest({
-        method: 'GET', url: presigned.url, headers: {}, timeoutMs: DOWNLOAD_TIMEOUT_MS, maxResponseBytes: MAX_ARTIFACT_BYTES,
+        method: 'GET', url: presigned.url, headers: {}, timeoutMs: client.timeoutWithin(DOWNLOAD_TIMEOUT_MS), maxResponseBytes: MAX_ARTIFACT_BYTES,
         allowPrivateNetwork: context.services.allowPrivateNetwork, signal: context.signal,
       });
     } catch (error) {
