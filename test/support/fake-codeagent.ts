@@ -185,10 +185,11 @@ export async function startFakeCodeAgent(options: { apiKey?: string; runMs?: num
     res.write(`: connected\n\nevent: status\ndata: ${JSON.stringify({ runId: run.id, status: run.status })}\n\n`);
     const write = (e: FakeEvent): void => {
       if (res.destroyed) return;
-      if (cut !== undefined && sent >= cut) {
+      if (cut !== undefined && sent > cut) return;
+      if (cut !== undefined && sent === cut) {
+        sent++;
         // half an event, then the connection drops: a reader must not take it
-        res.write(`id: ${e.id}\r\nevent: ${e.event}\r\ndata: ${JSON.stringify(e.data).slice(0, 5)}`);
-        res.destroy();
+        res.write(`id: ${e.id}\r\nevent: ${e.event}\r\ndata: ${JSON.stringify(e.data).slice(0, 5)}`, () => res.destroy());
         return;
       }
       sent++;
