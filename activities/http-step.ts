@@ -1,13 +1,13 @@
 /**
- * The `http` step: one outbound request through the SSRF guard of src/net/outbound. The URL,
+ * The `http` step: one outbound request through src/net/http-client and its address guard. The URL,
  * header values and body are interpolated, so they may carry secrets from inputs: the step's log
  * names only the method, origin and path, never the query string or header values.
  */
 import type { HttpStep } from '../src/common/definition';
 import { interpolate, interpolateDeep, type InterpolationContext } from '../src/common/interpolate';
 import {
-  OutboundRefusedError, OutboundTimeoutError, ResponseTooLargeError, TooManyRedirectsError, outboundRequest,
-} from '../src/net/outbound';
+  OutboundRefusedError, OutboundTimeoutError, ResponseTooLargeError, TooManyRedirectsError, httpRequest,
+} from '../src/net/http-client';
 import { EXIT_FAILURE, EXIT_TIMEOUT, type StepExecution } from './step-execution';
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
@@ -43,7 +43,7 @@ export async function runHttpStep(step: HttpStep, context: InterpolationContext,
 
   const started = Date.now();
   try {
-    const response = await outboundRequest({
+    const response = await httpRequest({
       method,
       url: url.toString(),
       headers,
@@ -57,7 +57,7 @@ export async function runHttpStep(step: HttpStep, context: InterpolationContext,
     const via = response.url === url.toString() ? '' : ` from ${describeUrl(finalUrl)}`;
     const stdout = `${shown} -> ${response.status}${via} (${Date.now() - started} ms, ${response.body.length} bytes)\n`;
     const result = response.body.toString('utf8');
-    const resultType = isJsonResponse(response.headers['content-type'], result) ? 'json' : 'plaintext';
+    const resultType = isJsonResponse(firstValue(response.headers['content-type']), result) ? 'json' : 'plaintext';
     const ok = response.status >= 200 && response.status < 300;
     if (!ok && step.failOnHttpError) {
       return { status: 'FAILED', result, resultType, exitCode: EXIT_FAILURE, stdout, error: `HTTP ${response.status} from ${finalUrl.host}` };
@@ -85,6 +85,10 @@ function describeFailure(error: unknown, url: URL): string {
   if (error instanceof TooManyRedirectsError) return `${url.host} redirected more than ${error.maxRedirects} times`;
   const detail = error instanceof Error ? error.message : String(error);
   return `request to ${url.host} failed: ${detail}`;
+}
+
+function firstValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function isJsonResponse(contentType: string | undefined, text: string): boolean {
