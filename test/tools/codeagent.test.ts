@@ -344,7 +344,10 @@ describe('codeagent server (Cursor Cloud Agents v1)', function () {
       fake.cutNextStream(3);
       const answer = await stream(agent.id, run.id, { waitSeconds: 5 });
       assert.ok(answer.ended);
-      assert.deepEqual(answer.events, whole(fake.run(agent.id, run.id)?.events ?? []));
+      const events = whole(fake.run(agent.id, run.id)?.events ?? []);
+      assert.deepEqual(answer.events, events);
+      const connections = fake.requests.filter((r) => r.path.endsWith(`/runs/${run.id}/stream`));
+      assert.deepEqual(connections.map((r) => r.headers['last-event-id']), [undefined, events[2]?.id], 'reconnected after the last whole event');
 
       // resuming from an id answers exactly the events after it
       const second = await createAgent('Cut me again');

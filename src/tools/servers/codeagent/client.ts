@@ -8,7 +8,7 @@
  * this client produces, whatever the backend echoes back.
  */
 import { z } from 'zod';
-import { OutboundRefusedError, OutboundTimeoutError, ResponseTooLargeError, outboundRequest } from '../../../net/outbound';
+import { httpRequest, OutboundRefusedError, OutboundTimeoutError, ResponseTooLargeError } from '../../../net/http-client';
 import { ToolCallError, ToolFailure, type ToolConnection } from '../../server';
 import { CodeAgentCredentialsSchema, type CodeAgentCredentials } from './schemas';
 
@@ -74,7 +74,7 @@ export class CodeAgentClient {
     const url = this.url(path, options.query);
     let response;
     try {
-      response = await outboundRequest({
+      response = await httpRequest({
         method, url: url.toString(), timeoutMs, maxResponseBytes: MAX_JSON_BYTES, allowPrivateNetwork: this.allowPrivateNetwork, signal: this.signal,
         // the backend's redirects are not followed: the Authorization header must stay with its origin
         maxRedirects: 0,

@@ -10,15 +10,14 @@
  * - a connection cut inside the window is reopened with the last id (a few times at most);
  * - 410 `stream_expired` falls back to the run's final state from Get Run.
  *
- * The HTTP side is a small guarded request (the private-network guard of net/outbound.ts) whose
- * body is read as a stream; it can be swapped for net/http-client.ts's httpStream when that lands.
+ * The HTTP side is net/http-client.ts's httpStream (the private-network guard, aborts that close
+ * the connection); its timeout bounds the wait for headers and any silent gap in the stream, and
+ * a gap that long counts as a cut connection.
  */
-import http from 'node:http';
-import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
-import { assertAddressAllowed, assertUrlAllowed, guardedLookup, OutboundTimeoutError } from '../../../net/outbound';
+import { httpStream, OutboundTimeoutError, type StreamedResponse } from '../../../net/http-client';
 import type { ToolProgress } from '../../server';
 import type { CodeAgentClient } from './client';
 import { SseParser, type SseEvent } from './sse';
@@ -49,41 +48,6 @@ export interface StreamAnswer {
   /** 410 stream_expired: `run` holds the final state instead */
   expired?: boolean;
   run?: Record<string, unknown>;
-}
-
-export interface OpenedStream {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: Readable;
-}
-
-/** Opens a GET whose body is read as it comes; the returned promise settles once headers arrive. */
-export function openEventStream(url: URL, headers: Record<string, string>, allowPrivateNetwork: boolean, signal: AbortSignal, timeoutMs: number): Promise<OpenedStream> {
-  const policy = { allowPrivateNetwork };
-  assertUrlAllowed(url, policy);
-  return new Promise((resolve, reject) => {
-    const client = url.protocol === 'https:' ? https : http;
-    const request = client.request(url, { method: 'GET', headers, signal, lookup: guardedLookup(policy), agent: false });
-    const timer = setTimeout(() => request.destroy(new OutboundTimeoutError(timeoutMs)), timeoutMs);
-    request.on('socket', (socket) => {
-      socket.once('connect', () => {
-        try {
-          if (socket.remoteAddress) assertAddressAllowed(socket.remoteAddress, policy, url.hostname);
-        } catch (refusal) {
-          request.destroy(refusal as Error);
-        }
-      });
-    });
-    request.once('response', (response) => {
-      clearTimeout(timer);
-      resolve({ status: response.statusCode ?? 0, headers: response.headers, body: response });
-    });
-    request.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    request.end();
-  });
 }
 
 async function readSmall(body: Readable): Promise<string> {
@@ -138,12 +102,16 @@ export async function readRunStream(client: CodeAgentClient, options: ReadRunOpt
     options.signal.addEventListener('abort', onOuterAbort, { once: true });
     const timer = setTimeout(() => window.abort(new Error('window over')), Math.max(0, deadline - Date.now()));
     try {
-      let opened: OpenedStream;
+      let opened: StreamedResponse;
       try {
-        opened = await openEventStream(client.url(path), {
-          authorization: client.authorization(), accept: 'text/event-stream', 'cache-control': 'no-cache',
-          ...(answer.lastEventId === undefined ? {} : { 'last-event-id': answer.lastEventId }),
-        }, client.privateNetworkAllowed, window.signal, Math.min(CONNECT_TIMEOUT_MS, Math.max(1, deadline - Date.now())));
+        opened = await httpStream({
+          method: 'GET', url: client.url(path), signal: window.signal, allowPrivateNetwork: client.privateNetworkAllowed, maxRedirects: 0,
+          timeoutMs: Math.min(CONNECT_TIMEOUT_MS, Math.max(1, deadline - Date.now())),
+          headers: {
+            authorization: client.authorization(), accept: 'text/event-stream', 'cache-control': 'no-cache',
+            ...(answer.lastEventId === undefined ? {} : { 'last-event-id': answer.lastEventId }),
+          },
+        });
       } catch (error) {
         if (window.signal.aborted && !options.signal.aborted) break; // the window closed while connecting
         if (attempt > 0 && !(error instanceof OutboundTimeoutError)) continue; // a reconnect that failed: try again while the window lasts

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { outboundRequest } from '../../../net/outbound';
+import { httpRequest } from '../../../net/http-client';
 import { defineTool, type DefinedTool } from '../../define-tool';
 import { ToolFailure, type CallContext } from '../../server';
 import { CodeAgentClient, credentialsOf, JSON_TIMEOUT_MS } from './client';
@@ -160,7 +160,7 @@ const downloadArtifact = defineTool({
     let response;
     try {
       // a presigned URL carries its own authorization; the API key is not sent to the storage host
-      response = await outboundRequest({
+      response = await httpRequest({
         method: 'GET', url: presigned.url, headers: {}, timeoutMs: client.timeoutWithin(DOWNLOAD_TIMEOUT_MS), maxResponseBytes: MAX_ARTIFACT_BYTES,
         allowPrivateNetwork: context.services.allowPrivateNetwork, signal: context.signal,
       });
