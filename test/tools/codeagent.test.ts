@@ -357,6 +357,18 @@ describe('codeagent server (Cursor Cloud Agents v1)', function () {
       assert.deepEqual(first.events, all.slice(2));
     });
 
+    it('answers a timeout, not a hang, when the backend does not open the stream', async () => {
+      const { agent, run } = await createAgent('Silent');
+      fake.delayMs = 4_000;
+      try {
+        const started = Date.now();
+        refused(await call('codeagent_stream_run', { id: agent.id, runId: run.id, waitSeconds: 1 }), /did not (open the stream|answer) within 1000 ms/);
+        assert.ok(Date.now() - started < 3_000);
+      } finally {
+        fake.delayMs = 0;
+      }
+    });
+
     it('answers invalid_last_event_id for an id of another run, and the final state once the stream expired', async () => {
       const a = await createAgent('A');
       const b = await createAgent('B');

@@ -18,7 +18,7 @@ import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { httpStream, OutboundTimeoutError, type StreamedResponse } from '../../../net/http-client';
-import type { ToolProgress } from '../../server';
+import { ToolCallError, type ToolProgress } from '../../server';
 import type { CodeAgentClient } from './client';
 import { SseParser, type SseEvent } from './sse';
 
@@ -103,19 +103,24 @@ export async function readRunStream(client: CodeAgentClient, options: ReadRunOpt
     const timer = setTimeout(() => window.abort(new Error('window over')), Math.max(0, deadline - Date.now()));
     try {
       let opened: StreamedResponse;
+      const connectTimeoutMs = Math.min(CONNECT_TIMEOUT_MS, Math.max(1, deadline - Date.now()));
       try {
         opened = await httpStream({
           method: 'GET', url: client.url(path), signal: window.signal, allowPrivateNetwork: client.privateNetworkAllowed, maxRedirects: 0,
-          timeoutMs: Math.min(CONNECT_TIMEOUT_MS, Math.max(1, deadline - Date.now())),
+          timeoutMs: connectTimeoutMs,
           headers: {
             authorization: client.authorization(), accept: 'text/event-stream', 'cache-control': 'no-cache',
             ...(answer.lastEventId === undefined ? {} : { 'last-event-id': answer.lastEventId }),
           },
         });
       } catch (error) {
-        if (window.signal.aborted && !options.signal.aborted) break; // the window closed while connecting
+        if (window.signal.aborted && !options.signal.aborted) {
+          // a backend that never answered is a timeout; a reconnect that did not make it in time is just the window's end
+          if (attempt === 0) throw new ToolCallError('TIMEOUT', `the codeagent backend did not open the stream within ${options.waitMs} ms`);
+          break;
+        }
         if (attempt > 0 && !(error instanceof OutboundTimeoutError)) continue; // a reconnect that failed: try again while the window lasts
-        throw client.transportError(error, CONNECT_TIMEOUT_MS);
+        throw client.transportError(error, connectTimeoutMs);
       }
       if (opened.status === 410) {
         await readSmall(opened.body).catch(() => '');
