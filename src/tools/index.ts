@@ -14,6 +14,7 @@ import { connectionKeyFile, createConnectionCipher, parseConnectionKey } from '.
 import { ConnectionStore } from './connections';
 import { ToolDispatcher } from './dispatcher';
 import { BUILT_IN_SERVER_KINDS, type ServerKind } from './servers';
+import { CODEAGENT_APPLICATION, CodeAgentCredentialsSchema } from './servers/codeagent';
 import { MAIL_APPLICATION, MailCredentialsSchema } from './servers/mail';
 import type { ServerSource, ToolServer } from './server';
 
@@ -28,6 +29,7 @@ export {
 /** Applications a connection can be for, each with the shape of its credentials. */
 export const APPLICATIONS = {
   [MAIL_APPLICATION]: MailCredentialsSchema,
+  [CODEAGENT_APPLICATION]: CodeAgentCredentialsSchema,
 } as const;
 
 export interface ToolGatewayDeps {
