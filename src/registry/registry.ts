@@ -9,6 +9,7 @@ import { newId } from '../secrets';
 import {
   createDb, dbErrorCode, type ConnectionsTable, type Database, type DatabaseConfig, type TriggersTable, type WorkflowVersionsTable,
 } from './db';
+import { AgentStore } from './agents';
 import { migrateToLatest } from './migrations';
 
 export type RegistryErrorCode = 'NOT_FOUND' | 'NOT_PUBLISHED' | 'INVALID' | 'CONFLICT';
@@ -122,7 +123,12 @@ export async function openRegistry(config: DatabaseConfig): Promise<Registry> {
 }
 
 export class Registry {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** agents, their chats and artifacts (issue 11) */
+  readonly agents: AgentStore;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.agents = new AgentStore(db);
+  }
 
   async close(): Promise<void> {
     await this.db.destroy();
