@@ -12,7 +12,7 @@
  * Timeouts: the execution timeout is the agent's wall-clock limit (set by the starter; Temporal
  *   reports TIMED_OUT). Failures are ApplicationFailure of AgentFailureType.
  */
-import { ApplicationFailure, CancellationScope, ChildWorkflowFailure, defineQuery, isCancellation, ParentClosePolicy, proxyActivities, setHandler, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, defineQuery, isCancellation, ParentClosePolicy, proxyActivities, setHandler, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   AgentFailureType, type AgentInvocationInput, type AgentInvocationResult, type AgentToolCallLog, type ToolBinding, type ToolResultRef,
@@ -58,7 +58,7 @@ export async function invokeAgent(input: AgentInvocationInput): Promise<AgentInv
       throw ApplicationFailure.nonRetryable(
         `the agent used all ${plan.maxTurns} model turns (limits.maxTurns) without a final answer`, AgentFailureType.TURN_LIMIT, { toolCalls: calls });
     }
-    const reply = await callAgentModel({ orgId: input.orgId, invocationId: input.invocationId, agentId: input.agentId, turn, toolResults, note });
+    const reply = await modelTurn({ orgId: input.orgId, invocationId: input.invocationId, agentId: input.agentId, turn, toolResults, note });
     status.turns = turn + 1;
     toolResults = [];
     note = undefined;
@@ -105,6 +105,18 @@ export async function invokeAgent(input: AgentInvocationInput): Promise<AgentInv
         }
       }
     }
+  }
+}
+
+/** One model call; a call that cannot succeed (a refused request, retries used up) fails the invocation with its reason. */
+async function modelTurn(request: Parameters<typeof callAgentModel>[0]): ReturnType<typeof callAgentModel> {
+  try {
+    return await callAgentModel(request);
+  } catch (err) {
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
+      throw ApplicationFailure.nonRetryable(err.cause.message, AgentFailureType.MODEL_FAILED);
+    }
+    throw err;
   }
 }
 
