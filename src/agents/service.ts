@@ -236,9 +236,11 @@ export class AgentService {
       throw new AgentError('NOT_FOUND', `no invocation ${invocationId} in this organization`);
     }
     const base = { invocationId, agentId: memo.data.agent.agentId, chatId: memo.data.agent.chatId };
-    if (description.status.name === 'RUNNING' && waitMs <= 0) return { ...base, status: 'RUNNING' };
+    const running = description.status.name === 'RUNNING';
+    if (running && waitMs <= 0) return { ...base, status: 'RUNNING' };
+    // A closed invocation's result is read in full; only an open one's wait is bounded.
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), Math.max(waitMs, 1));
+    const timer = running ? setTimeout(() => abort.abort(), waitMs) : undefined;
     try {
       const result = await this.deps.temporal.connection.withAbortSignal(abort.signal, () => handle.result());
       return { ...result, status: 'COMPLETE' };
