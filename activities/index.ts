@@ -3,7 +3,10 @@
  * their own blob store and settings. The worker wiring is the only place that joins these to the
  * workflows; workflows import the `Activities` type only.
  */
+import type { Config } from '../src/config';
 import type { Registry } from '../src/registry';
+import { createAgentInvocationActivities, type ToolCatalogView } from './agent-invocation';
+import { createCallAgentTool } from './agent-tool-call';
 import { createRenderValue } from './render-value';
 import { createResolveTrigger } from './resolve-trigger';
 import { createRecordStep, createRunStep, type StepDependencies } from './run-step';
@@ -12,6 +15,10 @@ export type ActivityDependencies = StepDependencies & {
   registry: Registry;
   /** how deep `trigger` steps may chain runs (a guard against cycles) */
   maxChainDepth: number;
+  /** the model agents use; unset fields make agent invocations fail with a message naming them */
+  llm?: Readonly<Config['llm']>;
+  /** the tool catalog agents list their tools from (the dispatcher) */
+  catalog?: ToolCatalogView;
 };
 
 export function createActivities(deps: ActivityDependencies) {
@@ -20,6 +27,8 @@ export function createActivities(deps: ActivityDependencies) {
     recordStep: createRecordStep(deps),
     resolveTrigger: createResolveTrigger(deps),
     renderValue: createRenderValue(deps),
+    ...createAgentInvocationActivities({ registry: deps.registry, blobs: deps.blobs, llm: deps.llm ?? { timeoutMs: 120_000 }, catalog: deps.catalog }),
+    callAgentTool: createCallAgentTool(deps),
   };
 }
 

@@ -34,6 +34,11 @@ const EnvSchema = z.object({
   FLOWGATE_MAX_CHAIN_DEPTH: z.coerce.number().int().min(1).max(100).default(8),
   FLOWGATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0, 'must be at least 0 (0 turns rate limiting off)').default(600),
   FLOWGATE_RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(60),
+  FLOWGATE_LLM_BASE_URL: z.url().optional(),
+  FLOWGATE_LLM_API_KEY: z.string().min(1).optional(),
+  FLOWGATE_LLM_MODEL: z.string().min(1).max(200).optional(),
+  FLOWGATE_LLM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(120),
+  FLOWGATE_AGENT_WAIT_SECONDS: z.coerce.number().int().min(0).max(60, 'must be at most 60 (the contract\'s window)').default(50),
   FLOWGATE_ROLE: z.enum(['all', 'gateway', 'worker']).default('all'),
   FLOWGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   FLOWGATE_CACHE_DIR: z.string().min(1).optional(),
@@ -78,6 +83,13 @@ export interface Config {
   maxChainDepth: number;
   /** a token bucket per presented credential, per gateway process; perMinute 0: no limiting */
   rateLimit: { perMinute: number; burst: number };
+  /**
+   * The default model of agents: an OpenAI-compatible chat-completions endpoint. `model` unset:
+   * agent_invoke fails with a message naming the variables (agents may still name their own).
+   */
+  llm: { baseUrl?: string; apiKey?: string; model?: string; timeoutMs: number };
+  /** how long agent_invoke waits for an answer before it answers a handle instead */
+  agentWaitSeconds: number;
   /** all: gateway and worker in one process; gateway or worker alone for scale-out */
   role: 'all' | 'gateway' | 'worker';
 }
@@ -121,6 +133,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     connectionKey: e.FLOWGATE_CONNECTION_KEY,
     logLevel: e.FLOWGATE_LOG_LEVEL,
     role: e.FLOWGATE_ROLE,
+    llm: { baseUrl: e.FLOWGATE_LLM_BASE_URL, apiKey: e.FLOWGATE_LLM_API_KEY, model: e.FLOWGATE_LLM_MODEL, timeoutMs: e.FLOWGATE_LLM_TIMEOUT_SECONDS * 1000 },
+    agentWaitSeconds: e.FLOWGATE_AGENT_WAIT_SECONDS,
     maxChainDepth: e.FLOWGATE_MAX_CHAIN_DEPTH,
     rateLimit: { perMinute: e.FLOWGATE_RATE_LIMIT_PER_MINUTE, burst: e.FLOWGATE_RATE_LIMIT_BURST },
   };

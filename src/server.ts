@@ -128,7 +128,8 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       workerConnection ??= await connectWorker(temporal);
       const worker = await createWorker({
         connection: workerConnection, namespace: temporal.namespace, taskQueue: temporal.taskQueue,
-        deps: { blobs, tools, registry, allowPrivateNetwork: config.allowPrivateNetwork, maxChainDepth: config.maxChainDepth },
+        deps: { blobs, tools, registry, allowPrivateNetwork: config.allowPrivateNetwork, maxChainDepth: config.maxChainDepth,
+          llm: config.llm, catalog: tools },
       });
       const done = worker.run().catch((err: unknown) => log.error('worker stopped with an error', { error: err }));
       running = { worker, done };

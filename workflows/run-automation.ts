@@ -23,6 +23,7 @@ import {
   FailureType, previousSteps, type ApprovalDecision, type DecisionRequest, type RunInput, type RunState, type RunStepRequest, type RunSummary, type StepOutcome,
   type WaitingOn,
 } from '../src/common/run-types';
+import { agentStep } from './steps/agent';
 import { ApprovalDesk } from './steps/approval';
 import { triggerStep } from './steps/chain';
 import { pollToolStep } from './steps/poll';
@@ -122,6 +123,9 @@ export async function runAutomation(input: RunInput): Promise<RunSummary> {
           break;
         case 'trigger':
           draft = await triggerStep(step, input, render, runAutomation);
+          break;
+        case 'agent':
+          draft = await agentStep(step, input, stepIndex, render);
           break;
       }
       outcome = await recordStep({ run, stepIndex, ...draft, duration: Date.now() - started });

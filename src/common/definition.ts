@@ -118,8 +118,25 @@ export const ToolStepSchema = z.object({
   }
 });
 
+/**
+ * Invokes an agent of the run's organization as a child workflow of the run; its final answer is
+ * the step's result (json with an output schema, else markdown), its tool calls go to stdout.txt.
+ */
+export const AgentStepSchema = z.object({
+  ...stepBase,
+  type: z.literal('agent'),
+  agentId: z.string().min(1).max(100),
+  /** interpolated */
+  message: z.string().min(1).max(100_000),
+  /** continue this chat (interpolated); default: a new chat per run */
+  chatId: z.string().min(1).max(200).optional(),
+  /** the invocation's wall-clock limit within this run */
+  timeoutSeconds: z.number().int().min(5).max(86_400).default(600),
+}).strict();
+
 export const StepSchema = z.discriminatedUnion('type', [
   TemplateStepSchema, CodeStepSchema, HttpStepSchema, ToolStepSchema, DelayStepSchema, WaitUntilStepSchema, ApprovalStepSchema, TriggerStepSchema,
+  AgentStepSchema,
 ]);
 
 export const WorkflowDefinitionSchema = z.object({
@@ -147,6 +164,7 @@ export type DelayStep = z.infer<typeof DelayStepSchema>;
 export type WaitUntilStep = z.infer<typeof WaitUntilStepSchema>;
 export type ApprovalStep = z.infer<typeof ApprovalStepSchema>;
 export type TriggerStep = z.infer<typeof TriggerStepSchema>;
+export type AgentStep = z.infer<typeof AgentStepSchema>;
 export type Step = z.infer<typeof StepSchema>;
 /** Steps the runStep activity executes; the others (waits, approvals, chained triggers) live in the workflow. */
 export type ActivityStep = TemplateStep | CodeStep | HttpStep | ToolStep;

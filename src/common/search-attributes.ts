@@ -5,4 +5,6 @@ export const SEARCH_ATTRIBUTES = {
   orgId: defineSearchAttributeKey('FlowgateOrgId', SearchAttributeType.KEYWORD),
   automationId: defineSearchAttributeKey('FlowgateAutomationId', SearchAttributeType.KEYWORD),
   triggerId: defineSearchAttributeKey('FlowgateTriggerId', SearchAttributeType.KEYWORD),
+  /** set on agent invocations (workflow type invokeAgent) */
+  agentId: defineSearchAttributeKey('FlowgateAgentId', SearchAttributeType.KEYWORD),
 } as const;

@@ -9,6 +9,7 @@ import { RateLimiter } from './rate-limit';
 import { errorHandler } from './middleware/error-handler';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
+import { agentRoutes } from './routes/agents';
 import { authTokenRoutes } from './routes/auth-token';
 import { connectionRoutes } from './routes/connections';
 import { approvalRoutes } from './routes/approvals';
@@ -50,7 +51,7 @@ export function createApp(deps: GatewayDeps): Koa {
   }
   app.use(unmatched);
   const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), approvalRoutes(deps)];
-  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps));
+  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps));
   for (const router of routers) {
     app.use(router.routes());
     app.use(router.allowedMethods());

@@ -80,6 +80,45 @@ export interface ConnectionsTable {
   created_at: string;
 }
 
+export interface AgentsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  description: string;
+  instructions: string;
+  /** JSON of a JSON Schema object, or null */
+  output_schema: string | null;
+  /** JSON of AgentServer[] */
+  servers: string;
+  /** JSON of AgentWorkflow[] */
+  workflows: string;
+  /** JSON of AgentModel */
+  model: string;
+  /** JSON of AgentLimits */
+  limits: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AgentChatsTable {
+  id: string;
+  org_id: string;
+  agent_id: string;
+  title: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Files the agent's tools produced in a chat; the bytes are in the blob store under `key`. */
+export interface AgentArtifactsTable {
+  chat_id: string;
+  name: string;
+  key: string;
+  mime_type: string;
+  size: number;
+  created_at: string;
+}
+
 export interface Database {
   orgs: OrgsTable;
   admin_tokens: AdminTokensTable;
@@ -88,6 +127,9 @@ export interface Database {
   workflow_versions: WorkflowVersionsTable;
   triggers: TriggersTable;
   connections: ConnectionsTable;
+  agents: AgentsTable;
+  agent_chats: AgentChatsTable;
+  agent_artifacts: AgentArtifactsTable;
 }
 
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;

@@ -94,9 +94,55 @@ const connections: Migration = {
   },
 };
 
+/** Agents, their chats and the files their tools produced (issue 11); chat histories live in the blob store. */
+const agents: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('agents')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('description', 'text', (c) => c.notNull())
+      .addColumn('instructions', 'text', (c) => c.notNull())
+      .addColumn('output_schema', 'text')
+      .addColumn('servers', 'text', (c) => c.notNull())
+      .addColumn('workflows', 'text', (c) => c.notNull())
+      .addColumn('model', 'text', (c) => c.notNull())
+      .addColumn('limits', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('agents_org_id_idx').on('agents').column('org_id').execute();
+
+    await db.schema.createTable('agent_chats')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('agent_id', 'text', (c) => c.notNull().references('agents.id').onDelete('cascade'))
+      .addColumn('title', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('agent_chats_agent_id_idx').on('agent_chats').column('agent_id').execute();
+
+    await db.schema.createTable('agent_artifacts')
+      .addColumn('chat_id', 'text', (c) => c.notNull().references('agent_chats.id').onDelete('cascade'))
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('key', 'text', (c) => c.notNull())
+      .addColumn('mime_type', 'text', (c) => c.notNull())
+      .addColumn('size', 'integer', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('agent_artifacts_pk', ['chat_id', 'name'])
+      .execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    for (const table of ['agent_artifacts', 'agent_chats', 'agents']) await db.schema.dropTable(table).ifExists().execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
+  '0003-agents': agents,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -14,6 +14,7 @@ import { sql, type Kysely } from 'kysely';
 import { ApiKeyStore } from './api-keys';
 import { ConnectionStore } from './connections';
 import { createDb, type Database, type DatabaseConfig } from './db';
+import { AgentStore } from './agents';
 import { migrateToLatest } from './migrations';
 import { OrgStore } from './orgs';
 import { TriggerStore } from './triggers';
@@ -38,6 +39,8 @@ export class Registry {
   readonly workflows: WorkflowStore;
   readonly triggers: TriggerStore;
   readonly connections: ConnectionStore;
+  /** agents, their chats and artifacts */
+  readonly agents: AgentStore;
 
   constructor(private readonly db: Kysely<Database>) {
     this.orgs = new OrgStore(db);
@@ -45,6 +48,7 @@ export class Registry {
     this.workflows = new WorkflowStore(db);
     this.triggers = new TriggerStore(db);
     this.connections = new ConnectionStore(db);
+    this.agents = new AgentStore(db);
   }
 
   async close(): Promise<void> {

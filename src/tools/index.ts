@@ -33,7 +33,7 @@ export const APPLICATIONS = {
 } as const;
 
 export interface ToolGatewayDeps {
-  config: Pick<Readonly<Config>, 'dataDir' | 'searchUrl' | 'connectionKey' | 'allowPrivateNetwork'>;
+  config: Pick<Readonly<Config>, 'dataDir' | 'searchUrl' | 'connectionKey' | 'allowPrivateNetwork'> & Partial<Pick<Readonly<Config>, 'llm' | 'agentWaitSeconds' | 'temporal'>>;
   registry: Registry;
   blobs: BlobStore;
   signer: Pick<SignedUrlSigner, 'sign' | 'verify'>;
@@ -57,6 +57,7 @@ export async function createToolDispatcher(deps: ToolGatewayDeps): Promise<ToolD
   };
   const kindDeps = {
     config: deps.config,
+    registry: deps.registry,
     servers: (orgId: string) => ready().servers(orgId),
     tools: (server: ToolServer, orgId: string, signal: AbortSignal) => ready().listOf(server, orgId, signal),
   };

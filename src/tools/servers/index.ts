@@ -4,14 +4,18 @@
  * undefined when the configuration leaves it off, as web-search without a search URL).
  */
 import type { Config } from '../../config';
+import type { Registry } from '../../registry';
 import type { ToolEntry, ToolServer } from '../server';
 import { codeAgentServer } from './codeagent';
+import { agentManagementServer } from './agent-management';
 import { discoveryServer } from './discovery';
 import { mailServer } from './mail';
 import { webSearchServer } from './web-search';
 
 export interface ServerKindDeps {
-  config: Pick<Readonly<Config>, 'searchUrl'>;
+  config: Pick<Readonly<Config>, 'searchUrl'> & Partial<Pick<Readonly<Config>, 'llm' | 'agentWaitSeconds' | 'temporal'>>;
+  /** the registry, where the process has one (agents are stored there) */
+  registry?: Registry;
   /** every server an organization may use (the catalog) */
   servers(orgId: string): Promise<ToolServer[]>;
   /** the tools one server lists for an organization */
@@ -28,4 +32,5 @@ export const BUILT_IN_SERVER_KINDS: readonly ServerKind[] = [
   { kind: 'web-search', create: ({ config }) => (config.searchUrl === undefined ? undefined : webSearchServer({ url: config.searchUrl })) },
   { kind: 'mail', create: () => mailServer() },
   { kind: 'codeagent', create: () => codeAgentServer() },
+  { kind: 'agent-management', create: (deps) => agentManagementServer(deps) },
 ];

@@ -1,0 +1,49 @@
+/**
+ * An agent's `outputSchema`: checked to compile when the agent is saved, and used to validate the
+ * final answer. Validators are cached per agent version (id and updatedAt).
+ */
+import Ajv, { type ValidateFunction } from 'ajv';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+
+const CACHE_SIZE = 200;
+const cache = new Map<string, ValidateFunction>();
+
+function compile(schema: Record<string, unknown>): ValidateFunction {
+  const options = { allErrors: true, strict: false };
+  const ajv = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12') ? new Ajv2020(options) : new Ajv(options);
+  addFormats(ajv);
+  return ajv.compile(schema);
+}
+
+/** Why the schema cannot be used, or undefined when it can. */
+export function outputSchemaProblem(schema: Record<string, unknown>): string | undefined {
+  try {
+    compile(schema);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+export type OutputCheck = { ok: true; value: unknown } | { ok: false; problem: string };
+
+/** Parses the answer as JSON (a fenced ```json block too) and validates it against the schema. */
+export function checkOutput(cacheKey: string, schema: Record<string, unknown>, answer: string): OutputCheck {
+  let validate = cache.get(cacheKey);
+  if (!validate) {
+    validate = compile(schema);
+    if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    cache.set(cacheKey, validate);
+  }
+  const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(answer);
+  let value: unknown;
+  try {
+    value = JSON.parse(fenced ? fenced[1]! : answer);
+  } catch {
+    return { ok: false, problem: 'the answer is not JSON' };
+  }
+  if (validate(value)) return { ok: true, value };
+  const problems = (validate.errors ?? []).slice(0, 10).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
+  return { ok: false, problem: `the answer does not match the output schema: ${problems.join('; ')}` };
+}

@@ -1,0 +1,127 @@
+/**
+ * What an agent is (issue 11): its instructions, the tools it may use (servers of the
+ * organization's catalog, whole or by tool), the workflows it may start as tools, optional model
+ * settings and bounds. Validated with zod at both doors (the agent-management tools and
+ * /api/v1/agents); the registry stores the parsed value.
+ */
+import { z } from 'zod';
+
+/** `{name, allTools: true}` attaches every tool of a server; `{name, tools: {<tool>: {}}}` only the named ones. */
+export const AgentServerSchema = z.union([
+  z.object({ name: z.string().min(1).max(200), allTools: z.literal(true) }).strict(),
+  z.object({
+    name: z.string().min(1).max(200),
+    allTools: z.literal(false).optional(),
+    tools: z.record(z.string().min(1).max(200), z.object({}).loose()).refine((t) => Object.keys(t).length > 0, 'name at least one tool, or set allTools: true'),
+  }).strict(),
+]);
+
+/** A trigger the agent may start as a tool; it waits for the run's result. */
+export const AgentWorkflowSchema = z.object({
+  triggerId: z.string().min(1).max(100),
+  /** the tool name the model sees; default: workflow_<triggerId> */
+  toolName: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must match ^[a-zA-Z0-9_-]{1,64}$').optional(),
+  description: z.string().max(2000).optional(),
+}).strict();
+
+/**
+ * Per-agent model settings. The endpoint and its API key stay the operator's
+ * (FLOWGATE_LLM_BASE_URL, FLOWGATE_LLM_API_KEY): an agent naming its own base URL would send the
+ * operator's key wherever an organization administrator pointed it.
+ */
+export const AgentModelSchema = z.object({
+  model: z.string().min(1).max(200).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  maxTokens: z.number().int().min(1).max(200_000).optional(),
+}).strict();
+
+export const AgentLimitsSchema = z.object({
+  /** model calls per invocation */
+  maxTurns: z.number().int().min(1).max(100).default(10),
+  /** tool calls per invocation (workflows included) */
+  maxToolCalls: z.number().int().min(0).max(500).default(20),
+  /** wall-clock limit of one invocation; past it the invocation ends in TIMEOUT */
+  timeoutSeconds: z.number().int().min(5).max(86_400).default(600),
+  /** characters of one tool result that go back into the prompt */
+  toolResultChars: z.number().int().min(256).max(200_000).default(16_000),
+}).strict();
+
+/** A JSON Schema object, given as an object or as its JSON text (the contract shows a string). */
+export const OutputSchemaSchema = z.union([z.string().max(100_000), z.record(z.string(), z.unknown())]).transform((value, ctx) => {
+  if (typeof value !== 'string') return value;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // reported below
+  }
+  ctx.addIssue({ code: 'custom', message: 'must be a JSON Schema object (or its JSON text)' });
+  return z.NEVER;
+});
+
+const fields = {
+  name: z.string().min(1).max(200),
+  description: z.string().max(5000).default(''),
+  instructions: z.string().min(1).max(100_000),
+  outputSchema: OutputSchemaSchema.nullable().optional(),
+  servers: z.array(AgentServerSchema).max(50).default([]),
+  workflows: z.array(AgentWorkflowSchema).max(50).default([]),
+  model: AgentModelSchema.optional(),
+  limits: AgentLimitsSchema.optional(),
+};
+
+export const CreateAgentSchema = z.object(fields).strict();
+
+/** Partial: only the fields given change; `servers` and `workflows` replace the lists. */
+export const UpdateAgentSchema = z.object({
+  name: fields.name.optional(),
+  description: z.string().max(5000).optional(),
+  instructions: fields.instructions.optional(),
+  outputSchema: fields.outputSchema,
+  servers: z.array(AgentServerSchema).max(50).optional(),
+  workflows: z.array(AgentWorkflowSchema).max(50).optional(),
+  model: AgentModelSchema.optional(),
+  limits: AgentLimitsSchema.partial().optional(),
+}).strict();
+
+export type AgentServer = z.infer<typeof AgentServerSchema>;
+export type AgentWorkflow = z.infer<typeof AgentWorkflowSchema>;
+export type AgentModel = z.infer<typeof AgentModelSchema>;
+export type AgentLimits = z.infer<typeof AgentLimitsSchema>;
+export type CreateAgentInput = z.infer<typeof CreateAgentSchema>;
+export type UpdateAgentInput = z.infer<typeof UpdateAgentSchema>;
+
+export const DEFAULT_LIMITS: AgentLimits = AgentLimitsSchema.parse({});
+
+export interface AgentRecord {
+  id: string;
+  orgId: string;
+  name: string;
+  description: string;
+  instructions: string;
+  outputSchema: Record<string, unknown> | null;
+  servers: AgentServer[];
+  workflows: AgentWorkflow[];
+  model: AgentModel;
+  limits: AgentLimits;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ChatRecord {
+  id: string;
+  orgId: string;
+  agentId: string;
+  title: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ArtifactRecord {
+  chatId: string;
+  name: string;
+  key: string;
+  mimeType: string;
+  size: number;
+  createdAt: string;
+}
