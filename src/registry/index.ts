@@ -11,3 +11,5 @@ export type {
   AdminTokenGrant, ApiKeyRecord, ConnectionRecord, CreateTriggerInput, DesignatedOutput, Org, RegistryErrorCode, TriggerRecord,
   WorkflowRecord, WorkflowVersion,
 } from './registry';
+export { ToolServerStore, newToolServerId } from './tool-servers';
+export type { ConnectionStateRecord, ConnectionStatus, ToolServerKind, ToolServerRecord } from './tool-servers';

@@ -10,6 +10,7 @@ import {
   createDb, dbErrorCode, type ConnectionsTable, type Database, type DatabaseConfig, type TriggersTable, type WorkflowVersionsTable,
 } from './db';
 import { migrateToLatest } from './migrations';
+import { ToolServerStore } from './tool-servers';
 
 export type RegistryErrorCode = 'NOT_FOUND' | 'NOT_PUBLISHED' | 'INVALID' | 'CONFLICT';
 
@@ -122,7 +123,12 @@ export async function openRegistry(config: DatabaseConfig): Promise<Registry> {
 }
 
 export class Registry {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** custom tool servers and custom connections' state */
+  readonly toolServers: ToolServerStore;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.toolServers = new ToolServerStore(db);
+  }
 
   async close(): Promise<void> {
     await this.db.destroy();
