@@ -203,19 +203,24 @@ function uniqueName(name: string, taken: Set<string>): string {
  * Schema of a tool must be plain JSON, and callers gain little from more depth.
  */
 export function acyclic(schema: Record<string, unknown>): Record<string, unknown> {
-  const walk = (value: unknown, ancestors: Set<object>): unknown => {
+  const walk = (value: unknown, ancestors: Set<object>, key: string | undefined): unknown => {
     if (typeof value !== 'object' || value === null) return value;
     if (ancestors.has(value)) {
+      // the dereferencer may share a map of schemas (`properties`) rather than the schema itself
+      if (key !== undefined && SCHEMA_MAPS.has(key)) return {};
       const title = (value as Record<string, unknown>).title;
       return { description: `recursive: the same shape as its enclosing ${typeof title === 'string' ? title : 'schema'}` };
     }
     ancestors.add(value);
     const copy: unknown = Array.isArray(value)
-      ? value.map((item) => walk(item, ancestors))
-      : Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item, ancestors)]));
+      ? value.map((item) => walk(item, ancestors, undefined))
+      : Object.fromEntries(Object.entries(value).map(([name, item]) => [name, walk(item, ancestors, name)]));
     ancestors.delete(value);
     return copy;
   };
-  const result = walk(schema, new Set());
+  const result = walk(schema, new Set(), undefined);
   return typeof result === 'object' && result !== null && !Array.isArray(result) ? result as Record<string, unknown> : {};
 }
+
+/** keywords whose value is a map of names to schemas, not a schema */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', 'dependentSchemas', '$defs', 'definitions']);
