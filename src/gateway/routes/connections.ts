@@ -76,7 +76,9 @@ export function connectionRoutes(deps: GatewayDeps): Router {
     if (!custom || !connection) throw notFound('unknown_connection', `no custom connection ${ctx.params.id}`);
     const result = await custom.test(connection);
     const found = await deps.tools.connections.get(admin(ctx).orgId, connection.id);
-    ctx.body = { ...result, ...(found ? await custom.statusOf(admin(ctx).orgId, found) : {}) };
+    // `status` is the test's HTTP status; the connection's own status is `connectionStatus`
+    const state = found ? await custom.statusOf(admin(ctx).orgId, found) : undefined;
+    ctx.body = { ...result, ...(state ? { connectionStatus: state.status, ...(state.error ? { connectionError: state.error } : {}) } : {}) };
   });
 
   router.get('/:id/oauth/authorize', async (ctx) => {
@@ -85,7 +87,7 @@ export function connectionRoutes(deps: GatewayDeps): Router {
     if (connection.credentials.auth.kind !== 'oauth2_authorization_code') {
       throw badRequest('not_authorization_code', `connection ${connection.id} does not use the OAuth authorization code flow`);
     }
-    const redirectUri = `${deps.config.publicUrl ?? ctx.origin}${OAUTH_CALLBACK_PATH}`;
+    const redirectUri = `${deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`}${OAUTH_CALLBACK_PATH}`;
     const authorizeUrl = await custom.auth.startConsent(connection, redirectUri);
     ctx.status = 302;
     ctx.redirect(authorizeUrl);
