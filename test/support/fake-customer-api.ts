@@ -203,3 +203,10 @@ export async function startFakeCustomerApi(): Promise<FakeCustomerApi> {
   fake.close = listening.close;
   return fake;
 }
+
+// `node dist/test/support/fake-customer-api.js`: the fake on its own, for the README's example
+if (require.main === module) {
+  void startFakeCustomerApi().then((fake) => {
+    console.log(`fake customer API at ${fake.url} (Petstore under ${fake.url}/api/v3, api_key ${API_KEY}); Ctrl-C stops it`);
+  });
+}
