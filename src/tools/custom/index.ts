@@ -67,8 +67,8 @@ export class CustomServers {
   readonly auth: CustomAuth;
   readonly source: ServerSource;
   private readonly remoteTools = new RemoteToolCache();
-  /** generated APIs by server id and version: parsing a document is the costly part */
-  private readonly generated = new Map<string, Promise<GeneratedApi>>();
+  /** built servers by organization, id and version */
+  private readonly built = new Map<string, Promise<ToolServer>>();
 
   constructor(private readonly deps: CustomServersDeps) {
     this.auth = new CustomAuth({
@@ -98,23 +98,31 @@ export class CustomServers {
     return servers.filter((s): s is ToolServer => s !== undefined);
   }
 
-  private async serverOf(record: ToolServerRecord): Promise<ToolServer> {
-    const version = record.updatedAt;
+  /**
+   * The server a record describes, built once per version: the catalog asks for an organization's
+   * servers on every call, and compiling a document's schemas each time would cost far more than
+   * the lookup.
+   */
+  private serverOf(record: ToolServerRecord): Promise<ToolServer> {
+    const key = `${record.orgId}/${record.id}@${record.updatedAt}`;
+    const built = this.built.get(key);
+    if (built) return built;
+    for (const old of this.built.keys()) if (old.startsWith(`${record.orgId}/${record.id}@`)) this.built.delete(old);
+    const server = this.build(record);
+    this.built.set(key, server);
+    server.catch(() => this.built.delete(key));
+    return server;
+  }
+
+  private async build(record: ToolServerRecord): Promise<ToolServer> {
     if (record.kind === 'remote') {
       return remoteServer({
         id: record.id, orgId: record.orgId, description: record.description, url: record.source, connectionId: record.connectionId, auth: this.auth,
         cache: this.remoteTools,
-      }, version);
+      }, record.updatedAt);
     }
-    const key = `${record.id}@${version}`;
-    let api = this.generated.get(key);
-    if (!api) {
-      for (const old of this.generated.keys()) if (old.startsWith(`${record.id}@`)) this.generated.delete(old);
-      api = generateApi(record.source);
-      this.generated.set(key, api);
-      api.catch(() => this.generated.delete(key));
-    }
-    return openApiServer({ id: record.id, description: record.description, connectionId: record.connectionId ?? '', api: await api, auth: this.auth });
+    const api = await generateApi(record.source);
+    return openApiServer({ id: record.id, description: record.description, connectionId: record.connectionId ?? '', api, auth: this.auth });
   }
 
   async list(orgId: string): Promise<ServerView[]> {
@@ -149,6 +157,7 @@ export class CustomServers {
 
   async remove(orgId: string, id: string): Promise<boolean> {
     this.remoteTools.forget(id);
+    for (const key of this.built.keys()) if (key.startsWith(`${orgId}/${id}@`)) this.built.delete(key);
     return this.store.remove(orgId, id);
   }
 
