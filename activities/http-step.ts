@@ -1,13 +1,13 @@
 /**
- * The `http` step: one outbound request through the SSRF guard of src/net/outbound. The URL,
+ * The `http` step: one outbound request through src/net/http-client and its address guard. The URL,
  * header values and body are interpolated, so they may carry secrets from inputs: the step's log
  * names only the method, origin and path, never the query string or header values.
  */
 import type { HttpStep } from '../src/common/definition';
 import { interpolate, interpolateDeep, type InterpolationContext } from '../src/common/interpolate';
 import {
-  OutboundRefusedError, OutboundTimeoutError, ResponseTooLargeError, TooManyRedirectsError, outboundRequest,
-} from '../src/net/outbound';
+  OutboundRefusedError, OutboundTimeoutError, ResponseTooLargeError, TooManyRedirectsError, httpRequest,
+} from '../src/net/http-client';
 import { EXIT_FAILURE, EXIT_TIMEOUT, type StepExecution } from './step-execution';
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
@@ -16,7 +16,7 @@ export interface HttpStepOptions {
   allowPrivateNetwork: boolean;
   /** default 10 MiB */
   maxResponseBytes?: number;
-  /** aborts the request, e.g. when the activity is cancelled */
+  /** aborts the request and closes its connection, e.g. when the activity is cancelled */
   signal?: AbortSignal;
 }
 
@@ -43,7 +43,7 @@ export async function runHttpStep(step: HttpStep, context: InterpolationContext,
 
   const started = Date.now();
   try {
-    const response = await outboundRequest({
+    const response = await httpRequest({
       method,
       url: url.toString(),
       headers,
@@ -57,13 +57,16 @@ export async function runHttpStep(step: HttpStep, context: InterpolationContext,
     const via = response.url === url.toString() ? '' : ` from ${describeUrl(finalUrl)}`;
     const stdout = `${shown} -> ${response.status}${via} (${Date.now() - started} ms, ${response.body.length} bytes)\n`;
     const result = response.body.toString('utf8');
-    const resultType = isJsonResponse(response.headers['content-type'], result) ? 'json' : 'plaintext';
+    const resultType = isJsonResponse(firstValue(response.headers['content-type']), result) ? 'json' : 'plaintext';
     const ok = response.status >= 200 && response.status < 300;
     if (!ok && step.failOnHttpError) {
       return { status: 'FAILED', result, resultType, exitCode: EXIT_FAILURE, stdout, error: `HTTP ${response.status} from ${finalUrl.host}` };
     }
     return { status: 'COMPLETE', result, resultType, exitCode: 0, stdout };
   } catch (error) {
+    // A cancelled activity (run cancelled, worker shutting down) is not a failed request: its
+    // reason is thrown on, so Temporal records a cancellation and the step no result.
+    if (options.signal?.aborted) throw abortReason(options.signal);
     const elapsed = `${Date.now() - started} ms`;
     if (error instanceof OutboundTimeoutError) {
       const message = `no complete answer from ${url.host} within ${step.timeoutMs} ms`;
@@ -72,6 +75,10 @@ export async function runHttpStep(step: HttpStep, context: InterpolationContext,
     const message = describeFailure(error, url);
     return failed(EXIT_FAILURE, 'FAILED', message, `${shown} -> failed (${elapsed}): ${message}`);
   }
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error(`the step was cancelled: ${String(signal.reason)}`);
 }
 
 /** Origin and path only: the query string and any user:password part are left out. */
@@ -85,6 +92,10 @@ function describeFailure(error: unknown, url: URL): string {
   if (error instanceof TooManyRedirectsError) return `${url.host} redirected more than ${error.maxRedirects} times`;
   const detail = error instanceof Error ? error.message : String(error);
   return `request to ${url.host} failed: ${detail}`;
+}
+
+function firstValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function isJsonResponse(contentType: string | undefined, text: string): boolean {

@@ -22,6 +22,8 @@ export interface StepDependencies {
   tools?: ToolCaller;
 }
 
+const HEARTBEAT_EVERY_MS = 200;
+
 const MIME_BY_RESULT_TYPE: Record<ResultType, string> = {
   markdown: 'text/markdown; charset=utf-8',
   plaintext: 'text/plain; charset=utf-8',
@@ -51,7 +53,7 @@ async function execute(request: RunStepRequest, deps: StepDependencies): Promise
     case 'code':
       return runCodeStep(step, context);
     case 'http':
-      return runHttpStep(step, context, { allowPrivateNetwork: deps.allowPrivateNetwork });
+      return runHttpStep(step, context, { allowPrivateNetwork: deps.allowPrivateNetwork, signal: Context.current().cancellationSignal });
     case 'tool':
       return runToolStep(step, context, { orgId: request.run.orgId, runId: request.run.runId, stepIndex: request.stepIndex, tools: deps.tools });
   }
@@ -84,8 +86,11 @@ export async function storeOutcome(blobs: BlobStore, request: RecordStepRequest)
 export function createRunStep(deps: StepDependencies) {
   return async function runStep(request: RunStepRequest): Promise<StepOutcome> {
     const { run, stepIndex, step } = request;
-    // Heartbeats let Temporal notice a dead worker within the heartbeat timeout, not the step's whole limit.
-    const heartbeat = setInterval(() => Context.current().heartbeat(), 2000);
+    // Heartbeats let Temporal notice a dead worker within the heartbeat timeout, not the step's
+    // whole limit, and they are how a cancellation reaches the activity: the answer to one carries
+    // it. Calling often is cheap (the worker throttles what it sends, see HEARTBEAT_THROTTLE in
+    // temporal/worker.ts), and lets a cancelled run's request stop within a second.
+    const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_EVERY_MS);
     const started = Date.now();
     let execution: StepExecution;
     try {

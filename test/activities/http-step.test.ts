@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import { runHttpStep } from '../../activities/http-step';
 import { HttpStepSchema, type HttpStep } from '../../src/common/definition';
 import type { InterpolationContext } from '../../src/common/interpolate';
+import { pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback } from '../support/loopback';
 
 interface Received {
@@ -169,5 +171,55 @@ describe('runHttpStep', () => {
     assert.equal(execution.status, 'FAILED');
     assert.equal(execution.exitCode, 1);
     assert.doesNotMatch(`${execution.error} ${execution.stdout}`, /s3cr3t/);
+  });
+});
+
+describe('the http step of a cancelled run', () => {
+  let fg: TestFlowgate | undefined;
+  let server: { close(): Promise<void> } | undefined;
+  afterEach(async () => {
+    await server?.close();
+    await fg?.stop();
+    server = undefined;
+    fg = undefined;
+  });
+
+  it('closes its connection within a second of the cancel, and the run ends FAILED', async () => {
+    fg = await startTestFlowgate();
+    // accepts the request and never answers, noting when its socket closes
+    const requests: Socket[] = [];
+    const closedAt = new Map<Socket, number>();
+    const silent = http.createServer((req) => {
+      requests.push(req.socket);
+      req.socket.once('close', () => closedAt.set(req.socket, Date.now()));
+    });
+    const listening = await listenOnLoopback(silent);
+    server = listening;
+    const p = await publishWorkflow(fg, {
+      name: `hangs-${Math.random().toString(36).slice(2)}`,
+      steps: [{ name: 'Call a silent upstream', type: 'http', url: `${listening.url}/never`, timeoutMs: 120_000 }],
+    });
+    const response = await trigger(fg, p, {});
+    assert.equal(response.status, 200);
+    const runId = response.headers.get('X-Pf-Run-Id') ?? '';
+    assert.ok(runId);
+
+    const deadline = Date.now() + 30_000;
+    while (requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const socket = requests[0];
+    assert.ok(socket, 'the http step reached the upstream');
+
+    // well into the request, so that a cancellation must ride on a later heartbeat than the first
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    assert.equal(closedAt.has(socket), false);
+    const cancelledAt = Date.now();
+    await fg.client.workflow.getHandle(runId).cancel();
+    while (!closedAt.has(socket) && Date.now() - cancelledAt < 5000) await new Promise((resolve) => setTimeout(resolve, 10));
+    const closed = closedAt.get(socket);
+    assert.ok(closed !== undefined, 'the connection was still open 5 s after the cancel');
+    assert.ok(closed - cancelledAt < 1000, `the connection closed ${closed - cancelledAt} ms after the cancel`);
+
+    const final = await pollStatus(fg, p, runId, undefined, 30_000);
+    assert.equal(final.status, 'FAILED');
   });
 });

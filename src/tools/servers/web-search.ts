@@ -4,7 +4,7 @@
  * so it may point at a search instance on the private network; the answer is validated before use.
  */
 import { z } from 'zod';
-import { OutboundTimeoutError, outboundRequest } from '../../net/outbound';
+import { OutboundTimeoutError, httpRequest } from '../../net/http-client';
 import { defineTool, toolServer } from '../define-tool';
 import { ToolFailure, type ToolServer } from '../server';
 
@@ -47,7 +47,7 @@ export function webSearchServer(options: WebSearchOptions): ToolServer {
       url.searchParams.set('format', 'json');
       let response;
       try {
-        response = await outboundRequest({
+        response = await httpRequest({
           method: 'GET', url: url.toString(), headers: { accept: 'application/json' }, timeoutMs: UPSTREAM_TIMEOUT_MS,
           maxResponseBytes: MAX_RESPONSE_BYTES, allowPrivateNetwork: true, signal: context.signal,
         });

@@ -7,7 +7,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import { z } from 'zod';
-import { assertAddressAllowed } from '../../../net/outbound';
+import { assertAddressAllowed } from '../../../net/address-policy';
 import { ToolCallError, ToolFailure, type ToolConnection } from '../../server';
 
 export const MAIL_APPLICATION = 'mail';

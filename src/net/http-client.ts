@@ -1,0 +1,301 @@
+/**
+ * The one outbound HTTP client: steps, tool servers and anything else that calls out over HTTP go
+ * through here. It runs on undici with one pooled keep-alive Agent per address policy, and the
+ * policy sits in the Agent's connector: names are resolved by a lookup that refuses private
+ * answers, and each new socket's connected address is judged again, so neither DNS rebinding nor
+ * a redirect can reach a private address. Redirects are followed by hand so each hop is checked.
+ *
+ * An abort signal reaches the socket: aborting a request in flight destroys its connection at
+ * once (HTTP/1.1 has no other way to cancel), so a cancelled step does not leave a request
+ * running behind it.
+ */
+import type { Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { assertAddressAllowed, assertUrlAllowed, guardedLookup, OutboundRefusedError, type AddressPolicy } from './address-policy';
+
+export { OutboundRefusedError } from './address-policy';
+
+export class OutboundTimeoutError extends Error {
+  override readonly name = 'OutboundTimeoutError';
+  constructor(readonly timeoutMs: number) {
+    super(`no complete answer within ${timeoutMs} ms`);
+  }
+}
+
+export class ResponseTooLargeError extends Error {
+  override readonly name = 'ResponseTooLargeError';
+  constructor(readonly maxResponseBytes: number) {
+    super(`the response body is larger than ${maxResponseBytes} bytes`);
+  }
+}
+
+export class TooManyRedirectsError extends Error {
+  override readonly name = 'TooManyRedirectsError';
+  constructor(readonly maxRedirects: number) {
+    super(`more than ${maxRedirects} redirects`);
+  }
+}
+
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+export interface HttpRequestOptions {
+  method: string;
+  url: string | URL;
+  headers?: Record<string, string>;
+  /** a Readable is sent as it is read; it cannot be replayed, so a redirect that needs the body again fails */
+  body?: string | Buffer | Uint8Array | Readable;
+  /** buffered: the whole exchange, redirects included; streamed: until the headers, and the longest idle gap between body chunks */
+  timeoutMs: number;
+  /** aborting closes the connection at once */
+  signal?: AbortSignal;
+  allowPrivateNetwork: boolean;
+  /** default 5; 0 returns a 3xx as it is */
+  maxRedirects?: number;
+  /**
+   * Which addresses to refuse when private networks are not allowed; default isPrivateAddress.
+   * Lets a caller be stricter, and lets tests exercise the guard against servers on loopback.
+   */
+  isBlockedAddress?: (ip: string) => boolean;
+}
+
+export interface StreamedResponse {
+  status: number;
+  headers: ResponseHeaders;
+  /** the URL that answered, after redirects */
+  url: string;
+  /** the caller reads it to the end or destroys it; either releases the connection */
+  body: Readable;
+}
+
+export interface BufferedResponse {
+  status: number;
+  headers: ResponseHeaders;
+  /** the URL that answered, after redirects */
+  url: string;
+  body: Buffer;
+}
+
+const DEFAULT_MAX_REDIRECTS = 5;
+const CONNECT_TIMEOUT_MS = 10_000;
+/** What is read of a redirect's body so its connection can go back to the pool. */
+const REDIRECT_BODY_DUMP_BYTES = 64 * 1024;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Headers that carry credentials for one origin and must not follow a redirect to another. */
+const ORIGIN_BOUND_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
+const BODY_HEADERS = new Set(['content-type', 'content-length', 'content-encoding', 'transfer-encoding']);
+/** Connection management belongs to the client; undici refuses most of these outright. */
+const HOP_BY_HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect', 'te']);
+
+// ---------------------------------------------------------------------------------------------
+// Agents: one pool per policy
+
+/**
+ * A connector that applies the policy: the lookup refuses names with private answers before any
+ * connection, and the connected peer is judged before the socket is handed to undici. The second
+ * check covers IP literals (no lookup) and whatever else led to a connection.
+ */
+function guardedConnector(policy: AddressPolicy): buildConnector.connector {
+  const connect = buildConnector({ lookup: guardedLookup(policy), timeout: CONNECT_TIMEOUT_MS });
+  return (options, callback) => {
+    connect(options, (...args) => {
+      const [error, socket] = args;
+      if (error !== null) {
+        callback(error, null);
+        return;
+      }
+      try {
+        const peer = socket.remoteAddress;
+        if (peer === undefined) throw new OutboundRefusedError('could not determine the connected address');
+        assertAddressAllowed(peer, policy, options.hostname);
+      } catch (refusal) {
+        socket.destroy();
+        callback(refusal instanceof Error ? refusal : new Error(String(refusal)), null);
+        return;
+      }
+      callback(null, socket);
+    });
+  };
+}
+
+let openAgent: Agent | undefined;
+let guardedAgent: Agent | undefined;
+/** Agents for callers' own isBlockedAddress functions (tests, stricter callers), keyed by the function. */
+const customAgents = new WeakMap<(ip: string) => boolean, Agent>();
+
+function agentFor(policy: AddressPolicy): Agent {
+  if (policy.allowPrivateNetwork) {
+    openAgent ??= new Agent({ connect: { timeout: CONNECT_TIMEOUT_MS } });
+    return openAgent;
+  }
+  const custom = policy.isBlockedAddress;
+  if (custom === undefined) {
+    guardedAgent ??= new Agent({ connect: guardedConnector({ allowPrivateNetwork: false }) });
+    return guardedAgent;
+  }
+  let agent = customAgents.get(custom);
+  if (agent === undefined) {
+    agent = new Agent({ connect: guardedConnector({ allowPrivateNetwork: false, isBlockedAddress: custom }) });
+    customAgents.set(custom, agent);
+  }
+  return agent;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One exchange, redirects followed by hand
+
+interface FinalHop {
+  response: Dispatcher.ResponseData;
+  url: URL;
+}
+
+function withoutHeaders(headers: Record<string, string>, names: ReadonlySet<string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !names.has(name.toLowerCase())));
+}
+
+function hasHeader(headers: Record<string, string>, name: string): boolean {
+  return Object.keys(headers).some((key) => key.toLowerCase() === name);
+}
+
+function firstValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Credentials in the URL become Basic authentication, as node:http does, and leave the URL. */
+function moveUserInfo(url: URL, headers: Record<string, string>): Record<string, string> {
+  if (url.username === '' && url.password === '') return headers;
+  const userInfo = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  url.username = '';
+  url.password = '';
+  if (hasHeader(headers, 'authorization')) return headers;
+  return { ...headers, authorization: `Basic ${Buffer.from(userInfo).toString('base64')}` };
+}
+
+function isReadable(body: HttpRequestOptions['body']): body is Readable {
+  return body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array);
+}
+
+async function send(req: HttpRequestOptions, signal: AbortSignal, bodyTimeoutMs: number): Promise<FinalHop> {
+  const maxRedirects = req.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const policy: AddressPolicy = { allowPrivateNetwork: req.allowPrivateNetwork, isBlockedAddress: req.isBlockedAddress };
+  const agent = agentFor(policy);
+  let url = new URL(req.url);
+  let method = req.method.toUpperCase();
+  let headers = withoutHeaders(req.headers ?? {}, HOP_BY_HOP_HEADERS);
+  let body = req.body;
+  for (let redirects = 0; ; redirects++) {
+    assertUrlAllowed(url, policy);
+    headers = moveUserInfo(url, headers);
+    const response = await agent.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method,
+      headers,
+      body: body ?? null,
+      signal,
+      // our own timers govern the exchange; undici's only watches idle gaps in a streamed body
+      // (it pauses while the reader applies backpressure; its clock ticks about every half second)
+      headersTimeout: 0,
+      bodyTimeout: bodyTimeoutMs,
+    });
+    const location = firstValue(response.headers.location);
+    if (!REDIRECT_STATUSES.has(response.statusCode) || location === undefined || maxRedirects === 0) return { response, url };
+    // The redirect's own body is of no interest; reading a little lets its connection be reused.
+    await response.body.dump({ limit: REDIRECT_BODY_DUMP_BYTES }).catch(() => undefined);
+    if (redirects >= maxRedirects) throw new TooManyRedirectsError(maxRedirects);
+    const next = new URL(location, url);
+    if (next.origin !== url.origin) headers = withoutHeaders(headers, ORIGIN_BOUND_HEADERS);
+    // 303 always, and 301/302 after a POST by long-standing browser practice, turn into a GET
+    const status = response.statusCode;
+    if ((status === 303 && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
+      method = 'GET';
+      body = undefined;
+      headers = withoutHeaders(headers, BODY_HEADERS);
+    } else if (isReadable(body)) {
+      throw new Error(`cannot follow the ${status} redirect: the streamed request body cannot be sent again`);
+    }
+    url = next;
+  }
+}
+
+/** A timer that aborts with an OutboundTimeoutError, joined with the caller's signal. */
+function deadline(req: HttpRequestOptions): { signal: AbortSignal; timedOut(): boolean; clear(): void } {
+  const timer = new AbortController();
+  const handle = setTimeout(() => timer.abort(new OutboundTimeoutError(req.timeoutMs)), req.timeoutMs);
+  const signal = req.signal === undefined ? timer.signal : AbortSignal.any([req.signal, timer.signal]);
+  return { signal, timedOut: () => timer.signal.aborted, clear: () => clearTimeout(handle) };
+}
+
+function isUndiciTimeout(error: unknown): boolean {
+  const code = error instanceof Error && 'code' in error ? error.code : undefined;
+  return code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT';
+}
+
+/**
+ * Sends a request and returns once the final response's headers arrived; the body streams. The
+ * caller must read the body to the end or destroy it. Aborting `signal` later still closes the
+ * connection and ends the body with an error.
+ */
+export async function httpStream(req: HttpRequestOptions): Promise<StreamedResponse> {
+  const until = deadline(req);
+  let final: FinalHop;
+  try {
+    final = await send(req, until.signal, req.timeoutMs);
+  } catch (error) {
+    if (until.timedOut()) throw new OutboundTimeoutError(req.timeoutMs);
+    throw error;
+  } finally {
+    until.clear();
+  }
+  const source = final.response.body;
+  // A pass-through so that an idle gap surfaces as OutboundTimeoutError, like every other timeout here.
+  const body = new PassThrough();
+  source.on('error', (error) => body.destroy(isUndiciTimeout(error) ? new OutboundTimeoutError(req.timeoutMs) : error));
+  // a caller that stops reading early releases the connection
+  body.on('close', () => {
+    if (!source.readableEnded) source.destroy();
+  });
+  source.pipe(body, { end: false });
+  // Ending a turn later lets undici mark the connection idle first, so that a request the caller
+  // sends as soon as it has read the end reuses it instead of opening another one.
+  source.once('end', () => setImmediate(() => body.end()));
+  return { status: final.response.statusCode, headers: final.response.headers, url: final.url.toString(), body };
+}
+
+/** Drops a body unread; that closes its connection, since the rest of the answer is still on it. */
+function discard(body: Readable): void {
+  body.on('error', () => undefined); // destroying an undici body reports an AbortError nobody waits for
+  body.destroy();
+}
+
+/** Sends a request and reads the whole answer, refusing bodies over `maxResponseBytes`. */
+export async function httpRequest(req: HttpRequestOptions & { maxResponseBytes: number }): Promise<BufferedResponse> {
+  const until = deadline(req);
+  try {
+    const { response, url } = await send(req, until.signal, 0);
+    const declared = Number(firstValue(response.headers['content-length']));
+    if (Number.isFinite(declared) && declared > req.maxResponseBytes) {
+      discard(response.body);
+      throw new ResponseTooLargeError(req.maxResponseBytes);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body) {
+      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+      size += buffer.length;
+      if (size > req.maxResponseBytes) {
+        discard(response.body);
+        throw new ResponseTooLargeError(req.maxResponseBytes);
+      }
+      chunks.push(buffer);
+    }
+    // as in httpStream: the connection goes back to the pool before the caller's next request
+    await new Promise((resolve) => setImmediate(resolve));
+    return { status: response.statusCode, headers: response.headers, url: url.toString(), body: Buffer.concat(chunks) };
+  } catch (error) {
+    if (until.timedOut()) throw new OutboundTimeoutError(req.timeoutMs);
+    throw error;
+  } finally {
+    until.clear();
+  }
+}
