@@ -8,7 +8,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Logger } from '../../logger';
-import { outboundRequest, type OutboundResponse } from '../../net/outbound';
+import { httpRequest, type BufferedResponse } from '../../net/http-client';
 import type { ToolServerStore } from '../../registry/tool-servers';
 import type { ConnectionStore } from '../connections';
 import { ToolCallError } from '../server';
@@ -159,7 +159,7 @@ export class CustomAuth {
       form.set('client_id', auth.clientId);
       form.set('client_secret', auth.clientSecret);
     }
-    const response = await outboundRequest({
+    const response = await httpRequest({
       method: 'POST', url: auth.tokenUrl, headers, body: form.toString(), timeoutMs: TOKEN_TIMEOUT_MS, maxResponseBytes: TOKEN_MAX_BYTES,
       allowPrivateNetwork: this.deps.allowPrivateNetwork,
     });
@@ -282,7 +282,7 @@ function sameText(a: string, b: string): boolean {
 }
 
 /** A response body as JSON when it is JSON, else as text. */
-export function parseBody(response: OutboundResponse): unknown {
+export function parseBody(response: BufferedResponse): unknown {
   const text = response.body.toString('utf8');
   const type = String(response.headers['content-type'] ?? '');
   if (/[/+]json\b/i.test(type) || /^\s*[[{]/.test(text)) {

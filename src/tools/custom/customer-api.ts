@@ -3,7 +3,7 @@
  * private-network guard and time and size limits of every outbound request, and one retry with a
  * fresh token when an OAuth API answers 401 (the token was revoked or expired early).
  */
-import { outboundRequest, type OutboundResponse } from '../../net/outbound';
+import { httpRequest, type BufferedResponse } from '../../net/http-client';
 import type { CustomAuth, CustomConnectionRef } from './auth';
 
 /** the most a customer API may answer to one request */
@@ -23,15 +23,15 @@ export interface ApiSendOptions {
   maxResponseBytes?: number;
 }
 
-export async function sendToCustomerApi(auth: CustomAuth, connection: CustomConnectionRef, request: ApiRequest, options: ApiSendOptions): Promise<OutboundResponse> {
+export async function sendToCustomerApi(auth: CustomAuth, connection: CustomConnectionRef, request: ApiRequest, options: ApiSendOptions): Promise<BufferedResponse> {
   const started = Date.now();
-  const attempt = async (): Promise<OutboundResponse> => {
+  const attempt = async (): Promise<BufferedResponse> => {
     const credentials = await auth.credentialsFor(connection);
     const url = new URL(request.url);
     for (const [name, value] of Object.entries(credentials.query)) url.searchParams.set(name, value);
     // the credential wins over a same-named header the caller built from the document
     const headers = { ...withoutNames(request.headers, Object.keys(credentials.headers)), ...credentials.headers };
-    return outboundRequest({
+    return httpRequest({
       method: request.method, url: url.toString(), headers, body: request.body,
       timeoutMs: Math.max(1, options.timeoutMs - (Date.now() - started)), maxResponseBytes: options.maxResponseBytes ?? MAX_API_RESPONSE_BYTES,
       allowPrivateNetwork: options.allowPrivateNetwork, signal: options.signal,

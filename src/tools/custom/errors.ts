@@ -3,7 +3,8 @@
  * cannot be reached is a call that could not be made (UNAVAILABLE, -32000), never a hang and
  * never an internal error.
  */
-import { OutboundRefusedError, OutboundTimeoutError, ResponseTooLargeError, TooManyRedirectsError } from '../../net/outbound';
+import { OutboundRefusedError } from '../../net/address-policy';
+import { OutboundTimeoutError, ResponseTooLargeError, TooManyRedirectsError } from '../../net/http-client';
 import { ToolCallError, ToolFailure } from '../server';
 import { TokenRefusedError } from './auth';
 

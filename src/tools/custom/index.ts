@@ -5,7 +5,7 @@
  * test call and OAuth consent, which share the connection auth with the servers.
  */
 import type { Logger } from '../../logger';
-import { assertUrlAllowed, OutboundRefusedError } from '../../net/outbound';
+import { assertUrlAllowed, OutboundRefusedError } from '../../net/address-policy';
 import type { ConnectionSummary } from '../connections';
 import type { Registry } from '../../registry';
 import type { ConnectionStatus, ToolServerRecord } from '../../registry/tool-servers';

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { OutboundResponse } from '../../net/outbound';
+import type { BufferedResponse } from '../../net/http-client';
 import { pcidSchema, jsonSchemaOf } from '../define-tool';
 import { ToolCallError, ToolFailure, type CallContext, type JsonSchemaObject, type ToolEntry, type ToolOutput, type ToolServer } from '../server';
 import { parseBody, type CustomAuth } from './auth';
@@ -67,7 +67,7 @@ export function openApiServer(spec: OpenApiServerSpec): ToolServer {
       if (!credentials.success) throw new ToolCallError('CONNECTION_REFUSED', `connection ${connection.id} is not a valid custom connection`);
       const ref = { orgId: context.orgId, id: connection.id, credentials: credentials.data };
       const request = buildRequest(tool.operation, credentials.data.baseUrl, args);
-      let response: OutboundResponse;
+      let response: BufferedResponse;
       try {
         response = await sendToCustomerApi(spec.auth, ref, request, {
           timeoutMs: Math.max(1, context.deadline - Date.now()), signal: context.signal, allowPrivateNetwork: context.services.allowPrivateNetwork,
@@ -138,7 +138,7 @@ export function buildRequest(operation: GeneratedOperation, baseUrl: string, arg
   return { method: operation.method, url, headers, body };
 }
 
-async function answer(response: OutboundResponse, operation: GeneratedOperation, serverId: string, context: CallContext): Promise<ToolOutput> {
+async function answer(response: BufferedResponse, operation: GeneratedOperation, serverId: string, context: CallContext): Promise<ToolOutput> {
   const type = String(response.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   if (response.status < 200 || response.status >= 300) {
     const body = parseBody(response);

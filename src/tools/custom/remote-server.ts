@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { outboundRequest } from '../../net/outbound';
+import { httpRequest } from '../../net/http-client';
 import type { ConnectionStore } from '../connections';
 import { ToolCallError, ToolFailure, type ContentBlock, type JsonSchemaObject, type ListContext, type ToolEntry, type ToolServer, type ToolServices } from '../server';
 import type { CustomAuth } from './auth';
@@ -74,7 +74,7 @@ export function remoteServer(spec: RemoteServerSpec, version: string): ToolServe
       });
       Object.assign(headers, credential.headers);
       const body = typeof init?.body === 'string' ? init.body : undefined;
-      const response = await outboundRequest({
+      const response = await httpRequest({
         method, url: String(target), headers, body, timeoutMs: Math.max(1, deadline - Date.now()), maxResponseBytes: MAX_REMOTE_RESPONSE_BYTES,
         allowPrivateNetwork: services.allowPrivateNetwork, signal: init?.signal ?? signal, maxRedirects: 0,
       });
