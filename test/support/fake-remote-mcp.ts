@@ -25,6 +25,8 @@ export interface FakeRemoteMcp {
   lastCallHeaders(): http.IncomingHttpHeaders | undefined;
   /** sessions handed out (the stateful server only) */
   sessions: Set<string>;
+  /** accept requests and never answer them (a remote that hangs) */
+  hang: boolean;
   close(): Promise<void>;
 }
 
@@ -58,7 +60,7 @@ function rpcMethodOf(body: unknown): string | undefined {
 
 export async function startFakeRemoteMcp(options: { sessions: boolean }): Promise<FakeRemoteMcp> {
   const fake: FakeRemoteMcp = {
-    url: '', requests: [], sessions: new Set(), close: async () => undefined,
+    url: '', requests: [], sessions: new Set(), hang: false, close: async () => undefined,
     lastCallHeaders: () => [...fake.requests].reverse().find((r) => r.rpcMethod === 'tools/call')?.headers,
   };
   const transports = new Map<string, StreamableHTTPServerTransport>();
@@ -66,6 +68,7 @@ export async function startFakeRemoteMcp(options: { sessions: boolean }): Promis
     void (async () => {
       const body = req.method === 'POST' ? await readJson(req) : undefined;
       fake.requests.push({ method: req.method ?? '', rpcMethod: rpcMethodOf(body), headers: { ...req.headers } });
+      if (fake.hang) return;
       if (!options.sessions) {
         // stateless: a fresh server and transport per request, JSON answers
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { DEFAULT_ORG_ID } from '../../src/registry';
+import { ToolCallError } from '../../src/tools';
 import { API_KEY, startFakeCustomerApi, type FakeCustomerApi } from '../support/fake-customer-api';
 import { startFakeRemoteMcp, type FakeRemoteMcp } from '../support/fake-remote-mcp';
 import { publishWorkflow, trigger, type TestFlowgate } from '../support/flowgate';
@@ -96,6 +97,22 @@ describe('remote tool servers', () => {
     const refused = await asAdmin(fg, fg.adminToken, 'POST', '/api/v1/servers', { url: doomed.url });
     assert.equal(refused.status, 400);
     assert.match(String(refused.body.message), /could not list the remote server's tools/);
+  });
+
+  it('gives up on a remote that accepts and never answers at the call\'s time limit', async () => {
+    const slow = await startFakeRemoteMcp({ sessions: false });
+    try {
+      const server = await createServer(fg, fg.adminToken, { url: slow.url });
+      slow.hang = true;
+      const started = Date.now();
+      await assert.rejects(fg.tools.call(DEFAULT_ORG_ID, server.id, 'add', { a: 1, b: 2 }, { timeoutMs: 700 }),
+        (e: unknown) => e instanceof ToolCallError && e.code === 'TIMEOUT');
+      assert.ok(Date.now() - started < 3000);
+      const listed = await rpc(fg, server.id, token, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+      assert.deepEqual((listed.body?.result?.tools as { name: string }[]).map((t) => t.name), ['add', 'shout'], 'the cached list still answers');
+    } finally {
+      await slow.close();
+    }
   });
 
   it('refuses a remote on a private address unless private networks are allowed', async () => {

@@ -142,6 +142,8 @@ export class CustomServers {
   async register(orgId: string, input: ServerInput): Promise<ServerView> {
     const prepared = await this.prepare(orgId, input);
     const record = await this.store.create(orgId, { kind: input.kind, ...prepared.fields });
+    // the list just fetched is the remote's current one: the first call need not ask again
+    if (record.kind === 'remote') this.remoteTools.set(`${record.id}@${record.updatedAt}`, prepared.tools);
     return view(record, prepared.tools);
   }
 
@@ -152,6 +154,7 @@ export class CustomServers {
     const prepared = await this.prepare(orgId, input, id);
     const record = await this.store.replace(orgId, id, prepared.fields);
     this.remoteTools.forget(id);
+    if (record?.kind === 'remote') this.remoteTools.set(`${record.id}@${record.updatedAt}`, prepared.tools);
     return record && view(record, prepared.tools);
   }
 
