@@ -83,6 +83,11 @@ describe('remote tool servers', () => {
     const none = await fg.tools.call(DEFAULT_ORG_ID, sessionful.id, 'add', { a: 1, b: 2 }, { forwardHeaders: { 'x-tenant': 'inner' } });
     assert.deepEqual(none.value, { sum: 3 });
     assert.equal(sessions.lastCallHeaders()?.authorization, undefined, 'a remote without a connection gets no Authorization');
+
+    const tenantKey = await createCustomConnection(fg, fg.adminToken, { baseUrl: stateless.url, auth: { kind: 'api_key', name: 'X-Tenant', value: 'stored-tenant' } });
+    const keyed = await createServer(fg, fg.adminToken, { url: stateless.url, connection: tenantKey });
+    await fg.tools.call(DEFAULT_ORG_ID, keyed.id, 'add', { a: 1, b: 1 }, { forwardHeaders: { 'x-tenant': 'forwarded-tenant' } });
+    assert.equal(stateless.lastCallHeaders()?.['x-tenant'], 'stored-tenant', 'a forwarded header cannot replace the stored credential of the same name');
   });
 
   it('answers a remote that is down with a clear -32000, quickly, and refuses to register one', async () => {

@@ -18,6 +18,8 @@ import { outboundFailure } from './errors';
 import type { GeneratedApi, GeneratedOperation } from './openapi';
 
 const FILE_LINK_TTL_SECONDS = 24 * 3600;
+/** header parameters a document may declare but the HTTP client owns */
+const TRANSPORT_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect']);
 /** how much of a failed answer's body a tool error carries */
 const ERROR_BODY_CHARS = 4000;
 
@@ -117,7 +119,7 @@ export function buildRequest(operation: GeneratedOperation, baseUrl: string, arg
         if (p.explode) for (const [k, v] of pairs) query.append(k, text(v));
         else query.append(p.name, pairs.flatMap(([k, v]) => [k, text(v)]).join(','));
       } else query.append(p.name, text(value));
-    } else {
+    } else if (!TRANSPORT_HEADERS.has(p.name.toLowerCase())) {
       headers[p.name.toLowerCase()] = Array.isArray(value) ? value.map(text).join(',') : text(value);
     }
   }

@@ -72,7 +72,8 @@ export function remoteServer(spec: RemoteServerSpec, version: string): ToolServe
       new Headers(init?.headers).forEach((value, name) => {
         headers[name] = value;
       });
-      Object.assign(headers, credential.headers);
+      // lowercased, so a forwarded header of the same name is replaced, never sent alongside
+      for (const [name, value] of Object.entries(credential.headers)) headers[name.toLowerCase()] = value;
       const body = typeof init?.body === 'string' ? init.body : undefined;
       const response = await httpRequest({
         method, url: String(target), headers, body, timeoutMs: Math.max(1, deadline - Date.now()), maxResponseBytes: MAX_REMOTE_RESPONSE_BYTES,
