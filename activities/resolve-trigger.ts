@@ -1,15 +1,15 @@
 /**
- * The resolveTrigger activity: turns a `trigger` step into the input of the chained run — the
- * trigger must belong to the run's organization, its workflow must be published, the inputs must
- * fit its input schema, and the chain must not be deeper than configured. Large inputs travel by
- * reference, as for a trigger call. A refusal is a value (the step fails with the reason).
+ * The resolveTrigger activity: turns a `trigger` step into the input of the chained run through
+ * the same TriggerService as a trigger call (the trigger must belong to the run's organization,
+ * its workflow must be published, the inputs must fit its input schema; large inputs travel by
+ * reference), after checking the chain is not deeper than configured. The run itself is started
+ * by the workflow as a child. A refusal is a value (the step fails with the reason).
  */
-import { Context } from '@temporalio/activity';
+import { Context, log } from '@temporalio/activity';
 import type { BlobStore } from '../src/blob-store';
 import type { RunInput } from '../src/common/run-types';
 import type { Registry } from '../src/registry';
-import { checkInputs } from '../src/runs/input-schema';
-import { inputsForRun, runInputFor } from '../src/runs/run-input';
+import { TriggerService, type TriggerRefusal } from '../src/runs/trigger-service';
 
 export interface ResolveTriggerRequest {
   orgId: string;
@@ -23,26 +23,31 @@ export interface ResolveTriggerRequest {
 
 export type ResolveTriggerResult = { ok: true; input: Omit<RunInput, 'runId'> } | { ok: false; error: string };
 
+/** A refusal as the failed step reports it. */
+function stepError(triggerId: string, refusal: TriggerRefusal): string {
+  switch (refusal.code) {
+    case 'UNKNOWN_TRIGGER': return `no trigger ${triggerId} in this organization`;
+    case 'NOT_PUBLISHED': return refusal.message;
+    case 'INVALID_INPUTS':
+    case 'INVALID_INPUT_SCHEMA': return `trigger ${triggerId}: ${refusal.message}`;
+  }
+}
+
 export function createResolveTrigger(deps: { registry: Registry; blobs: BlobStore; maxChainDepth: number }) {
+  const service = new TriggerService({ registry: deps.registry, blobs: deps.blobs, log });
   return async function resolveTrigger(request: ResolveTriggerRequest): Promise<ResolveTriggerResult> {
     if (request.chainDepth > deps.maxChainDepth) {
       return { ok: false, error: `the chain of triggered runs would be ${request.chainDepth} deep; the limit is ${deps.maxChainDepth} (FLOWGATE_MAX_CHAIN_DEPTH): is there a cycle?` };
     }
-    const trigger = await deps.registry.getTrigger(request.triggerId);
-    // Another organization's trigger is reported exactly like a missing one.
-    if (!trigger || trigger.orgId !== request.orgId) return { ok: false, error: `no trigger ${request.triggerId} in this organization` };
-    const version = await deps.registry.getLatestVersion(trigger.workflowId);
-    if (!version) return { ok: false, error: `the workflow of trigger ${request.triggerId} has no published version` };
-    const problem = checkInputs({ cacheKey: `${version.workflowId}@${version.version}`, schema: version.definition.inputSchema, coerce: false }, request.inputs);
-    if (problem) return { ok: false, error: `trigger ${request.triggerId}: ${problem.message}` };
-    // The parent's run ID and this activity's ID name the blob, so a retry overwrites its own.
-    const { inputs } = await inputsForRun(deps.blobs, request.orgId, request.inputs, `chain-${request.parentRunId}-${Context.current().info.activityId}`);
-    return {
-      ok: true,
-      input: runInputFor({
-        orgId: request.orgId, version, triggerId: trigger.id, startedBy: request.startedBy, inputs,
-        parentRunId: request.parentRunId, chainDepth: request.chainDepth,
-      }),
-    };
+    const target = await service.resolve(request.orgId, request.triggerId);
+    if (!target.ok) return { ok: false, error: stepError(request.triggerId, target) };
+    const run = await service.prepare(target, {
+      inputs: request.inputs, coerce: false, startedBy: request.startedBy,
+      // The parent's run ID and this activity's ID name the blob, so a retry overwrites its own.
+      inputsBlobName: `chain-${request.parentRunId}-${Context.current().info.activityId}`,
+      chain: { parentRunId: request.parentRunId, chainDepth: request.chainDepth },
+    });
+    if (!run.ok) return { ok: false, error: stepError(request.triggerId, run) };
+    return { ok: true, input: run.input };
   };
 }

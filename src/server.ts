@@ -84,7 +84,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
 
     const registry = await openRegistry(config.database);
     cleanups.push(() => registry.close());
-    const org = await registry.ensureDefaultOrg();
+    const org = await registry.orgs.ensureDefault();
     let newAdminToken: string | undefined;
     let adminTokenFile: string | undefined;
     // The instance administrator's token. A configured one is the only one: changing it and
@@ -94,8 +94,8 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     if (config.role !== 'worker') {
       const bootstrap = async (token: string, authoritative: boolean): Promise<void> => {
         const hash = hashSecret(token);
-        if (authoritative) await registry.replaceAdminTokens(org.id, hash, { instanceAdmin: true });
-        else await registry.addAdminToken(org.id, hash, { instanceAdmin: true });
+        if (authoritative) await registry.orgs.replaceAdminTokens(org.id, hash, { instanceAdmin: true });
+        else await registry.orgs.addAdminToken(org.id, hash, { instanceAdmin: true });
       };
       if (config.adminToken) {
         await bootstrap(config.adminToken, true);

@@ -9,6 +9,7 @@
  * Timeouts: the workflow execution timeout is the definition's `timeoutSeconds` (set by the
  *   starter; Temporal reports TIMED_OUT); each activity step gets its own limit plus a margin and a
  *   heartbeat timeout, so a dead worker is noticed in seconds and the step retried elsewhere.
+ * A `tool` step with `until` polls on timers (steps/poll.ts).
  * A step that fails or exceeds its own limit ends the run with ApplicationFailure type
  * STEP_FAILED or STEP_TIMEOUT carrying the RunSummary as details.
  */
@@ -24,6 +25,7 @@ import {
 } from '../src/common/run-types';
 import { ApprovalDesk } from './steps/approval';
 import { triggerStep } from './steps/chain';
+import { pollToolStep } from './steps/poll';
 import type { Renderer, StepDraft } from './steps/step-draft';
 import { delayStep, waitUntilStep, type Pauser } from './steps/timers';
 
@@ -97,7 +99,12 @@ export async function runAutomation(input: RunInput): Promise<RunSummary> {
     };
 
     let outcome: StepOutcome;
-    if (isActivityStep(step)) {
+    if (step.type === 'tool' && step.until !== undefined) {
+      const started = Date.now();
+      const callTool = () => stepActivities(step).runStep({ run, stepIndex, step, previous: previousSteps(state.outcomes) });
+      const record = (draft: StepDraft) => recordStep({ run, stepIndex, ...draft, duration: Date.now() - started });
+      outcome = await pollToolStep({ ...step, until: step.until }, stepIndex, { callTool, record }, pauser);
+    } else if (isActivityStep(step)) {
       outcome = await stepActivities(step).runStep({ run, stepIndex, step, previous: previousSteps(state.outcomes) });
     } else {
       const started = Date.now();

@@ -87,6 +87,12 @@ export const TriggerStepSchema = z.object({
   wait: z.boolean().default(true),
 }).strict();
 
+/** A condition on a JSON result: the value at a dotted path (`run.status`, `items.0.id`) is one of `in`. */
+export const UntilSchema = z.object({
+  path: z.string().min(1).max(500).regex(/^[^.]+(\.[^.]+)*$/, 'must be a dotted path such as run.status'),
+  in: z.array(z.union([z.string(), z.number(), z.boolean(), z.null()])).min(1).max(100),
+}).strict();
+
 /** Calls a tool of any gateway server in process (never over HTTP), as the run's organization. */
 export const ToolStepSchema = z.object({
   ...stepBase,
@@ -97,7 +103,20 @@ export const ToolStepSchema = z.object({
   /** interpolated leaf by leaf; a string that is exactly one placeholder keeps the value's type */
   arguments: z.record(z.string(), z.unknown()).default({}),
   timeoutMs: z.number().int().min(100).max(300_000).default(60_000),
-}).strict();
+  /**
+   * A durable poll: while the condition on the tool's JSON result is false, the workflow sleeps
+   * on a Temporal timer (the step is PAUSED, no worker is held) and calls the tool again.
+   */
+  until: UntilSchema.optional(),
+  /** seconds between calls while `until` is false (default 5); only with `until` */
+  pollSeconds: z.number().int().min(1).max(86_400).optional(),
+  /** give up (the step ends in TIMEOUT) when `until` is still false after this long (default 3600); only with `until` */
+  maxWaitSeconds: z.number().int().min(1).max(MAX_DURATION_MS / 1000).optional(),
+}).strict().superRefine((step, ctx) => {
+  for (const field of ['pollSeconds', 'maxWaitSeconds'] as const) {
+    if (step[field] !== undefined && step.until === undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'applies only with until' });
+  }
+});
 
 export const StepSchema = z.discriminatedUnion('type', [
   TemplateStepSchema, CodeStepSchema, HttpStepSchema, ToolStepSchema, DelayStepSchema, WaitUntilStepSchema, ApprovalStepSchema, TriggerStepSchema,
@@ -123,6 +142,7 @@ export type TemplateStep = z.infer<typeof TemplateStepSchema>;
 export type CodeStep = z.infer<typeof CodeStepSchema>;
 export type HttpStep = z.infer<typeof HttpStepSchema>;
 export type ToolStep = z.infer<typeof ToolStepSchema>;
+export type Until = z.infer<typeof UntilSchema>;
 export type DelayStep = z.infer<typeof DelayStepSchema>;
 export type WaitUntilStep = z.infer<typeof WaitUntilStepSchema>;
 export type ApprovalStep = z.infer<typeof ApprovalStepSchema>;

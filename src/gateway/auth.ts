@@ -22,7 +22,7 @@ const PLAUSIBLE_SECRET = /^[A-Za-z0-9._~-]{16,256}$/;
 export async function authenticateApiKey(registry: Registry, key: string | undefined): Promise<ApiKeyPrincipal> {
   if (!key) throw unauthorized('an API key is required');
   if (!PLAUSIBLE_SECRET.test(key)) throw unauthorized('unknown API key');
-  const record = await registry.findApiKeyByHash(hashSecret(key));
+  const record = await registry.apiKeys.findByHash(hashSecret(key));
   if (!record) throw unauthorized('unknown API key');
   return { orgId: record.orgId, keyId: record.id };
 }
@@ -32,7 +32,7 @@ export function requireAdmin(options: { registry: Registry }) {
     const match = /^Bearer\s+(\S+)$/i.exec(ctx.get('Authorization'));
     const token = match?.[1];
     if (!token || !PLAUSIBLE_SECRET.test(token)) throw unauthorized('an admin bearer token is required');
-    const found = await options.registry.findAdminToken(hashSecret(token));
+    const found = await options.registry.orgs.findAdminToken(hashSecret(token));
     if (!found) throw unauthorized('unknown admin token');
     ctx.state.admin = found satisfies AdminPrincipal;
     await next();

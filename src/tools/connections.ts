@@ -28,20 +28,20 @@ export class ConnectionStore {
   async create(orgId: string, application: string, name: string | null, credentials: Record<string, unknown>): Promise<ConnectionSummary> {
     const id = newConnectionId();
     const sealed = this.cipher.seal(JSON.stringify(credentials), binding(orgId, id));
-    return summary(await this.registry.createConnection(orgId, { id, application, name, credentials: sealed }));
+    return summary(await this.registry.connections.create(orgId, { id, application, name, credentials: sealed }));
   }
 
   async list(orgId: string, application?: string): Promise<ConnectionSummary[]> {
-    return (await this.registry.listConnections(orgId, application)).map(summary);
+    return (await this.registry.connections.list(orgId, application)).map(summary);
   }
 
   async get(orgId: string, id: string): Promise<ConnectionSummary | undefined> {
-    const record = await this.registry.getConnection(orgId, id);
+    const record = await this.registry.connections.get(orgId, id);
     return record && summary(record);
   }
 
   async remove(orgId: string, id: string): Promise<boolean> {
-    return this.registry.deleteConnection(orgId, id);
+    return this.registry.connections.delete(orgId, id);
   }
 
   /** Seals what a connection learns later (an OAuth refresh token), bound to it like its credentials. */
@@ -55,7 +55,7 @@ export class ConnectionStore {
 
   /** The connection with its credentials, if it is this organization's; undefined otherwise. */
   async open(orgId: string, id: string): Promise<ToolConnection | undefined> {
-    const record = await this.registry.getConnection(orgId, id);
+    const record = await this.registry.connections.get(orgId, id);
     if (!record) return undefined;
     const credentials = JSON.parse(this.cipher.open(record.credentials, binding(orgId, id))) as Record<string, unknown>;
     return { id: record.id, application: record.application, name: record.name, credentials };

@@ -62,6 +62,12 @@ export function describeIssues(toolName: string, error: z.ZodError): string {
   return `invalid arguments for ${toolName}: ${problems.join('; ')}`;
 }
 
+/** The connection argument leads, as the contract's tool tables show it. */
+function pcidFirst(schema: JsonSchemaObject): JsonSchemaObject {
+  const { PCID, ...rest } = schema.properties;
+  return { ...schema, properties: { PCID, ...rest }, required: ['PCID', ...schema.required.filter((r) => r !== 'PCID')] };
+}
+
 export interface ToolServerSpec {
   name: string;
   description: string;
@@ -82,7 +88,8 @@ export function toolServer(spec: ToolServerSpec): ToolServer {
   for (const tool of spec.tools) {
     if (compiled.has(tool.name)) throw new Error(`server ${spec.name} declares tool ${tool.name} twice`);
     const schema = tool.schema(spec.application);
-    compiled.set(tool.name, { tool, schema, entry: { name: tool.name, description: tool.description, inputSchema: jsonSchemaOf(schema) } });
+    const inputSchema = jsonSchemaOf(schema);
+    compiled.set(tool.name, { tool, schema, entry: { name: tool.name, description: tool.description, inputSchema: spec.application === undefined ? inputSchema : pcidFirst(inputSchema) } });
   }
   const entries = [...compiled.values()].map((c) => c.entry);
   return {

@@ -15,6 +15,7 @@ import { ConnectionStore } from './connections';
 import { ToolDispatcher } from './dispatcher';
 import { BUILT_IN_SERVER_KINDS, type ServerKind } from './servers';
 import { CUSTOM_APPLICATION, CustomCredentialsSchema } from './custom/credentials';
+import { CODEAGENT_APPLICATION, CodeAgentCredentialsSchema } from './servers/codeagent';
 import { MAIL_APPLICATION, MailCredentialsSchema } from './servers/mail';
 import type { ServerSource, ToolServer } from './server';
 
@@ -30,6 +31,7 @@ export {
 /** Applications a connection can be for, each with the shape of its credentials. */
 export const APPLICATIONS = {
   [MAIL_APPLICATION]: MailCredentialsSchema,
+  [CODEAGENT_APPLICATION]: CodeAgentCredentialsSchema,
   [CUSTOM_APPLICATION]: CustomCredentialsSchema,
 } as const;
 

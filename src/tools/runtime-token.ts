@@ -62,7 +62,7 @@ export function createRuntimeTokens(signingKey: Buffer, registry: Registry, now:
     async verify(token) {
       const claims = signedClaims(token);
       if (!claims) return undefined;
-      const apiKey = await registry.getActiveApiKey(claims.kid);
+      const apiKey = await registry.apiKeys.getActive(claims.kid);
       if (!apiKey || apiKey.orgId !== claims.org) return undefined;
       return { orgId: claims.org, keyId: claims.kid };
     },

@@ -18,41 +18,41 @@ for (const backend of registryDialects({ tempDirPrefix: 'flowgate-connections-',
     });
 
     it('stores, finds, lists and deletes a connection within its organization only', async () => {
-      const a = await registry.createOrg('a');
-      const b = await registry.createOrg('b');
-      const one = await registry.createConnection(a.id, { application: 'mail', name: 'one', credentials: 'v1.sealed-1' });
-      const two = await registry.createConnection(a.id, { application: 'crm', credentials: 'v1.sealed-2' });
-      await registry.createConnection(b.id, { application: 'mail', name: 'theirs', credentials: 'v1.sealed-3' });
+      const a = await registry.orgs.create('a');
+      const b = await registry.orgs.create('b');
+      const one = await registry.connections.create(a.id, { application: 'mail', name: 'one', credentials: 'v1.sealed-1' });
+      const two = await registry.connections.create(a.id, { application: 'crm', credentials: 'v1.sealed-2' });
+      await registry.connections.create(b.id, { application: 'mail', name: 'theirs', credentials: 'v1.sealed-3' });
       assert.match(one.id, /^pc_/);
-      assert.deepEqual(await registry.getConnection(a.id, one.id), one);
-      assert.equal(await registry.getConnection(b.id, one.id), undefined, 'another org cannot read it');
-      assert.deepEqual((await registry.listConnections(a.id)).map((c) => c.id).sort(), [one.id, two.id].sort());
-      assert.deepEqual((await registry.listConnections(a.id, 'mail')).map((c) => c.id), [one.id]);
-      assert.equal(await registry.deleteConnection(b.id, one.id), false, 'another org cannot delete it');
-      assert.equal(await registry.deleteConnection(a.id, one.id), true);
-      assert.equal(await registry.getConnection(a.id, one.id), undefined);
+      assert.deepEqual(await registry.connections.get(a.id, one.id), one);
+      assert.equal(await registry.connections.get(b.id, one.id), undefined, 'another org cannot read it');
+      assert.deepEqual((await registry.connections.list(a.id)).map((c) => c.id).sort(), [one.id, two.id].sort());
+      assert.deepEqual((await registry.connections.list(a.id, 'mail')).map((c) => c.id), [one.id]);
+      assert.equal(await registry.connections.delete(b.id, one.id), false, 'another org cannot delete it');
+      assert.equal(await registry.connections.delete(a.id, one.id), true);
+      assert.equal(await registry.connections.get(a.id, one.id), undefined);
     });
 
     it('refuses a connection for an unknown organization with NOT_FOUND', async () => {
-      await assert.rejects(registry.createConnection('org_missing', { application: 'mail', credentials: 'x' }),
+      await assert.rejects(registry.connections.create('org_missing', { application: 'mail', credentials: 'x' }),
         (e: unknown) => e instanceof RegistryError && e.code === 'NOT_FOUND');
     });
 
     it('finds an API key by id only while it is not revoked', async () => {
-      const org = await registry.createOrg('keys');
-      const key = await registry.createApiKey(org.id, 'k', hashSecret(randomToken('fgk_')));
-      assert.deepEqual(await registry.getActiveApiKey(key.id), key);
-      assert.equal(await registry.revokeApiKey(org.id, key.id), true);
-      assert.equal(await registry.getActiveApiKey(key.id), undefined);
-      assert.equal(await registry.getActiveApiKey('key_missing'), undefined);
+      const org = await registry.orgs.create('keys');
+      const key = await registry.apiKeys.create(org.id, 'k', hashSecret(randomToken('fgk_')));
+      assert.deepEqual(await registry.apiKeys.getActive(key.id), key);
+      assert.equal(await registry.apiKeys.revoke(org.id, key.id), true);
+      assert.equal(await registry.apiKeys.getActive(key.id), undefined);
+      assert.equal(await registry.apiKeys.getActive('key_missing'), undefined);
     });
 
     it('keeps credentials sealed at rest and opens them only for the owning organization', async () => {
-      const org = await registry.createOrg('sealed');
-      const other = await registry.createOrg('other');
+      const org = await registry.orgs.create('sealed');
+      const other = await registry.orgs.create('other');
       const store = new ConnectionStore(registry, createConnectionCipher(randomBytes(32)));
       const created = await store.create(org.id, 'mail', 'ops', { from: 'ops@example.org', password: 'correct horse battery staple' });
-      const row = await registry.getConnection(org.id, created.PCID);
+      const row = await registry.connections.get(org.id, created.PCID);
       assert.ok(row);
       assert.doesNotMatch(row.credentials, /correct horse/);
       assert.match(row.credentials, /^v1\./);

@@ -20,8 +20,8 @@ for (const backend of registryDialects({ tempDirPrefix: 'flowgate-tool-servers-'
     });
 
     it('stores, lists, replaces and deletes a server within its organization only', async () => {
-      const a = await registry.createOrg('a');
-      const b = await registry.createOrg('b');
+      const a = await registry.orgs.create('a');
+      const b = await registry.orgs.create('b');
       const store = registry.toolServers;
       const server = await store.create(a.id, { kind: 'remote', name: 'calc', description: 'd', connectionId: null, source: 'https://mcp.example/mcp' });
       assert.deepEqual(await store.get(a.id, server.id), server);
@@ -38,8 +38,8 @@ for (const backend of registryDialects({ tempDirPrefix: 'flowgate-tool-servers-'
     });
 
     it('keeps a custom connection\'s state, updating status without losing its secret, and drops it with the connection', async () => {
-      const org = await registry.createOrg('c');
-      const connection = await registry.createConnection(org.id, { application: 'custom', credentials: 'v1.sealed' });
+      const org = await registry.orgs.create('c');
+      const connection = await registry.connections.create(org.id, { application: 'custom', credentials: 'v1.sealed' });
       const store = registry.toolServers;
       await store.setConnectionState(org.id, connection.id, { status: 'pending' });
       assert.equal((await store.connectionState(org.id, connection.id))?.status, 'pending');
@@ -48,7 +48,7 @@ for (const backend of registryDialects({ tempDirPrefix: 'flowgate-tool-servers-'
       const state = await store.connectionState(org.id, connection.id);
       assert.deepEqual([state?.status, state?.error, state?.secret], ['error', 'invalid_grant', 'v1.refresh']);
       assert.equal(await store.connectionState('org_other', connection.id), undefined);
-      await registry.deleteConnection(org.id, connection.id);
+      await registry.connections.delete(org.id, connection.id);
       assert.equal(await store.connectionState(org.id, connection.id), undefined);
     });
   });

@@ -70,7 +70,7 @@ describe('generated tool servers', () => {
     const listed = await rpc(fg, petstore.id, token, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
     const tools = listed.body?.result?.tools as { name: string; inputSchema: { required: string[]; properties: Record<string, unknown> } }[];
     const getPet = tools.find((t) => t.name === 'getPetById');
-    assert.deepEqual(getPet?.inputSchema.required, ['petId', 'PCID']);
+    assert.deepEqual(getPet?.inputSchema.required, ['PCID', 'petId']);
     const got = await asAdmin<ServerBody>(fg, fg.adminToken, 'GET', `/api/v1/servers/${petstore.id}`);
     assert.equal(got.body.tools?.length, 19);
   });

@@ -32,8 +32,8 @@ describe('ToolDispatcher', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'flowgate-dispatcher-'));
     registry = await openRegistry({ kind: 'sqlite', file: join(dir, 'r.db') });
-    orgA = (await registry.createOrg('a')).id;
-    orgB = (await registry.createOrg('b')).id;
+    orgA = (await registry.orgs.create('a')).id;
+    orgB = (await registry.orgs.create('b')).id;
     services = {
       connections: new ConnectionStore(registry, createConnectionCipher(randomBytes(32))), log: silentLogger, allowPrivateNetwork: false,
       blobs: undefined as never, signer: undefined as never,
@@ -89,8 +89,8 @@ describe('ToolDispatcher', () => {
 
   it('shows zod-declared arguments as the contract\'s JSON Schema, with PCID required on an application server', async () => {
     const [entry] = await dispatcher.list(orgA, 'crm');
-    assert.deepEqual(entry?.inputSchema.required, ['q', 'PCID']);
-    assert.deepEqual(Object.keys(entry?.inputSchema.properties ?? {}), ['q', 'PCID']);
+    assert.deepEqual(entry?.inputSchema.required, ['PCID', 'q']);
+    assert.deepEqual(Object.keys(entry?.inputSchema.properties ?? {}), ['PCID', 'q']);
     assert.equal(entry?.inputSchema.type, 'object');
     assert.equal(entry?.inputSchema.$schema, undefined);
   });

@@ -17,8 +17,8 @@ describe('runtime tokens', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'flowgate-token-'));
     registry = await openRegistry({ kind: 'sqlite', file: join(dir, 'r.db') });
-    orgId = (await registry.createOrg('o')).id;
-    keyId = (await registry.createApiKey(orgId, null, hashSecret(randomToken('fgk_')))).id;
+    orgId = (await registry.orgs.create('o')).id;
+    keyId = (await registry.apiKeys.create(orgId, null, hashSecret(randomToken('fgk_')))).id;
   });
   after(async () => {
     await registry?.close();
@@ -63,11 +63,11 @@ describe('runtime tokens', () => {
   });
 
   it('stops verifying once the API key is revoked', async () => {
-    const id = (await registry.createApiKey(orgId, null, hashSecret(randomToken('fgk_')))).id;
+    const id = (await registry.apiKeys.create(orgId, null, hashSecret(randomToken('fgk_')))).id;
     const tokens = createRuntimeTokens(signingKey, registry);
     const { token } = tokens.issue({ orgId, keyId: id });
     assert.ok(await tokens.verify(token));
-    await registry.revokeApiKey(orgId, id);
+    await registry.apiKeys.revoke(orgId, id);
     assert.equal(await tokens.verify(token), undefined);
   });
 });

@@ -66,9 +66,9 @@ export function managementRoutes(deps: GatewayDeps): Router {
   router.post('/orgs', async (ctx) => {
     if (!admin(ctx).instanceAdmin) throw forbidden('only the instance administrator may create organizations');
     const { name } = parse(CreateOrgSchema, body(ctx));
-    const org = await deps.registry.createOrg(name);
+    const org = await deps.registry.orgs.create(name);
     const adminToken = randomToken(ADMIN_TOKEN_PREFIX);
-    await deps.registry.addAdminToken(org.id, hashSecret(adminToken), { instanceAdmin: false });
+    await deps.registry.orgs.addAdminToken(org.id, hashSecret(adminToken), { instanceAdmin: false });
     ctx.status = 201;
     ctx.body = { id: org.id, name: org.name, adminToken };
   });
@@ -76,7 +76,7 @@ export function managementRoutes(deps: GatewayDeps): Router {
   /** A new admin token for an organization; its previous ones stop working at once. */
   const reissueAdminToken = async (orgId: string): Promise<string> => {
     const adminToken = randomToken(ADMIN_TOKEN_PREFIX);
-    await deps.registry.replaceAdminTokens(orgId, hashSecret(adminToken), { instanceAdmin: false });
+    await deps.registry.orgs.replaceAdminTokens(orgId, hashSecret(adminToken), { instanceAdmin: false });
     return adminToken;
   };
 
@@ -90,7 +90,7 @@ export function managementRoutes(deps: GatewayDeps): Router {
 
   router.post('/orgs/:id/admin-token', async (ctx) => {
     if (!admin(ctx).instanceAdmin) throw forbidden('only the instance administrator may reissue another organization\'s token');
-    const org = await deps.registry.getOrg(ctx.params.id ?? '');
+    const org = await deps.registry.orgs.get(ctx.params.id ?? '');
     if (!org || org.id === admin(ctx).orgId) throw notFound('unknown_org', `no organization ${ctx.params.id} other than the instance administrator's`);
     ctx.status = 201;
     ctx.body = { id: org.id, adminToken: await reissueAdminToken(org.id) };
@@ -98,26 +98,26 @@ export function managementRoutes(deps: GatewayDeps): Router {
 
   router.post('/workflows', async (ctx) => {
     const definition = parseDefinition(body(ctx));
-    const workflow = await deps.registry.createWorkflow(admin(ctx).orgId, definition);
+    const workflow = await deps.registry.workflows.create(admin(ctx).orgId, definition);
     ctx.status = 201;
     ctx.body = workflowBody(workflow);
   });
 
   router.put('/workflows/:id', async (ctx) => {
     const definition = parseDefinition(body(ctx));
-    const workflow = await deps.registry.updateWorkflowDraft(admin(ctx).orgId, ctx.params.id ?? '', definition);
+    const workflow = await deps.registry.workflows.updateDraft(admin(ctx).orgId, ctx.params.id ?? '', definition);
     if (!workflow) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
     ctx.body = workflowBody(workflow);
   });
 
   router.get('/workflows/:id', async (ctx) => {
-    const workflow = await deps.registry.getWorkflow(admin(ctx).orgId, ctx.params.id ?? '');
+    const workflow = await deps.registry.workflows.get(admin(ctx).orgId, ctx.params.id ?? '');
     if (!workflow) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
     ctx.body = workflowBody(workflow);
   });
 
   router.post('/workflows/:id/publish', async (ctx) => {
-    const version = await deps.registry.publishWorkflow(admin(ctx).orgId, ctx.params.id ?? '').catch((err: unknown) => {
+    const version = await deps.registry.workflows.publish(admin(ctx).orgId, ctx.params.id ?? '').catch((err: unknown) => {
       if (err instanceof RegistryError && err.code === 'CONFLICT') throw conflict('publish_conflict', err.message);
       throw err;
     });
@@ -129,7 +129,7 @@ export function managementRoutes(deps: GatewayDeps): Router {
   router.post('/triggers', async (ctx) => {
     const input = parse(CreateTriggerSchema, body(ctx));
     try {
-      const trigger = await deps.registry.createTrigger(admin(ctx).orgId, input);
+      const trigger = await deps.registry.triggers.create(admin(ctx).orgId, input);
       ctx.status = 201;
       ctx.body = { id: trigger.id, workflowId: trigger.workflowId, name: trigger.name, designatedOutput: trigger.designatedOutput };
     } catch (err) {
@@ -143,13 +143,13 @@ export function managementRoutes(deps: GatewayDeps): Router {
   router.post('/api-keys', async (ctx) => {
     const { name } = parse(CreateApiKeySchema, body(ctx));
     const key = randomToken(API_KEY_PREFIX);
-    const record = await deps.registry.createApiKey(admin(ctx).orgId, name ?? null, hashSecret(key));
+    const record = await deps.registry.apiKeys.create(admin(ctx).orgId, name ?? null, hashSecret(key));
     ctx.status = 201;
     ctx.body = { id: record.id, name: record.name, key };
   });
 
   router.delete('/api-keys/:id', async (ctx) => {
-    if (!(await deps.registry.revokeApiKey(admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_api_key', `no API key ${ctx.params.id}`);
+    if (!(await deps.registry.apiKeys.revoke(admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_api_key', `no API key ${ctx.params.id}`);
     ctx.status = 204;
   });
 

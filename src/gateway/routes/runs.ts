@@ -40,9 +40,9 @@ async function visibleRun(ctx: Context, deps: GatewayDeps): Promise<RunView> {
 
 /** The trigger's designated output wins; else the workflow definition's `output`. */
 async function designatedOutput(deps: GatewayDeps, view: RunView): Promise<DesignatedOutput | undefined> {
-  const trigger = await deps.registry.getTrigger(view.memo.triggerId);
+  const trigger = await deps.registry.triggers.get(view.memo.triggerId);
   if (trigger?.designatedOutput) return trigger.designatedOutput;
-  const version = await deps.registry.getWorkflowVersion(view.memo.automationId, view.memo.automationVersion);
+  const version = await deps.registry.workflows.getVersion(view.memo.automationId, view.memo.automationVersion);
   return version?.definition.output;
 }
 

@@ -10,14 +10,10 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { TRIGGER_LIMITS } from '../../attachments/limits';
-import { INPUTS_REF_FIELD, isInputsReference } from '../../common/inputs-reference';
-import type { RunInput } from '../../common/run-types';
-import { checkInputs } from '../../runs/input-schema';
-import { inputsForRun, runInputFor } from '../../runs/run-input';
-import { runIdFor } from '../../runs/run-service';
+import { StartUnconfirmedError, TriggerService, type StartedRun, type TriggerRefusal, type TriggerRefusalCode } from '../../runs/trigger-service';
 import { authenticateApiKey, type ApiKeyPrincipal } from '../auth';
 import type { GatewayDeps } from '../deps';
-import { badRequest, HttpError, notFound, temporalUnavailable } from '../http-error';
+import { badRequest, HttpError, temporalUnavailable } from '../http-error';
 import { preferredWaitSeconds } from '../prefer';
 import { pollingHandleBody, statusPath, syncResultBody } from '../run-bodies';
 import { callTemporal, isTemporalUnavailable } from '../temporal-errors';
@@ -62,102 +58,55 @@ function waitPlan(ctx: Context, windowSeconds: number): { waitSeconds?: number; 
   return explicit === 'true' ? { waitSeconds: windowSeconds } : {};
 }
 
-/** Inputs too large for a Temporal payload go to the blob store; the run gets a reference. */
-/** Inputs as the caller sent them: a reference to stored inputs is read back. */
-async function readableInputs(deps: GatewayDeps, inputs: RunInput['inputs']): Promise<RunInput['inputs']> {
-  if (!isInputsReference(inputs)) return inputs;
-  const stored = await deps.blobs.read(inputs[INPUTS_REF_FIELD].key);
-  return stored ? (JSON.parse(stored.toString('utf8')) as RunInput['inputs']) : inputs;
+const REFUSAL_STATUS: Record<TriggerRefusalCode, { status: number; code: string }> = {
+  UNKNOWN_TRIGGER: { status: 404, code: 'unknown_trigger' },
+  NOT_PUBLISHED: { status: 409, code: 'not_published' },
+  INVALID_INPUTS: { status: 422, code: 'invalid_inputs' },
+  INVALID_INPUT_SCHEMA: { status: 409, code: 'invalid_input_schema' },
+};
+
+function refused(refusal: TriggerRefusal): HttpError {
+  const { status, code } = REFUSAL_STATUS[refusal.code];
+  return new HttpError(status, code, refusal.message);
 }
 
-async function removeAll(deps: GatewayDeps, keys: string[]): Promise<void> {
-  const results = await Promise.allSettled(keys.map((key) => deps.blobs.remove(key)));
-  for (const result of results) {
-    if (result.status === 'rejected') deps.log.warn('could not remove a blob of a refused trigger call', { error: result.reason });
+/** The HTTP face of a start that failed: Temporal unreachable, or unsure whether the run exists. */
+function startFailed(err: unknown): unknown {
+  if (err instanceof StartUnconfirmedError) {
+    return new HttpError(503, 'temporal_unavailable',
+      `the workflow service did not confirm whether run ${err.runId} started; poll its status before calling again (404 means it did not start)`,
+      { expose: true, headers: { 'Retry-After': String(RETRY_AFTER_SECONDS), 'X-Pf-Run-Id': err.runId, 'X-Pf-Automation-Id': err.automationId } });
   }
+  return isTemporalUnavailable(err) ? temporalUnavailable() : err;
 }
 
-/**
- * After a start that failed. UNAVAILABLE or DEADLINE_EXCEEDED (or an error we cannot read) may come
- * after the server created the workflow, and that run reads this call's stored inputs and
- * attachments: they are removed only once Temporal says it has no such workflow, and the start's
- * error then stands. When the run exists, this returns and the call goes on as started: the caller
- * gets its run. When Temporal cannot tell (unreachable), the blobs stay, since a few orphaned files
- * cost less than a run whose files are gone, and the caller gets 503 naming the run
- * (`X-Pf-Run-Id`): its status says whether it started (404: it did not), and a retry with the same
- * Idempotency-Key is safe either way. Not covered: a start the server is still committing when
- * describe answers (a DEADLINE_EXCEEDED mid-write); that window is short and rare.
- */
-async function settleFailedStart(deps: GatewayDeps, runId: string, automationId: string, storedKeys: string[], startError: unknown): Promise<void> {
-  let exists: boolean;
-  try {
-    exists = await deps.runs.exists(runId);
-  } catch (err) {
-    deps.log.warn('a run start failed and Temporal could not say whether the run exists; its stored files are kept', {
-      runId, error: startError, describeError: err, blobs: storedKeys,
-    });
-    throw new HttpError(503, 'temporal_unavailable',
-      `the workflow service did not confirm whether run ${runId} started; poll its status before calling again (404 means it did not start)`,
-      { expose: true, headers: { 'Retry-After': String(RETRY_AFTER_SECONDS), 'X-Pf-Run-Id': runId, 'X-Pf-Automation-Id': automationId } });
-  }
-  if (exists) {
-    deps.log.warn('a run start failed but the run exists; answering as started', { runId, error: startError });
-    return;
-  }
-  await removeAll(deps, storedKeys);
-  if (isTemporalUnavailable(startError)) throw temporalUnavailable();
-  throw startError;
-}
-
-/** Every trigger form: authenticate, resolve the trigger, read and check the inputs, start, answer. */
-async function handleTrigger(ctx: Context, deps: GatewayDeps, kind: TriggerKind, apiKey: string): Promise<void> {
+/** Every trigger form: authenticate, resolve the trigger, read the inputs, start (TriggerService), answer. */
+async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerService, kind: TriggerKind, apiKey: string): Promise<void> {
   if (ctx.method === 'HEAD') {
     throw new HttpError(405, 'method_not_allowed', `HEAD is not allowed here (it would start a run); allowed: ${TRIGGER_METHODS}`, { headers: { Allow: TRIGGER_METHODS } });
   }
   const principal: ApiKeyPrincipal = await authenticateApiKey(deps.registry, apiKey);
-  const triggerId = ctx.params.triggerId ?? '';
-  const trigger = await deps.registry.getTrigger(triggerId);
-  // Another organization's trigger is reported exactly like a missing one.
-  if (!trigger || trigger.orgId !== principal.orgId) throw notFound('unknown_trigger', `no trigger ${triggerId}`);
-  const version = await deps.registry.getLatestVersion(trigger.workflowId);
-  if (!version) throw new HttpError(409, 'not_published', `the workflow of trigger ${triggerId} has no published version`);
+  const target = await service.resolve(principal.orgId, ctx.params.triggerId ?? '');
+  if (!target.ok) throw refused(target);
   const plan = waitPlan(ctx, deps.config.syncWaitSeconds);
   const idempotencyKey = header(ctx, 'Idempotency-Key', IdempotencyKeySchema, 'must be 1 to 255 visible ASCII characters');
 
   const received = await readTriggerInputs(ctx, {
     multipart: kind === 'api', blobs: deps.blobs, signer: deps.signer, orgId: principal.orgId, limits: TRIGGER_LIMITS,
   });
-  // Chosen before start, so a start that fails can still ask Temporal about this run.
-  const runId = runIdFor(principal.orgId, trigger.id, idempotencyKey);
-  let runInput: Omit<RunInput, 'runId'>;
+  const run = await service.prepare(target, { inputs: received.inputs, coerce: received.textual, startedBy: principal.keyId, storedKeys: received.storedKeys });
+  if (!run.ok) throw refused(run);
+  let started: StartedRun;
   try {
-    const problem = checkInputs({ cacheKey: `${version.workflowId}@${version.version}`, schema: version.definition.inputSchema, coerce: received.textual },
-      received.inputs === '' ? {} : received.inputs);
-    if (problem) throw new HttpError(problem.code === 'invalid_inputs' ? 422 : 409, problem.code, problem.message);
-    const { inputs, storedKey } = await inputsForRun(deps.blobs, principal.orgId, received.inputs);
-    if (storedKey) received.storedKeys.push(storedKey);
-    runInput = runInputFor({ orgId: principal.orgId, version, triggerId: trigger.id, startedBy: principal.keyId, inputs });
+    started = await service.start(deps.runs, run, idempotencyKey);
   } catch (err) {
-    await removeAll(deps, received.storedKeys);
-    throw err;
+    throw startFailed(err);
   }
-  let replayed = false;
-  // The start failed but the run exists; with a key it may be an earlier call's run, and this
-  // call's files are then unused (kept all the same: we cannot tell).
-  let recovered = false;
-  try {
-    replayed = (await deps.runs.start(runInput, idempotencyKey, runId)).existing;
-  } catch (err) {
-    await settleFailedStart(deps, runId, version.workflowId, received.storedKeys, err);
-    recovered = true;
-  }
-  if (replayed) {
-    // A retried call: the first call's run keeps the first call's files; this call's are unused.
-    ctx.set('Idempotent-Replayed', 'true');
-    await removeAll(deps, received.storedKeys);
-  }
+  const { runId, replayed, recovered } = started;
+  const automationId = run.input.automationId;
+  if (replayed) ctx.set('Idempotent-Replayed', 'true');
   ctx.set('X-Pf-Run-Id', runId);
-  ctx.set('X-Pf-Automation-Id', version.workflowId);
+  ctx.set('X-Pf-Automation-Id', automationId);
   if (plan.applied) {
     ctx.set('Preference-Applied', plan.applied);
     ctx.vary('Prefer');
@@ -172,15 +121,15 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, kind: TriggerKind,
   if (outcome.done) {
     ctx.status = 200;
     // A replayed (or recovered) call answers with the run's own inputs: this call's attachments were not kept.
-    const inputs = replayed || recovered ? await readableInputs(deps, await callTemporal(() => deps.runs.startedInputs(runId))) : received.inputs;
+    const inputs = replayed || recovered ? await callTemporal(() => service.startedInputs(deps.runs, runId)) : received.inputs;
     ctx.body = await syncResultBody(outcome.view, inputs, { blobs: deps.blobs, signer: deps.signer, resultUrlTtlSeconds: deps.config.resultUrlTtlSeconds });
     return;
   }
   const retryAfter = retryAfterSeconds(plan.waitSeconds);
   ctx.status = 202;
   ctx.set('Retry-After', String(retryAfter));
-  ctx.set('Location', statusPath(apiKey, version.workflowId, runId));
-  ctx.body = pollingHandleBody(runId, version.workflowId, apiKey, retryAfter, plan.waitSeconds);
+  ctx.set('Location', statusPath(apiKey, automationId, runId));
+  ctx.body = pollingHandleBody(runId, automationId, apiKey, retryAfter, plan.waitSeconds);
 }
 
 function methodNotAllowed(ctx: Context): void {
@@ -194,11 +143,12 @@ function methodNotAllowed(ctx: Context): void {
 
 export function triggerRoutes(deps: GatewayDeps): Router {
   const router = new Router();
+  const service = new TriggerService(deps);
   const api = '/ext/triggers/:triggerId';
   const webhook = '/ext/webhook/:apiKey/triggers/:triggerId';
-  const apiHandler = (ctx: Context) => handleTrigger(ctx, deps, 'api', ctx.get('X-API-KEY'));
+  const apiHandler = (ctx: Context) => handleTrigger(ctx, deps, service, 'api', ctx.get('X-API-KEY'));
   // The webhook key is a credential in the path: the request log shows the route pattern only.
-  const webhookHandler = (ctx: Context) => handleTrigger(ctx, deps, 'webhook', String(ctx.params.apiKey ?? ''));
+  const webhookHandler = (ctx: Context) => handleTrigger(ctx, deps, service, 'webhook', String(ctx.params.apiKey ?? ''));
   router.get(api, apiHandler);
   router.post(api, apiHandler);
   router.all(api, methodNotAllowed);

@@ -43,10 +43,11 @@ export function openApiServer(spec: OpenApiServerSpec): ToolServer {
   const pcid = jsonSchemaOf(pcidSchema(CUSTOM_APPLICATION)).properties;
   const tools = new Map<string, Compiled>();
   for (const operation of spec.api.operations) {
+    // the connection argument leads, as on every application server
     const inputSchema: JsonSchemaObject = {
       ...operation.inputSchema,
-      properties: { ...operation.inputSchema.properties, PCID: { ...pcidFor(pcid), description: `the custom connection to call with: ${spec.connectionId}` } },
-      required: [...operation.inputSchema.required, 'PCID'],
+      properties: { PCID: { ...pcidFor(pcid), description: `the custom connection to call with: ${spec.connectionId}` }, ...operation.inputSchema.properties },
+      required: ['PCID', ...operation.inputSchema.required],
     };
     tools.set(operation.toolName, { operation, entry: { name: operation.toolName, description: operation.description, inputSchema }, validate: ajv.compile(inputSchema) });
   }

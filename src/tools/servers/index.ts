@@ -5,6 +5,7 @@
  */
 import type { Config } from '../../config';
 import type { ToolEntry, ToolServer } from '../server';
+import { codeAgentServer } from './codeagent';
 import { discoveryServer } from './discovery';
 import { mailServer } from './mail';
 import { webSearchServer } from './web-search';
@@ -26,4 +27,5 @@ export const BUILT_IN_SERVER_KINDS: readonly ServerKind[] = [
   { kind: 'discovery', create: (deps) => discoveryServer(deps) },
   { kind: 'web-search', create: ({ config }) => (config.searchUrl === undefined ? undefined : webSearchServer({ url: config.searchUrl })) },
   { kind: 'mail', create: () => mailServer() },
+  { kind: 'codeagent', create: () => codeAgentServer() },
 ];

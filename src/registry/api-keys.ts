@@ -1,0 +1,55 @@
+/** An organization's API keys (stored as hashes only); a revoked key is kept but never found. */
+import type { Kysely } from 'kysely';
+import { newId } from '../secrets';
+import type { Database } from './db';
+import { nowIso, withOrgCheck } from './store-support';
+
+export interface ApiKeyRecord {
+  id: string;
+  orgId: string;
+  name: string | null;
+  createdAt: string;
+}
+
+export class ApiKeyStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async create(orgId: string, name: string | null, keyHash: string): Promise<ApiKeyRecord> {
+    const key: ApiKeyRecord = { id: newId('key'), orgId, name, createdAt: nowIso() };
+    await withOrgCheck(orgId, () => this.db.insertInto('api_keys')
+      .values({ id: key.id, org_id: orgId, name, key_hash: keyHash, created_at: key.createdAt, revoked_at: null })
+      .execute());
+    return key;
+  }
+
+  /** Revoked keys are not found: callers authenticate with this and must not see them. */
+  async findByHash(keyHash: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys')
+      .select(['id', 'org_id', 'name', 'created_at'])
+      .where('key_hash', '=', keyHash)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return row && { id: row.id, orgId: row.org_id, name: row.name, createdAt: row.created_at };
+  }
+
+  /** The key by id while it is not revoked: runtime tokens minted from a key die with it. */
+  async getActive(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys')
+      .select(['id', 'org_id', 'name', 'created_at'])
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return row && { id: row.id, orgId: row.org_id, name: row.name, createdAt: row.created_at };
+  }
+
+  /** False when the key is not in that org or is already revoked. */
+  async revoke(orgId: string, id: string): Promise<boolean> {
+    const result = await this.db.updateTable('api_keys')
+      .set({ revoked_at: nowIso() })
+      .where('id', '=', id)
+      .where('org_id', '=', orgId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+}

@@ -1,0 +1,75 @@
+/** Triggers: the published entry points of a workflow, optionally naming a designated output step. */
+import type { Kysely, Selectable } from 'kysely';
+import { newId } from '../secrets';
+import type { Database, TriggersTable } from './db';
+import { fromJson, nowIso, RegistryError } from './store-support';
+import { latestVersion } from './workflows';
+
+export interface DesignatedOutput {
+  stepIndex: number;
+  fileName?: string;
+}
+
+export interface TriggerRecord {
+  id: string;
+  orgId: string;
+  workflowId: string;
+  name: string | null;
+  designatedOutput: DesignatedOutput | null;
+  createdAt: string;
+}
+
+export interface CreateTriggerInput {
+  workflowId: string;
+  name?: string | null;
+  designatedOutput?: DesignatedOutput | null;
+}
+
+export class TriggerStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** NOT_FOUND for another org's or a missing workflow, NOT_PUBLISHED, or INVALID for an output step out of range. */
+  async create(orgId: string, input: CreateTriggerInput): Promise<TriggerRecord> {
+    const workflow = await this.db.selectFrom('workflows').select('id')
+      .where('id', '=', input.workflowId)
+      .where('org_id', '=', orgId)
+      .executeTakeFirst();
+    if (!workflow) throw new RegistryError('NOT_FOUND', `workflow ${input.workflowId} not found`);
+    const latest = await latestVersion(this.db, input.workflowId);
+    if (!latest) throw new RegistryError('NOT_PUBLISHED', `workflow ${input.workflowId} has no published version`);
+
+    const output = input.designatedOutput ?? null;
+    if (output) {
+      const steps = latest.definition.steps.length;
+      if (!Number.isInteger(output.stepIndex) || output.stepIndex < 1 || output.stepIndex > steps) {
+        throw new RegistryError('INVALID',
+          `designatedOutput.stepIndex ${output.stepIndex} is out of range: version ${latest.version} has ${steps} step(s)`);
+      }
+    }
+    const trigger: TriggerRecord = {
+      id: newId('trg'), orgId, workflowId: input.workflowId, name: input.name ?? null, designatedOutput: output, createdAt: nowIso(),
+    };
+    await this.db.insertInto('triggers').values({
+      id: trigger.id, org_id: orgId, workflow_id: trigger.workflowId, name: trigger.name,
+      designated_output: output && JSON.stringify(output), created_at: trigger.createdAt,
+    }).execute();
+    return trigger;
+  }
+
+  /** Not filtered by org: the caller decides what to reveal to whom. */
+  async get(id: string): Promise<TriggerRecord | undefined> {
+    const row = await this.db.selectFrom('triggers').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toTriggerRecord(row);
+  }
+}
+
+function toTriggerRecord(row: Selectable<TriggersTable>): TriggerRecord {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    workflowId: row.workflow_id,
+    name: row.name,
+    designatedOutput: row.designated_output === null ? null : fromJson<DesignatedOutput>(row.designated_output),
+    createdAt: row.created_at,
+  };
+}

@@ -1,0 +1,192 @@
+/**
+ * Starting a run through a trigger: the one sequence behind both the trigger route (HTTP) and the
+ * `trigger` step (the resolveTrigger activity).
+ *
+ *   resolve  the trigger must belong to the caller's organization and its workflow be published;
+ *   prepare  the inputs must fit the latest version's input schema; inputs too large for a
+ *            Temporal payload go to the blob store and the run carries a reference;
+ *   start    (trigger calls) starts the run on Temporal under a run ID chosen first, and settles a
+ *            start whose outcome is unknown. A `trigger` step starts its run as a child workflow
+ *            instead, which only workflow code can do.
+ *
+ * A refusal is a value with a code; each caller words it for its own audience (an HTTP status, a
+ * failed step).
+ */
+import type { BlobStore } from '../blob-store';
+import { INPUTS_REF_FIELD, isInputsReference } from '../common/inputs-reference';
+import type { RunInput } from '../common/run-types';
+import type { Logger } from '../logger';
+import type { Registry, TriggerRecord, WorkflowVersion } from '../registry';
+import { checkInputs } from './input-schema';
+import { inputsForRun, runInputFor } from './run-input';
+import { runIdFor, type RunService } from './run-service';
+
+export type TriggerRefusalCode = 'UNKNOWN_TRIGGER' | 'NOT_PUBLISHED' | 'INVALID_INPUTS' | 'INVALID_INPUT_SCHEMA';
+
+export interface TriggerRefusal {
+  ok: false;
+  code: TriggerRefusalCode;
+  message: string;
+}
+
+/** A trigger of the caller's organization and the version a run started now would pin. */
+export interface TriggerTarget {
+  trigger: TriggerRecord;
+  version: WorkflowVersion;
+}
+
+export interface RunRequest {
+  /** '' when a trigger call carried neither query parameters nor a body */
+  inputs: Record<string, unknown> | '';
+  /** the inputs arrived as text: the schema may convert them (in place) */
+  coerce: boolean;
+  /** the API key (or the parent run's starter) the run is attributed to */
+  startedBy: string;
+  /** blobs already written for this request (attachments): removed when it is refused */
+  storedKeys?: readonly string[];
+  /** names the stored-inputs blob, so that a retried activity overwrites its own */
+  inputsBlobName?: string;
+  /** set for a run started by a `trigger` step */
+  chain?: { parentRunId: string; chainDepth: number };
+}
+
+export interface PreparedRun {
+  input: Omit<RunInput, 'runId'>;
+  /** every blob this run reads that was written for this request */
+  storedKeys: string[];
+}
+
+export interface StartedRun {
+  runId: string;
+  /** the Idempotency-Key named an earlier call's run: that run is the answer, this call's blobs are gone */
+  replayed: boolean;
+  /** the start failed but Temporal has the run: it may be an earlier call's run (with a key) */
+  recovered: boolean;
+}
+
+/**
+ * The start failed and Temporal could not say whether run `runId` exists. Its stored blobs are
+ * kept: a few orphaned files cost less than a run whose files are gone.
+ */
+export class StartUnconfirmedError extends Error {
+  constructor(readonly runId: string, readonly automationId: string, options?: { cause?: unknown }) {
+    super(`the workflow service did not confirm whether run ${runId} started`, options);
+    this.name = 'StartUnconfirmedError';
+  }
+}
+
+export interface TriggerServiceDeps {
+  registry: Registry;
+  blobs: BlobStore;
+  log: Pick<Logger, 'warn'>;
+}
+
+/** What start() needs of the run service (the gateway's; a `trigger` step has none). */
+export type RunStarts = Pick<RunService, 'start' | 'exists' | 'startedInputs'>;
+
+function refusal(code: TriggerRefusalCode, message: string): TriggerRefusal {
+  return { ok: false, code, message };
+}
+
+export class TriggerService {
+  constructor(private readonly deps: TriggerServiceDeps) {}
+
+  /** Another organization's trigger is reported exactly like a missing one. */
+  async resolve(orgId: string, triggerId: string): Promise<({ ok: true } & TriggerTarget) | TriggerRefusal> {
+    const trigger = await this.deps.registry.triggers.get(triggerId);
+    if (!trigger || trigger.orgId !== orgId) return refusal('UNKNOWN_TRIGGER', `no trigger ${triggerId}`);
+    const version = await this.deps.registry.workflows.getLatestVersion(trigger.workflowId);
+    if (!version) return refusal('NOT_PUBLISHED', `the workflow of trigger ${triggerId} has no published version`);
+    return { ok: true, trigger, version };
+  }
+
+  /**
+   * Checks the inputs and builds the run's input. On a refusal or an error, the request's stored
+   * blobs (and any written here) are removed: nothing will read them.
+   */
+  async prepare(target: TriggerTarget, request: RunRequest): Promise<({ ok: true } & PreparedRun) | TriggerRefusal> {
+    const { trigger, version } = target;
+    const storedKeys = [...(request.storedKeys ?? [])];
+    try {
+      const problem = checkInputs({ cacheKey: `${version.workflowId}@${version.version}`, schema: version.definition.inputSchema, coerce: request.coerce },
+        request.inputs === '' ? {} : request.inputs);
+      if (problem) {
+        await this.discard(storedKeys);
+        return refusal(problem.code === 'invalid_inputs' ? 'INVALID_INPUTS' : 'INVALID_INPUT_SCHEMA', problem.message);
+      }
+      const { inputs, storedKey } = await inputsForRun(this.deps.blobs, trigger.orgId, request.inputs, request.inputsBlobName);
+      if (storedKey) storedKeys.push(storedKey);
+      const input = runInputFor({
+        orgId: trigger.orgId, version, triggerId: trigger.id, startedBy: request.startedBy, inputs, ...request.chain,
+      });
+      return { ok: true, input, storedKeys };
+    } catch (err) {
+      await this.discard(storedKeys);
+      throw err;
+    }
+  }
+
+  /**
+   * Starts the run. Its ID is chosen before the start (from the Idempotency-Key when there is one),
+   * so a start that fails can still ask Temporal about that run; see settleFailedStart. Throws
+   * StartUnconfirmedError, or the start's own error once the run is known not to exist.
+   */
+  async start(runs: RunStarts, run: PreparedRun, idempotencyKey?: string): Promise<StartedRun> {
+    const runId = runIdFor(run.input.orgId, run.input.triggerId, idempotencyKey);
+    let replayed = false;
+    let recovered = false;
+    try {
+      replayed = (await runs.start(run.input, idempotencyKey, runId)).existing;
+    } catch (err) {
+      await this.settleFailedStart(runs, runId, run, err);
+      recovered = true;
+    }
+    // A retried call: the first call's run keeps the first call's files; this call's are unused.
+    if (replayed) await this.discard(run.storedKeys);
+    return { runId, replayed, recovered };
+  }
+
+  /** The inputs run `runId` was started with, as its caller sent them: stored inputs are read back. */
+  async startedInputs(runs: RunStarts, runId: string): Promise<RunInput['inputs']> {
+    const inputs = await runs.startedInputs(runId);
+    if (!isInputsReference(inputs)) return inputs;
+    const stored = await this.deps.blobs.read(inputs[INPUTS_REF_FIELD].key);
+    return stored ? (JSON.parse(stored.toString('utf8')) as RunInput['inputs']) : inputs;
+  }
+
+  /** Removes blobs nothing will read; a failure to remove one is logged, never thrown. */
+  async discard(keys: readonly string[]): Promise<void> {
+    const results = await Promise.allSettled(keys.map((key) => this.deps.blobs.remove(key)));
+    for (const result of results) {
+      if (result.status === 'rejected') this.deps.log.warn('could not remove a blob of a refused trigger call', { error: result.reason });
+    }
+  }
+
+  /**
+   * After a start that failed. UNAVAILABLE or DEADLINE_EXCEEDED (or an error we cannot read) may
+   * come after the server created the workflow, and that run reads this call's stored inputs and
+   * attachments: they are removed only once Temporal says it has no such workflow, and the start's
+   * error then stands. When the run exists, this returns and the call goes on as started: the
+   * caller gets its run. When Temporal cannot tell (unreachable), the blobs stay and this throws
+   * StartUnconfirmedError: the run's status says whether it started, and a retry with the same
+   * Idempotency-Key is safe either way. Not covered: a start the server is still committing when
+   * describe answers (a DEADLINE_EXCEEDED mid-write); that window is short and rare.
+   */
+  private async settleFailedStart(runs: RunStarts, runId: string, run: PreparedRun, startError: unknown): Promise<void> {
+    let exists: boolean;
+    try {
+      exists = await runs.exists(runId);
+    } catch (err) {
+      this.deps.log.warn('a run start failed and Temporal could not say whether the run exists; its stored files are kept', {
+        runId, error: startError, describeError: err, blobs: run.storedKeys,
+      });
+      throw new StartUnconfirmedError(runId, run.input.automationId, { cause: startError });
+    }
+    if (exists) {
+      this.deps.log.warn('a run start failed but the run exists; answering as started', { runId, error: startError });
+      return;
+    }
+    await this.discard(run.storedKeys);
+    throw startError;
+  }
+}
