@@ -24,7 +24,7 @@ import { openRegistry, type Registry } from './registry';
 import { RunService } from './runs/run-service';
 import { hashSecret, randomToken } from './secrets';
 import { createSigner } from './signed-urls';
-import { createRuntimeTokens, createToolDispatcher, type ServerKind, type ServerSource, type ToolDispatcher } from './tools';
+import { createRuntimeTokens, createToolDispatcher, CustomServers, type ServerKind, type ServerSource, type ToolDispatcher } from './tools';
 
 /** How long a client may take to send one request, headers and body (a large upload on a slow link). */
 const REQUEST_RECEIVE_TIMEOUT_MS = 15 * 60_000;
@@ -115,11 +115,21 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const key = await signingKey(config.dataDir);
     // Links handed out by tools carry the public URL, known only once the gateway listens (port 0).
     let publicSigner = createSigner(key, config.publicUrl ?? '');
+    // the organization's custom servers are listed by the catalog they need the services of
+    const assembled: { dispatcher?: ToolDispatcher } = {};
+    const customServers = new CustomServers({
+      registry, log,
+      services: () => {
+        if (!assembled.dispatcher) throw new Error('the tool dispatcher is not assembled yet');
+        return assembled.dispatcher.services;
+      },
+    });
     const tools = await createToolDispatcher({
       config, registry, blobs, log, temporal: client,
       signer: { sign: (...args) => publicSigner.sign(...args), verify: (...args) => publicSigner.verify(...args) },
-      serverKinds: options.serverKinds, serverSources: options.serverSources,
+      serverKinds: options.serverKinds, serverSources: [customServers.source, ...(options.serverSources ?? [])],
     });
+    assembled.dispatcher = tools;
 
     let workerConnection: NativeConnection | undefined;
     let running: { worker: Worker; done: Promise<void> } | undefined;
@@ -163,7 +173,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const publicUrl = config.publicUrl ?? url;
     publicSigner = createSigner(key, publicUrl);
     const app = createApp({
-      config, registry, temporal: client, blobs, log, tools, runtimeTokens: createRuntimeTokens(key, registry),
+      config, registry, temporal: client, blobs, log, tools, customServers, runtimeTokens: createRuntimeTokens(key, registry),
       runs: new RunService(client, temporal.taskQueue, log),
       signer: publicSigner,
       approvalLinks: createApprovalLinks(key, publicUrl),

@@ -6,7 +6,7 @@ import type { Logger } from '../logger';
 import type { Registry } from '../registry';
 import type { RunService } from '../runs/run-service';
 import type { SignedUrlSigner } from '../signed-urls';
-import type { RuntimeTokens, ToolDispatcher } from '../tools';
+import type { CustomServers, RuntimeTokens, ToolDispatcher } from '../tools';
 
 /** Everything the gateway needs, built once at start and passed down (no module reads globals). */
 export interface GatewayDeps {
@@ -19,6 +19,8 @@ export interface GatewayDeps {
   /** the tool gateway's in-process dispatcher (also the connection store) */
   tools: ToolDispatcher;
   runtimeTokens: RuntimeTokens;
+  /** custom tool servers and custom connections (test, OAuth consent); without it those routes are absent */
+  customServers?: CustomServers;
   approvalLinks: ApprovalLinks;
   log: Logger;
 }

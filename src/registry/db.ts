@@ -100,6 +100,22 @@ export interface AgentsTable {
   updated_at: string;
 }
 
+export interface ToolServersTable {
+  /** short opaque token, also the server's path under the tool base path */
+  id: string;
+  org_id: string;
+  /** `openapi` (generated) or `remote` (a proxied MCP server) */
+  kind: string;
+  name: string;
+  description: string;
+  /** the custom connection whose credentials calls use; required for `openapi` */
+  connection_id: string | null;
+  /** `openapi`: the document as JSON text; `remote`: the server's URL */
+  source: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface AgentChatsTable {
   id: string;
   org_id: string;
@@ -119,6 +135,19 @@ export interface AgentArtifactsTable {
   created_at: string;
 }
 
+/** What a custom connection has learned since it was created: consent, tokens, the last failure. */
+export interface ConnectionStatesTable {
+  connection_id: string;
+  org_id: string;
+  /** `connected`, `pending` or `error` */
+  status: string;
+  /** the provider's reason, when status is `error` */
+  error: string | null;
+  /** sealed JSON (refresh token, a pending consent's state and PKCE verifier), or null */
+  secret: string | null;
+  updated_at: string;
+}
+
 export interface Database {
   orgs: OrgsTable;
   admin_tokens: AdminTokensTable;
@@ -130,6 +159,8 @@ export interface Database {
   agents: AgentsTable;
   agent_chats: AgentChatsTable;
   agent_artifacts: AgentArtifactsTable;
+  tool_servers: ToolServersTable;
+  connection_states: ConnectionStatesTable;
 }
 
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;

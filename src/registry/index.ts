@@ -4,7 +4,7 @@ export { ConnectionStore, newConnectionId } from './connections';
 export type { ConnectionRecord, CreateConnectionInput } from './connections';
 export { createDb, dbErrorCode } from './db';
 export type {
-  AdminTokensTable, ApiKeysTable, ConnectionsTable, Database, DatabaseConfig, OrgsTable, TriggersTable, WorkflowsTable,
+  AdminTokensTable, ApiKeysTable, ConnectionStatesTable, ConnectionsTable, Database, DatabaseConfig, OrgsTable, ToolServersTable, TriggersTable, WorkflowsTable,
   WorkflowVersionsTable,
 } from './db';
 export { MIGRATIONS, MigrationError, migrateToLatest } from './migrations';
@@ -13,6 +13,8 @@ export type { AdminTokenGrant, Org } from './orgs';
 export { Registry, openRegistry } from './registry';
 export { RegistryError } from './store-support';
 export type { RegistryErrorCode } from './store-support';
+export { ToolServerStore, newToolServerId } from './tool-servers';
+export type { ConnectionStateRecord, ConnectionStatus, ToolServerKind, ToolServerRecord } from './tool-servers';
 export { TriggerStore } from './triggers';
 export type { CreateTriggerInput, DesignatedOutput, TriggerRecord } from './triggers';
 export { WorkflowStore, canonicalJson, nextStepMap } from './workflows';

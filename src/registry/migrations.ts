@@ -139,10 +139,42 @@ const agents: Migration = {
   },
 };
 
+/** Custom tool servers (generated and remote) and the state of custom connections (OAuth consent, errors). */
+const toolServers: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('tool_servers')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('description', 'text', (c) => c.notNull())
+      .addColumn('connection_id', 'text')
+      .addColumn('source', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('tool_servers_org_id_idx').on('tool_servers').column('org_id').execute();
+    await db.schema.createTable('connection_states')
+      .addColumn('connection_id', 'text', (c) => c.primaryKey().references('connections.id').onDelete('cascade'))
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('error', 'text')
+      .addColumn('secret', 'text')
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropTable('connection_states').ifExists().execute();
+    await db.schema.dropTable('tool_servers').ifExists().execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
   '0003-agents': agents,
+  '0004-tool-servers': toolServers,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

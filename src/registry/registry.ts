@@ -17,6 +17,7 @@ import { createDb, type Database, type DatabaseConfig } from './db';
 import { AgentStore } from './agents';
 import { migrateToLatest } from './migrations';
 import { OrgStore } from './orgs';
+import { ToolServerStore } from './tool-servers';
 import { TriggerStore } from './triggers';
 import { WorkflowStore } from './workflows';
 
@@ -41,6 +42,8 @@ export class Registry {
   readonly connections: ConnectionStore;
   /** agents, their chats and artifacts */
   readonly agents: AgentStore;
+  /** custom tool servers, and the state of custom connections (OAuth consent, errors) */
+  readonly toolServers: ToolServerStore;
 
   constructor(private readonly db: Kysely<Database>) {
     this.orgs = new OrgStore(db);
@@ -49,6 +52,7 @@ export class Registry {
     this.triggers = new TriggerStore(db);
     this.connections = new ConnectionStore(db);
     this.agents = new AgentStore(db);
+    this.toolServers = new ToolServerStore(db);
   }
 
   async close(): Promise<void> {

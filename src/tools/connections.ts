@@ -44,6 +44,15 @@ export class ConnectionStore {
     return this.registry.connections.delete(orgId, id);
   }
 
+  /** Seals what a connection learns later (an OAuth refresh token), bound to it like its credentials. */
+  sealState(orgId: string, id: string, plaintext: string): string {
+    return this.cipher.seal(plaintext, `${binding(orgId, id)}:state`);
+  }
+
+  openState(orgId: string, id: string, sealed: string): string {
+    return this.cipher.open(sealed, `${binding(orgId, id)}:state`);
+  }
+
   /** The connection with its credentials, if it is this organization's; undefined otherwise. */
   async open(orgId: string, id: string): Promise<ToolConnection | undefined> {
     const record = await this.registry.connections.get(orgId, id);

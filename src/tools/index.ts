@@ -14,12 +14,14 @@ import { connectionKeyFile, createConnectionCipher, parseConnectionKey } from '.
 import { ConnectionStore } from './connections';
 import { ToolDispatcher } from './dispatcher';
 import { BUILT_IN_SERVER_KINDS, type ServerKind } from './servers';
+import { CUSTOM_APPLICATION, CustomCredentialsSchema } from './custom/credentials';
 import { CODEAGENT_APPLICATION, CodeAgentCredentialsSchema } from './servers/codeagent';
 import { MAIL_APPLICATION, MailCredentialsSchema } from './servers/mail';
 import type { ServerSource, ToolServer } from './server';
 
 export { ToolDispatcher, type CallOptions, type ToolCaller } from './dispatcher';
 export { ConnectionStore, type ConnectionSummary } from './connections';
+export { CustomServers } from './custom';
 export { createRuntimeTokens, type RuntimePrincipal, type RuntimeTokens } from './runtime-token';
 export { BUILT_IN_SERVER_KINDS, type ServerKind, type ServerKindDeps } from './servers';
 export {
@@ -30,6 +32,7 @@ export {
 export const APPLICATIONS = {
   [MAIL_APPLICATION]: MailCredentialsSchema,
   [CODEAGENT_APPLICATION]: CodeAgentCredentialsSchema,
+  [CUSTOM_APPLICATION]: CustomCredentialsSchema,
 } as const;
 
 export interface ToolGatewayDeps {

@@ -413,7 +413,7 @@ describe('tool gateway (JSON-RPC over HTTP)', () => {
       assert.equal(created.status, 201);
       assert.match(String(created.body.PCID), /^pc_/);
       assert.equal(created.body.id, created.body.PCID);
-      assert.deepEqual(Object.keys(created.body).sort(), ['PCID', 'application', 'createdAt', 'id', 'name']);
+      assert.deepEqual(Object.keys(created.body).sort(), ['PCID', 'application', 'createdAt', 'id', 'name', 'status']);
       const got = await fg.admin<Record<string, unknown>>('GET', `/api/v1/connections/${String(created.body.PCID)}`);
       assert.doesNotMatch(JSON.stringify(got.body), /hunter2/);
       const file = readFileSync(path.join(fg.dataDir, 'registry.sqlite'));

@@ -1,0 +1,128 @@
+/**
+ * Custom tool servers (management API, admin bearer token): `POST /api/v1/servers` registers a
+ * server generated from an OpenAPI document (`document` + `connection`) or a remote MCP server
+ * (`url`, optional `connection`); list, get (with its tools), replace (`PUT`) and delete. Ids are
+ * short opaque tokens; another organization's server answers exactly like a missing one.
+ * Also the OAuth callback of custom connections, which the provider's redirect reaches without a
+ * flowgate credential: the `state` it carries is what binds it to an organization and connection.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { ConsentStateError, ServerRegistrationError, TokenRefusedError, type CustomServers, type ServerInput } from '../../tools/custom';
+import { requireAdmin, type AdminPrincipal } from '../auth';
+import type { GatewayDeps } from '../deps';
+import { badRequest, notFound } from '../http-error';
+import { jsonBody } from '../middleware/json-body';
+
+/** an OpenAPI document inline, plus its envelope */
+const SERVER_BODY_LIMIT = '3mb';
+
+const ServerBodySchema = z.object({
+  name: z.string().min(1).max(200).optional(),
+  description: z.string().min(1).max(4000).optional(),
+  connection: z.string().min(1).max(100).optional(),
+  /** the OpenAPI document: a JSON object, or its JSON or YAML text */
+  document: z.union([z.string().min(1), z.record(z.string(), z.unknown())]).optional(),
+  /** a remote server's MCP endpoint */
+  url: z.string().min(1).max(2000).optional(),
+}).strict();
+
+const IdSchema = z.string().regex(/^[0-9a-z]{1,64}$/);
+
+function admin(ctx: Context): AdminPrincipal {
+  return ctx.state.admin as AdminPrincipal;
+}
+
+function serverInput(body: unknown): ServerInput {
+  const parsed = ServerBodySchema.safeParse(body ?? {});
+  if (!parsed.success) throw badRequest('invalid_body', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+  const { name, description, connection, document, url } = parsed.data;
+  if ((document === undefined) === (url === undefined)) {
+    throw badRequest('invalid_body', 'give either document (an OpenAPI document, with connection) or url (a remote MCP server)');
+  }
+  if (document !== undefined) {
+    if (connection === undefined) throw badRequest('invalid_body', 'connection: a generated server calls its API with a custom connection; give its PCID');
+    return { kind: 'openapi', name, description, connection, document };
+  }
+  return { kind: 'remote', name, description, connection, url: url ?? '' };
+}
+
+async function registering<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ServerRegistrationError) throw badRequest('invalid_server', error.message);
+    throw error;
+  }
+}
+
+export function serverRoutes(_deps: GatewayDeps, servers: CustomServers): Router {
+  const router = new Router({ prefix: '/api/v1/servers' });
+  router.use(requireAdmin({ registry: _deps.registry }), jsonBody({ limit: SERVER_BODY_LIMIT }));
+
+  const idOf = (ctx: Context): string => {
+    const id = IdSchema.safeParse(ctx.params.id);
+    if (!id.success) throw notFound('unknown_server', `no server ${String(ctx.params.id)}`);
+    return id.data;
+  };
+
+  router.post('/', async (ctx) => {
+    const input = serverInput((ctx.request as { body?: unknown }).body);
+    ctx.status = 201;
+    ctx.body = await registering(() => servers.register(admin(ctx).orgId, input));
+  });
+
+  router.get('/', async (ctx) => {
+    ctx.body = { servers: await servers.list(admin(ctx).orgId) };
+  });
+
+  router.get('/:id', async (ctx) => {
+    const found = await servers.get(admin(ctx).orgId, idOf(ctx));
+    if (!found) throw notFound('unknown_server', `no server ${ctx.params.id}`);
+    ctx.body = found;
+  });
+
+  router.put('/:id', async (ctx) => {
+    const id = idOf(ctx);
+    const input = serverInput((ctx.request as { body?: unknown }).body);
+    const replaced = await registering(() => servers.replace(admin(ctx).orgId, id, input));
+    if (!replaced) throw notFound('unknown_server', `no server ${id}`);
+    ctx.body = replaced;
+  });
+
+  router.delete('/:id', async (ctx) => {
+    if (!(await servers.remove(admin(ctx).orgId, idOf(ctx)))) throw notFound('unknown_server', `no server ${ctx.params.id}`);
+    ctx.status = 204;
+  });
+
+  return router;
+}
+
+const CallbackQuerySchema = z.object({
+  state: z.string().min(1).max(500),
+  code: z.string().min(1).max(4000).optional(),
+  error: z.string().max(200).optional(),
+  error_description: z.string().max(2000).optional(),
+});
+
+export const OAUTH_CALLBACK_PATH = '/api/v1/oauth/callback';
+
+export function oauthCallbackRoutes(_deps: GatewayDeps, servers: CustomServers): Router {
+  const router = new Router();
+  router.get(OAUTH_CALLBACK_PATH, async (ctx) => {
+    const query = CallbackQuerySchema.safeParse(ctx.query);
+    if (!query.success) throw badRequest('invalid_callback', 'the callback needs state, and code or error');
+    try {
+      const connection = await servers.auth.finishConsent(query.data.state,
+        { code: query.data.code, error: query.data.error, errorDescription: query.data.error_description },
+        (orgId, id) => servers.openCustom(orgId, id));
+      ctx.body = { id: connection.id, PCID: connection.id, status: 'connected' };
+    } catch (error) {
+      if (error instanceof ConsentStateError) throw badRequest('invalid_state', error.message);
+      if (error instanceof TokenRefusedError) throw badRequest('consent_refused', `the provider refused: ${error.message}`);
+      throw error;
+    }
+  });
+  return router;
+}

@@ -1,0 +1,259 @@
+/**
+ * Custom tool servers of an organization: generated from an OpenAPI document or proxied to a
+ * remote MCP server, each with a short opaque id that is its path, visible to its organization
+ * only (the catalog asks `source` for an organization's servers). Also the custom connections'
+ * test call and OAuth consent, which share the connection auth with the servers.
+ */
+import type { Logger } from '../../logger';
+import { assertUrlAllowed, OutboundRefusedError } from '../../net/address-policy';
+import type { ConnectionSummary } from '../connections';
+import type { Registry } from '../../registry';
+import type { ConnectionStatus, ToolServerRecord } from '../../registry/tool-servers';
+import { ToolCallError, type ServerSource, type ToolEntry, type ToolServer, type ToolServices } from '../server';
+import { CustomAuth, parseBody, TokenRefusedError, type CustomConnectionRef } from './auth';
+import { CUSTOM_APPLICATION, CustomCredentialsSchema, underBase } from './credentials';
+import { sendToCustomerApi } from './customer-api';
+import { generateApi, OpenApiDocumentError, type GeneratedApi } from './openapi';
+import { openApiServer } from './openapi-server';
+import { RemoteToolCache, remoteServer } from './remote-server';
+
+export { CUSTOM_APPLICATION, CustomCredentialsSchema, type CustomCredentials } from './credentials';
+export { ConsentStateError, TokenRefusedError } from './auth';
+export { OpenApiDocumentError } from './openapi';
+
+const TEST_TIMEOUT_MS = 15_000;
+const TEST_BODY_CHARS = 4000;
+const REGISTER_TIMEOUT_MS = 20_000;
+
+/** Why a server could not be registered; the message is for the person registering it. */
+export class ServerRegistrationError extends Error {
+  override readonly name = 'ServerRegistrationError';
+}
+
+export type ServerInput =
+  | { kind: 'openapi'; name?: string; description?: string; connection: string; document: unknown }
+  | { kind: 'remote'; name?: string; description?: string; connection?: string; url: string };
+
+export interface ServerView {
+  id: string;
+  path: string;
+  kind: 'openapi' | 'remote';
+  name: string;
+  description: string;
+  connection: string | null;
+  url?: string;
+  createdAt: string;
+  updatedAt: string;
+  tools?: readonly ToolEntry[];
+}
+
+export interface ConnectionTestResult {
+  ok: boolean;
+  status?: number;
+  url: string;
+  /** the provider's answer when the test failed */
+  body?: unknown;
+  error?: string;
+}
+
+export interface CustomServersDeps {
+  registry: Registry;
+  log: Logger;
+  /** the dispatcher's services (assembled after the catalog that holds `source`) */
+  services(): ToolServices;
+}
+
+export class CustomServers {
+  readonly auth: CustomAuth;
+  readonly source: ServerSource;
+  private readonly remoteTools = new RemoteToolCache();
+  /** built servers by organization, id and version */
+  private readonly built = new Map<string, Promise<ToolServer>>();
+
+  constructor(private readonly deps: CustomServersDeps) {
+    this.auth = new CustomAuth({
+      store: deps.registry.toolServers, connections: () => deps.services().connections, log: deps.log,
+      get allowPrivateNetwork() {
+        return deps.services().allowPrivateNetwork;
+      },
+    });
+    this.source = { servers: (orgId) => this.servers(orgId) };
+  }
+
+  private get store() {
+    return this.deps.registry.toolServers;
+  }
+
+  async servers(orgId: string): Promise<ToolServer[]> {
+    const records = await this.store.list(orgId);
+    const servers = await Promise.all(records.map(async (record) => {
+      try {
+        return await this.serverOf(record);
+      } catch (error) {
+        // a document that no longer parses (a parser upgrade) hides one server, not all of them
+        this.deps.log.error('custom tool server could not be built', { server: record.id, orgId, error });
+        return undefined;
+      }
+    }));
+    return servers.filter((s): s is ToolServer => s !== undefined);
+  }
+
+  /**
+   * The server a record describes, built once per version: the catalog asks for an organization's
+   * servers on every call, and compiling a document's schemas each time would cost far more than
+   * the lookup.
+   */
+  private serverOf(record: ToolServerRecord): Promise<ToolServer> {
+    const key = `${record.orgId}/${record.id}@${record.updatedAt}`;
+    const built = this.built.get(key);
+    if (built) return built;
+    for (const old of this.built.keys()) if (old.startsWith(`${record.orgId}/${record.id}@`)) this.built.delete(old);
+    const server = this.build(record);
+    this.built.set(key, server);
+    server.catch(() => this.built.delete(key));
+    return server;
+  }
+
+  private async build(record: ToolServerRecord): Promise<ToolServer> {
+    if (record.kind === 'remote') {
+      return remoteServer({
+        id: record.id, orgId: record.orgId, description: record.description, url: record.source, connectionId: record.connectionId, auth: this.auth,
+        cache: this.remoteTools,
+      }, record.updatedAt);
+    }
+    const api = await generateApi(record.source);
+    return openApiServer({ id: record.id, description: record.description, connectionId: record.connectionId ?? '', api, auth: this.auth });
+  }
+
+  async list(orgId: string): Promise<ServerView[]> {
+    return (await this.store.list(orgId)).map((r) => view(r));
+  }
+
+  /** The server with its tools; undefined when the organization has none with this id. */
+  async get(orgId: string, id: string): Promise<ServerView | undefined> {
+    const record = await this.store.get(orgId, id);
+    if (!record) return undefined;
+    const server = await this.serverOf(record);
+    const services = this.deps.services();
+    const tools = await server.listTools({ orgId, signal: AbortSignal.timeout(REGISTER_TIMEOUT_MS), services }).catch(() => undefined);
+    return view(record, tools ?? []);
+  }
+
+  async register(orgId: string, input: ServerInput): Promise<ServerView> {
+    const prepared = await this.prepare(orgId, input);
+    const record = await this.store.create(orgId, { kind: input.kind, ...prepared.fields });
+    // the list just fetched is the remote's current one: the first call need not ask again
+    if (record.kind === 'remote') this.remoteTools.set(`${record.id}@${record.updatedAt}`, prepared.tools);
+    return view(record, prepared.tools);
+  }
+
+  async replace(orgId: string, id: string, input: ServerInput): Promise<ServerView | undefined> {
+    const existing = await this.store.get(orgId, id);
+    if (!existing) return undefined;
+    if (existing.kind !== input.kind) throw new ServerRegistrationError(`/${id} is a ${existing.kind} server; it cannot become a ${input.kind} server`);
+    const prepared = await this.prepare(orgId, input, id);
+    const record = await this.store.replace(orgId, id, prepared.fields);
+    this.remoteTools.forget(id);
+    if (record?.kind === 'remote') this.remoteTools.set(`${record.id}@${record.updatedAt}`, prepared.tools);
+    return record && view(record, prepared.tools);
+  }
+
+  async remove(orgId: string, id: string): Promise<boolean> {
+    this.remoteTools.forget(id);
+    for (const key of this.built.keys()) if (key.startsWith(`${orgId}/${id}@`)) this.built.delete(key);
+    return this.store.remove(orgId, id);
+  }
+
+  /** Builds the server as it would be stored and lists its tools: it must have at least one. */
+  private async prepare(orgId: string, input: ServerInput, id = 'new'): Promise<{ fields: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source'>; tools: readonly ToolEntry[] }> {
+    const services = this.deps.services();
+    const connectionId = input.connection ?? null;
+    if (connectionId !== null) {
+      const connection = await services.connections.get(orgId, connectionId);
+      if (!connection) throw new ServerRegistrationError(`no connection ${connectionId} in this organization`);
+      if (connection.application !== CUSTOM_APPLICATION) throw new ServerRegistrationError(`connection ${connectionId} is a ${connection.application} connection; a custom server needs a custom connection`);
+    }
+    const now = new Date().toISOString();
+    if (input.kind === 'openapi') {
+      let api: GeneratedApi;
+      try {
+        api = await generateApi(input.document);
+      } catch (error) {
+        if (error instanceof OpenApiDocumentError) throw new ServerRegistrationError(error.message);
+        throw error;
+      }
+      if (api.operations.length === 0) throw new ServerRegistrationError('the document has no operations: a server needs at least one tool');
+      const description = input.description ?? (api.description ? `${api.title}: ${api.description}` : api.title);
+      const server = openApiServer({ id, description, connectionId: connectionId ?? '', api, auth: this.auth });
+      const tools = await server.listTools({ orgId, signal: AbortSignal.timeout(REGISTER_TIMEOUT_MS), services });
+      return { fields: { name: input.name ?? api.title, description, connectionId, source: api.source }, tools };
+    }
+    let url: URL;
+    try {
+      url = new URL(input.url);
+      assertUrlAllowed(url, { allowPrivateNetwork: services.allowPrivateNetwork });
+    } catch (error) {
+      throw new ServerRegistrationError(error instanceof OutboundRefusedError ? error.message : `url: not a valid http(s) URL`);
+    }
+    const description = input.description ?? `remote tool server at ${url.host}`;
+    const server = remoteServer({ id: `${id}-${now}`, orgId, description, url: url.toString(), connectionId, auth: this.auth, cache: new RemoteToolCache() }, now);
+    let tools: readonly ToolEntry[];
+    try {
+      tools = await server.listTools({ orgId, signal: AbortSignal.timeout(REGISTER_TIMEOUT_MS), services });
+    } catch (error) {
+      throw new ServerRegistrationError(`could not list the remote server's tools: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (tools.length === 0) throw new ServerRegistrationError('the remote server lists no tools: a server needs at least one tool');
+    return { fields: { name: input.name ?? url.host, description, connectionId, source: url.toString() }, tools };
+  }
+
+  // --- custom connections ---
+
+  /** The status a connection shows: custom connections have one of their own, others are connected. */
+  async statusOf(orgId: string, connection: ConnectionSummary): Promise<{ status: ConnectionStatus; error?: string }> {
+    if (connection.application !== CUSTOM_APPLICATION) return { status: 'connected' };
+    const state = await this.store.connectionState(orgId, connection.PCID);
+    if (!state) return { status: 'connected' };
+    return state.error ? { status: state.status, error: state.error } : { status: state.status };
+  }
+
+  /** Records a new custom connection's starting state: an authorization-code one waits for consent. */
+  async created(orgId: string, id: string, credentials: unknown): Promise<void> {
+    const parsed = CustomCredentialsSchema.safeParse(credentials);
+    if (parsed.success && parsed.data.auth.kind === 'oauth2_authorization_code') await this.store.setConnectionState(orgId, id, { status: 'pending' });
+  }
+
+  async openCustom(orgId: string, id: string): Promise<CustomConnectionRef | undefined> {
+    const connection = await this.deps.services().connections.open(orgId, id);
+    if (!connection || connection.application !== CUSTOM_APPLICATION) return undefined;
+    const credentials = CustomCredentialsSchema.safeParse(connection.credentials);
+    return credentials.success ? { orgId, id, credentials: credentials.data } : undefined;
+  }
+
+  /** Calls the connection's test endpoint with its credentials and says what happened. */
+  async test(connection: CustomConnectionRef): Promise<ConnectionTestResult> {
+    const url = underBase(connection.credentials.baseUrl, connection.credentials.testPath);
+    const shown = `${url.origin}${url.pathname}`;
+    try {
+      const response = await sendToCustomerApi(this.auth, connection, { method: 'GET', url, headers: { accept: 'application/json, */*;q=0.8' } }, {
+        timeoutMs: TEST_TIMEOUT_MS, allowPrivateNetwork: this.deps.services().allowPrivateNetwork,
+      });
+      const ok = response.status >= 200 && response.status < 300;
+      if (ok) return { ok, status: response.status, url: shown };
+      const body = parseBody(response);
+      return { ok, status: response.status, url: shown, body: typeof body === 'string' ? body.slice(0, TEST_BODY_CHARS) : body };
+    } catch (error) {
+      if (error instanceof TokenRefusedError) return { ok: false, status: error.status, url: shown, error: `the token endpoint refused: ${error.message}`, body: error.body };
+      if (error instanceof ToolCallError) return { ok: false, url: shown, error: error.message };
+      return { ok: false, url: shown, error: error instanceof Error ? error.message : String(error) };
+    }
+  }
+}
+
+function view(record: ToolServerRecord, tools?: readonly ToolEntry[]): ServerView {
+  return {
+    id: record.id, path: `/${record.id}`, kind: record.kind, name: record.name, description: record.description, connection: record.connectionId,
+    ...(record.kind === 'remote' ? { url: record.source } : {}), createdAt: record.createdAt, updatedAt: record.updatedAt,
+    ...(tools === undefined ? {} : { tools }),
+  };
+}

@@ -1,0 +1,226 @@
+/**
+ * Tools from an OpenAPI 3.0 or 3.1 document: one per operation. The document is parsed (JSON or
+ * YAML), validated and dereferenced by swagger-parser with external references turned off (a
+ * `$ref` to a URL would be an outbound request on a customer's behalf); cycles left by recursive
+ * schemas are cut where a schema would contain itself. Arguments: the path, query and header
+ * parameters by name, and the JSON request body as `body`.
+ */
+import SwaggerParser from '@apidevtools/swagger-parser';
+import YAML from 'yaml';
+import { z } from 'zod';
+import type { JsonSchemaObject } from '../server';
+
+export const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+const TOOL_NAME_MAX = 64;
+
+export type ParameterLocation = 'path' | 'query' | 'header';
+
+export interface OperationParameter {
+  /** the argument's name in the tool's input */
+  argument: string;
+  /** the parameter's name on the wire */
+  name: string;
+  in: ParameterLocation;
+  /** query only: form-style arrays repeat the name (explode, the default) or join with commas */
+  explode: boolean;
+  required: boolean;
+}
+
+export interface GeneratedOperation {
+  toolName: string;
+  description: string;
+  method: string;
+  /** the path template, e.g. `/pet/{petId}` */
+  path: string;
+  parameters: OperationParameter[];
+  /** the media type a body is sent as, when the operation takes one */
+  bodyType?: 'json' | 'form';
+  bodyRequired: boolean;
+  /** without PCID (the server adds it) */
+  inputSchema: JsonSchemaObject;
+}
+
+export interface GeneratedApi {
+  title: string;
+  description: string;
+  /** the document as JSON text, which is what is stored */
+  source: string;
+  operations: GeneratedOperation[];
+}
+
+/** A document that cannot become a server; the message is meant for the person who sent it. */
+export class OpenApiDocumentError extends Error {
+  override readonly name = 'OpenApiDocumentError';
+}
+
+const ParameterSchema = z.object({
+  name: z.string().min(1),
+  in: z.string(),
+  required: z.boolean().optional(),
+  description: z.string().optional(),
+  explode: z.boolean().optional(),
+  style: z.string().optional(),
+  schema: z.record(z.string(), z.unknown()).optional(),
+  deprecated: z.boolean().optional(),
+});
+
+const OperationSchema = z.object({
+  operationId: z.string().optional(),
+  summary: z.string().optional(),
+  description: z.string().optional(),
+  parameters: z.array(z.unknown()).optional(),
+  requestBody: z.object({
+    required: z.boolean().optional(),
+    description: z.string().optional(),
+    content: z.record(z.string(), z.object({ schema: z.record(z.string(), z.unknown()).optional() }).loose()).optional(),
+  }).loose().optional(),
+}).loose();
+
+const DocumentHeadSchema = z.object({
+  openapi: z.string().optional(),
+  swagger: z.string().optional(),
+  info: z.object({ title: z.string().optional(), description: z.string().optional() }).loose().optional(),
+}).loose();
+
+/** The document as an object: a JSON or YAML text, or an already parsed JSON value. */
+export function readDocument(input: unknown): Record<string, unknown> {
+  let value = input;
+  if (typeof input === 'string') {
+    if (Buffer.byteLength(input) > MAX_DOCUMENT_BYTES) throw new OpenApiDocumentError(`the document is larger than ${MAX_DOCUMENT_BYTES} bytes`);
+    try {
+      // YAML 1.2 is a superset of JSON, so one parser reads both
+      value = YAML.parse(input, { maxAliasCount: 100 }) as unknown;
+    } catch (error) {
+      throw new OpenApiDocumentError(`the document is neither JSON nor YAML: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new OpenApiDocumentError('the document must be an OpenAPI object');
+  return value as Record<string, unknown>;
+}
+
+export async function generateApi(input: unknown): Promise<GeneratedApi> {
+  const document = readDocument(input);
+  const head = DocumentHeadSchema.parse(document);
+  if (head.swagger !== undefined) {
+    throw new OpenApiDocumentError(`Swagger ${head.swagger} documents are not accepted: convert it to OpenAPI 3 first (for example with swagger2openapi, or the converter at converter.swagger.io)`);
+  }
+  if (head.openapi === undefined || !/^3\.[01]\.\d+$/.test(head.openapi)) {
+    throw new OpenApiDocumentError(`only OpenAPI 3.0 and 3.1 documents are accepted (the document says openapi: ${head.openapi ?? 'nothing'})`);
+  }
+  const source = JSON.stringify(document);
+  let api: Record<string, unknown>;
+  try {
+    // validate() parses a copy, checks it against the OpenAPI schema and dereferences it
+    const validated: unknown = await SwaggerParser.validate(structuredClone(document) as never, {
+      resolve: { external: false, http: false, file: false },
+      dereference: { circular: true },
+    } as never);
+    api = validated as Record<string, unknown>;
+  } catch (error) {
+    throw new OpenApiDocumentError(`the document is not a valid OpenAPI document: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const operations = listOperations(api);
+  return { title: head.info?.title ?? 'API', description: head.info?.description ?? '', source, operations };
+}
+
+function listOperations(api: Record<string, unknown>): GeneratedOperation[] {
+  const paths = z.record(z.string(), z.record(z.string(), z.unknown())).catch({}).parse(api.paths ?? {});
+  const operations: GeneratedOperation[] = [];
+  const taken = new Set<string>();
+  for (const [path, item] of Object.entries(paths)) {
+    const shared = Array.isArray(item.parameters) ? item.parameters : [];
+    for (const method of METHODS) {
+      const parsed = OperationSchema.safeParse(item[method]);
+      if (item[method] === undefined || !parsed.success) continue;
+      const operation = parsed.data;
+      const toolName = uniqueName(toolNameOf(operation.operationId, method, path), taken);
+      operations.push(buildOperation(toolName, method, path, operation, [...shared, ...(operation.parameters ?? [])]));
+    }
+  }
+  return operations;
+}
+
+function buildOperation(toolName: string, method: string, path: string, operation: z.infer<typeof OperationSchema>, rawParameters: unknown[]): GeneratedOperation {
+  // an operation's own parameter replaces a path-level one with the same name and location
+  const byKey = new Map<string, z.infer<typeof ParameterSchema>>();
+  for (const raw of rawParameters) {
+    const parameter = ParameterSchema.safeParse(raw);
+    if (parameter.success) byKey.set(`${parameter.data.in}:${parameter.data.name}`, parameter.data);
+  }
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  const parameters: OperationParameter[] = [];
+  for (const p of byKey.values()) {
+    if (p.in !== 'path' && p.in !== 'query' && p.in !== 'header') continue; // cookies are the connection's business
+    let argument = p.name;
+    if (argument in properties || argument === 'body' || argument === 'PCID') argument = `${p.in}_${p.name}`;
+    const schema = { ...acyclic(p.schema ?? {}) };
+    if (p.description && typeof schema.description !== 'string') schema.description = p.description;
+    properties[argument] = schema;
+    const isRequired = p.in === 'path' || p.required === true;
+    if (isRequired) required.push(argument);
+    parameters.push({ argument, name: p.name, in: p.in, explode: p.explode ?? (p.style === undefined || p.style === 'form'), required: isRequired });
+  }
+  let bodyType: GeneratedOperation['bodyType'];
+  const content = operation.requestBody?.content ?? {};
+  const jsonType = Object.keys(content).find((type) => /^application\/(.+\+)?json\b/i.test(type));
+  const formType = Object.keys(content).find((type) => /^application\/x-www-form-urlencoded\b/i.test(type));
+  const bodyMedia = jsonType ?? formType;
+  if (bodyMedia !== undefined) {
+    bodyType = jsonType ? 'json' : 'form';
+    const schema = { ...acyclic(content[bodyMedia]?.schema ?? {}) };
+    if (operation.requestBody?.description && typeof schema.description !== 'string') schema.description = operation.requestBody.description;
+    properties.body = schema;
+    if (operation.requestBody?.required) required.push('body');
+  }
+  const description = [operation.summary, operation.description].filter((s): s is string => Boolean(s && s.trim())).join('\n\n')
+    || `${method.toUpperCase()} ${path}`;
+  return {
+    toolName, description, method: method.toUpperCase(), path, parameters, bodyType, bodyRequired: required.includes('body'),
+    inputSchema: { type: 'object', properties, required, additionalProperties: false },
+  };
+}
+
+/** `operationId` when it makes a valid tool name, else `<method>_<path>`; letters, digits, `_` and `-`. */
+export function toolNameOf(operationId: string | undefined, method: string, path: string): string {
+  const clean = (text: string): string => text.replace(/[{}]/g, '').replace(/[^A-Za-z0-9_-]+/g, '_').replace(/_+/g, '_').replace(/^_|_$/g, '');
+  const fromId = operationId === undefined ? '' : clean(operationId);
+  const name = fromId !== '' ? fromId : clean(`${method}_${path}`) || method;
+  return name.slice(0, TOOL_NAME_MAX);
+}
+
+function uniqueName(name: string, taken: Set<string>): string {
+  let candidate = name;
+  for (let i = 2; taken.has(candidate); i++) candidate = `${name.slice(0, TOOL_NAME_MAX - String(i).length - 1)}_${i}`;
+  taken.add(candidate);
+  return candidate;
+}
+
+/**
+ * A copy of a dereferenced schema without object cycles: where a schema would contain itself (a
+ * tree node's `children`), the inner one becomes an unconstrained schema that says so. The JSON
+ * Schema of a tool must be plain JSON, and callers gain little from more depth.
+ */
+export function acyclic(schema: Record<string, unknown>): Record<string, unknown> {
+  const walk = (value: unknown, ancestors: Set<object>, key: string | undefined): unknown => {
+    if (typeof value !== 'object' || value === null) return value;
+    if (ancestors.has(value)) {
+      // the dereferencer may share a map of schemas (`properties`) rather than the schema itself
+      if (key !== undefined && SCHEMA_MAPS.has(key)) return {};
+      const title = (value as Record<string, unknown>).title;
+      return { description: `recursive: the same shape as its enclosing ${typeof title === 'string' ? title : 'schema'}` };
+    }
+    ancestors.add(value);
+    const copy: unknown = Array.isArray(value)
+      ? value.map((item) => walk(item, ancestors, undefined))
+      : Object.fromEntries(Object.entries(value).map(([name, item]) => [name, walk(item, ancestors, name)]));
+    ancestors.delete(value);
+    return copy;
+  };
+  const result = walk(schema, new Set(), undefined);
+  return typeof result === 'object' && result !== null && !Array.isArray(result) ? result as Record<string, unknown> : {};
+}
+
+/** keywords whose value is a map of names to schemas, not a schema */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', 'dependentSchemas', '$defs', 'definitions']);

@@ -1,0 +1,117 @@
+/**
+ * Remote MCP servers on loopback, built with the official SDK's server classes over Streamable
+ * HTTP: a stateless one answering plain JSON, and one that hands out an `Mcp-Session-Id` and
+ * answers with SSE streams. Every request's headers are recorded, so tests can prove from the
+ * remote's side exactly which headers arrived.
+ */
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+import { listenOnLoopback } from './loopback';
+
+export interface RemoteRequest {
+  method: string;
+  /** the JSON-RPC method of a POST, when it carried one */
+  rpcMethod?: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+export interface FakeRemoteMcp {
+  url: string;
+  requests: RemoteRequest[];
+  /** the headers of the last tools/call */
+  lastCallHeaders(): http.IncomingHttpHeaders | undefined;
+  /** sessions handed out (the stateful server only) */
+  sessions: Set<string>;
+  /** accept requests and never answer them (a remote that hangs) */
+  hang: boolean;
+  close(): Promise<void>;
+}
+
+function buildServer(): McpServer {
+  const server = new McpServer({ name: 'fake-remote', version: '1.0.0' });
+  server.registerTool('add', {
+    description: 'Add two numbers.',
+    inputSchema: { a: z.number(), b: z.number() },
+    outputSchema: { sum: z.number() },
+  }, async ({ a, b }) => ({ content: [{ type: 'text', text: JSON.stringify({ sum: a + b }) }], structuredContent: { sum: a + b } }));
+  server.registerTool('shout', {
+    description: 'Upper-case a text; fails on an empty one.',
+    inputSchema: { text: z.string() },
+  }, async ({ text }) => (text === ''
+    ? { content: [{ type: 'text', text: 'nothing to shout' }], isError: true }
+    : { content: [{ type: 'text', text: text.toUpperCase() }] }));
+  return server;
+}
+
+async function readJson(req: http.IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? JSON.parse(text) as unknown : undefined;
+}
+
+function rpcMethodOf(body: unknown): string | undefined {
+  const first = Array.isArray(body) ? body[0] : body;
+  return typeof first === 'object' && first !== null && 'method' in first && typeof first.method === 'string' ? first.method : undefined;
+}
+
+export async function startFakeRemoteMcp(options: { sessions: boolean }): Promise<FakeRemoteMcp> {
+  const fake: FakeRemoteMcp = {
+    url: '', requests: [], sessions: new Set(), hang: false, close: async () => undefined,
+    lastCallHeaders: () => [...fake.requests].reverse().find((r) => r.rpcMethod === 'tools/call')?.headers,
+  };
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const httpServer = http.createServer((req, res) => {
+    void (async () => {
+      const body = req.method === 'POST' ? await readJson(req) : undefined;
+      fake.requests.push({ method: req.method ?? '', rpcMethod: rpcMethodOf(body), headers: { ...req.headers } });
+      if (fake.hang) return;
+      if (!options.sessions) {
+        // stateless: a fresh server and transport per request, JSON answers
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        const server = buildServer();
+        res.on('close', () => {
+          void transport.close();
+          void server.close();
+        });
+        await server.connect(transport);
+        await transport.handleRequest(req, res, body);
+        return;
+      }
+      const sessionId = req.headers['mcp-session-id'];
+      let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
+      if (!transport) {
+        if (rpcMethodOf(body) !== 'initialize') {
+          res.writeHead(400, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'no valid session' }, id: null }));
+          return;
+        }
+        // SSE answers (enableJsonResponse off) and a session per initialize
+        const created = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => {
+            transports.set(id, created);
+            fake.sessions.add(id);
+          },
+          onsessionclosed: (id) => {
+            transports.delete(id);
+          },
+        });
+        await buildServer().connect(created);
+        transport = created;
+      }
+      await transport.handleRequest(req, res, body);
+    })().catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500).end(String(error));
+    });
+  });
+  const listening = await listenOnLoopback(httpServer);
+  fake.url = `${listening.url}/mcp`;
+  fake.close = async () => {
+    for (const t of transports.values()) await t.close().catch(() => undefined);
+    await listening.close();
+  };
+  return fake;
+}
