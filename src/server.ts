@@ -25,6 +25,8 @@ import { RunService } from './runs/run-service';
 import { hashSecret, randomToken } from './secrets';
 import { createSigner } from './signed-urls';
 import { createRuntimeTokens, createToolDispatcher, CustomServers, type ServerKind, type ServerSource, type ToolDispatcher } from './tools';
+import { WorkflowTasks } from './tools/mcp/tasks';
+import { WorkflowTools } from './tools/workflow-tools/workflow-tools';
 
 /** How long a client may take to send one request, headers and body (a large upload on a slow link). */
 const REQUEST_RECEIVE_TIMEOUT_MS = 15 * 60_000;
@@ -124,10 +126,13 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
         return assembled.dispatcher.services;
       },
     });
+    const runs = new RunService(client, temporal.taskQueue, log);
+    // each organization's published triggers that opted in, as the tools of its `workflows` server
+    const workflowTools = new WorkflowTools({ registry, runs, blobs, log, resultUrlTtlSeconds: config.resultUrlTtlSeconds });
+    const toolSigner = { sign: (...args: Parameters<typeof publicSigner.sign>) => publicSigner.sign(...args), verify: (...args: Parameters<typeof publicSigner.verify>) => publicSigner.verify(...args) };
     const tools = await createToolDispatcher({
-      config, registry, blobs, log, temporal: client,
-      signer: { sign: (...args) => publicSigner.sign(...args), verify: (...args) => publicSigner.verify(...args) },
-      serverKinds: options.serverKinds, serverSources: [customServers.source, ...(options.serverSources ?? [])],
+      config, registry, blobs, log, temporal: client, signer: toolSigner,
+      serverKinds: options.serverKinds, serverSources: [customServers.source, workflowTools.source, ...(options.serverSources ?? [])],
     });
     assembled.dispatcher = tools;
 
@@ -174,7 +179,8 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     publicSigner = createSigner(key, publicUrl);
     const app = createApp({
       config, registry, temporal: client, blobs, log, tools, customServers, runtimeTokens: createRuntimeTokens(key, registry),
-      runs: new RunService(client, temporal.taskQueue, log),
+      runs,
+      tasks: new WorkflowTasks({ client, runs, workflowTools, services: { blobs, signer: toolSigner } }),
       signer: publicSigner,
       approvalLinks: createApprovalLinks(key, publicUrl),
     });

@@ -7,6 +7,7 @@ import type { Registry } from '../registry';
 import type { RunService } from '../runs/run-service';
 import type { SignedUrlSigner } from '../signed-urls';
 import type { CustomServers, RuntimeTokens, ToolDispatcher } from '../tools';
+import type { WorkflowTasks } from '../tools/mcp/tasks';
 
 /** Everything the gateway needs, built once at start and passed down (no module reads globals). */
 export interface GatewayDeps {
@@ -22,5 +23,7 @@ export interface GatewayDeps {
   /** custom tool servers and custom connections (test, OAuth consent); without it those routes are absent */
   customServers?: CustomServers;
   approvalLinks: ApprovalLinks;
+  /** MCP Tasks on workflow tools (tasks/get, …); without it the tool gateway offers no tasks */
+  tasks?: WorkflowTasks;
   log: Logger;
 }

@@ -67,6 +67,9 @@ export interface TriggersTable {
   /** JSON of {stepIndex, fileName?}, or null. */
   designated_output: string | null;
   created_at: string;
+  /** set when the trigger is offered as a tool of its organization's `workflows` server */
+  tool_name: string | null;
+  tool_description: string | null;
 }
 
 export interface ConnectionsTable {

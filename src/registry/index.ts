@@ -16,6 +16,6 @@ export type { RegistryErrorCode } from './store-support';
 export { ToolServerStore, newToolServerId } from './tool-servers';
 export type { ConnectionStateRecord, ConnectionStatus, ToolServerKind, ToolServerRecord } from './tool-servers';
 export { TriggerStore } from './triggers';
-export type { CreateTriggerInput, DesignatedOutput, TriggerRecord } from './triggers';
+export type { CreateTriggerInput, DesignatedOutput, TriggerRecord, TriggerTool } from './triggers';
 export { WorkflowStore, canonicalJson, nextStepMap } from './workflows';
 export type { WorkflowRecord, WorkflowVersion } from './workflows';

@@ -170,11 +170,31 @@ const toolServers: Migration = {
   },
 };
 
+/**
+ * Workflows as MCP tools: a trigger may opt in with a tool name (unique in its organization) and
+ * a description; the organization's `workflows` tool server lists those triggers.
+ */
+const triggerTools: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('triggers').addColumn('tool_name', 'text').execute();
+    await db.schema.alterTable('triggers').addColumn('tool_description', 'text').execute();
+    // NULLs never collide in a unique index (SQLite and PostgreSQL alike): triggers without a tool are unaffected.
+    await db.schema.createIndex('triggers_org_tool_name_idx').unique().on('triggers').columns(['org_id', 'tool_name']).execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropIndex('triggers_org_tool_name_idx').ifExists().execute();
+    await db.schema.alterTable('triggers').dropColumn('tool_description').execute();
+    await db.schema.alterTable('triggers').dropColumn('tool_name').execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
   '0003-agents': agents,
   '0004-tool-servers': toolServers,
+  '0005-trigger-tools': triggerTools,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -10,12 +10,19 @@ export interface DesignatedOutput {
   fileName?: string;
 }
 
+/** A trigger offered as a tool of its organization's `workflows` server. */
+export interface TriggerTool {
+  name: string;
+  description: string;
+}
+
 export interface TriggerRecord {
   id: string;
   orgId: string;
   workflowId: string;
   name: string | null;
   designatedOutput: DesignatedOutput | null;
+  tool: TriggerTool | null;
   createdAt: string;
 }
 
@@ -23,12 +30,16 @@ export interface CreateTriggerInput {
   workflowId: string;
   name?: string | null;
   designatedOutput?: DesignatedOutput | null;
+  tool?: TriggerTool | null;
 }
 
 export class TriggerStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** NOT_FOUND for another org's or a missing workflow, NOT_PUBLISHED, or INVALID for an output step out of range. */
+  /**
+   * NOT_FOUND for another org's or a missing workflow, NOT_PUBLISHED, INVALID for an output step
+   * out of range, or CONFLICT for a tool name another trigger of the organization has.
+   */
   async create(orgId: string, input: CreateTriggerInput): Promise<TriggerRecord> {
     const workflow = await this.db.selectFrom('workflows').select('id')
       .where('id', '=', input.workflowId)
@@ -46,14 +57,39 @@ export class TriggerStore {
           `designatedOutput.stepIndex ${output.stepIndex} is out of range: version ${latest.version} has ${steps} step(s)`);
       }
     }
+    const tool = input.tool ?? null;
+    // Checked first for a clear message; the unique index still settles two creates racing.
+    if (tool && await this.toolTrigger(orgId, tool.name)) {
+      throw new RegistryError('CONFLICT', `another trigger of this organization is already the tool ${tool.name}`);
+    }
     const trigger: TriggerRecord = {
-      id: newId('trg'), orgId, workflowId: input.workflowId, name: input.name ?? null, designatedOutput: output, createdAt: nowIso(),
+      id: newId('trg'), orgId, workflowId: input.workflowId, name: input.name ?? null, designatedOutput: output, tool, createdAt: nowIso(),
     };
     await this.db.insertInto('triggers').values({
       id: trigger.id, org_id: orgId, workflow_id: trigger.workflowId, name: trigger.name,
       designated_output: output && JSON.stringify(output), created_at: trigger.createdAt,
+      tool_name: tool?.name ?? null, tool_description: tool?.description ?? null,
     }).execute();
     return trigger;
+  }
+
+  /** The organization's triggers offered as tools, by tool name. */
+  async listTools(orgId: string): Promise<TriggerRecord[]> {
+    const rows = await this.db.selectFrom('triggers').selectAll()
+      .where('org_id', '=', orgId)
+      .where('tool_name', 'is not', null)
+      .orderBy('tool_name')
+      .execute();
+    return rows.map(toTriggerRecord);
+  }
+
+  /** The organization's trigger offered as tool `toolName`. */
+  async toolTrigger(orgId: string, toolName: string): Promise<TriggerRecord | undefined> {
+    const row = await this.db.selectFrom('triggers').selectAll()
+      .where('org_id', '=', orgId)
+      .where('tool_name', '=', toolName)
+      .executeTakeFirst();
+    return row && toTriggerRecord(row);
   }
 
   /** Not filtered by org: the caller decides what to reveal to whom. */
@@ -70,6 +106,7 @@ function toTriggerRecord(row: Selectable<TriggersTable>): TriggerRecord {
     workflowId: row.workflow_id,
     name: row.name,
     designatedOutput: row.designated_output === null ? null : fromJson<DesignatedOutput>(row.designated_output),
+    tool: row.tool_name === null ? null : { name: row.tool_name, description: row.tool_description ?? '' },
     createdAt: row.created_at,
   };
 }

@@ -20,11 +20,12 @@ export interface JsonSchemaObject {
   [keyword: string]: unknown;
 }
 
-/** The contract's 2.7 tool entry. */
+/** The contract's 2.7 tool entry; `execution` says whether MCP Tasks may run it (absent: forbidden). */
 export interface ToolEntry {
   name: string;
   description: string;
   inputSchema: JsonSchemaObject;
+  execution?: { taskSupport: 'forbidden' | 'optional' | 'required' };
 }
 
 export interface ToolConnection {

@@ -20,6 +20,11 @@ const CreateTriggerSchema = z.object({
   workflowId: z.string().min(1),
   name: z.string().min(1).max(200).optional(),
   designatedOutput: z.object({ stepIndex: z.number().int().min(1), fileName: z.string().min(1).max(255).optional() }).strict().optional(),
+  /** offers the trigger as a tool of the organization's `workflows` tool server */
+  tool: z.object({
+    name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _, . or -'),
+    description: z.string().min(1).max(2000),
+  }).strict().optional(),
 }).strict();
 const CreateApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
 const RunsQuerySchema = z.object({
@@ -131,11 +136,12 @@ export function managementRoutes(deps: GatewayDeps): Router {
     try {
       const trigger = await deps.registry.triggers.create(admin(ctx).orgId, input);
       ctx.status = 201;
-      ctx.body = { id: trigger.id, workflowId: trigger.workflowId, name: trigger.name, designatedOutput: trigger.designatedOutput };
+      ctx.body = { id: trigger.id, workflowId: trigger.workflowId, name: trigger.name, designatedOutput: trigger.designatedOutput, tool: trigger.tool };
     } catch (err) {
       if (!(err instanceof RegistryError)) throw err;
       if (err.code === 'NOT_FOUND') throw notFound('unknown_workflow', `no workflow ${input.workflowId}`);
       if (err.code === 'NOT_PUBLISHED') throw conflict('not_published', `workflow ${input.workflowId} has no published version: publish it first`);
+      if (err.code === 'CONFLICT') throw conflict('tool_name_taken', err.message);
       throw new HttpError(422, 'invalid_designated_output', err.message);
     }
   });

@@ -7,12 +7,16 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { z } from 'zod';
 import { ToolCallError, type ToolResult, type ToolServer } from '../../tools';
 import { forwardableHeaders } from '../../tools/forward-headers';
 import {
   ErrorCode, InitializeParamsSchema, JsonRpcError, JsonRpcMessageSchema, ToolsCallParamsSchema, failure, negotiateProtocolVersion,
   salvageId, success, type JsonRpcResponse,
 } from '../../tools/jsonrpc';
+import {
+  ListTasksParamsSchema, RELATED_TASK_META_KEY, TaskCreationParamsSchema, TaskIdParamsSchema, TaskNotFoundError, TaskNotReadyError, TaskTerminalError,
+} from '../../tools/mcp/tasks';
 import type { RuntimePrincipal } from '../../tools/runtime-token';
 import type { GatewayDeps } from '../deps';
 import { BodyTooLargeError, readBoundedBody } from '../read-body';
@@ -48,6 +52,9 @@ function callResult(result: ToolResult): Record<string, unknown> {
 
 const rpcError = (code: (typeof ErrorCode)[keyof typeof ErrorCode], message: string): JsonRpcError => new JsonRpcError(code, message);
 
+/** The `task` field that makes a `tools/call` task-augmented (MCP Tasks). */
+const TaskAugmentationSchema = z.object({ task: TaskCreationParamsSchema.optional() }).loose();
+
 export function toolRoutes(deps: GatewayDeps): Router {
   const router = new Router({ prefix: deps.config.toolsBasePath === '/' ? '' : deps.config.toolsBasePath.replace(/\/+$/, '') });
 
@@ -71,7 +78,10 @@ export function toolRoutes(deps: GatewayDeps): Router {
           if (!init.success) throw rpcError(ErrorCode.INVALID_PARAMS, 'initialize needs params.protocolVersion');
           return success(id, {
             protocolVersion: negotiateProtocolVersion(init.data.protocolVersion),
-            capabilities: { tools: { listChanged: false } },
+            capabilities: {
+              tools: { listChanged: false },
+              ...(deps.tasks ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
+            },
             serverInfo: { name: `flowgate/${server.name}`, version: SERVER_VERSION },
             instructions: server.description,
           });
@@ -86,16 +96,41 @@ export function toolRoutes(deps: GatewayDeps): Router {
           if (!call.success) throw rpcError(ErrorCode.INVALID_PARAMS, 'tools/call needs params.name (a string) and params.arguments (an object)');
           const metaKey = call.data._meta?.idempotencyKey;
           const idempotencyKey = ctx.get('Idempotency-Key') || (typeof metaKey === 'string' ? metaKey : undefined);
+          const augmentation = TaskAugmentationSchema.safeParse(params);
+          if (augmentation.success && augmentation.data.task) {
+            // MCP Tasks: servers answer -32601 to a task-augmented call on a tool without task support
+            if (!deps.tasks?.supports(server.name)) throw rpcError(ErrorCode.METHOD_NOT_FOUND, `tools on /${server.name} cannot run as tasks`);
+            return success(id, { task: await deps.tasks.create(principal.orgId, call.data.name, call.data.arguments ?? {}, idempotencyKey) });
+          }
           const result = await deps.tools.call(principal.orgId, server.name, call.data.name, call.data.arguments ?? {}, {
             idempotencyKey, signal, forwardHeaders: forwardableHeaders(ctx.req.headers),
           });
           return success(id, callResult(result));
+        }
+        case 'tasks/get':
+        case 'tasks/result':
+        case 'tasks/cancel': {
+          if (!deps.tasks) throw rpcError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${message.method}`);
+          const task = TaskIdParamsSchema.safeParse(params);
+          if (!task.success) throw rpcError(ErrorCode.INVALID_PARAMS, `${message.method} needs params.taskId (a string)`);
+          const { taskId } = task.data;
+          if (message.method === 'tasks/get') return success(id, { ...await deps.tasks.get(principal.orgId, taskId) });
+          if (message.method === 'tasks/cancel') return success(id, { ...await deps.tasks.cancel(principal.orgId, taskId) });
+          const result = await deps.tasks.result(principal.orgId, taskId, signal);
+          return success(id, { ...callResult(result), _meta: { [RELATED_TASK_META_KEY]: { taskId } } });
+        }
+        case 'tasks/list': {
+          if (!deps.tasks) throw rpcError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${message.method}`);
+          if (!ListTasksParamsSchema.safeParse(params).success) throw rpcError(ErrorCode.INVALID_PARAMS, 'tasks/list takes an optional params.cursor');
+          return success(id, { tasks: await deps.tasks.list(principal.orgId) });
         }
         default:
           throw rpcError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${message.method}`);
       }
     } catch (error) {
       if (error instanceof JsonRpcError) return failure(id, error);
+      if (error instanceof TaskNotFoundError || error instanceof TaskTerminalError) return failure(id, rpcError(ErrorCode.INVALID_PARAMS, error.message));
+      if (error instanceof TaskNotReadyError) return failure(id, rpcError(ErrorCode.TOOL_ERROR, error.message));
       if (error instanceof ToolCallError) {
         return failure(id, rpcError(error.code === 'UNKNOWN_TOOL' ? ErrorCode.INVALID_PARAMS : ErrorCode.TOOL_ERROR, error.message));
       }
