@@ -80,7 +80,8 @@ export function toolRoutes(deps: GatewayDeps): Router {
             protocolVersion: negotiateProtocolVersion(init.data.protocolVersion),
             capabilities: {
               tools: { listChanged: false },
-              ...(deps.tasks ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
+              // only a server with task-capable tools advertises tasks (the methods answer on every path)
+              ...(deps.tasks?.supports(server.name) ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
             },
             serverInfo: { name: `flowgate/${server.name}`, version: SERVER_VERSION },
             instructions: server.description,
