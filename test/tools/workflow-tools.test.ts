@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, type CallToolResult, type GetTaskResult } from '@modelcontextprotocol/sdk/types.js';
+import { temporalAddress } from '../setup/root-hooks';
+import { startMain } from '../support/processes';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
 import { createOrg, rpc, runtimeToken } from './support';
 
@@ -246,6 +248,38 @@ describe('workflows as MCP tools, and MCP Tasks on Temporal', function () {
   it('answers -32601 to a task-augmented call on a tool without task support', async () => {
     const answer = await rpc(fg, 'mcp', token, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'listServers', arguments: {}, task: { ttl: 1000 } } });
     assert.equal(answer.body?.error?.code, -32601);
+  });
+
+  it('keeps a task when the gateway process that created it is killed: another gateway answers for it', async () => {
+    const name = toolName('orphan');
+    await publishTool({ name: 'orphan', steps: [{ name: 'Nap', type: 'delay', duration: '3s' }, { name: 'Done', type: 'template', template: 'still here' }] }, name);
+    // a second gateway process on the same registry, key and task queue (a replica), killed once it took the call
+    const child = startMain({
+      FLOWGATE_ROLE: 'gateway', PORT: '0', TEMPORAL_ADDRESS: temporalAddress(), FLOWGATE_TASK_QUEUE: fg.taskQueue,
+      FLOWGATE_DATA_DIR: fg.dataDir, FLOWGATE_ADMIN_TOKEN: fg.adminToken, FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true',
+    });
+    let taskId: string;
+    try {
+      const [, url] = await child.waitForLine(/gateway listening on (\S+)\n/);
+      const replica = new Client({ name: 'flowgate-test', version: '1.0.0' });
+      await replica.connect(new StreamableHTTPClientTransport(new URL(`${url}/tools/workflows`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+      try {
+        taskId = (await startTask(replica, name, {})).taskId;
+      } finally {
+        await replica.close();
+      }
+    } finally {
+      child.process.kill('SIGKILL');
+      await child.exited;
+    }
+    const client = await connect(fg, 'workflows', token);
+    try {
+      assert.equal((await pollTask(client, taskId, (t) => t.status === 'completed')).taskId, taskId);
+      const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+      assert.equal((result.structuredContent as { output: unknown }).output, 'still here');
+    } finally {
+      await client.close();
+    }
   });
 
   // last: it replaces the suite's flowgate with a restarted one
