@@ -134,7 +134,11 @@ describe('workflows as MCP tools, and MCP Tasks on Temporal', function () {
 
   it('answers a task-augmented call at once with a task whose id is the run id; tasks/get reaches completed and tasks/result answers the run', async () => {
     const name = toolName('nap');
-    await publishTool({ name: 'nap', steps: [{ name: 'Nap', type: 'delay', duration: '2s' }, { name: 'Done', type: 'template', template: 'rested {{inputs.who}}' }] }, name);
+    // the definition's designated output applies when the trigger names none
+    await publishTool({
+      name: 'nap', steps: [{ name: 'Nap', type: 'delay', duration: '2s' }, { name: 'Done', type: 'template', template: 'rested {{inputs.who}}' }],
+      output: { stepIndex: 2, fileName: 'rested.txt' },
+    }, name);
     const client = await connect(fg, 'workflows', token);
     try {
       const created = await startTask(client, name, { who: 'Bo' });
@@ -152,6 +156,9 @@ describe('workflows as MCP tools, and MCP Tasks on Temporal', function () {
       const result = await client.experimental.tasks.getTaskResult(created.taskId, CallToolResultSchema);
       assert.equal(result.isError, false);
       assert.equal((result.structuredContent as { output: unknown }).output, 'rested Bo');
+      const link = result.content.find((c) => c.type === 'resource_link' && c.name === 'rested.txt');
+      assert.ok(link?.type === 'resource_link', JSON.stringify(result.content));
+      assert.equal(await (await fetch(link.uri)).text(), 'rested Bo');
       assert.equal((result._meta?.['io.modelcontextprotocol/related-task'] as { taskId: string }).taskId, created.taskId);
     } finally {
       await client.close();

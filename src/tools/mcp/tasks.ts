@@ -143,8 +143,7 @@ export class WorkflowTasks {
     if (description.status.name === 'CANCELLED' || view.error === 'the run was cancelled') {
       return { isError: true, message: 'the run was cancelled', value: { runId: taskId, status: 'CANCELLED', error: 'the run was cancelled' } };
     }
-    const trigger = await this.options.workflowTools.triggerOf(view);
-    const output = await this.options.workflowTools.output(view, trigger, this.options.services);
+    const output = await this.options.workflowTools.output(view, this.options.services);
     if (output.isError) {
       const message = typeof output.value.error === 'string' ? output.value.error : 'the run failed';
       return { isError: true, message, value: output.value, content: output.content };

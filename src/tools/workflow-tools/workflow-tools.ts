@@ -8,7 +8,7 @@
 import type { BlobStore } from '../../blob-store';
 import { resultsBody, syncResultBody, type BodyContext } from '../../gateway/run-bodies';
 import type { Logger } from '../../logger';
-import type { Registry, TriggerRecord } from '../../registry';
+import type { DesignatedOutput, Registry, TriggerRecord } from '../../registry';
 import { TriggerService, type TriggerRefusal } from '../../runs/trigger-service';
 import type { RunService, RunView } from '../../runs/run-service';
 import {
@@ -113,20 +113,22 @@ export class WorkflowTools {
   }
 
   private async call(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<ToolOutput> {
-    const { runId, trigger } = await this.start(ctx.orgId, name, args, ctx.idempotencyKey);
+    const { runId } = await this.start(ctx.orgId, name, args, ctx.idempotencyKey);
     const windowMs = Math.max(0, ctx.deadline - Date.now() - ANSWER_MARGIN_MS);
     const outcome = await this.options.runs.waitFor(runId, windowMs);
     if (!outcome.done) {
       throw new ToolFailure(`run ${runId} is still going after ${Math.round(windowMs / 1000)} seconds; call the tool as an MCP task to wait for it`,
         { runId, status: 'RUNNING' });
     }
-    return this.output(outcome.view, trigger, ctx.services);
+    return this.output(outcome.view, ctx.services);
   }
 
-  /** The trigger a run was started through, when it is still the organization's. */
-  async triggerOf(view: RunView): Promise<TriggerRecord | undefined> {
+  /** The trigger's designated output wins; else the workflow definition's `output` (as on the results endpoint). */
+  private async designatedOutput(view: RunView): Promise<DesignatedOutput | undefined> {
     const trigger = await this.options.registry.triggers.get(view.memo.triggerId);
-    return trigger && trigger.orgId === view.memo.orgId ? trigger : undefined;
+    if (trigger?.orgId === view.memo.orgId && trigger.designatedOutput) return trigger.designatedOutput;
+    const version = await this.options.registry.workflows.getVersion(view.memo.automationId, view.memo.automationVersion);
+    return version?.definition.output;
   }
 
   /**
@@ -134,7 +136,7 @@ export class WorkflowTools {
    * `output`, every step's result, and each result file as a `resource_link` block. A run that did
    * not complete is a tool that ran and failed.
    */
-  async output(view: RunView, trigger: TriggerRecord | undefined, services: Pick<ToolServices, 'blobs' | 'signer'>): Promise<ToolOutput> {
+  async output(view: RunView, services: Pick<ToolServices, 'blobs' | 'signer'>): Promise<ToolOutput> {
     const base = { runId: view.runId, workflowId: view.memo.automationId, status: view.status };
     if (view.status !== 'COMPLETE') {
       const error = view.error ?? `the run ended ${view.status}`;
@@ -142,7 +144,7 @@ export class WorkflowTools {
     }
     const bodyContext: BodyContext = { blobs: services.blobs, signer: services.signer, resultUrlTtlSeconds: this.options.resultUrlTtlSeconds };
     const sync = await syncResultBody(view, undefined, bodyContext);
-    const designated = trigger?.designatedOutput ?? undefined;
+    const designated = await this.designatedOutput(view);
     const links = resultsBody(view, designated, bodyContext);
     const results = sync.results.map((r) => ({
       stepIndex: r.stepIndex, resultType: r.result.resultType, result: r.result.result, ...(r.truncated ? { truncated: true } : {}),
