@@ -3,7 +3,9 @@
  * {toolsBasePath}/<server>` speaks JSON-RPC 2.0 with a runtime token, and is a stateless MCP
  * Streamable HTTP endpoint: `initialize`, `ping`, `tools/list`, `tools/call`, notifications (202),
  * one JSON reply per POST (never a stream), `GET`/`DELETE` 405. Every failure leaves as a JSON-RPC
- * error object; a tool that ran and failed is a result with `isError: true`.
+ * error object; a tool that ran and failed is a result with `isError: true`. MCP Tasks
+ * (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, task-augmented `tools/call`) are
+ * answered from Temporal by src/tools/mcp/tasks.ts.
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';

@@ -40,6 +40,8 @@ export const DEFAULT_TASK_POLL_INTERVAL_MS = 1000;
 /** How long `tasks/result` blocks on an open run before telling the caller to keep polling. */
 export const TASK_RESULT_WAIT_MS = 60_000;
 const TASK_LIST_LIMIT = 100;
+/** Runs read from visibility per tasks/list at most: an organization's trigger runs are there too and are skipped. */
+const TASK_LIST_SCAN_LIMIT = 2000;
 const TERMINAL: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 /** Runs started by a workflow tool carry this `startedBy` prefix. */
 const TOOL_STARTED_BY = `tool:${WORKFLOWS_SERVER}/`;
@@ -98,12 +100,14 @@ export class WorkflowTasks {
     return this.taskOf(taskId, description);
   }
 
-  /** The organization's tasks, newest first (at most TASK_LIST_LIMIT; no further pages). */
+  /** The organization's tasks, newest first (at most TASK_LIST_LIMIT among its newest TASK_LIST_SCAN_LIMIT runs; no further pages). */
   async list(orgId: string): Promise<McpTask[]> {
     if (!/^[A-Za-z0-9_.-]+$/.test(orgId)) return [];
     const query = `WorkflowType = 'runAutomation' AND ${SEARCH_ATTRIBUTES.orgId.name} = '${orgId}'`;
     const tasks: McpTask[] = [];
+    let scanned = 0;
     for await (const execution of this.options.client.workflow.list({ query })) {
+      if (++scanned > TASK_LIST_SCAN_LIMIT) break;
       if (!isTaskRun(execution.memo as RunMemo | undefined, orgId)) continue;
       // Open runs show as working here: telling input_required apart takes a query per run (tasks/get does).
       const status = statusOfClosed(execution.status.name) ?? 'working';
