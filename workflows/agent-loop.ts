@@ -16,7 +16,7 @@ import { ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFa
 import type { Activities } from '../activities';
 import {
   AgentFailureType, type AgentInvocationInput, type AgentInvocationResult, type AgentToolCallLog, type ToolBinding, type ToolResultRef,
-} from '../src/agents/invocation-types';
+} from '../src/common/agent-invocation';
 import { buildRunMemo } from '../src/common/run-memo';
 import type { RunInput } from '../src/common/run-types';
 import { SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
