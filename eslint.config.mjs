@@ -1,15 +1,52 @@
 // Lint rules that guard the Temporal boundaries (STYLE.md, convention 2):
 // workflow code must stay deterministic and must not pull in activities, the gateway or Node.
+// The import patterns match a folder name anywhere in the specifier, so they hold at any depth
+// (workflows/steps/x.ts importing ../../activities is caught just like workflows/x.ts importing ../activities).
+// test/lint.test.ts proves it on fixtures.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
+/**
+ * A regular expression over the import specifier: activities/, temporal/, test/ and everything
+ * under src/ except src/common/ (the pure helpers workflows import by value).
+ */
+const workflowForbiddenValueImports = '(^|/)(activities|temporal|test)(/|$)|(^|/)src(/(?!common(/|$))|$)';
+
+const workflowImportRule = ['error', {
+  paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code is deterministic: no Node built-ins.' })),
+  patterns: [
+    { regex: workflowForbiddenValueImports,
+      allowTypeImports: true,
+      message: 'Workflows import activities, the gateway, the registry, the tool gateway or Temporal wiring as types only; values only from src/common/.' },
+    { group: ['@temporalio/activity', '@temporalio/client', '@temporalio/worker', '@temporalio/testing'],
+      message: 'Workflows import only @temporalio/workflow.' },
+  ],
+}];
+
+const activityImportRule = ['error', {
+  patterns: [{ regex: '(^|/)(workflows|src/gateway)(/|$)',
+    message: 'Activities never import workflows or the HTTP layer.' }],
+}];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  {
+    // Type-aware rules: a promise nobody awaits loses its rejection (an unhandled rejection, or a
+    // step reported done before it is). The project service reads tsconfig.json.
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -19,16 +56,7 @@ export default tseslint.config(
   {
     files: ['workflows/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code is deterministic: no Node built-ins.' })),
-        patterns: [
-          { group: ['../activities', '../activities/*', '../src/gateway/*', '../src/registry/*', '../temporal/*'],
-            allowTypeImports: true,
-            message: 'Workflows may import activities, the gateway, the registry or Temporal wiring as types only.' },
-          { group: ['@temporalio/activity', '@temporalio/client', '@temporalio/worker', '@temporalio/testing'],
-            message: 'Workflows import only @temporalio/workflow.' },
-        ],
-      }],
+      'no-restricted-imports': workflowImportRule,
       'no-restricted-globals': ['error',
         { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
         { name: 'setInterval', message: 'Use sleep() loops from @temporalio/workflow.' },
@@ -37,12 +65,7 @@ export default tseslint.config(
   },
   {
     files: ['activities/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [{ group: ['../workflows', '../workflows/*', '../src/gateway/*'],
-          message: 'Activities never import workflows or the HTTP layer.' }],
-      }],
-    },
+    rules: { 'no-restricted-imports': activityImportRule },
   },
   {
     files: ['src/main.ts', 'src/cli.ts', 'temporal/cli-main.ts', 'test/**/*.ts'],

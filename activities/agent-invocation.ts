@@ -10,7 +10,7 @@ import type { AgentRecord } from '../src/agents/records';
 import {
   chatHistoryKey, invocationKey, type AgentInvocationInput, type FinishRequest, type ModelTurnRequest, type ModelTurnResult, type PrepareResult,
   type ToolBinding,
-} from '../src/agents/invocation-types';
+} from '../src/common/agent-invocation';
 import { readChatHistory } from '../src/agents/chat-history';
 import { checkOutput } from '../src/agents/output-schema';
 import type { BlobStore } from '../src/blob-store';

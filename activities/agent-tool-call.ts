@@ -5,7 +5,7 @@
  * whole result is kept as a chat artifact; the model gets it cut to the agent's budget.
  */
 import { Context } from '@temporalio/activity';
-import { invocationKey, type ToolCallRequest, type ToolCallResult } from '../src/agents/invocation-types';
+import { invocationKey, type ToolCallRequest, type ToolCallResult } from '../src/common/agent-invocation';
 import type { BlobStore } from '../src/blob-store';
 import type { Registry } from '../src/registry';
 import type { ToolCaller } from '../src/tools';

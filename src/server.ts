@@ -184,7 +184,10 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       signer: publicSigner,
       approvalLinks: createApprovalLinks(key, publicUrl),
     });
-    server.on('request', app.callback());
+    const handle = app.callback();
+    // Fire-and-forget on purpose: Koa's handler answers every failure itself (ctx.onerror) and
+    // never rejects, and Node's 'request' event has no use for a promise.
+    server.on('request', (req, res) => { void handle(req, res); });
     // requestTimeout bounds receiving a request (headers and body), not the answer: a 100 MiB
     // upload on a slow link needs minutes. The sync wait starts once the body is in.
     server.requestTimeout = REQUEST_RECEIVE_TIMEOUT_MS;

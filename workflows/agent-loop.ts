@@ -12,15 +12,13 @@
  * Timeouts: the execution timeout is the agent's wall-clock limit (set by the starter; Temporal
  *   reports TIMED_OUT). Failures are ApplicationFailure of AgentFailureType.
  */
-import { ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, defineQuery, isCancellation, ParentClosePolicy, proxyActivities, setHandler, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, defineQuery, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   AgentFailureType, type AgentInvocationInput, type AgentInvocationResult, type AgentToolCallLog, type ToolBinding, type ToolResultRef,
-} from '../src/agents/invocation-types';
-import { buildRunMemo } from '../src/common/run-memo';
-import type { RunInput } from '../src/common/run-types';
-import { SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
+} from '../src/common/agent-invocation';
 import { runAutomation } from './run-automation';
+import { startChainedRun } from './steps/chain';
 
 export interface AgentStatus {
   status: 'RUNNING' | 'COMPLETE';
@@ -133,23 +131,7 @@ async function runWorkflowTool(binding: ToolBinding & { kind: 'workflow' }, rawA
     orgId: agent.orgId, triggerId: binding.triggerId, inputs, parentRunId: agent.invocationId, chainDepth: (agent.chainDepth ?? 0) + 1, startedBy: agent.startedBy,
   });
   if (!resolved.ok) return { ok: false, text: JSON.stringify({ error: resolved.error }), line: `workflow ${binding.triggerId}: ${resolved.error}` };
-  const runId = uuid4();
-  const runInput: RunInput = { ...resolved.input, runId };
-  let timeoutMs = runInput.definition.timeoutSeconds * 1000;
-  const expiry = workflowInfo().executionExpirationTime;
-  if (expiry) timeoutMs = Math.max(1000, Math.min(timeoutMs, expiry.getTime() - Date.now()));
-  const child = await startChild(runAutomation, {
-    workflowId: runId,
-    args: [runInput],
-    workflowExecutionTimeout: timeoutMs,
-    memo: buildRunMemo(runInput) as unknown as Record<string, unknown>,
-    typedSearchAttributes: [
-      { key: SEARCH_ATTRIBUTES.orgId, value: runInput.orgId },
-      { key: SEARCH_ATTRIBUTES.automationId, value: runInput.automationId },
-      { key: SEARCH_ATTRIBUTES.triggerId, value: runInput.triggerId },
-    ],
-    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-  });
+  const { runId, input: runInput, child } = await startChainedRun(resolved.input, true, runAutomation);
   try {
     const summary = await child.result();
     const text = JSON.stringify({

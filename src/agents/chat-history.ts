@@ -3,7 +3,7 @@
  * finished invocation, as one JSON blob per chat. Resetting the conversation removes the blob.
  */
 import type { BlobStore } from '../blob-store';
-import { chatHistoryKey } from './invocation-types';
+import { chatHistoryKey } from '../common/agent-invocation';
 
 export interface ChatExchange {
   invocationId: string;

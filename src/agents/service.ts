@@ -17,8 +17,8 @@ import { newId } from '../secrets';
 import type { SignedUrlSigner } from '../signed-urls';
 import type { ToolEntry, ToolServer } from '../tools/server';
 import { readChatHistory } from './chat-history';
-import type { AgentInvocationInput, AgentInvocationResult } from './invocation-types';
-import { chatHistoryKey } from './invocation-types';
+import type { AgentInvocationInput, AgentInvocationResult } from '../common/agent-invocation';
+import { chatHistoryKey } from '../common/agent-invocation';
 import { outputSchemaProblem } from './output-schema';
 import type { AgentRecord, AgentServer, ChatRecord, CreateAgentInput, UpdateAgentInput } from './records';
 

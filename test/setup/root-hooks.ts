@@ -1,32 +1,55 @@
 /**
  * One real Temporal dev server for the whole suite (in memory, headless, on a free port), started
  * with flowgate's own launcher. Each test starts flowgate against it with its own task queue.
+ *
+ * These are mocha global fixtures, not root hooks: with `--parallel` they run once in the parent
+ * process, before any worker exists. The address and the CLI path go to the workers through the
+ * environment, which each worker copies when it is forked (mocha forks them after global setup).
+ * Serial runs read the same variables in the same process.
  */
+import { z } from 'zod';
 import { ensureTemporalCli } from '../../temporal/cli';
 import { freePort, startDevServer, type DevServer } from '../../temporal/dev-server';
 import { loadConfig } from '../../src/config';
 
-let server: DevServer | undefined;
-let cliPath: string | undefined;
+const ADDRESS_VAR = 'FLOWGATE_TEST_TEMPORAL_ADDRESS';
+const CLI_VAR = 'FLOWGATE_TEST_TEMPORAL_CLI';
+
+const HandOffSchema = z.object({
+  [ADDRESS_VAR]: z.string().min(1).optional(),
+  [CLI_VAR]: z.string().min(1).optional(),
+});
+
+/** Read at call time, not at import: in the parent the variables appear only once setup ran. */
+function handOff(): z.infer<typeof HandOffSchema> {
+  return HandOffSchema.parse(process.env);
+}
 
 export function temporalAddress(): string {
-  if (!server) throw new Error('the test Temporal server is not running');
-  return server.address;
+  const address = handOff()[ADDRESS_VAR];
+  if (!address) throw new Error(`the test Temporal server is not running (${ADDRESS_VAR} is unset: is test/setup/root-hooks.js required?)`);
+  return address;
 }
 
 export function temporalCliPath(): string {
-  if (!cliPath) throw new Error('the Temporal CLI was not located');
+  const cliPath = handOff()[CLI_VAR];
+  if (!cliPath) throw new Error(`the Temporal CLI was not located (${CLI_VAR} is unset: is test/setup/root-hooks.js required?)`);
   return cliPath;
 }
 
-export const mochaHooks = {
-  async beforeAll(this: Mocha.Context): Promise<void> {
-    this.timeout(15 * 60_000); // a first run may build the Temporal CLI
-    const config = loadConfig({ ...process.env, TEMPORAL_ADDRESS: undefined });
-    cliPath = await ensureTemporalCli(config.temporal, (m) => console.log(`      ${m}`));
-    server = await startDevServer({ cliPath, port: await freePort(), namespace: 'default' });
-  },
-  async afterAll(): Promise<void> {
-    await server?.stop();
-  },
-};
+let server: DevServer | undefined;
+
+/** Global fixtures have no mocha timeout: a first run may spend minutes building the Temporal CLI. */
+export async function mochaGlobalSetup(): Promise<void> {
+  const config = loadConfig({ ...process.env, TEMPORAL_ADDRESS: undefined });
+  const cliPath = await ensureTemporalCli(config.temporal, (m) => console.log(`      ${m}`));
+  server = await startDevServer({ cliPath, port: await freePort(), namespace: 'default' });
+  process.env[ADDRESS_VAR] = server.address;
+  process.env[CLI_VAR] = cliPath;
+}
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  await server?.stop();
+  delete process.env[ADDRESS_VAR];
+  delete process.env[CLI_VAR];
+}

@@ -198,7 +198,11 @@ export async function startFakeCustomerApi(): Promise<FakeCustomerApi> {
   });
 
   app.use(router.routes()).use(api.routes());
-  const listening = await listenOnLoopback(http.createServer(app.callback()));
+  const handle = app.callback();
+  // Koa answers its own errors; the handler's promise never rejects
+  const listening = await listenOnLoopback(http.createServer((req, res) => {
+    void handle(req, res);
+  }));
   fake.url = listening.url;
   fake.close = listening.close;
   return fake;

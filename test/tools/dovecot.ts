@@ -2,7 +2,7 @@
  * A real IMAP server for the mail tests: Debian's Dovecot, run in the foreground on loopback with a
  * throw-away configuration (plain-text auth, one passwd-file user, Maildir in a temp dir).
  * If Dovecot is missing it is installed with apt-get (root only); where that is impossible the
- * caller skips its tests with a loud explanation rather than failing on the environment.
+ * caller fails under CI=true and skips loudly elsewhere (test/support/ci.ts).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

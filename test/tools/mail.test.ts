@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { ImapFlow } from 'imapflow';
 import { SMTPServer } from 'smtp-server';
+import { missingPeer } from '../support/ci';
 import { getJson, publishWorkflow, trigger, type TestFlowgate } from '../support/flowgate';
 import { ensureDovecot, startDovecot, type Dovecot } from './dovecot';
 import { callTool, rpc, RPC_HEADERS, runtimeToken, startToolFlowgate } from './support';
@@ -57,10 +58,7 @@ describe('mail application server (SMTP and IMAP)', function () {
   before(async function () {
     this.timeout(15 * 60_000); // a first run may install Dovecot
     const binary = await ensureDovecot();
-    if ('missing' in binary) {
-      console.warn(`\n      !!! SKIPPING the mail tests: ${binary.missing}\n`);
-      this.skip();
-    }
+    if ('missing' in binary) missingPeer(this, 'the mail tests (need Dovecot)', binary.missing);
     dovecot = await startDovecot(binary.path);
     smtp = await startSmtp('mailer', 'smtp-secret');
     fg = await startToolFlowgate();

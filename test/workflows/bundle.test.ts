@@ -1,18 +1,17 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { WORKFLOWS_PATH, workflowBundle } from '../../temporal/worker';
 import { temporalAddress, temporalCliPath } from '../setup/root-hooks';
+import { recordHistoryPath } from '../support/ci';
 import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 
-/** Saved histories live in the source tree (this file runs from dist/). */
+/** Saved histories live in the source tree (this file runs from dist/); the suite only reads them. */
 const HISTORIES_DIR = path.resolve(__dirname, '..', '..', '..', 'test', 'workflows', 'histories');
-const FIXTURE = path.join(HISTORIES_DIR, 'run-automation-v1.json');
 
 const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -42,41 +41,47 @@ describe('workflows bundle', () => {
 });
 
 describe('runAutomation replay', () => {
-  let fg: TestFlowgate | undefined;
-  let runId: string | undefined;
+  let fg: TestFlowgate;
 
+  before(async () => {
+    fg = await startTestFlowgate();
+  });
   after(async () => {
     await fg?.stop();
   });
 
-  it('replays the history of a live 3-step run (template, code, template) without non-determinism', async () => {
-    fg = await startTestFlowgate();
+  /** A fresh live run of the three-step automation; answers its run id once it completed. */
+  async function liveThreeStepRun(): Promise<string> {
     const published = await publishWorkflow(fg, threeSteps);
     const response = await trigger(fg, published, { name: 'Ada' }, { 'x-api-wait': 'true' });
     assert.equal(response.status, 200, await response.clone().text());
     const body = (await response.json()) as { status: string; results: { result: { result: string } }[] };
     assert.equal(body.status, 'COMPLETE');
     assert.equal(body.results[2]?.result.result, '# HELLO ADA (1)');
-    runId = response.headers.get('X-Pf-Run-Id') ?? undefined;
+    const runId = response.headers.get('X-Pf-Run-Id');
     assert.ok(runId);
+    return runId;
+  }
 
+  it('replays the history of a live 3-step run (template, code, template) without non-determinism', async () => {
+    const runId = await liveThreeStepRun();
     const history = await fg.client.workflow.getHandle(runId).fetchHistory();
     const scheduled = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes);
     assert.equal(scheduled.length, 3, 'expected one runStep activity per step');
 
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, runId);
 
-    // Saved once, then committed: later runs replay this same history against changed workflow code.
-    if (!existsSync(FIXTURE)) {
-      const json = JSON.parse(await exportHistoryJson(runId)) as { events?: unknown[] };
-      assert.equal(json.events?.length, history.events?.length, 'the exported history differs from the fetched one');
-      await mkdir(HISTORIES_DIR, { recursive: true });
-      await writeFile(FIXTURE, `${JSON.stringify(json, null, 2)}\n`, { flag: 'wx' });
-    }
+    // The CLI's JSON export is how saved histories are made, so it must match the fetched history.
+    const json = JSON.parse(await exportHistoryJson(runId)) as { events?: unknown[] };
+    assert.equal(json.events?.length, history.events?.length, 'the exported history differs from the fetched one');
+    // Recording a new saved history is a developer's explicit step (FLOWGATE_RECORD_HISTORY=<file>,
+    // then commit the file under test/workflows/histories): the suite itself never writes into the clone.
+    const recordTo = recordHistoryPath();
+    if (recordTo) await writeFile(recordTo, `${JSON.stringify(json, null, 2)}\n`, { flag: 'wx' });
   });
 
-  it('refuses to replay a history that the workflow code would not produce', async function () {
-    if (!fg || !runId) this.skip();
+  it('refuses to replay a history that the workflow code would not produce', async () => {
+    const runId = await liveThreeStepRun();
     const tampered = await fg.client.workflow.getHandle(runId).fetchHistory();
     const attributes = tampered.events?.find((e) => e.activityTaskScheduledEventAttributes)?.activityTaskScheduledEventAttributes;
     assert.ok(attributes?.activityType);

@@ -4,7 +4,7 @@
  * child is bounded by the step's timeoutSeconds and the run's remaining time.
  */
 import { CancellationScope, ChildWorkflowFailure, isCancellation, ParentClosePolicy, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
-import type { AgentInvocationInput, AgentInvocationResult } from '../../src/agents/invocation-types';
+import type { AgentInvocationInput, AgentInvocationResult } from '../../src/common/agent-invocation';
 import type { AgentStep } from '../../src/common/definition';
 import type { RunInput } from '../../src/common/run-types';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';

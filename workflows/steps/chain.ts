@@ -17,20 +17,19 @@ const { resolveTrigger } = proxyActivities<Activities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 5 },
 });
 
-export async function triggerStep(step: TriggerStep, parent: RunInput, render: Renderer,
-  runAutomation: (input: RunInput) => Promise<RunSummary>): Promise<StepDraft> {
-  const resolved = await resolveTrigger({
-    orgId: parent.orgId, triggerId: step.triggerId, inputs: (await render(step.inputs)) as Record<string, unknown>,
-    parentRunId: parent.runId, chainDepth: (parent.chainDepth ?? 0) + 1, startedBy: parent.startedBy,
-  });
-  if (!resolved.ok) return failed(resolved.error);
+type ChildOf = (input: RunInput) => Promise<RunSummary>;
 
+/**
+ * Starts a resolved run as a child workflow whose ID is its new run ID. A waited-for child is
+ * bounded by this workflow's remaining deadline and cancelled with it; any other is abandoned to
+ * run on its own. Shared by the `trigger` step and the agent loop's workflow tools.
+ */
+export async function startChainedRun(resolved: Omit<RunInput, 'runId'>, wait: boolean, runAutomation: ChildOf) {
   const runId = uuid4();
-  const input: RunInput = { ...resolved.input, runId };
+  const input: RunInput = { ...resolved, runId };
   let timeoutMs = input.definition.timeoutSeconds * 1000;
   const expiry = workflowInfo().executionExpirationTime;
-  if (step.wait && expiry) timeoutMs = Math.max(1000, Math.min(timeoutMs, expiry.getTime() - Date.now()));
-
+  if (wait && expiry) timeoutMs = Math.max(1000, Math.min(timeoutMs, expiry.getTime() - Date.now()));
   const child = await startChild(runAutomation, {
     workflowId: runId,
     args: [input],
@@ -41,8 +40,19 @@ export async function triggerStep(step: TriggerStep, parent: RunInput, render: R
       { key: SEARCH_ATTRIBUTES.automationId, value: input.automationId },
       { key: SEARCH_ATTRIBUTES.triggerId, value: input.triggerId },
     ],
-    parentClosePolicy: step.wait ? ParentClosePolicy.REQUEST_CANCEL : ParentClosePolicy.ABANDON,
+    parentClosePolicy: wait ? ParentClosePolicy.REQUEST_CANCEL : ParentClosePolicy.ABANDON,
   });
+  return { runId, input, child };
+}
+
+export async function triggerStep(step: TriggerStep, parent: RunInput, render: Renderer, runAutomation: ChildOf): Promise<StepDraft> {
+  const resolved = await resolveTrigger({
+    orgId: parent.orgId, triggerId: step.triggerId, inputs: (await render(step.inputs)) as Record<string, unknown>,
+    parentRunId: parent.runId, chainDepth: (parent.chainDepth ?? 0) + 1, startedBy: parent.startedBy,
+  });
+  if (!resolved.ok) return failed(resolved.error);
+
+  const { runId, input, child } = await startChainedRun(resolved.input, step.wait, runAutomation);
   const started = `started run ${runId} of automation ${input.automationId} (version ${input.automationVersion}) through trigger ${input.triggerId}`;
   if (!step.wait) return completed(runId, `${started}; not waiting for it\n`);
 
