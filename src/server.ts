@@ -21,6 +21,7 @@ import { createApp } from './gateway/app';
 import { ADMIN_TOKEN_PREFIX } from './gateway/routes/management';
 import type { Logger } from './logger';
 import { openRegistry, type Registry } from './registry';
+import { FinishedRunCache } from './runs/finished-run-cache';
 import { RunService } from './runs/run-service';
 import { hashSecret, randomToken } from './secrets';
 import { createSigner } from './signed-urls';
@@ -163,7 +164,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     publicSigner = createSigner(key, publicUrl);
     const app = createApp({
       config, registry, temporal: client, blobs, log, tools, runtimeTokens: createRuntimeTokens(key, registry),
-      runs: new RunService(client, temporal.taskQueue, log),
+      runs: new RunService(client, temporal.taskQueue, log, new FinishedRunCache(registry.finishedRuns, log)),
       signer: publicSigner,
       approvalLinks: createApprovalLinks(key, publicUrl),
     });

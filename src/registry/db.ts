@@ -80,6 +80,15 @@ export interface ConnectionsTable {
   created_at: string;
 }
 
+export interface FinishedRunsTable {
+  run_id: string;
+  org_id: string;
+  automation_id: string;
+  /** JSON of the closed run's view (src/runs/run-views.ts) */
+  view: string;
+  created_at: string;
+}
+
 export interface Database {
   orgs: OrgsTable;
   admin_tokens: AdminTokensTable;
@@ -88,6 +97,7 @@ export interface Database {
   workflow_versions: WorkflowVersionsTable;
   triggers: TriggersTable;
   connections: ConnectionsTable;
+  finished_runs: FinishedRunsTable;
 }
 
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;

@@ -94,9 +94,26 @@ const connections: Migration = {
   },
 };
 
+const finishedRuns: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('finished_runs')
+      .addColumn('run_id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull())
+      .addColumn('automation_id', 'text', (c) => c.notNull())
+      .addColumn('view', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropTable('finished_runs').ifExists().execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
+  '0003-finished-runs': finishedRuns,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

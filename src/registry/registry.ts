@@ -13,6 +13,7 @@
 import { sql, type Kysely } from 'kysely';
 import { ApiKeyStore } from './api-keys';
 import { ConnectionStore } from './connections';
+import { FinishedRunStore } from './finished-runs';
 import { createDb, type Database, type DatabaseConfig } from './db';
 import { migrateToLatest } from './migrations';
 import { OrgStore } from './orgs';
@@ -38,6 +39,8 @@ export class Registry {
   readonly workflows: WorkflowStore;
   readonly triggers: TriggerStore;
   readonly connections: ConnectionStore;
+  /** closed runs' views, written once (src/runs/run-views.ts) */
+  readonly finishedRuns: FinishedRunStore;
 
   constructor(private readonly db: Kysely<Database>) {
     this.orgs = new OrgStore(db);
@@ -45,6 +48,7 @@ export class Registry {
     this.workflows = new WorkflowStore(db);
     this.triggers = new TriggerStore(db);
     this.connections = new ConnectionStore(db);
+    this.finishedRuns = new FinishedRunStore(db);
   }
 
   async close(): Promise<void> {
