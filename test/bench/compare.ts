@@ -166,6 +166,19 @@ function forkChild(role: string, address: string): Promise<{ child: ChildProcess
   });
 }
 
+/**
+ * Waits (at most a minute) until no workflow runs on the dev server: runs started by an async
+ * round would otherwise still be executing during the next measurement, on one side only.
+ */
+async function settle(client: Client): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const { count } = await client.workflow.count(`ExecutionStatus = 'Running'`);
+    if (count === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 async function expectOk(res: Response, status = 200): Promise<void> {
   const text = await res.text();
   if (res.status !== status) throw new Error(`unexpected ${res.status}: ${text.slice(0, 300)}`);
@@ -281,7 +294,10 @@ async function parent(): Promise<void> {
       for (const result of results) {
         const { scenario } = result;
         const order: ('flowgate' | 'raw')[] = round % 2 ? ['flowgate', 'raw'] : ['raw', 'flowgate'];
-        for (const side of order) result[side].push(await closedLoop(scenario.callers, scenario.perCaller, scenario[side]));
+        for (const side of order) {
+          await settle(client);
+          result[side].push(await closedLoop(scenario.callers, scenario.perCaller, scenario[side]));
+        }
         const f = result.flowgate.at(-1)!;
         const r = result.raw.at(-1)!;
         console.log(`round ${round}  ${scenario.name}: flowgate ${fmt(f)} | raw ${fmt(r)} | ratio ${(f.rate / r.rate).toFixed(2)}`);
