@@ -9,7 +9,9 @@
  * ratio (flowgate rate / raw rate) with each side's p50/p99. Asserts nothing: the targets of
  * issue 13 are printed next to the ratios.
  *
- * Knobs: BENCH_ROUNDS (3), BENCH_SCALE (1: multiplies every call count), BENCH_PAUSED (1000).
+ * Knobs: BENCH_ROUNDS (3), BENCH_SCALE (1: multiplies every call count), BENCH_PAUSED (1000),
+ * BENCH_ONLY (a word of the scenario names to run only those), BENCH_CPU_PROF (a directory: the
+ * flowgate process writes a --cpu-prof profile there).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -105,9 +107,12 @@ async function rawChild(address: string): Promise<void> {
 // ---------------------------------------------------------------- measuring
 
 interface Sample {
+  /** calls that succeeded, per second */
   rate: number;
   p50: number;
   p99: number;
+  /** calls that failed (a query timing out on an overloaded worker, say): left out of rate and latency */
+  errors: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -117,17 +122,26 @@ function percentile(sorted: number[], p: number): number {
 /** `callers` callers, each making `perCaller` calls back to back. */
 async function closedLoop(callers: number, perCaller: number, op: () => Promise<void>): Promise<Sample> {
   const latencies: number[] = [];
+  let errors = 0;
+  let firstError: unknown;
   const started = performance.now();
   await Promise.all(Array.from({ length: callers }, async () => {
     for (let i = 0; i < perCaller; i++) {
       const t = performance.now();
-      await op();
-      latencies.push(performance.now() - t);
+      try {
+        await op();
+        latencies.push(performance.now() - t);
+      } catch (err) {
+        errors++;
+        firstError ??= err;
+      }
     }
   }));
   const seconds = (performance.now() - started) / 1000;
+  if (latencies.length === 0) throw firstError;
+  if (firstError) console.log(`  (${errors} calls failed; the first: ${(firstError as Error).message.split('\n')[0]})`);
   latencies.sort((a, b) => a - b);
-  return { rate: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  return { rate: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
 }
 
 interface Scenario {
@@ -151,7 +165,7 @@ const median = (values: number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-const fmt = (s: Sample): string => `${s.rate.toFixed(0)}/s p50=${s.p50.toFixed(1)}ms p99=${s.p99.toFixed(1)}ms`;
+const fmt = (s: Sample): string => `${s.rate.toFixed(0)}/s p50=${s.p50.toFixed(1)}ms p99=${s.p99.toFixed(1)}ms${s.errors ? ` errors=${s.errors}` : ''}`;
 
 function rssMiB(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -159,7 +173,9 @@ function rssMiB(pid: number): number {
 }
 
 function forkChild(role: string, address: string): Promise<{ child: ChildProcess; url: string; pid: number }> {
-  const child = fork(__filename, [], { env: { ...process.env, BENCH_ROLE: role, BENCH_TEMPORAL: address } });
+  // BENCH_CPU_PROF=<dir>: the flowgate process writes a V8 CPU profile there when it exits.
+  const profile = role === 'flowgate' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = fork(__filename, [], { env: { ...process.env, BENCH_ROLE: role, BENCH_TEMPORAL: address }, execArgv: [...process.execArgv, ...profile] });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, ...HelloSchema.parse(m) }));
     child.once('exit', (code) => reject(new Error(`${role} child exited with ${code}`)));
@@ -284,12 +300,13 @@ async function parent(): Promise<void> {
       },
     ];
 
+    const only = process.env.BENCH_ONLY;
+    const results: Result[] = scenarios.filter((scenario) => !only || scenario.name.includes(only)).map((scenario) => ({ scenario, flowgate: [], raw: [] }));
     // Warm-up: JIT, bundles, connections, caches on both sides.
-    for (const scenario of scenarios) {
+    for (const { scenario } of results) {
       await closedLoop(Math.min(10, scenario.callers), 2, scenario.flowgate);
       await closedLoop(Math.min(10, scenario.callers), 2, scenario.raw);
     }
-    const results: Result[] = scenarios.map((scenario) => ({ scenario, flowgate: [], raw: [] }));
     for (let round = 1; round <= ROUNDS; round++) {
       for (const result of results) {
         const { scenario } = result;
@@ -312,16 +329,18 @@ async function parent(): Promise<void> {
     }
 
     // (5) memory: PAUSED runs waiting on each side.
-    const before = { flowgate: rssMiB(fg.pid), raw: rssMiB(raw.pid) };
-    await closedLoop(20, Math.ceil(PAUSED / 20), async () => expectOk(await trigger(paused.triggerId, false)));
-    await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
-      await client.workflow.start('rawPaused', { taskQueue: RAW_QUEUE, workflowId: randomUUID() });
-    });
-    // Let both workers take the first workflow task of every run.
-    await new Promise((resolve) => setTimeout(resolve, 15_000));
-    const after = { flowgate: rssMiB(fg.pid), raw: rssMiB(raw.pid) };
-    console.log(`  ${PAUSED} paused runs: flowgate RSS ${before.flowgate.toFixed(0)} -> ${after.flowgate.toFixed(0)} MiB (+${(after.flowgate - before.flowgate).toFixed(0)}, target <= 100)`
-      + ` | raw worker RSS ${before.raw.toFixed(0)} -> ${after.raw.toFixed(0)} MiB (+${(after.raw - before.raw).toFixed(0)})`);
+    if (PAUSED > 0) {
+      const before = { flowgate: rssMiB(fg.pid), raw: rssMiB(raw.pid) };
+      await closedLoop(20, Math.ceil(PAUSED / 20), async () => expectOk(await trigger(paused.triggerId, false)));
+      await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
+        await client.workflow.start('rawPaused', { taskQueue: RAW_QUEUE, workflowId: randomUUID() });
+      });
+      // Let both workers take the first workflow task of every run.
+      await new Promise((resolve) => setTimeout(resolve, 15_000));
+      const after = { flowgate: rssMiB(fg.pid), raw: rssMiB(raw.pid) };
+      console.log(`  ${PAUSED} paused runs: flowgate RSS ${before.flowgate.toFixed(0)} -> ${after.flowgate.toFixed(0)} MiB (+${(after.flowgate - before.flowgate).toFixed(0)}, target <= 100)`
+        + ` | raw worker RSS ${before.raw.toFixed(0)} -> ${after.raw.toFixed(0)} MiB (+${(after.raw - before.raw).toFixed(0)})`);
+    }
     console.log(`loadavg at the end (1/5/15): ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     await client.connection.close();
   } finally {
