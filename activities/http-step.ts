@@ -18,6 +18,8 @@ export interface HttpStepOptions {
   maxResponseBytes?: number;
   /** aborts the request and closes its connection, e.g. when the activity is cancelled */
   signal?: AbortSignal;
+  /** the step's default Idempotency-Key (`<runId>:<stepIndex>`); none when unset */
+  idempotencyKey?: string;
 }
 
 export async function runHttpStep(step: HttpStep, context: InterpolationContext, options: HttpStepOptions): Promise<StepExecution> {
@@ -33,6 +35,8 @@ export async function runHttpStep(step: HttpStep, context: InterpolationContext,
 
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(step.headers)) headers[name] = interpolate(value, context);
+  const key = step.idempotencyKey === undefined ? options.idempotencyKey : step.idempotencyKey === false ? undefined : interpolate(step.idempotencyKey, context);
+  if (key && !Object.keys(headers).some((name) => name.toLowerCase() === 'idempotency-key')) headers['idempotency-key'] = key;
   let body: string | undefined;
   if (typeof step.body === 'string') {
     body = interpolate(step.body, context);

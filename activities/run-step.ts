@@ -12,7 +12,7 @@ import { runHttpStep } from './http-step';
 import { resolveInputs } from './resolve-inputs';
 import type { StepExecution } from './step-execution';
 import { runTemplateStep } from './template-step';
-import { runToolStep } from './tool-step';
+import { runToolStep, toolIdempotencyKey } from './tool-step';
 import type { ToolCaller } from '../src/tools/dispatcher';
 
 export interface StepDependencies {
@@ -53,7 +53,10 @@ async function execute(request: RunStepRequest, deps: StepDependencies): Promise
     case 'code':
       return runCodeStep(step, context);
     case 'http':
-      return runHttpStep(step, context, { allowPrivateNetwork: deps.allowPrivateNetwork, signal: Context.current().cancellationSignal });
+      return runHttpStep(step, context, {
+        allowPrivateNetwork: deps.allowPrivateNetwork, signal: Context.current().cancellationSignal,
+        idempotencyKey: toolIdempotencyKey(request.run.runId, request.stepIndex),
+      });
     case 'tool':
       return runToolStep(step, context, { orgId: request.run.orgId, runId: request.run.runId, stepIndex: request.stepIndex, tools: deps.tools });
   }

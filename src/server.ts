@@ -21,6 +21,7 @@ import { createApp } from './gateway/app';
 import { ADMIN_TOKEN_PREFIX } from './gateway/routes/management';
 import type { Logger } from './logger';
 import { openRegistry, type Registry } from './registry';
+import { FinishedRunCache } from './runs/finished-run-cache';
 import { RunService } from './runs/run-service';
 import { hashSecret, randomToken } from './secrets';
 import { createSigner } from './signed-urls';
@@ -126,7 +127,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
         return assembled.dispatcher.services;
       },
     });
-    const runs = new RunService(client, temporal.taskQueue, log);
+    const runs = new RunService(client, temporal.taskQueue, log, new FinishedRunCache(registry.finishedRuns, log));
     // each organization's published triggers that opted in, as the tools of its `workflows` server
     const workflowTools = new WorkflowTools({ registry, runs, blobs, log, resultUrlTtlSeconds: config.resultUrlTtlSeconds });
     const toolSigner = { sign: (...args: Parameters<typeof publicSigner.sign>) => publicSigner.sign(...args), verify: (...args: Parameters<typeof publicSigner.verify>) => publicSigner.verify(...args) };

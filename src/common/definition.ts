@@ -38,6 +38,12 @@ export const HttpStepSchema = z.object({
   timeoutMs: z.number().int().min(100).max(300_000).default(30_000),
   /** When false, a non-2xx answer is a successful step whose result carries the status. */
   failOnHttpError: z.boolean().default(true),
+  /**
+   * The `Idempotency-Key` header sent with the request: by default `<runId>:<stepIndex>`, the same
+   * on every retry of the step (a step in flight when a worker dies is sent again); a string
+   * (interpolated) to send instead, or false to send none. A header of that name in `headers` wins.
+   */
+  idempotencyKey: z.union([z.literal(false), z.string().min(1).max(255)]).optional(),
 }).strict();
 
 /** A wait longer than this is surely a typo; it also keeps timer instants within what a Date can hold. */

@@ -13,6 +13,7 @@ import type { TriggerLimits } from '../attachments/limits';
 import { INPUTS_REF_FIELD } from '../common/inputs-reference';
 import type { SignedUrlSigner } from '../signed-urls';
 import { badRequest, HttpError } from './http-error';
+import { jsonDepthExceeds, tooDeepMessage } from './json-depth';
 
 /** Attachment links are valid 24 hours (interface.md 8). */
 export const ATTACHMENT_URL_TTL_SECONDS = 24 * 3600;
@@ -99,6 +100,7 @@ function parseJsonObject(text: string): Record<string, unknown> | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw badRequest('invalid_body', 'the body must be a JSON object of inputs, not an array or a single value');
   }
+  if (jsonDepthExceeds(value)) throw badRequest('too_deep', tooDeepMessage());
   return value as Record<string, unknown>;
 }
 

@@ -151,6 +151,15 @@ export interface ConnectionStatesTable {
   updated_at: string;
 }
 
+export interface FinishedRunsTable {
+  run_id: string;
+  org_id: string;
+  automation_id: string;
+  /** JSON of the closed run's view (src/runs/run-views.ts) */
+  view: string;
+  created_at: string;
+}
+
 export interface Database {
   orgs: OrgsTable;
   admin_tokens: AdminTokensTable;
@@ -159,6 +168,7 @@ export interface Database {
   workflow_versions: WorkflowVersionsTable;
   triggers: TriggersTable;
   connections: ConnectionsTable;
+  finished_runs: FinishedRunsTable;
   agents: AgentsTable;
   agent_chats: AgentChatsTable;
   agent_artifacts: AgentArtifactsTable;

@@ -3,8 +3,10 @@ export type { ApiKeyRecord } from './api-keys';
 export { ConnectionStore, newConnectionId } from './connections';
 export type { ConnectionRecord, CreateConnectionInput } from './connections';
 export { createDb, dbErrorCode } from './db';
+export { FinishedRunStore } from './finished-runs';
+export type { FinishedRunRecord } from './finished-runs';
 export type {
-  AdminTokensTable, ApiKeysTable, ConnectionStatesTable, ConnectionsTable, Database, DatabaseConfig, OrgsTable, ToolServersTable, TriggersTable, WorkflowsTable,
+  AdminTokensTable, ApiKeysTable, ConnectionStatesTable, ConnectionsTable, Database, DatabaseConfig, FinishedRunsTable, OrgsTable, ToolServersTable, TriggersTable, WorkflowsTable,
   WorkflowVersionsTable,
 } from './db';
 export { MIGRATIONS, MigrationError, migrateToLatest } from './migrations';

@@ -189,12 +189,30 @@ const triggerTools: Migration = {
   },
 };
 
+/** Closed runs' status and results views, written once: served without a Temporal call. */
+const finishedRuns: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('finished_runs')
+      .addColumn('run_id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull())
+      .addColumn('automation_id', 'text', (c) => c.notNull())
+      .addColumn('view', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropTable('finished_runs').ifExists().execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
   '0003-agents': agents,
   '0004-tool-servers': toolServers,
   '0005-trigger-tools': triggerTools,
+  '0006-finished-runs': finishedRuns,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -13,6 +13,7 @@
 import { sql, type Kysely } from 'kysely';
 import { ApiKeyStore } from './api-keys';
 import { ConnectionStore } from './connections';
+import { FinishedRunStore } from './finished-runs';
 import { createDb, type Database, type DatabaseConfig } from './db';
 import { AgentStore } from './agents';
 import { migrateToLatest } from './migrations';
@@ -40,6 +41,8 @@ export class Registry {
   readonly workflows: WorkflowStore;
   readonly triggers: TriggerStore;
   readonly connections: ConnectionStore;
+  /** closed runs' views, written once (src/runs/run-views.ts) */
+  readonly finishedRuns: FinishedRunStore;
   /** agents, their chats and artifacts */
   readonly agents: AgentStore;
   /** custom tool servers, and the state of custom connections (OAuth consent, errors) */
@@ -51,6 +54,7 @@ export class Registry {
     this.workflows = new WorkflowStore(db);
     this.triggers = new TriggerStore(db);
     this.connections = new ConnectionStore(db);
+    this.finishedRuns = new FinishedRunStore(db);
     this.agents = new AgentStore(db);
     this.toolServers = new ToolServerStore(db);
   }

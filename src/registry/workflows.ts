@@ -109,6 +109,12 @@ export class WorkflowStore {
   getLatestVersion(workflowId: string): Promise<WorkflowVersion | undefined> {
     return latestVersion(this.db, workflowId);
   }
+
+  /** The latest published version's number (null: none), without reading the version itself. */
+  async publishedVersionNumber(workflowId: string): Promise<number | null | undefined> {
+    const row = await this.db.selectFrom('workflows').select('published_version').where('id', '=', workflowId).executeTakeFirst();
+    return row?.published_version;
+  }
 }
 
 /** Exported for the stores that check a workflow is published (triggers), in their own transaction if need be. */

@@ -12,6 +12,7 @@ import { DecisionRefusal, FailureType, type ApprovalDecision, type DecisionReque
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import type { Logger } from '../logger';
+import type { FinishedRunCache } from './finished-run-cache';
 
 export type { RunMemo } from '../common/run-memo';
 
@@ -23,6 +24,8 @@ export interface RunView {
   outcomes: StepOutcome[];
   waitingOn?: WaitingOn;
   error?: string;
+  /** closed, and everything shown is the run's last word: safe to keep (finished-run-cache.ts) */
+  final?: boolean;
 }
 
 export interface RunListEntry {
@@ -95,7 +98,9 @@ export function runIdFor(orgId: string, triggerId: string, idempotencyKey?: stri
 }
 
 export class RunService {
-  constructor(private readonly client: Client, private readonly taskQueue: string, private readonly log: Logger) {}
+  /** `finished`: where closed runs' views are kept, so polling them needs no Temporal call */
+  constructor(private readonly client: Client, private readonly taskQueue: string, private readonly log: Logger,
+    private readonly finished?: FinishedRunCache) {}
 
   /**
    * Starts the run as `runId` (runIdFor); with an idempotency key, a second call finds the first
@@ -139,8 +144,11 @@ export class RunService {
     }
   }
 
-  /** Waits for the run to close, at most `windowMs`; the run itself is never cancelled by this. */
-  async waitFor(runId: string, windowMs: number): Promise<WaitOutcome> {
+  /**
+   * Waits for the run to close, at most `windowMs`; the run itself is never cancelled by this.
+   * `memo`: the run's memo when the caller started it, so a run that completed needs no describe.
+   */
+  async waitFor(runId: string, windowMs: number, memo?: RunMemo): Promise<WaitOutcome> {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), windowMs);
     let closing: Closing;
@@ -153,9 +161,11 @@ export class RunService {
     } finally {
       clearTimeout(timer);
     }
-    // The view reuses what result() answered instead of reading the closing event again.
-    const view = await this.view(runId, closing);
+    // The view reuses what result() answered instead of reading the closing event again; with
+    // the memo too, a completed run's view needs nothing more from Temporal.
+    const view = memo && 'summary' in closing ? completedView(runId, memo, closing.summary) : await this.view(runId, closing);
     if (!view) throw new Error(`run ${runId} vanished after it closed`);
+    await this.finished?.remember(view);
     return { done: true, view };
   }
 
@@ -164,6 +174,14 @@ export class RunService {
    * result or failure when the caller already has it.
    */
   async view(runId: string, closing?: Closing): Promise<RunView | undefined> {
+    const kept = await this.finished?.get(runId);
+    if (kept) return kept;
+    const view = await this.viewFromTemporal(runId, closing);
+    if (view?.final) await this.finished?.remember(view);
+    return view;
+  }
+
+  private async viewFromTemporal(runId: string, closing?: Closing): Promise<RunView | undefined> {
     const handle = this.handle(runId);
     let description;
     try {
@@ -184,8 +202,7 @@ export class RunService {
         return { ...base, status: state.status, steps: state.steps, outcomes: state.outcomes, ...(state.waitingOn ? { waitingOn: state.waitingOn } : {}), ...(state.error ? { error: state.error } : {}) };
       }
       case 'COMPLETED': {
-        const summary = closing && 'summary' in closing ? closing.summary : await handle.result();
-        return { ...base, status: 'COMPLETE', steps: stepsFromOutcomes(memo, summary.outcomes, 'COMPLETE'), outcomes: summary.outcomes };
+        return completedView(runId, memo, closing && 'summary' in closing ? closing.summary : await handle.result());
       }
       case 'FAILED':
         return this.failedView(handle, base, closing && 'failure' in closing ? closing.failure : await failureOf(handle));
@@ -278,7 +295,7 @@ export class RunService {
     if (cause instanceof ApplicationFailure && (cause.type === FailureType.STEP_FAILED || cause.type === FailureType.STEP_TIMEOUT)) {
       const summary = cause.details?.[0] as RunSummary | undefined;
       if (summary) {
-        return { ...base, status: summary.status, steps: stepsFromOutcomes(base.memo, summary.outcomes, 'PENDING'), outcomes: summary.outcomes, error: cause.message };
+        return { ...base, status: summary.status, steps: stepsFromOutcomes(base.memo, summary.outcomes, 'PENDING'), outcomes: summary.outcomes, error: cause.message, final: true };
       }
     }
     const reason = cause instanceof TimeoutFailure ? 'the run timed out'
@@ -297,8 +314,13 @@ export class RunService {
     for (const step of Object.values(steps)) {
       if (step.status === 'RUNNING' || step.status === 'PAUSED') step.status = status;
     }
-    return { ...base, status, steps, outcomes, error };
+    // Without the state query's answer the steps are guesses: not the run's last word.
+    return { ...base, status, steps, outcomes, error, ...(state ? { final: true } : {}) };
   }
+}
+
+function completedView(runId: string, memo: RunMemo, summary: RunSummary): RunView {
+  return { runId, memo, status: 'COMPLETE', steps: stepsFromOutcomes(memo, summary.outcomes, 'COMPLETE'), outcomes: summary.outcomes, final: true };
 }
 
 function stepsFromMemo(memo: RunMemo, status: RunStatus): Record<string, StepState> {

@@ -13,6 +13,7 @@
  * failed step).
  */
 import type { BlobStore } from '../blob-store';
+import { LruCache } from '../common/lru-cache';
 import { INPUTS_REF_FIELD, isInputsReference } from '../common/inputs-reference';
 import type { RunInput } from '../common/run-types';
 import type { Logger } from '../logger';
@@ -88,14 +89,24 @@ function refusal(code: TriggerRefusalCode, message: string): TriggerRefusal {
   return { ok: false, code, message };
 }
 
+/** How many triggers and published versions one process keeps (both immutable, LRU beyond this). */
+const CACHED_TRIGGERS = 10_000;
+const CACHED_VERSIONS = 2_000;
+
 export class TriggerService {
+  private readonly triggers = new LruCache<string, TriggerRecord>({ maxEntries: CACHED_TRIGGERS, ttlMs: Infinity });
+  private readonly versions = new LruCache<string, WorkflowVersion>({ maxEntries: CACHED_VERSIONS, ttlMs: Infinity });
+
   constructor(private readonly deps: TriggerServiceDeps) {}
 
   /** Another organization's trigger is reported exactly like a missing one. */
   async resolve(orgId: string, triggerId: string): Promise<({ ok: true } & TriggerTarget) | TriggerRefusal> {
-    const trigger = await this.deps.registry.triggers.get(triggerId);
+    // Triggers and published versions never change once written, so both are kept; which version
+    // is the latest is asked every time (one small query), so a new publish counts at once.
+    const trigger = await this.triggers.getOrLoad(triggerId, () => this.deps.registry.triggers.get(triggerId));
     if (!trigger || trigger.orgId !== orgId) return refusal('UNKNOWN_TRIGGER', `no trigger ${triggerId}`);
-    const version = await this.deps.registry.workflows.getLatestVersion(trigger.workflowId);
+    const latest = await this.deps.registry.workflows.publishedVersionNumber(trigger.workflowId);
+    const version = latest ? await this.versions.getOrLoad(`${trigger.workflowId}@${latest}`, () => this.deps.registry.workflows.getVersion(trigger.workflowId, latest)) : undefined;
     if (!version) return refusal('NOT_PUBLISHED', `the workflow of trigger ${triggerId} has no published version`);
     return { ok: true, trigger, version };
   }

@@ -6,11 +6,18 @@
  * minted from is still active: revoking the key kills its tokens at once.
  */
 import { z } from 'zod';
-import type { Registry } from '../registry';
+import { LruCache } from '../common/lru-cache';
+import type { ApiKeyRecord, Registry } from '../registry';
 import { hmac, safeEqual } from '../secrets';
 
 export const RUNTIME_TOKEN_PREFIX = 'fgr_';
 export const RUNTIME_TOKEN_TTL_SECONDS = 60 * 60;
+/**
+ * How long an active API key behind a token is believed without asking the registry again: a
+ * revocation on any replica reaches every gateway within a second (the same window as API keys
+ * in src/gateway/auth.ts).
+ */
+export const KEY_RECHECK_MS = 900;
 
 const PayloadSchema = z.object({
   v: z.literal(1),
@@ -33,10 +40,13 @@ export interface RuntimeTokens {
    * revoked key's token still answers here): what the rate limiter counts a token against.
    */
   keyIdOf(token: string): string | undefined;
+  /** Drops this process's cached copy of API keys (after a revocation here). */
+  forgetKeys(): void;
 }
 
 export function createRuntimeTokens(signingKey: Buffer, registry: Registry, now: () => number = Date.now): RuntimeTokens {
   const key = Buffer.from(hmac(signingKey, 'flowgate runtime token key v1'), 'base64url');
+  const activeKeys = new LruCache<string, ApiKeyRecord>({ maxEntries: 10_000, ttlMs: KEY_RECHECK_MS });
   /** The claims of a token that is well formed, signed by us and not expired. */
   const signedClaims = (token: string): z.infer<typeof PayloadSchema> | undefined => {
     if (!token.startsWith(RUNTIME_TOKEN_PREFIX) || token.length > 1024) return undefined;
@@ -54,6 +64,7 @@ export function createRuntimeTokens(signingKey: Buffer, registry: Registry, now:
   };
   return {
     keyIdOf: (token) => signedClaims(token)?.kid,
+    forgetKeys: () => activeKeys.clear(),
     issue({ orgId, keyId }) {
       const exp = Math.floor(now() / 1000) + RUNTIME_TOKEN_TTL_SECONDS;
       const payload = Buffer.from(JSON.stringify({ v: 1, org: orgId, kid: keyId, exp })).toString('base64url');
@@ -62,7 +73,7 @@ export function createRuntimeTokens(signingKey: Buffer, registry: Registry, now:
     async verify(token) {
       const claims = signedClaims(token);
       if (!claims) return undefined;
-      const apiKey = await registry.apiKeys.getActive(claims.kid);
+      const apiKey = await activeKeys.getOrLoad(claims.kid, () => registry.apiKeys.getActive(claims.kid));
       if (!apiKey || apiKey.orgId !== claims.org) return undefined;
       return { orgId: claims.org, keyId: claims.kid };
     },

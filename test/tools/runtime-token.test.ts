@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openRegistry, type Registry } from '../../src/registry';
 import { hashSecret, hmac, randomToken } from '../../src/secrets';
-import { createRuntimeTokens } from '../../src/tools/runtime-token';
+import { KEY_RECHECK_MS, createRuntimeTokens } from '../../src/tools/runtime-token';
 
 describe('runtime tokens', () => {
   let dir: string;
@@ -62,12 +62,22 @@ describe('runtime tokens', () => {
     for (const junk of ['', 'fgr_', 'fgr_a.b.c', 'Bearer x', `fgr_${'a'.repeat(2000)}.b`]) assert.equal(await tokens.verify(junk), undefined);
   });
 
-  it('stops verifying once the API key is revoked', async () => {
+  it('stops verifying once the API key is revoked: at once after forgetKeys, else within KEY_RECHECK_MS', async () => {
     const id = (await registry.apiKeys.create(orgId, null, hashSecret(randomToken('fgk_')))).id;
     const tokens = createRuntimeTokens(signingKey, registry);
     const { token } = tokens.issue({ orgId, keyId: id });
     assert.ok(await tokens.verify(token));
     await registry.apiKeys.revoke(orgId, id);
+    tokens.forgetKeys();
     assert.equal(await tokens.verify(token), undefined);
+
+    // Revoked elsewhere (another replica): this process's cached key expires within KEY_RECHECK_MS.
+    const other = (await registry.apiKeys.create(orgId, null, hashSecret(randomToken('fgk_')))).id;
+    const elsewhere = createRuntimeTokens(signingKey, registry);
+    const second = elsewhere.issue({ orgId, keyId: other }).token;
+    assert.ok(await elsewhere.verify(second));
+    await registry.apiKeys.revoke(orgId, other);
+    await new Promise((resolve) => setTimeout(resolve, KEY_RECHECK_MS));
+    assert.equal(await elsewhere.verify(second), undefined);
   });
 });

@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { HttpError } from '../http-error';
+import { jsonDepthExceeds, tooDeepMessage } from '../json-depth';
 
 export const JSON_BODY_LIMIT = '1mb';
 
@@ -9,8 +10,8 @@ function hasBody(ctx: Context): boolean {
 }
 
 /**
- * JSON bodies only: anything else with a body is a 415, a body that is not JSON a 400, one over
- * the limit a 413. Mounted after authentication, so a caller without a credential learns nothing
+ * JSON bodies only: anything else with a body is a 415, a body that is not JSON or nests deeper
+ * than MAX_JSON_DEPTH a 400, one over the limit a 413. Mounted after authentication, so a caller without a credential learns nothing
  * about its body. Sets `ctx.state.hasBody` so handlers can tell "no body" from "a JSON null".
  */
 export function jsonBody(options: { limit?: string } = {}) {
@@ -28,6 +29,9 @@ export function jsonBody(options: { limit?: string } = {}) {
     if (!ctx.is('json')) {
       throw new HttpError(415, 'unsupported_media_type', `this endpoint takes application/json, not ${ctx.get('Content-Type') || 'an untyped body'}`);
     }
-    await parse(ctx, next);
+    await parse(ctx, async () => {
+      if (jsonDepthExceeds((ctx.request as { body?: unknown }).body)) throw new HttpError(400, 'too_deep', tooDeepMessage());
+      await next();
+    });
   };
 }

@@ -1,7 +1,10 @@
 import type { Context, Next } from 'koa';
 import { ErrorCode, JsonRpcError, failure } from '../../tools/jsonrpc';
 import { HttpError } from '../http-error';
-import type { RateLimiter } from '../rate-limit';
+import type { RateLimiter, RateLimitVerdict } from '../rate-limit';
+
+/** Set on `ctx.state.takeRateToken` when the request was counted: takes one more token from its bucket. */
+export type TakeRateToken = () => RateLimitVerdict;
 
 /** `http`: errors are `{error, message}`; `tools`: the tool gateway answers JSON-RPC envelopes. */
 type Surface = 'http' | 'tools';
@@ -72,8 +75,15 @@ export function rateLimit(options: {
     const request = presented(ctx, toolsPrefix);
     if (!request) return next();
     const keyId = request.surface === 'tools' ? options.runtimeKeyId?.(request.credential) : undefined;
-    const verdict = options.limiter.take(keyId ? `runtime tokens of API key ${keyId}` : request.credential);
-    if (verdict.allowed) return next();
+    const bucket = keyId ? `runtime tokens of API key ${keyId}` : request.credential;
+    const verdict = options.limiter.take(bucket);
+    if (verdict.allowed) {
+      // A JSON-RPC batch is many calls in one request: the tool route takes one more token per
+      // entry past the first (this request's token) from the same bucket.
+      const take: TakeRateToken = () => options.limiter.take(bucket);
+      ctx.state.takeRateToken = take;
+      return next();
+    }
     const retryAfter = String(verdict.retryAfterSeconds);
     const message = `rate limited: this credential may make ${options.limiter.burst} requests at once and ${options.limiter.perMinute} a minute; retry in ${retryAfter} s`;
     if (request.surface === 'http') throw new HttpError(429, 'rate_limited', message, { headers: { 'Retry-After': retryAfter } });

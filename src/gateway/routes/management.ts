@@ -9,7 +9,7 @@ import { WorkflowDefinitionSchema, type WorkflowDefinition } from '../../common/
 import { inputSchemaProblem } from '../../runs/input-schema';
 import { RegistryError, type WorkflowRecord } from '../../registry';
 import { hashSecret, randomToken } from '../../secrets';
-import { requireAdmin, type AdminPrincipal } from '../auth';
+import { forgetApiKeys, requireAdmin, type AdminPrincipal } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { badRequest, conflict, forbidden, HttpError, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
@@ -156,6 +156,8 @@ export function managementRoutes(deps: GatewayDeps): Router {
 
   router.delete('/api-keys/:id', async (ctx) => {
     if (!(await deps.registry.apiKeys.revoke(admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_api_key', `no API key ${ctx.params.id}`);
+    forgetApiKeys(deps.registry);
+    deps.runtimeTokens.forgetKeys();
     ctx.status = 204;
   });
 

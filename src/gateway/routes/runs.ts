@@ -4,6 +4,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { LruCache } from '../../common/lru-cache';
 import type { DesignatedOutput } from '../../registry';
 import type { RunView } from '../../runs/run-service';
 import { z } from 'zod';
@@ -46,8 +47,15 @@ async function designatedOutput(deps: GatewayDeps, view: RunView): Promise<Desig
   return version?.definition.output;
 }
 
+/** Triggers and published versions never change, so neither does a run's designated output. */
+const CACHED_DESIGNATED_OUTPUTS = 10_000;
+
 export function runRoutes(deps: GatewayDeps): Router {
   const router = new Router({ prefix: '/ext/webhook/:apiKey/runs/:automationId/:runId' });
+  // `null`: no designated output (the cache keeps no undefined).
+  const designated = new LruCache<string, DesignatedOutput | null>({ maxEntries: CACHED_DESIGNATED_OUTPUTS, ttlMs: Infinity });
+  const designatedOf = async (view: RunView): Promise<DesignatedOutput | undefined> => (await designated.getOrLoad(
+    `${view.memo.triggerId}\n${view.memo.automationId}@${view.memo.automationVersion}`, async () => (await designatedOutput(deps, view)) ?? null)) ?? undefined;
   router.get('/status', async (ctx) => {
     const view = await visibleRun(ctx, deps);
     ctx.set('Cache-Control', 'no-store');
@@ -69,7 +77,7 @@ export function runRoutes(deps: GatewayDeps): Router {
   router.get('/results', async (ctx) => {
     const view = await visibleRun(ctx, deps);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = resultsBody(view, await designatedOutput(deps, view), {
+    ctx.body = resultsBody(view, await designatedOf(view), {
       blobs: deps.blobs, signer: deps.signer, resultUrlTtlSeconds: deps.config.resultUrlTtlSeconds,
     });
   });

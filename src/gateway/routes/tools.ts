@@ -21,9 +21,14 @@ import {
 } from '../../tools/mcp/tasks';
 import type { RuntimePrincipal } from '../../tools/runtime-token';
 import type { GatewayDeps } from '../deps';
+import { jsonDepthExceeds, tooDeepMessage } from '../json-depth';
+import type { TakeRateToken } from '../middleware/rate-limit';
 import { BodyTooLargeError, readBoundedBody } from '../read-body';
 
 export const TOOLS_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+/** A JSON-RPC batch's most entries, and how many of them run at once. */
+export const MAX_BATCH_ENTRIES = 100;
+export const BATCH_CONCURRENCY = 8;
 const SERVER_VERSION = '0.1.0';
 
 /** The contract's `application/json` and MCP clients' `application/json, text/event-stream` both qualify. */
@@ -142,6 +147,36 @@ export function toolRoutes(deps: GatewayDeps): Router {
     }
   }
 
+  /**
+   * A batch's entries each count against the caller's rate limit (the request's own token pays
+   * for the first): an entry without a token is answered with an error and not run. At most
+   * BATCH_CONCURRENCY entries run at once, in order of the batch.
+   */
+  async function handleBatch(raw: unknown[], server: ToolServer, principal: RuntimePrincipal, ctx: Context, signal: AbortSignal): Promise<(JsonRpcResponse | undefined)[]> {
+    const take = ctx.state.takeRateToken as TakeRateToken | undefined;
+    const answers: (JsonRpcResponse | undefined)[] = new Array(raw.length);
+    let refusedFor = 0;
+    const runnable: number[] = [];
+    raw.forEach((message, index) => {
+      const verdict = index === 0 || !take ? { allowed: true as const } : take();
+      if (verdict.allowed) {
+        runnable.push(index);
+        return;
+      }
+      refusedFor = Math.max(refusedFor, verdict.retryAfterSeconds);
+      answers[index] = failure(salvageId(message), rpcError(ErrorCode.TOOL_ERROR, `rate limited: this batch entry exceeds the credential's limit; retry in ${verdict.retryAfterSeconds} s`));
+    });
+    if (refusedFor > 0) ctx.set('Retry-After', String(refusedFor));
+    let next = 0;
+    await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, runnable.length) }, async () => {
+      while (next < runnable.length) {
+        const index = runnable[next++]!;
+        answers[index] = await handleMessage(raw[index], server, principal, ctx, signal);
+      }
+    }));
+    return answers;
+  }
+
   router.post('/:server', async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     const principal = await authenticate(ctx);
@@ -182,13 +217,20 @@ export function toolRoutes(deps: GatewayDeps): Router {
     ctx.res.once('close', () => {
       if (!ctx.res.writableFinished) controller.abort(new Error('the caller went away'));
     });
+    if (jsonDepthExceeds(raw)) {
+      reply(ctx, 400, failure(null, rpcError(ErrorCode.INVALID_REQUEST, `invalid request: ${tooDeepMessage()}`)));
+      return;
+    }
     if (Array.isArray(raw)) {
       if (raw.length === 0) {
         reply(ctx, 400, failure(null, rpcError(ErrorCode.INVALID_REQUEST, 'an empty batch is not a request')));
         return;
       }
-      const answers = (await Promise.all(raw.map((m) => handleMessage(m, server, principal, ctx, controller.signal))))
-        .filter((a): a is JsonRpcResponse => a !== undefined);
+      if (raw.length > MAX_BATCH_ENTRIES) {
+        reply(ctx, 400, failure(null, rpcError(ErrorCode.INVALID_REQUEST, `a batch may hold at most ${MAX_BATCH_ENTRIES} entries, not ${raw.length}`)));
+        return;
+      }
+      const answers = (await handleBatch(raw, server, principal, ctx, controller.signal)).filter((a): a is JsonRpcResponse => a !== undefined);
       reply(ctx, answers.length === 0 ? 202 : 200, answers.length === 0 ? undefined : answers);
       return;
     }

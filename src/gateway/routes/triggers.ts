@@ -10,6 +10,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { TRIGGER_LIMITS } from '../../attachments/limits';
+import { buildRunMemo } from '../../common/run-memo';
 import { StartUnconfirmedError, TriggerService, type StartedRun, type TriggerRefusal, type TriggerRefusalCode } from '../../runs/trigger-service';
 import { authenticateApiKey, type ApiKeyPrincipal } from '../auth';
 import type { GatewayDeps } from '../deps';
@@ -80,6 +81,16 @@ function startFailed(err: unknown): unknown {
   return isTemporalUnavailable(err) ? temporalUnavailable() : err;
 }
 
+/**
+ * Before a synchronous wait: an informational 103 carrying the run's IDs (and its status link),
+ * so a caller whose connection drops during the wait still knows which run to poll instead of
+ * starting another. Clients that ignore 1xx answers never see it. HTTP/1.0 has no 1xx.
+ */
+function announceRun(ctx: Context, statusLink: string, runId: string, automationId: string): void {
+  if (ctx.req.httpVersionMajor < 1 || (ctx.req.httpVersionMajor === 1 && ctx.req.httpVersionMinor < 1) || ctx.res.headersSent) return;
+  ctx.res.writeEarlyHints({ link: `<${statusLink}>; rel="monitor"`, 'x-pf-run-id': runId, 'x-pf-automation-id': automationId });
+}
+
 /** Every trigger form: authenticate, resolve the trigger, read the inputs, start (TriggerService), answer. */
 async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerService, kind: TriggerKind, apiKey: string): Promise<void> {
   if (ctx.method === 'HEAD') {
@@ -117,7 +128,10 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerSe
     ctx.body = '';
     return;
   }
-  const outcome = plan.waitSeconds > 0 ? await callTemporal(() => deps.runs.waitFor(runId, plan.waitSeconds! * 1000)) : { done: false as const };
+  if (plan.waitSeconds > 0) announceRun(ctx, statusPath(apiKey, automationId, runId), runId, automationId);
+  // A run this call started has the memo built here: its completed view needs no describe.
+  const memo = replayed || recovered ? undefined : buildRunMemo(run.input);
+  const outcome = plan.waitSeconds > 0 ? await callTemporal(() => deps.runs.waitFor(runId, plan.waitSeconds! * 1000, memo)) : { done: false as const };
   if (outcome.done) {
     ctx.status = 200;
     // A replayed (or recovered) call answers with the run's own inputs: this call's attachments were not kept.

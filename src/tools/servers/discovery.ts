@@ -53,17 +53,24 @@ export function discoveryServer(deps: DiscoveryDeps): ToolServer {
     name: 'capabilities_discover',
     description: 'Find the tools best suited to a task described in words. Answers the matching tools with their server and a confidence from 0 to 1, and the organization\'s connections (PCID) those tools can use.',
     input: z.object({
-      task: z.string().min(1).max(2000).describe('what you want to do, in words'),
+      task: z.string().min(1).max(2000).optional().describe('what you want to do, in words'),
+      // The names clients of the platform the contract comes from send: `request` for the task,
+      // `types` and `context` besides it.
+      request: z.string().min(1).max(2000).optional().describe('the same as task (either one is required)'),
+      types: z.array(z.string().min(1).max(100)).max(20).optional().describe('kinds of capability wanted; accepted for compatibility, every tool is considered'),
+      context: z.string().max(4000).optional().describe('more words about the situation; they count toward the ranking'),
       limit: z.number().int().min(1).max(50).default(5).describe('how many tools at most (default 5)'),
-    }).strict(),
-    async handler({ task, limit }, context) {
-      const ranked = rankTools(task, await listed(context, false), limit);
+    }).strict().refine((args) => args.task !== undefined || args.request !== undefined, { message: 'task (or request) is required', path: ['task'] }),
+    async handler({ task, request, context: more, limit }, context) {
+      const wanted = task ?? request ?? '';
+      const ranked = rankTools(more ? `${wanted} ${more}` : wanted, await listed(context, false), limit);
       const applications = [...new Set(ranked.map((r) => r.server.application).filter((a): a is string => a !== undefined))];
       const connections = (await Promise.all(applications.map((a) => context.services.connections.list(context.orgId, a)))).flat();
       return {
-        task,
+        task: wanted,
         tools: ranked.map((r) => ({
-          server: r.server.name, path: `/${r.server.name}`, tool: r.tool.name, description: r.tool.description, confidence: r.confidence,
+          server: r.server.name, path: `/${r.server.name}`, tool: r.tool.name, name: r.tool.name, serverName: r.server.name,
+          description: r.tool.description, confidence: r.confidence,
           ...(r.server.application === undefined ? {} : { requiresConnection: r.server.application }),
         })),
         connections: connections.map((c) => ({ PCID: c.PCID, application: c.application, name: c.name })),
@@ -75,9 +82,11 @@ export function discoveryServer(deps: DiscoveryDeps): ToolServer {
     name: 'capability_details',
     description: 'Full definitions (description and input JSON Schema) of named tools. Name each as "server/tool", or by tool name alone.',
     input: z.object({
-      tools: z.array(z.string().min(1)).min(1).max(50).describe('e.g. ["web-search/search"]'),
-    }).strict(),
-    async handler({ tools: wanted }, context) {
+      tools: z.array(z.string().min(1)).min(1).max(50).optional().describe('e.g. ["web-search/search"]'),
+      items: z.array(z.string().min(1)).min(1).max(50).optional().describe('the same as tools (either one is required)'),
+    }).strict().refine((args) => args.tools !== undefined || args.items !== undefined, { message: 'tools (or items) is required', path: ['tools'] }),
+    async handler({ tools, items }, context) {
+      const wanted = [...(tools ?? []), ...(items ?? [])];
       const all = await listed(context, true);
       const found: Record<string, unknown>[] = [];
       const unknown: string[] = [];
@@ -91,7 +100,7 @@ export function discoveryServer(deps: DiscoveryDeps): ToolServer {
         if (matches.length === 0) unknown.push(name);
         for (const { server, t } of matches) {
           found.push({
-            server: server.name, path: `/${server.name}`, name: t.name, description: t.description, inputSchema: t.inputSchema,
+            server: server.name, serverName: server.name, path: `/${server.name}`, name: t.name, description: t.description, inputSchema: t.inputSchema,
             ...(server.application === undefined ? {} : { requiresConnection: server.application }),
           });
         }

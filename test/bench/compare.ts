@@ -1,0 +1,374 @@
+/**
+ * `npm run bench:compare`: flowgate side by side with raw Temporal on one dev server.
+ *
+ * Three processes besides the dev server: this one (the load generator and the raw Temporal
+ * client), a flowgate child (gateway and worker, as `npm start` runs them, SQLite registry) and a
+ * raw child (a Temporal worker doing the same one-step job, and a bare Koa JSON-RPC route). Every
+ * scenario runs both sides in interleaved rounds (the order alternates per round) as a closed loop:
+ * each of N callers makes its calls back to back. Prints per round and, at the end, the median
+ * ratio (flowgate rate / raw rate) with each side's p50/p99. Asserts nothing: the targets of
+ * issue 13 are printed next to the ratios.
+ *
+ * Knobs: BENCH_ROUNDS (3), BENCH_SCALE (1: multiplies every call count), BENCH_PAUSED (1000),
+ * BENCH_ONLY (a word of the scenario names to run only those), BENCH_CPU_PROF (a directory: the
+ * flowgate process writes a --cpu-prof profile there).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import Koa from 'koa';
+import { z } from 'zod';
+import { loadConfig } from '../../src/config';
+import { silentLogger } from '../../src/logger';
+import { startFlowgate } from '../../src/server';
+import type { ToolServer } from '../../src/tools';
+import { defineTool, toolServer } from '../../src/tools/define-tool';
+import { ensureTemporalCli } from '../../temporal/cli';
+import { freePort, startDevServer } from '../../temporal/dev-server';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const PAUSED = Number(process.env.BENCH_PAUSED ?? 1000);
+const ADMIN = 'fga_bench_compare_0123456789';
+const RAW_QUEUE = 'raw-bench';
+const NAMESPACE = 'default';
+
+const HelloSchema = z.object({ url: z.string(), pid: z.number() });
+
+// ---------------------------------------------------------------- children
+
+const benchServer: ToolServer = toolServer({
+  name: 'bench', description: 'A trivial tool for the comparison.', embedded: false,
+  tools: [defineTool({
+    name: 'echo', description: 'Echo the text back.',
+    input: z.object({ text: z.string() }).strict(),
+    async handler(args) {
+      return { text: args.text };
+    },
+  })],
+});
+
+async function flowgateChild(address: string): Promise<void> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-compare-'));
+  const config = loadConfig({
+    ...process.env, PORT: '0', FLOWGATE_DATA_DIR: dataDir, FLOWGATE_ADMIN_TOKEN: ADMIN, TEMPORAL_ADDRESS: address,
+    FLOWGATE_TASK_QUEUE: `flowgate-bench-${randomUUID()}`,
+    // 50 callers share one credential: limiting would measure 429s.
+    FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
+  });
+  const fg = await startFlowgate(config, silentLogger, { serverSources: [{ servers: async () => [benchServer] }] });
+  process.send?.({ url: fg.url, pid: process.pid });
+  process.once('disconnect', () => {
+    void fg.stop().finally(() => {
+      rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    });
+  });
+}
+
+/** A bare JSON-RPC route on Koa: parse, answer the same `tools/call` result shape. */
+function bareKoa(): Koa {
+  const app = new Koa();
+  app.use(async (ctx) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+    const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number; params: { arguments: { text: string } } };
+    const value = { text: message.params.arguments.text };
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value, isError: false } });
+  });
+  return app;
+}
+
+async function rawChild(address: string): Promise<void> {
+  const connection = await NativeConnection.connect({ address });
+  const worker = await Worker.create({
+    connection, namespace: NAMESPACE, taskQueue: RAW_QUEUE,
+    workflowsPath: require.resolve('./compare-raw-workflows'),
+    activities: { greet: async (name: string) => `Hello ${name}` },
+  });
+  const running = worker.run();
+  const handle = bareKoa().callback();
+  // Koa answers its own errors; the handler's promise never rejects
+  const server = http.createServer((req, res) => {
+    void handle(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  process.send?.({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pid: process.pid });
+  process.once('disconnect', () => {
+    server.close();
+    worker.shutdown();
+    void running.finally(() => connection.close()).finally(() => process.exit(0));
+  });
+}
+
+// ---------------------------------------------------------------- measuring
+
+interface Sample {
+  /** calls that succeeded, per second */
+  rate: number;
+  p50: number;
+  p99: number;
+  /** calls that failed (a query timing out on an overloaded worker, say): left out of rate and latency */
+  errors: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+/** `callers` callers, each making `perCaller` calls back to back. */
+async function closedLoop(callers: number, perCaller: number, op: () => Promise<void>): Promise<Sample> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: unknown;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: callers }, async () => {
+    for (let i = 0; i < perCaller; i++) {
+      const t = performance.now();
+      try {
+        await op();
+        latencies.push(performance.now() - t);
+      } catch (err) {
+        errors++;
+        firstError ??= err;
+      }
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  if (latencies.length === 0) throw firstError;
+  if (firstError) console.log(`  (${errors} calls failed; the first: ${(firstError as Error).message.split('\n')[0]})`);
+  latencies.sort((a, b) => a - b);
+  return { rate: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+}
+
+interface Scenario {
+  name: string;
+  target: string;
+  callers: number;
+  perCaller: number;
+  flowgate: () => Promise<void>;
+  raw: () => Promise<void>;
+}
+
+interface Result {
+  scenario: Scenario;
+  flowgate: Sample[];
+  raw: Sample[];
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+const fmt = (s: Sample): string => `${s.rate.toFixed(0)}/s p50=${s.p50.toFixed(1)}ms p99=${s.p99.toFixed(1)}ms${s.errors ? ` errors=${s.errors}` : ''}`;
+
+function rssMiB(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match?.[1] ?? NaN) / 1024;
+}
+
+function forkChild(role: string, address: string): Promise<{ child: ChildProcess; url: string; pid: number }> {
+  // BENCH_CPU_PROF=<dir>: the flowgate process writes a V8 CPU profile there when it exits.
+  const profile = role === 'flowgate' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = fork(__filename, [], { env: { ...process.env, BENCH_ROLE: role, BENCH_TEMPORAL: address }, execArgv: [...process.execArgv, ...profile] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve({ child, ...HelloSchema.parse(m) }));
+    child.once('exit', (code) => reject(new Error(`${role} child exited with ${code}`)));
+  });
+}
+
+/**
+ * Waits (at most a minute) until no workflow runs on the dev server: runs started by an async
+ * round would otherwise still be executing during the next measurement, on one side only.
+ */
+async function settle(client: Client): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const { count } = await client.workflow.count(`ExecutionStatus = 'Running'`);
+    if (count === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function expectOk(res: Response, status = 200): Promise<void> {
+  const text = await res.text();
+  if (res.status !== status) throw new Error(`unexpected ${res.status}: ${text.slice(0, 300)}`);
+}
+
+async function parent(): Promise<void> {
+  const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  console.log(`bench:compare  rounds=${ROUNDS} scale=${SCALE} paused=${PAUSED}  cpus=${os.cpus().length} loadavg(1/5/15)=${load}  node ${process.version}`);
+  const config = loadConfig({ ...process.env, FLOWGATE_DATA_DIR: os.tmpdir() });
+  const dbDir = mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-temporal-'));
+  const dev = await startDevServer({ cliPath: await ensureTemporalCli(config.temporal), port: await freePort(), namespace: NAMESPACE, dbFile: path.join(dbDir, 'temporal.sqlite') });
+  const children: ChildProcess[] = [];
+  try {
+    const fg = await forkChild('flowgate', dev.address);
+    children.push(fg.child);
+    const raw = await forkChild('raw', dev.address);
+    children.push(raw.child);
+    const client = new Client({ connection: await Connection.connect({ address: dev.address }), namespace: NAMESPACE });
+
+    const admin = async <T>(method: string, pathname: string, body?: unknown): Promise<T> => {
+      const res = await fetch(`${fg.url}${pathname}`, { method, headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await res.text();
+      if (res.status >= 300) throw new Error(`${method} ${pathname}: ${res.status} ${text}`);
+      return JSON.parse(text) as T;
+    };
+    const publish = async (definition: unknown): Promise<{ workflowId: string; triggerId: string }> => {
+      const wf = await admin<{ id: string }>('POST', '/api/v1/workflows', definition);
+      await admin('POST', `/api/v1/workflows/${wf.id}/publish`);
+      const trigger = await admin<{ id: string }>('POST', '/api/v1/triggers', { workflowId: wf.id });
+      return { workflowId: wf.id, triggerId: trigger.id };
+    };
+    const oneStep = await publish({ name: 'bench', steps: [{ name: 'Hello', type: 'template', template: 'Hello {{inputs.name}}' }] });
+    const paused = await publish({ name: 'bench-paused', steps: [{ name: 'Sign-off', type: 'approval', approvers: ['ann@example.com'], timeout: '1h' }] });
+    const { key } = await admin<{ key: string }>('POST', '/api/v1/api-keys', {});
+    const { token } = (await (await fetch(`${fg.url}/auth/token`, { method: 'POST', headers: { 'X-API-KEY': key } })).json()) as { token: string };
+
+    const trigger = (triggerId: string, wait: boolean): Promise<Response> => fetch(`${fg.url}/ext/triggers/${triggerId}`, {
+      method: 'POST', headers: { 'X-API-KEY': key, 'Content-Type': 'application/json', ...(wait ? { 'x-api-wait': 'true' } : {}) }, body: '{"name":"bench"}',
+    });
+    const rawStart = { taskQueue: RAW_QUEUE, args: ['bench'] as [string] };
+
+    // One finished run on each side for the status and results scenarios.
+    const finished = await trigger(oneStep.triggerId, true);
+    const finishedRunId = finished.headers.get('X-Pf-Run-Id') ?? '';
+    await expectOk(finished);
+    const runPath = `${fg.url}/ext/webhook/${key}/runs/${oneStep.workflowId}/${finishedRunId}`;
+    const rawFinished = randomUUID();
+    await client.workflow.execute('rawOneStep', { ...rawStart, workflowId: rawFinished });
+    const rawHandle = client.workflow.getHandle(rawFinished);
+
+    let rpcId = 0;
+    const rpcBody = (): string => JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name: 'echo', arguments: { text: 'ping' } } });
+    const s = (n: number): number => Math.max(1, Math.round(n * SCALE));
+    const scenarios: Scenario[] = [
+      {
+        name: 'async trigger vs workflow.start', target: '>= 0.9', callers: 50, perCaller: s(4),
+        flowgate: async () => expectOk(await trigger(oneStep.triggerId, false)),
+        raw: async () => {
+          await client.workflow.start('rawOneStep', { ...rawStart, workflowId: randomUUID() });
+        },
+      },
+      {
+        name: 'sync trigger vs workflow.execute, 1 caller', target: '>= 0.9', callers: 1, perCaller: s(20),
+        flowgate: async () => expectOk(await trigger(oneStep.triggerId, true)),
+        raw: async () => {
+          await client.workflow.execute('rawOneStep', { ...rawStart, workflowId: randomUUID() });
+        },
+      },
+      {
+        name: 'sync trigger vs workflow.execute, 50 callers', target: '>= 0.8', callers: 50, perCaller: s(2),
+        flowgate: async () => expectOk(await trigger(oneStep.triggerId, true)),
+        raw: async () => {
+          await client.workflow.execute('rawOneStep', { ...rawStart, workflowId: randomUUID() });
+        },
+      },
+      {
+        name: 'status of a finished run vs raw describe', target: '(info)', callers: 50, perCaller: s(20),
+        flowgate: async () => expectOk(await fetch(`${runPath}/status`)),
+        raw: async () => {
+          await rawHandle.describe();
+        },
+      },
+      {
+        name: 'status of a finished run vs raw query', target: '>= 20, p99 <= 20ms', callers: 50, perCaller: s(10),
+        flowgate: async () => expectOk(await fetch(`${runPath}/status`)),
+        raw: async () => {
+          await rawHandle.query('state');
+        },
+      },
+      {
+        name: 'results of a finished run vs raw query', target: '>= 20, p99 <= 20ms', callers: 50, perCaller: s(10),
+        flowgate: async () => expectOk(await fetch(`${runPath}/results`)),
+        raw: async () => {
+          await rawHandle.query('state');
+        },
+      },
+      {
+        name: 'tools/call vs bare Koa JSON-RPC', target: '>= 0.9', callers: 50, perCaller: s(20),
+        flowgate: async () => expectOk(await fetch(`${fg.url}/tools/bench`, {
+          method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' }, body: rpcBody(),
+        })),
+        raw: async () => expectOk(await fetch(`${raw.url}/rpc`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: rpcBody() })),
+      },
+    ];
+
+    // (5) memory first, while both processes are fresh (later rounds leave garbage that makes RSS
+    // deltas meaningless): PAUSED runs waiting on each side, then terminated before the rounds.
+    if (PAUSED > 0) {
+      const pausedIds: string[] = [];
+      const before = { flowgate: rssMiB(fg.pid), raw: rssMiB(raw.pid) };
+      await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
+        const res = await trigger(paused.triggerId, false);
+        await expectOk(res);
+        pausedIds.push(res.headers.get('X-Pf-Run-Id') ?? '');
+      });
+      await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
+        pausedIds.push((await client.workflow.start('rawPaused', { taskQueue: RAW_QUEUE, workflowId: randomUUID() })).workflowId);
+      });
+      // Let both workers take the first workflow task of every run.
+      await new Promise((resolve) => setTimeout(resolve, 15_000));
+      const after = { flowgate: rssMiB(fg.pid), raw: rssMiB(raw.pid) };
+      console.log(`  ${PAUSED} paused runs: flowgate RSS ${before.flowgate.toFixed(0)} -> ${after.flowgate.toFixed(0)} MiB (+${(after.flowgate - before.flowgate).toFixed(0)}, target <= 100)`
+        + ` | raw worker RSS ${before.raw.toFixed(0)} -> ${after.raw.toFixed(0)} MiB (+${(after.raw - before.raw).toFixed(0)})`);
+      await closedLoop(20, Math.ceil(pausedIds.length / 20), async () => {
+        const id = pausedIds.pop();
+        if (id) await client.workflow.getHandle(id).terminate('benchmark memory step done');
+      });
+    }
+
+    const only = process.env.BENCH_ONLY;
+    const results: Result[] = scenarios.filter((scenario) => !only || scenario.name.includes(only)).map((scenario) => ({ scenario, flowgate: [], raw: [] }));
+    // Warm-up: JIT, bundles, connections, caches on both sides.
+    for (const { scenario } of results) {
+      await closedLoop(Math.min(10, scenario.callers), 2, scenario.flowgate);
+      await closedLoop(Math.min(10, scenario.callers), 2, scenario.raw);
+    }
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const result of results) {
+        const { scenario } = result;
+        const order: ('flowgate' | 'raw')[] = round % 2 ? ['flowgate', 'raw'] : ['raw', 'flowgate'];
+        for (const side of order) {
+          await settle(client);
+          result[side].push(await closedLoop(scenario.callers, scenario.perCaller, scenario[side]));
+        }
+        const f = result.flowgate.at(-1)!;
+        const r = result.raw.at(-1)!;
+        console.log(`round ${round}  ${scenario.name}: flowgate ${fmt(f)} | raw ${fmt(r)} | ratio ${(f.rate / r.rate).toFixed(2)}`);
+      }
+    }
+
+    console.log('\nsummary (median of rounds; ratio = flowgate rate / raw rate)');
+    for (const { scenario, flowgate, raw: rawSamples } of results) {
+      const ratio = median(flowgate.map((f, i) => f.rate / rawSamples[i]!.rate));
+      const side = (xs: Sample[]): string => `${median(xs.map((x) => x.rate)).toFixed(0)}/s p50=${median(xs.map((x) => x.p50)).toFixed(1)}ms p99=${median(xs.map((x) => x.p99)).toFixed(1)}ms`;
+      console.log(`  ${scenario.name.padEnd(48)} ratio ${ratio.toFixed(2).padStart(6)}  (target ${scenario.target})  flowgate ${side(flowgate)} | raw ${side(rawSamples)}`);
+    }
+
+    console.log(`loadavg at the end (1/5/15): ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    await client.connection.close();
+  } finally {
+    for (const child of children) child.disconnect();
+    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(undefined)))));
+    await dev.stop();
+    rmSync(dbDir, { recursive: true, force: true });
+  }
+}
+
+const role = process.env.BENCH_ROLE;
+const address = process.env.BENCH_TEMPORAL ?? '';
+(role === 'flowgate' ? flowgateChild(address) : role === 'raw' ? rawChild(address) : parent()).catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
