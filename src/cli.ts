@@ -22,8 +22,10 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: (text, write) => write(text) });
 
   program.command('login').description('save the URL and admin token to ~/.config/flowgate/config.json (mode 0600)')
-    .requiredOption('--url <url>').requiredOption('--token <token>').option('--api-key <key>')
-    .action((o: { url: string; token: string; apiKey?: string }) => {
+    .action((_o, cmd: Command) => {
+      // --url, --token and --api-key are the global flags, read here from the command line only.
+      const o = cmd.optsWithGlobals<{ url?: string; token?: string; apiKey?: string }>();
+      if (!o.url || !o.token) throw new CliError('login needs --url and --token', EXIT.USAGE);
       const file = writeFileConfig({ url: o.url, token: o.token, ...(o.apiKey ? { apiKey: o.apiKey } : {}) });
       process.stderr.write(`saved to ${file}\n`);
     });

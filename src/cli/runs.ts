@@ -66,8 +66,9 @@ async function download(c: CliContext, results: Row, dir: string): Promise<strin
   const entries = Array.isArray(results.results) ? results.results.filter(isRecord) : [];
   for (const entry of entries) {
     const urls = isRecord(entry.resultUrls) ? entry.resultUrls : {};
-    for (const [name, url] of Object.entries(urls)) {
-      if (typeof url !== 'string') continue;
+    for (const [name, link] of Object.entries(urls)) {
+      const url = isRecord(link) && typeof link.url === 'string' ? link.url : undefined;
+      if (!url) continue;
       const response = await fetch(new URL(url, c.client.url('/')), { signal: AbortSignal.timeout(120_000) });
       if (!response.ok) throw new CliError(`download of ${name} of step ${String(entry.stepIndex)}: HTTP ${response.status}`);
       // Only the base name: a file name from the server never chooses a directory.
