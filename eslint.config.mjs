@@ -68,7 +68,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': activityImportRule },
   },
   {
-    files: ['src/main.ts', 'src/cli.ts', 'temporal/cli-main.ts', 'test/**/*.ts'],
+    files: ['src/main.ts', 'src/cli.ts', 'temporal/cli-main.ts', 'temporal/run-cli.ts', 'test/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
 );

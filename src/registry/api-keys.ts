@@ -42,6 +42,17 @@ export class ApiKeyStore {
     return row && { id: row.id, orgId: row.org_id, name: row.name, createdAt: row.created_at };
   }
 
+  /** The organization's keys, revoked ones included (with `revokedAt`), newest first; never the hashes. */
+  async list(orgId: string): Promise<(ApiKeyRecord & { revokedAt: string | null })[]> {
+    const rows = await this.db.selectFrom('api_keys')
+      .select(['id', 'org_id', 'name', 'created_at', 'revoked_at'])
+      .where('org_id', '=', orgId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'asc')
+      .execute();
+    return rows.map((row) => ({ id: row.id, orgId: row.org_id, name: row.name, createdAt: row.created_at, revokedAt: row.revoked_at }));
+  }
+
   /** False when the key is not in that org or is already revoked. */
   async revoke(orgId: string, id: string): Promise<boolean> {
     const result = await this.db.updateTable('api_keys')

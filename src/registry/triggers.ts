@@ -92,6 +92,20 @@ export class TriggerStore {
     return row && toTriggerRecord(row);
   }
 
+  /** The organization's triggers (of one workflow when given), newest first. */
+  async list(orgId: string, workflowId?: string): Promise<TriggerRecord[]> {
+    let query = this.db.selectFrom('triggers').selectAll().where('org_id', '=', orgId);
+    if (workflowId) query = query.where('workflow_id', '=', workflowId);
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'asc').execute();
+    return rows.map(toTriggerRecord);
+  }
+
+  /** False when the trigger is not in that org. */
+  async delete(orgId: string, id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('triggers').where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
   /** Not filtered by org: the caller decides what to reveal to whom. */
   async get(id: string): Promise<TriggerRecord | undefined> {
     const row = await this.db.selectFrom('triggers').selectAll().where('id', '=', id).executeTakeFirst();

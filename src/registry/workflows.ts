@@ -85,6 +85,35 @@ export class WorkflowStore {
    * number, the (workflow_id, version) key rejects one, which retries once and otherwise reports
    * CONFLICT.
    */
+  /** The organization's workflows, newest first, without their drafts' steps (a listing, not an export). */
+  async list(orgId: string): Promise<Omit<WorkflowRecord, 'draft' | 'versions'>[]> {
+    const rows = await this.db.selectFrom('workflows')
+      .select(['id', 'org_id', 'name', 'published_version', 'created_at', 'updated_at'])
+      .where('org_id', '=', orgId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'asc')
+      .execute();
+    return rows.map((row) => ({
+      id: row.id, orgId: row.org_id, name: row.name, publishedVersion: row.published_version, createdAt: row.created_at, updatedAt: row.updated_at,
+    }));
+  }
+
+  /**
+   * Deletes a workflow with its versions and triggers (foreign keys cascade). Runs already started
+   * keep going: they carry their definition in their input. False when not in that org.
+   */
+  async delete(orgId: string, id: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      // Explicit deletes rather than trusting every dialect's cascade configuration.
+      const owned = await trx.selectFrom('workflows').select('id').where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+      if (!owned) return false;
+      await trx.deleteFrom('triggers').where('workflow_id', '=', id).execute();
+      await trx.deleteFrom('workflow_versions').where('workflow_id', '=', id).execute();
+      await trx.deleteFrom('workflows').where('id', '=', id).execute();
+      return true;
+    });
+  }
+
   async publish(orgId: string, id: string): Promise<WorkflowVersion | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {

@@ -277,6 +277,19 @@ export class RunService {
     }
   }
 
+  /**
+   * Requests Temporal cancellation of an open run: the current step's activity is cancelled and
+   * the run closes as CANCELLED, which flowgate reports as FAILED with error "the run was
+   * cancelled". False when the run is already closed.
+   */
+  async cancel(runId: string): Promise<boolean> {
+    const handle = this.handle(runId);
+    const description = await handle.describe();
+    if (description.status.name !== 'RUNNING') return false;
+    await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.cancel());
+    return true;
+  }
+
   private handle(runId: string): WorkflowHandle<typeof runAutomation> {
     return this.client.workflow.getHandle<typeof runAutomation>(runId);
   }

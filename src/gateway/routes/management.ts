@@ -7,13 +7,16 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { WorkflowDefinitionSchema, type WorkflowDefinition } from '../../common/definition';
 import { inputSchemaProblem } from '../../runs/input-schema';
-import { RegistryError, type WorkflowRecord } from '../../registry';
+import { RegistryError, type TriggerRecord, type WorkflowRecord } from '../../registry';
+import type { RunView } from '../../runs/run-service';
 import { hashSecret, randomToken } from '../../secrets';
 import { forgetApiKeys, requireAdmin, type AdminPrincipal } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { badRequest, conflict, forbidden, HttpError, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
+import { resultsBody, statusBody } from '../run-bodies';
 import { callTemporal } from '../temporal-errors';
+import { designatedOutput } from './runs';
 
 const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
 const CreateTriggerSchema = z.object({
@@ -26,6 +29,7 @@ const CreateTriggerSchema = z.object({
     description: z.string().min(1).max(2000),
   }).strict().optional(),
 }).strict();
+const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
 const CreateApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
 const RunsQuerySchema = z.object({
   workflowId: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be a workflow ID').optional(),
@@ -62,6 +66,17 @@ function body(ctx: Context): unknown {
 
 function workflowBody(w: WorkflowRecord) {
   return { id: w.id, name: w.name, draft: w.draft, publishedVersion: w.publishedVersion, versions: w.versions, createdAt: w.createdAt, updatedAt: w.updatedAt };
+}
+
+function triggerBody(t: TriggerRecord) {
+  return { id: t.id, workflowId: t.workflowId, name: t.name, designatedOutput: t.designatedOutput, tool: t.tool, createdAt: t.createdAt };
+}
+
+/** The run if it belongs to the admin's organization: another org's run is a 404 like a missing one. */
+async function ownRun(ctx: Context, deps: GatewayDeps): Promise<RunView> {
+  const view = await callTemporal(() => deps.runs.view(ctx.params.runId ?? ''));
+  if (!view || view.memo.orgId !== admin(ctx).orgId) throw notFound('unknown_run', `no run ${ctx.params.runId}`);
+  return view;
 }
 
 export function managementRoutes(deps: GatewayDeps): Router {
@@ -115,6 +130,15 @@ export function managementRoutes(deps: GatewayDeps): Router {
     ctx.body = workflowBody(workflow);
   });
 
+  router.get('/workflows', async (ctx) => {
+    ctx.body = { workflows: await deps.registry.workflows.list(admin(ctx).orgId) };
+  });
+
+  router.delete('/workflows/:id', async (ctx) => {
+    if (!(await deps.registry.workflows.delete(admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    ctx.status = 204;
+  });
+
   router.get('/workflows/:id', async (ctx) => {
     const workflow = await deps.registry.workflows.get(admin(ctx).orgId, ctx.params.id ?? '');
     if (!workflow) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
@@ -136,7 +160,7 @@ export function managementRoutes(deps: GatewayDeps): Router {
     try {
       const trigger = await deps.registry.triggers.create(admin(ctx).orgId, input);
       ctx.status = 201;
-      ctx.body = { id: trigger.id, workflowId: trigger.workflowId, name: trigger.name, designatedOutput: trigger.designatedOutput, tool: trigger.tool };
+      ctx.body = triggerBody(trigger);
     } catch (err) {
       if (!(err instanceof RegistryError)) throw err;
       if (err.code === 'NOT_FOUND') throw notFound('unknown_workflow', `no workflow ${input.workflowId}`);
@@ -144,6 +168,21 @@ export function managementRoutes(deps: GatewayDeps): Router {
       if (err.code === 'CONFLICT') throw conflict('tool_name_taken', err.message);
       throw new HttpError(422, 'invalid_designated_output', err.message);
     }
+  });
+
+  router.get('/triggers', async (ctx) => {
+    const { workflowId } = parse(TriggersQuerySchema, ctx.query, 'invalid_query');
+    ctx.body = { triggers: (await deps.registry.triggers.list(admin(ctx).orgId, workflowId)).map(triggerBody) };
+  });
+
+  router.delete('/triggers/:id', async (ctx) => {
+    if (!(await deps.registry.triggers.delete(admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
+    ctx.status = 204;
+  });
+
+  router.get('/api-keys', async (ctx) => {
+    const keys = await deps.registry.apiKeys.list(admin(ctx).orgId);
+    ctx.body = { apiKeys: keys.map((k) => ({ id: k.id, name: k.name, createdAt: k.createdAt, revokedAt: k.revokedAt })) };
   });
 
   router.post('/api-keys', async (ctx) => {
@@ -166,9 +205,34 @@ export function managementRoutes(deps: GatewayDeps): Router {
     ctx.body = { runs: await callTemporal(() => deps.runs.list(admin(ctx).orgId, query)) };
   });
 
+  /** The polling status body (interface.md 2.5) of any run of the organization, without an API key. */
+  router.get('/runs/:runId', async (ctx) => {
+    const view = await ownRun(ctx, deps);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = statusBody(view);
+  });
+
+  router.get('/runs/:runId/results', async (ctx) => {
+    const view = await ownRun(ctx, deps);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = resultsBody(view, await designatedOutput(deps, view), {
+      blobs: deps.blobs, signer: deps.signer, resultUrlTtlSeconds: deps.config.resultUrlTtlSeconds,
+    });
+  });
+
+  /**
+   * Temporal cancellation: the current step's activity is cancelled and the run ends FAILED with
+   * error "the run was cancelled". 202: the run closes shortly after; 409 when it already ended.
+   */
+  router.post('/runs/:runId/cancel', async (ctx) => {
+    const view = await ownRun(ctx, deps);
+    if (!(await callTemporal(() => deps.runs.cancel(view.runId)))) throw conflict('run_closed', `run ${view.runId} has already ended (${view.status})`);
+    ctx.status = 202;
+    ctx.body = { runId: view.runId, automationId: view.memo.automationId, cancelRequested: true };
+  });
+
   router.get('/runs/:runId/approvals', async (ctx) => {
-    const view = await callTemporal(() => deps.runs.view(ctx.params.runId ?? ''));
-    if (!view || view.memo.orgId !== admin(ctx).orgId) throw notFound('unknown_run', `no run ${ctx.params.runId}`);
+    const view = await ownRun(ctx, deps);
     const waiting = view.waitingOn?.kind === 'approval' ? view.waitingOn : undefined;
     const exp = waiting ? Math.floor(Date.parse(waiting.deadline) / 1000) : 0;
     ctx.body = {

@@ -40,7 +40,7 @@ async function visibleRun(ctx: Context, deps: GatewayDeps): Promise<RunView> {
 }
 
 /** The trigger's designated output wins; else the workflow definition's `output`. */
-async function designatedOutput(deps: GatewayDeps, view: RunView): Promise<DesignatedOutput | undefined> {
+export async function designatedOutput(deps: GatewayDeps, view: RunView): Promise<DesignatedOutput | undefined> {
   const trigger = await deps.registry.triggers.get(view.memo.triggerId);
   if (trigger?.designatedOutput) return trigger.designatedOutput;
   const version = await deps.registry.workflows.getVersion(view.memo.automationId, view.memo.automationVersion);
