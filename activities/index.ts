@@ -7,11 +7,12 @@ import type { Config } from '../src/config';
 import type { Registry } from '../src/registry';
 import { createAgentInvocationActivities, type ToolCatalogView } from './agent-invocation';
 import { createCallAgentTool } from './agent-tool-call';
+import { createPostCallback, type CallbackDependencies } from './callback';
 import { createRenderValue } from './render-value';
 import { createResolveTrigger } from './resolve-trigger';
 import { createRecordStep, createRunStep, type StepDependencies } from './run-step';
 
-export type ActivityDependencies = StepDependencies & {
+export type ActivityDependencies = StepDependencies & Omit<CallbackDependencies, 'allowPrivateNetwork'> & {
   registry: Registry;
   /** how deep `trigger` steps may chain runs (a guard against cycles) */
   maxChainDepth: number;
@@ -29,6 +30,7 @@ export function createActivities(deps: ActivityDependencies) {
     renderValue: createRenderValue(deps),
     ...createAgentInvocationActivities({ registry: deps.registry, blobs: deps.blobs, llm: deps.llm ?? { timeoutMs: 120_000 }, catalog: deps.catalog }),
     callAgentTool: createCallAgentTool(deps),
+    postCallback: createPostCallback(deps),
   };
 }
 

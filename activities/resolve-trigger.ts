@@ -27,7 +27,8 @@ export type ResolveTriggerResult = { ok: true; input: Omit<RunInput, 'runId'> } 
 function stepError(triggerId: string, refusal: TriggerRefusal): string {
   switch (refusal.code) {
     case 'UNKNOWN_TRIGGER': return `no trigger ${triggerId} in this organization`;
-    case 'NOT_PUBLISHED': return refusal.message;
+    case 'NOT_PUBLISHED':
+    case 'DISABLED': return refusal.message;
     case 'INVALID_INPUTS':
     case 'INVALID_INPUT_SCHEMA': return `trigger ${triggerId}: ${refusal.message}`;
   }

@@ -23,6 +23,8 @@ import type { Logger } from './logger';
 import { openRegistry, type Registry } from './registry';
 import { FinishedRunCache } from './runs/finished-run-cache';
 import { RunService } from './runs/run-service';
+import { WebhookSecrets } from './runs/webhook-secrets';
+import { connectionKeyFile, createConnectionCipher, parseConnectionKey } from './tools/connection-cipher';
 import { hashSecret, randomToken } from './secrets';
 import { createSigner } from './signed-urls';
 import { createRuntimeTokens, createToolDispatcher, CustomServers, type ServerKind, type ServerSource, type ToolDispatcher } from './tools';
@@ -128,6 +130,9 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       },
     });
     const runs = new RunService(client, temporal.taskQueue, log, new FinishedRunCache(registry.finishedRuns, log));
+    const connectionKey = config.connectionKey === undefined ? await connectionKeyFile(config.dataDir) : parseConnectionKey(config.connectionKey);
+    if (!connectionKey) throw new Error('FLOWGATE_CONNECTION_KEY is not a 32-byte key');
+    const webhookSecrets = new WebhookSecrets(registry, createConnectionCipher(connectionKey));
     // each organization's published triggers that opted in, as the tools of its `workflows` server
     const workflowTools = new WorkflowTools({ registry, runs, blobs, log, resultUrlTtlSeconds: config.resultUrlTtlSeconds });
     const toolSigner = { sign: (...args: Parameters<typeof publicSigner.sign>) => publicSigner.sign(...args), verify: (...args: Parameters<typeof publicSigner.verify>) => publicSigner.verify(...args) };
@@ -145,7 +150,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       const worker = await createWorker({
         connection: workerConnection, namespace: temporal.namespace, taskQueue: temporal.taskQueue,
         deps: { blobs, tools, registry, allowPrivateNetwork: config.allowPrivateNetwork, maxChainDepth: config.maxChainDepth,
-          llm: config.llm, catalog: tools },
+          llm: config.llm, catalog: tools, webhookSecrets, signer: toolSigner, resultUrlTtlSeconds: config.resultUrlTtlSeconds },
       });
       const done = worker.run().catch((err: unknown) => log.error('worker stopped with an error', { error: err }));
       running = { worker, done };
@@ -184,6 +189,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       tasks: new WorkflowTasks({ client, runs, workflowTools, services: { blobs, signer: toolSigner } }),
       signer: publicSigner,
       approvalLinks: createApprovalLinks(key, publicUrl),
+      webhookSecrets,
     });
     const handle = app.callback();
     // Fire-and-forget on purpose: Koa's handler answers every failure itself (ctx.onerror) and

@@ -1,3 +1,4 @@
 // The worker bundles this file: every workflow function exported here is a Temporal workflow type.
 export { approvalSignal, decideUpdate, runAutomation, stateQuery } from './run-automation';
 export { agentStatusQuery, invokeAgent } from './agent-loop';
+export { deliverRunCallback } from './steps/callback';

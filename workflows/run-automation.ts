@@ -9,7 +9,9 @@
  * Timeouts: the workflow execution timeout is the definition's `timeoutSeconds` (set by the
  *   starter; Temporal reports TIMED_OUT); each activity step gets its own limit plus a margin and a
  *   heartbeat timeout, so a dead worker is noticed in seconds and the step retried elsewhere.
- * A `tool` step with `until` polls on timers (steps/poll.ts).
+ * A `tool` step with `until` polls on timers (steps/poll.ts). Step status changes are logged in
+ *   state (steps/transitions.ts); a run with a callback URL starts its delivery when it ends
+ *   (steps/callback.ts); a resumed run reuses the earlier run's outcomes (steps/resume.ts).
  * A step that fails or exceeds its own limit ends the run with ApplicationFailure type
  * STEP_FAILED or STEP_TIMEOUT carrying the RunSummary as details.
  */
@@ -25,10 +27,13 @@ import {
 } from '../src/common/run-types';
 import { agentStep } from './steps/agent';
 import { ApprovalDesk } from './steps/approval';
+import { withCompletionCallback } from './steps/callback';
 import { triggerStep } from './steps/chain';
 import { pollToolStep } from './steps/poll';
+import { reuseEarlierOutcome } from './steps/resume';
 import type { Renderer, StepDraft } from './steps/step-draft';
 import { delayStep, waitUntilStep, type Pauser } from './steps/timers';
+import { trackTransitions } from './steps/transitions';
 
 export const stateQuery = defineQuery<RunState>('state');
 export const decideUpdate = defineUpdate<ApprovalDecision, [DecisionRequest]>('decide');
@@ -56,12 +61,17 @@ function rendererFor(run: RunStepRequest['run'], previous: StepOutcome[]): Rende
 }
 
 export async function runAutomation(input: RunInput): Promise<RunSummary> {
-  const { definition } = input;
   const state: RunState = {
     status: 'RUNNING',
-    steps: Object.fromEntries(definition.steps.map((step, i) => [String(i + 1), { name: step.name, type: step.type, status: 'PENDING' as const }])),
+    steps: Object.fromEntries(input.definition.steps.map((step, i) => [String(i + 1), { name: step.name, type: step.type, status: 'PENDING' as const }])),
     outcomes: [],
   };
+  trackTransitions(state);
+  return withCompletionCallback(input, state, () => runSteps(input, state));
+}
+
+async function runSteps(input: RunInput, state: RunState): Promise<RunSummary> {
+  const { definition } = input;
   const approvals = new ApprovalDesk();
   setHandler(stateQuery, () => state);
   const updateVia = (request: DecisionRequest): 'link' | 'api' => (request.via === 'link' ? 'link' : 'api');
@@ -84,6 +94,7 @@ export async function runAutomation(input: RunInput): Promise<RunSummary> {
     const stepIndex = i + 1;
     const stepState = state.steps[String(stepIndex)];
     if (!stepState) throw ApplicationFailure.nonRetryable(`step ${stepIndex} has no state`, 'INTERNAL');
+    if (reuseEarlierOutcome(input, state, stepIndex, stepState, () => ++executionOrder)) continue;
     stepState.status = 'RUNNING';
     stepState.executionOrder = ++executionOrder;
     const pauser: Pauser = {
@@ -134,7 +145,7 @@ export async function runAutomation(input: RunInput): Promise<RunSummary> {
     stepState.status = outcome.status;
 
     if (outcome.status !== 'COMPLETE') {
-      const summary: RunSummary = { status: outcome.status, failedStep: stepIndex, error: outcome.error, outcomes: state.outcomes };
+      const summary: RunSummary = { status: outcome.status, failedStep: stepIndex, error: outcome.error, outcomes: state.outcomes, transitions: state.transitions };
       const message = `step ${stepIndex} (${step.name}) ${outcome.status === 'TIMEOUT' ? 'exceeded its time limit' : 'failed'}: ${outcome.error ?? `exit code ${outcome.exitCode}`}`;
       // A query answered between here and the close must already say why, as the closed run will.
       Object.assign(state, { status: outcome.status, error: message });
@@ -147,5 +158,5 @@ export async function runAutomation(input: RunInput): Promise<RunSummary> {
     }
   }
   state.status = 'COMPLETE';
-  return { status: 'COMPLETE', outcomes: state.outcomes };
+  return { status: 'COMPLETE', outcomes: state.outcomes, transitions: state.transitions };
 }

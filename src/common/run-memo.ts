@@ -2,7 +2,7 @@
  * The memo flowgate keeps on every run: enough to authorize and describe it without a worker.
  * Pure, so the workflow can build it for the runs it chains.
  */
-import type { RunInput } from './run-types';
+import type { RunInput, RunOrigin } from './run-types';
 
 export interface RunMemo {
   orgId: string;
@@ -15,6 +15,10 @@ export interface RunMemo {
   stepMap: Record<string, number>;
   steps: { name: string; type: string }[];
   parentRunId?: string;
+  /** the run names a completion callback URL (the URL itself is not kept here) */
+  callback?: boolean;
+  /** started by an operator from another run (rerun or resume) */
+  origin?: RunOrigin;
 }
 
 export function buildRunMemo(input: Omit<RunInput, 'runId'>): RunMemo {
@@ -23,5 +27,7 @@ export function buildRunMemo(input: Omit<RunInput, 'runId'>): RunMemo {
     automationName: input.automationName, triggerId: input.triggerId, startedBy: input.startedBy, started: input.started,
     stepMap: input.stepMap, steps: input.definition.steps.map((s) => ({ name: s.name, type: s.type })),
     ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
+    ...(input.callback ? { callback: true } : {}),
+    ...(input.origin ? { origin: input.origin } : {}),
   };
 }

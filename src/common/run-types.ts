@@ -33,6 +33,21 @@ export interface RunInput {
   parentRunId?: string;
   /** 0 for a run started over HTTP; one more per chained `trigger` step */
   chainDepth?: number;
+  /** where the run's final status is POSTed when it ends (workflows/steps/callback.ts) */
+  callback?: { url: string };
+  /** a re-run of another run with its inputs, or a resumption of a failed run */
+  origin?: RunOrigin;
+  /**
+   * a resumed run: the earlier run's outcomes of the steps before `fromStep`, reused as they are
+   * (workflows/steps/resume.ts)
+   */
+  resume?: { fromRunId: string; fromStep: number; outcomes: StepOutcome[] };
+}
+
+/** Where a run came from when an operator started it from another run. */
+export interface RunOrigin {
+  kind: 'rerun' | 'resume';
+  runId: string;
 }
 
 /** What a step produced, as seen by later steps (interpolation) and by the result bodies. */
@@ -108,6 +123,18 @@ export interface StepState {
   type: Step['type'];
   status: RunStatus;
   executionOrder?: number;
+  /** a resumed run's step whose outcome was taken from that earlier run */
+  reusedFrom?: string;
+}
+
+/** One step status change, as the workflow saw it (workflows/steps/transitions.ts). */
+export interface StepTransition {
+  /** 1, 2, 3… in the order they happened: the id of the live status stream's events */
+  seq: number;
+  stepIndex: number;
+  status: RunStatus;
+  /** ISO 8601 UTC, workflow time */
+  at: string;
 }
 
 export type Decision = 'approve' | 'reject';
@@ -159,6 +186,8 @@ export interface RunState {
   waitingOn?: WaitingOn;
   /** Why the run failed, once a step has failed (the workflow is then closing). */
   error?: string;
+  /** step status changes, oldest first (the last TRANSITIONS_KEPT of them) */
+  transitions?: StepTransition[];
 }
 
 /** What the workflow returns, and what a failed run carries as failure details. */
@@ -167,6 +196,8 @@ export interface RunSummary {
   error?: string;
   failedStep?: number;
   outcomes: StepOutcome[];
+  /** the run's step status changes (absent in runs closed before flowgate recorded them) */
+  transitions?: StepTransition[];
 }
 
 /** ApplicationFailure types thrown by the workflow; the gateway maps them to contract statuses. */
@@ -194,3 +225,39 @@ export interface RecordStepRequest {
   error?: string;
   duration: number;
 }
+
+/** What the completion callback of a run sends (workflows/steps/callback.ts → the postCallback activity). */
+export interface CallbackRequest {
+  url: string;
+  run: Pick<RunInput, 'runId' | 'orgId' | 'automationId' | 'automationName' | 'automationVersion' | 'triggerId' | 'started' | 'startedBy' | 'stepMap'>;
+  status: RunSummary['status'];
+  error?: string;
+  outcomes: StepOutcome[];
+  /** ISO 8601 UTC, workflow time: when the run ended */
+  ended: string;
+}
+
+/** A completion callback's state, as the status response shows it (`callback`). */
+export const CallbackState = {
+  /** the run has not ended yet */
+  PENDING: 'PENDING',
+  /** the run ended; attempts are being made (retries with backoff) */
+  DELIVERING: 'DELIVERING',
+  /** a 2xx answer was received */
+  DELIVERED: 'DELIVERED',
+  /** no attempt succeeded, or the URL is refused (private address, 410 Gone) */
+  FAILED: 'FAILED',
+  /** the run ended without a chance to send it (run timeout, termination) */
+  NOT_SENT: 'NOT_SENT',
+} as const;
+
+export interface CallbackStatus {
+  state: keyof typeof CallbackState;
+  /** delivery attempts made so far */
+  attempts: number;
+  /** the last failed attempt's reason */
+  lastError?: string;
+}
+
+/** ApplicationFailure type of a callback that must not be retried. */
+export const CALLBACK_REFUSED = 'CALLBACK_REFUSED';

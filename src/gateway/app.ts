@@ -3,6 +3,7 @@
  */
 import Koa, { type Context, type Next } from 'koa';
 import type Router from '@koa/router';
+import { RunWatcher } from '../runs/run-watcher';
 import type { GatewayDeps } from './deps';
 import { HttpError } from './http-error';
 import { RateLimiter } from './rate-limit';
@@ -16,6 +17,7 @@ import { approvalRoutes } from './routes/approvals';
 import { fileRoutes } from './routes/files';
 import { healthRoutes } from './routes/health';
 import { managementRoutes } from './routes/management';
+import { runManagementRoutes } from './routes/run-management';
 import { runRoutes } from './routes/runs';
 import { oauthCallbackRoutes, serverRoutes } from './routes/servers';
 import { toolRoutes } from './routes/tools';
@@ -38,7 +40,8 @@ async function unmatched(ctx: Context, next: Next): Promise<void> {
   }
 }
 
-export function createApp(deps: GatewayDeps): Koa {
+export function createApp(given: GatewayDeps): Koa {
+  const deps: GatewayDeps = { ...given, watcher: given.watcher ?? new RunWatcher((runId) => given.runs.view(runId), given.config.livePollMs, given.log) };
   const app = new Koa({ proxy: false });
   app.use(requestContext({ log: deps.log }));
   app.use(errorHandler({ log: deps.log }));
@@ -52,7 +55,7 @@ export function createApp(deps: GatewayDeps): Koa {
   }
   app.use(unmatched);
   const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), approvalRoutes(deps)];
-  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps));
+  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), runManagementRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
   for (const router of routers) {
     app.use(router.routes());

@@ -5,6 +5,8 @@ import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Registry } from '../registry';
 import type { RunService } from '../runs/run-service';
+import type { RunWatcher } from '../runs/run-watcher';
+import type { WebhookSecrets } from '../runs/webhook-secrets';
 import type { SignedUrlSigner } from '../signed-urls';
 import type { CustomServers, RuntimeTokens, ToolDispatcher } from '../tools';
 import type { WorkflowTasks } from '../tools/mcp/tasks';
@@ -26,4 +28,8 @@ export interface GatewayDeps {
   /** MCP Tasks on workflow tools (tasks/get, …); without it the tool gateway offers no tasks */
   tasks?: WorkflowTasks;
   log: Logger;
+  /** the one reader per watched run behind long polls and status streams; createApp makes one when absent */
+  watcher?: RunWatcher;
+  /** completion-callback signing secrets; without it the webhook-secret routes are absent */
+  webhookSecrets?: WebhookSecrets;
 }

@@ -177,13 +177,16 @@ export function waitingOnBody(waitingOn: WaitingOn) {
   };
 }
 
-/** 2.5, plus `error` when the run failed or timed out and `waitingOn` while it is PAUSED. */
+/**
+ * 2.5, plus `error` when the run failed or timed out, `waitingOn` while it is PAUSED, `callback`
+ * when it names a completion callback and `origin` when it is a rerun or resumption.
+ */
 export function statusBody(view: RunView) {
   const stepStatus: Record<string, string> = {};
-  const stepInfo: Record<string, { status: string; name: string; executionOrder: number | null }> = {};
+  const stepInfo: Record<string, { status: string; name: string; executionOrder: number | null; reusedFrom?: string }> = {};
   for (const [index, step] of Object.entries(view.steps)) {
     stepStatus[index] = step.status;
-    stepInfo[index] = { status: step.status, name: step.name, executionOrder: step.executionOrder ?? null };
+    stepInfo[index] = { status: step.status, name: step.name, executionOrder: step.executionOrder ?? null, ...(step.reusedFrom ? { reusedFrom: step.reusedFrom } : {}) };
   }
   return {
     automationId: view.memo.automationId,
@@ -193,6 +196,8 @@ export function statusBody(view: RunView) {
     ...(view.waitingOn ? { waitingOn: waitingOnBody(view.waitingOn) } : {}),
     stepStatus,
     stepInfo,
+    ...(view.callback ? { callback: view.callback } : {}),
+    ...(view.memo.origin ? { origin: view.memo.origin } : {}),
   };
 }
 

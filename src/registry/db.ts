@@ -70,6 +70,20 @@ export interface TriggersTable {
   /** set when the trigger is offered as a tool of its organization's `workflows` server */
   tool_name: string | null;
   tool_description: string | null;
+  /** ISO time the trigger was disabled; null while it is enabled */
+  disabled_at: string | null;
+  /** where a run's final status is POSTed (Standard Webhooks), unless the call names its own */
+  callback_url: string | null;
+}
+
+/** An organization's Standard Webhooks signing secret, sealed like connection credentials. */
+export interface WebhookSecretsTable {
+  org_id: string;
+  secret: string;
+  /** the secret before the last rotation, still signed with for a while */
+  previous_secret: string | null;
+  created_at: string;
+  rotated_at: string | null;
 }
 
 export interface ConnectionsTable {
@@ -174,6 +188,7 @@ export interface Database {
   agent_artifacts: AgentArtifactsTable;
   tool_servers: ToolServersTable;
   connection_states: ConnectionStatesTable;
+  webhook_secrets: WebhookSecretsTable;
 }
 
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;

@@ -6,7 +6,7 @@ export { createDb, dbErrorCode } from './db';
 export { FinishedRunStore } from './finished-runs';
 export type { FinishedRunRecord } from './finished-runs';
 export type {
-  AdminTokensTable, ApiKeysTable, ConnectionStatesTable, ConnectionsTable, Database, DatabaseConfig, FinishedRunsTable, OrgsTable, ToolServersTable, TriggersTable, WorkflowsTable,
+  AdminTokensTable, ApiKeysTable, ConnectionStatesTable, ConnectionsTable, Database, DatabaseConfig, FinishedRunsTable, OrgsTable, ToolServersTable, TriggersTable, WebhookSecretsTable, WorkflowsTable,
   WorkflowVersionsTable,
 } from './db';
 export { MIGRATIONS, MigrationError, migrateToLatest } from './migrations';
@@ -19,5 +19,7 @@ export { ToolServerStore, newToolServerId } from './tool-servers';
 export type { ConnectionStateRecord, ConnectionStatus, ToolServerKind, ToolServerRecord } from './tool-servers';
 export { TriggerStore } from './triggers';
 export type { CreateTriggerInput, DesignatedOutput, TriggerRecord, TriggerTool } from './triggers';
+export { WebhookSecretStore } from './webhook-secrets';
+export type { WebhookSecretRecord } from './webhook-secrets';
 export { WorkflowStore, canonicalJson, nextStepMap } from './workflows';
 export type { WorkflowRecord, WorkflowVersion } from './workflows';

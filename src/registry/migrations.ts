@@ -206,6 +206,31 @@ const finishedRuns: Migration = {
   },
 };
 
+/**
+ * Live runs and their management: a trigger can be disabled and may name a completion callback
+ * URL; each organization has a Standard Webhooks signing secret (sealed, with the previous one
+ * kept for a day after a rotation).
+ */
+const triggerStateAndWebhooks: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('triggers').addColumn('disabled_at', 'text').execute();
+    await db.schema.alterTable('triggers').addColumn('callback_url', 'text').execute();
+    await db.schema.createTable('webhook_secrets')
+      .addColumn('org_id', 'text', (c) => c.primaryKey().references('orgs.id').onDelete('cascade'))
+      .addColumn('secret', 'text', (c) => c.notNull())
+      .addColumn('previous_secret', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('rotated_at', 'text')
+      .execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropTable('webhook_secrets').ifExists().execute();
+    await db.schema.alterTable('triggers').dropColumn('callback_url').execute();
+    await db.schema.alterTable('triggers').dropColumn('disabled_at').execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
@@ -213,6 +238,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0004-tool-servers': toolServers,
   '0005-trigger-tools': triggerTools,
   '0006-finished-runs': finishedRuns,
+  '0007-trigger-state-webhooks': triggerStateAndWebhooks,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

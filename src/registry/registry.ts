@@ -20,6 +20,7 @@ import { migrateToLatest } from './migrations';
 import { OrgStore } from './orgs';
 import { ToolServerStore } from './tool-servers';
 import { TriggerStore } from './triggers';
+import { WebhookSecretStore } from './webhook-secrets';
 import { WorkflowStore } from './workflows';
 
 export async function openRegistry(config: DatabaseConfig): Promise<Registry> {
@@ -47,6 +48,8 @@ export class Registry {
   readonly agents: AgentStore;
   /** custom tool servers, and the state of custom connections (OAuth consent, errors) */
   readonly toolServers: ToolServerStore;
+  /** each organization's completion-callback signing secret (sealed) */
+  readonly webhookSecrets: WebhookSecretStore;
 
   constructor(private readonly db: Kysely<Database>) {
     this.orgs = new OrgStore(db);
@@ -57,6 +60,7 @@ export class Registry {
     this.finishedRuns = new FinishedRunStore(db);
     this.agents = new AgentStore(db);
     this.toolServers = new ToolServerStore(db);
+    this.webhookSecrets = new WebhookSecretStore(db);
   }
 
   async close(): Promise<void> {

@@ -24,6 +24,10 @@ export interface TriggerRecord {
   designatedOutput: DesignatedOutput | null;
   tool: TriggerTool | null;
   createdAt: string;
+  /** ISO time it was disabled; null while enabled. Mutable: read it fresh (`disabledAt()`), never from a cache */
+  disabledAt: string | null;
+  /** completion callback URL of the runs it starts (a call may name its own) */
+  callbackUrl: string | null;
 }
 
 export interface CreateTriggerInput {
@@ -31,6 +35,7 @@ export interface CreateTriggerInput {
   name?: string | null;
   designatedOutput?: DesignatedOutput | null;
   tool?: TriggerTool | null;
+  callbackUrl?: string | null;
 }
 
 export class TriggerStore {
@@ -64,11 +69,12 @@ export class TriggerStore {
     }
     const trigger: TriggerRecord = {
       id: newId('trg'), orgId, workflowId: input.workflowId, name: input.name ?? null, designatedOutput: output, tool, createdAt: nowIso(),
+      disabledAt: null, callbackUrl: input.callbackUrl ?? null,
     };
     await this.db.insertInto('triggers').values({
       id: trigger.id, org_id: orgId, workflow_id: trigger.workflowId, name: trigger.name,
       designated_output: output && JSON.stringify(output), created_at: trigger.createdAt,
-      tool_name: tool?.name ?? null, tool_description: tool?.description ?? null,
+      tool_name: tool?.name ?? null, tool_description: tool?.description ?? null, disabled_at: null, callback_url: trigger.callbackUrl,
     }).execute();
     return trigger;
   }
@@ -106,6 +112,21 @@ export class TriggerStore {
     return result.numDeletedRows > 0n;
   }
 
+  /** Disables (or enables) the org's trigger; the record as it is now, undefined when not in that org. Disabling twice keeps the first time. */
+  async setDisabled(orgId: string, id: string, disabled: boolean): Promise<TriggerRecord | undefined> {
+    let update = this.db.updateTable('triggers').set({ disabled_at: disabled ? nowIso() : null }).where('id', '=', id).where('org_id', '=', orgId);
+    if (disabled) update = update.where('disabled_at', 'is', null);
+    await update.execute();
+    const row = await this.db.selectFrom('triggers').selectAll().where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+    return row && toTriggerRecord(row);
+  }
+
+  /** When the trigger was disabled (null: enabled; undefined: no such trigger), read fresh on every call. */
+  async disabledAt(id: string): Promise<string | null | undefined> {
+    const row = await this.db.selectFrom('triggers').select('disabled_at').where('id', '=', id).executeTakeFirst();
+    return row?.disabled_at;
+  }
+
   /** Not filtered by org: the caller decides what to reveal to whom. */
   async get(id: string): Promise<TriggerRecord | undefined> {
     const row = await this.db.selectFrom('triggers').selectAll().where('id', '=', id).executeTakeFirst();
@@ -122,5 +143,7 @@ function toTriggerRecord(row: Selectable<TriggersTable>): TriggerRecord {
     designatedOutput: row.designated_output === null ? null : fromJson<DesignatedOutput>(row.designated_output),
     tool: row.tool_name === null ? null : { name: row.tool_name, description: row.tool_description ?? '' },
     createdAt: row.created_at,
+    disabledAt: row.disabled_at,
+    callbackUrl: row.callback_url,
   };
 }

@@ -32,6 +32,7 @@ export interface RunInputSource {
   inputs: RunInput['inputs'];
   parentRunId?: string;
   chainDepth?: number;
+  callbackUrl?: string;
 }
 
 export function runInputFor(source: RunInputSource): Omit<RunInput, 'runId'> {
@@ -48,5 +49,6 @@ export function runInputFor(source: RunInputSource): Omit<RunInput, 'runId'> {
     started: new Date().toISOString(),
     inputs: source.inputs,
     ...(source.parentRunId ? { parentRunId: source.parentRunId, chainDepth: source.chainDepth ?? 1 } : {}),
+    ...(source.callbackUrl ? { callback: { url: source.callbackUrl } } : {}),
   };
 }

@@ -6,13 +6,15 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { ApplicationFailure, arrayFromPayloads, TimeoutFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import type { runAutomation } from '../../workflows';
-import { DecisionRefusal, FailureType, type ApprovalDecision, type DecisionRequest, type RunInput, type RunState, type RunStatus, type RunSummary, type StepOutcome, type StepState, type WaitingOn } from '../common/run-types';
+import { CallbackState, DecisionRefusal, FailureType, type ApprovalDecision, type CallbackStatus, type StepTransition, type DecisionRequest, type RunInput, type RunState, type RunStatus, type RunSummary, type StepOutcome, type StepState, type WaitingOn } from '../common/run-types';
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import type { Logger } from '../logger';
 import type { FinishedRunCache } from './finished-run-cache';
+import { LruCache } from '../common/lru-cache';
 
 export type { RunMemo } from '../common/run-memo';
 
@@ -26,6 +28,10 @@ export interface RunView {
   error?: string;
   /** closed, and everything shown is the run's last word: safe to keep (finished-run-cache.ts) */
   final?: boolean;
+  /** step status changes as the workflow logged them (the status stream's events) */
+  transitions?: StepTransition[];
+  /** the completion callback's state, for a run that names one (never kept with the view: it changes after the run closed) */
+  callback?: CallbackStatus;
 }
 
 export interface RunListEntry {
@@ -97,7 +103,12 @@ export function runIdFor(orgId: string, triggerId: string, idempotencyKey?: stri
   return idempotencyKey ? idempotentRunId(orgId, triggerId, idempotencyKey) : randomUUID();
 }
 
+/** How many delivered or failed callbacks' states one process keeps (they never change). */
+const KEPT_CALLBACK_STATES = 5_000;
+
 export class RunService {
+  private readonly callbacks = new LruCache<string, CallbackStatus>({ maxEntries: KEPT_CALLBACK_STATES, ttlMs: Infinity });
+
   /** `finished`: where closed runs' views are kept, so polling them needs no Temporal call */
   constructor(private readonly client: Client, private readonly taskQueue: string, private readonly log: Logger,
     private readonly finished?: FinishedRunCache) {}
@@ -175,10 +186,52 @@ export class RunService {
    */
   async view(runId: string, closing?: Closing): Promise<RunView | undefined> {
     const kept = await this.finished?.get(runId);
-    if (kept) return kept;
+    if (kept) return this.withCallback(kept);
     const view = await this.viewFromTemporal(runId, closing);
     if (view?.final) await this.finished?.remember(view);
-    return view;
+    return view && this.withCallback(view);
+  }
+
+  /** The view with its callback's state (a copy: kept views are shared). */
+  private async withCallback(view: RunView): Promise<RunView> {
+    if (!view.memo.callback) return view;
+    return { ...view, callback: await this.callbackStatus(view) };
+  }
+
+  /**
+   * Where the run's completion callback is: PENDING while the run is open, then the delivery
+   * workflow's pending activity (attempts so far, last error) or its result. Final states are kept.
+   */
+  async callbackStatus(view: Pick<RunView, 'runId' | 'status'>): Promise<CallbackStatus> {
+    const known = this.callbacks.get(view.runId);
+    if (known) return known;
+    const ended = view.status === 'COMPLETE' || view.status === 'FAILED' || view.status === 'TIMEOUT';
+    const handle = this.client.workflow.getHandle(`${view.runId}-callback`);
+    let description;
+    try {
+      description = await handle.describe();
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      if (!ended) return { state: CallbackState.PENDING, attempts: 0 };
+      // The run closed without starting it (its workflow timeout, a termination), or is closing.
+      const closed = await this.client.workflow.getHandle(view.runId).describe().then((d) => d.status.name !== 'RUNNING', () => false);
+      return { state: closed ? CallbackState.NOT_SENT : CallbackState.PENDING, attempts: 0 };
+    }
+    if (description.status.name === 'COMPLETED') {
+      const status = await handle.result() as CallbackStatus;
+      this.callbacks.set(view.runId, status);
+      return status;
+    }
+    if (description.status.name !== 'RUNNING') return { state: CallbackState.FAILED, attempts: 0, lastError: `the delivery workflow ended as ${description.status.name}` };
+    const pending = description.raw.pendingActivities?.[0];
+    const attempt = pending?.attempt ?? 1;
+    // STARTED: the attempt is under way and counts; SCHEDULED after a failure: waiting to retry.
+    const inFlight = pending?.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+    return {
+      state: CallbackState.DELIVERING,
+      attempts: inFlight ? attempt : attempt - 1,
+      ...(pending?.lastFailure?.message ? { lastError: pending.lastFailure.message } : {}),
+    };
   }
 
   private async viewFromTemporal(runId: string, closing?: Closing): Promise<RunView | undefined> {
@@ -199,7 +252,8 @@ export class RunService {
         if (historyLength <= HISTORY_LENGTH_BEFORE_FIRST_TASK) return { ...base, status: 'PENDING', steps: stepsFromMemo(memo, 'PENDING'), outcomes: [] };
         const state = await this.queryState(handle);
         if (!state) return { ...base, status: 'RUNNING', steps: stepsFromMemo(memo, 'PENDING'), outcomes: [] };
-        return { ...base, status: state.status, steps: state.steps, outcomes: state.outcomes, ...(state.waitingOn ? { waitingOn: state.waitingOn } : {}), ...(state.error ? { error: state.error } : {}) };
+        return { ...base, status: state.status, steps: state.steps, outcomes: state.outcomes, ...(state.waitingOn ? { waitingOn: state.waitingOn } : {}), ...(state.error ? { error: state.error } : {}),
+          ...(state.transitions ? { transitions: state.transitions } : {}) };
       }
       case 'COMPLETED': {
         return completedView(runId, memo, closing && 'summary' in closing ? closing.summary : await handle.result());
@@ -244,13 +298,18 @@ export class RunService {
 
   /** The inputs a run was started with, read from its first history event (no worker needed). */
   async startedInputs(runId: string): Promise<RunInput['inputs']> {
+    return (await this.startedInput(runId)).inputs;
+  }
+
+  /** The whole input a run was started with (its first history event). */
+  async startedInput(runId: string): Promise<RunInput> {
     const { history } = await this.client.workflowService.getWorkflowExecutionHistory({
       namespace: this.client.options.namespace, execution: { workflowId: runId }, maximumPageSize: 1,
     });
     const payloads = history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
     const [input] = arrayFromPayloads(this.client.workflow.options.loadedDataConverter.payloadConverter, payloads) as [RunInput | undefined];
     if (!input) throw new Error(`run ${runId} has no start input`);
-    return input.inputs;
+    return input;
   }
 
   /**
@@ -308,7 +367,8 @@ export class RunService {
     if (cause instanceof ApplicationFailure && (cause.type === FailureType.STEP_FAILED || cause.type === FailureType.STEP_TIMEOUT)) {
       const summary = cause.details?.[0] as RunSummary | undefined;
       if (summary) {
-        return { ...base, status: summary.status, steps: stepsFromOutcomes(base.memo, summary.outcomes, 'PENDING'), outcomes: summary.outcomes, error: cause.message, final: true };
+        return { ...base, status: summary.status, steps: stepsFromOutcomes(base.runId, base.memo, summary.outcomes, 'PENDING'), outcomes: summary.outcomes, error: cause.message, final: true,
+          ...(summary.transitions ? { transitions: summary.transitions } : {}) };
       }
     }
     const reason = cause instanceof TimeoutFailure ? 'the run timed out'
@@ -328,23 +388,27 @@ export class RunService {
       if (step.status === 'RUNNING' || step.status === 'PAUSED') step.status = status;
     }
     // Without the state query's answer the steps are guesses: not the run's last word.
-    return { ...base, status, steps, outcomes, error, ...(state ? { final: true } : {}) };
+    return { ...base, status, steps, outcomes, error, ...(state ? { final: true } : {}), ...(state?.transitions ? { transitions: state.transitions } : {}) };
   }
 }
 
 function completedView(runId: string, memo: RunMemo, summary: RunSummary): RunView {
-  return { runId, memo, status: 'COMPLETE', steps: stepsFromOutcomes(memo, summary.outcomes, 'COMPLETE'), outcomes: summary.outcomes, final: true };
+  return { runId, memo, status: 'COMPLETE', steps: stepsFromOutcomes(runId, memo, summary.outcomes, 'COMPLETE'), outcomes: summary.outcomes, final: true,
+    ...(summary.transitions ? { transitions: summary.transitions } : {}) };
 }
 
 function stepsFromMemo(memo: RunMemo, status: RunStatus): Record<string, StepState> {
   return Object.fromEntries(memo.steps.map((s, i) => [String(i + 1), { name: s.name, type: s.type as StepState['type'], status }]));
 }
 
-function stepsFromOutcomes(memo: RunMemo, outcomes: StepOutcome[], notRun: RunStatus): Record<string, StepState> {
+function stepsFromOutcomes(runId: string, memo: RunMemo, outcomes: StepOutcome[], notRun: RunStatus): Record<string, StepState> {
   const steps = stepsFromMemo(memo, notRun);
   outcomes.forEach((outcome, order) => {
     const step = steps[String(outcome.stepIndex)];
     if (step) Object.assign(step, { status: outcome.status, executionOrder: order + 1 });
+    // A resumed run's reused outcome keeps the files of the run that produced it (runs/<org>/<run>/…).
+    const producer = outcome.files['output.txt'].key.split('/')[2];
+    if (step && memo.origin?.kind === 'resume' && producer && producer !== runId) step.reusedFrom = producer;
   });
   return steps;
 }

@@ -22,7 +22,7 @@ import { checkInputs } from './input-schema';
 import { inputsForRun, runInputFor } from './run-input';
 import { runIdFor, type RunService } from './run-service';
 
-export type TriggerRefusalCode = 'UNKNOWN_TRIGGER' | 'NOT_PUBLISHED' | 'INVALID_INPUTS' | 'INVALID_INPUT_SCHEMA';
+export type TriggerRefusalCode = 'UNKNOWN_TRIGGER' | 'DISABLED' | 'NOT_PUBLISHED' | 'INVALID_INPUTS' | 'INVALID_INPUT_SCHEMA';
 
 export interface TriggerRefusal {
   ok: false;
@@ -49,6 +49,8 @@ export interface RunRequest {
   inputsBlobName?: string;
   /** set for a run started by a `trigger` step */
   chain?: { parentRunId: string; chainDepth: number };
+  /** the call's completion callback URL; else the trigger's own, if it has one */
+  callbackUrl?: string;
 }
 
 export interface PreparedRun {
@@ -105,6 +107,10 @@ export class TriggerService {
     // is the latest is asked every time (one small query), so a new publish counts at once.
     const trigger = await this.triggers.getOrLoad(triggerId, () => this.deps.registry.triggers.get(triggerId));
     if (!trigger || trigger.orgId !== orgId) return refusal('UNKNOWN_TRIGGER', `no trigger ${triggerId}`);
+    // Enabled or not is the one thing about a trigger that changes: asked every time.
+    const disabledAt = await this.deps.registry.triggers.disabledAt(triggerId);
+    if (disabledAt === undefined) return refusal('UNKNOWN_TRIGGER', `no trigger ${triggerId}`);
+    if (disabledAt !== null) return refusal('DISABLED', `trigger ${triggerId} is disabled (since ${disabledAt}); an administrator can enable it again`);
     const latest = await this.deps.registry.workflows.publishedVersionNumber(trigger.workflowId);
     const version = latest ? await this.versions.getOrLoad(`${trigger.workflowId}@${latest}`, () => this.deps.registry.workflows.getVersion(trigger.workflowId, latest)) : undefined;
     if (!version) return refusal('NOT_PUBLISHED', `the workflow of trigger ${triggerId} has no published version`);
@@ -129,6 +135,7 @@ export class TriggerService {
       if (storedKey) storedKeys.push(storedKey);
       const input = runInputFor({
         orgId: trigger.orgId, version, triggerId: trigger.id, startedBy: request.startedBy, inputs, ...request.chain,
+        callbackUrl: request.callbackUrl ?? trigger.callbackUrl ?? undefined,
       });
       return { ok: true, input, storedKeys };
     } catch (err) {

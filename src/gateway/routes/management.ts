@@ -6,6 +6,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { WorkflowDefinitionSchema, type WorkflowDefinition } from '../../common/definition';
+import { CallbackUrlSchema } from '../../runs/callback-url';
 import { inputSchemaProblem } from '../../runs/input-schema';
 import { RegistryError, type TriggerRecord, type WorkflowRecord } from '../../registry';
 import type { RunView } from '../../runs/run-service';
@@ -14,9 +15,10 @@ import { forgetApiKeys, requireAdmin, type AdminPrincipal } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { badRequest, conflict, forbidden, HttpError, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
-import { resultsBody, statusBody } from '../run-bodies';
+import { answerStatus, streamStatus } from '../live-status';
+import { resultsBody } from '../run-bodies';
 import { callTemporal } from '../temporal-errors';
-import { designatedOutput } from './runs';
+import { designatedOutput, watcherOf } from './runs';
 
 const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
 const CreateTriggerSchema = z.object({
@@ -28,6 +30,8 @@ const CreateTriggerSchema = z.object({
     name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _, . or -'),
     description: z.string().min(1).max(2000),
   }).strict().optional(),
+  /** completion callback URL of every run the trigger starts (a call's X-Pf-Callback-Url wins) */
+  callbackUrl: CallbackUrlSchema.optional(),
 }).strict();
 const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
 const CreateApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
@@ -40,7 +44,7 @@ const RunsQuerySchema = z.object({
 export const API_KEY_PREFIX = 'fgk_';
 export const ADMIN_TOKEN_PREFIX = 'fga_';
 
-function parse<T>(schema: z.ZodType<T>, value: unknown, code = 'invalid_body'): T {
+export function parse<T>(schema: z.ZodType<T>, value: unknown, code = 'invalid_body'): T {
   const parsed = schema.safeParse(value ?? {});
   if (!parsed.success) {
     throw badRequest(code, parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
@@ -56,11 +60,11 @@ function parseDefinition(value: unknown): WorkflowDefinition {
   return definition;
 }
 
-function admin(ctx: Context): AdminPrincipal {
+export function admin(ctx: Context): AdminPrincipal {
   return ctx.state.admin as AdminPrincipal;
 }
 
-function body(ctx: Context): unknown {
+export function body(ctx: Context): unknown {
   return (ctx.request as { body?: unknown }).body;
 }
 
@@ -68,12 +72,15 @@ function workflowBody(w: WorkflowRecord) {
   return { id: w.id, name: w.name, draft: w.draft, publishedVersion: w.publishedVersion, versions: w.versions, createdAt: w.createdAt, updatedAt: w.updatedAt };
 }
 
-function triggerBody(t: TriggerRecord) {
-  return { id: t.id, workflowId: t.workflowId, name: t.name, designatedOutput: t.designatedOutput, tool: t.tool, createdAt: t.createdAt };
+export function triggerBody(t: TriggerRecord) {
+  return {
+    id: t.id, workflowId: t.workflowId, name: t.name, designatedOutput: t.designatedOutput, tool: t.tool, createdAt: t.createdAt,
+    enabled: t.disabledAt === null, disabledAt: t.disabledAt, callbackUrl: t.callbackUrl,
+  };
 }
 
 /** The run if it belongs to the admin's organization: another org's run is a 404 like a missing one. */
-async function ownRun(ctx: Context, deps: GatewayDeps): Promise<RunView> {
+export async function ownRun(ctx: Context, deps: GatewayDeps): Promise<RunView> {
   const view = await callTemporal(() => deps.runs.view(ctx.params.runId ?? ''));
   if (!view || view.memo.orgId !== admin(ctx).orgId) throw notFound('unknown_run', `no run ${ctx.params.runId}`);
   return view;
@@ -208,8 +215,13 @@ export function managementRoutes(deps: GatewayDeps): Router {
   /** The polling status body (interface.md 2.5) of any run of the organization, without an API key. */
   router.get('/runs/:runId', async (ctx) => {
     const view = await ownRun(ctx, deps);
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = statusBody(view);
+    await answerStatus(ctx, watcherOf(deps), view);
+  });
+
+  /** The run's step transitions as Server-Sent Events (as …/status/stream of the polling surface). */
+  router.get('/runs/:runId/stream', async (ctx) => {
+    const view = await ownRun(ctx, deps);
+    streamStatus(ctx, watcherOf(deps), view);
   });
 
   router.get('/runs/:runId/results', async (ctx) => {

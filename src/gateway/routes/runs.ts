@@ -7,13 +7,15 @@ import type { Context } from 'koa';
 import { LruCache } from '../../common/lru-cache';
 import type { DesignatedOutput } from '../../registry';
 import type { RunView } from '../../runs/run-service';
+import type { RunWatcher } from '../../runs/run-watcher';
 import { z } from 'zod';
 import type { DecisionRefusal } from '../../common/run-types';
 import { authenticateApiKey, type ApiKeyPrincipal } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { badRequest, HttpError, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
-import { resultsBody, statusBody } from '../run-bodies';
+import { answerStatus, streamStatus } from '../live-status';
+import { resultsBody } from '../run-bodies';
 import { callTemporal } from '../temporal-errors';
 
 const DecisionBodySchema = z.object({
@@ -47,6 +49,12 @@ export async function designatedOutput(deps: GatewayDeps, view: RunView): Promis
   return version?.definition.output;
 }
 
+/** The app's run watcher (createApp always sets one). */
+export function watcherOf(deps: GatewayDeps): RunWatcher {
+  if (!deps.watcher) throw new Error('the gateway has no run watcher');
+  return deps.watcher;
+}
+
 /** Triggers and published versions never change, so neither does a run's designated output. */
 const CACHED_DESIGNATED_OUTPUTS = 10_000;
 
@@ -58,8 +66,11 @@ export function runRoutes(deps: GatewayDeps): Router {
     `${view.memo.triggerId}\n${view.memo.automationId}@${view.memo.automationVersion}`, async () => (await designatedOutput(deps, view)) ?? null)) ?? undefined;
   router.get('/status', async (ctx) => {
     const view = await visibleRun(ctx, deps);
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = statusBody(view);
+    await answerStatus(ctx, watcherOf(deps), view);
+  });
+  router.get('/status/stream', async (ctx) => {
+    const view = await visibleRun(ctx, deps);
+    streamStatus(ctx, watcherOf(deps), view);
   });
   const parseBody = jsonBody({ limit: '16kb' });
   router.post('/approval', async (ctx) => {

@@ -11,6 +11,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { TRIGGER_LIMITS } from '../../attachments/limits';
 import { buildRunMemo } from '../../common/run-memo';
+import { CALLBACK_URL_HEADER, CallbackUrlSchema } from '../../runs/callback-url';
 import { StartUnconfirmedError, TriggerService, type StartedRun, type TriggerRefusal, type TriggerRefusalCode } from '../../runs/trigger-service';
 import { authenticateApiKey, type ApiKeyPrincipal } from '../auth';
 import type { GatewayDeps } from '../deps';
@@ -62,6 +63,7 @@ function waitPlan(ctx: Context, windowSeconds: number): { waitSeconds?: number; 
 const REFUSAL_STATUS: Record<TriggerRefusalCode, { status: number; code: string }> = {
   UNKNOWN_TRIGGER: { status: 404, code: 'unknown_trigger' },
   NOT_PUBLISHED: { status: 409, code: 'not_published' },
+  DISABLED: { status: 409, code: 'trigger_disabled' },
   INVALID_INPUTS: { status: 422, code: 'invalid_inputs' },
   INVALID_INPUT_SCHEMA: { status: 409, code: 'invalid_input_schema' },
 };
@@ -101,11 +103,12 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerSe
   if (!target.ok) throw refused(target);
   const plan = waitPlan(ctx, deps.config.syncWaitSeconds);
   const idempotencyKey = header(ctx, 'Idempotency-Key', IdempotencyKeySchema, 'must be 1 to 255 visible ASCII characters');
+  const callbackUrl = header(ctx, CALLBACK_URL_HEADER, CallbackUrlSchema.optional(), 'must be an absolute http or https URL without user or password (at most 2048 characters)');
 
   const received = await readTriggerInputs(ctx, {
     multipart: kind === 'api', blobs: deps.blobs, signer: deps.signer, orgId: principal.orgId, limits: TRIGGER_LIMITS,
   });
-  const run = await service.prepare(target, { inputs: received.inputs, coerce: received.textual, startedBy: principal.keyId, storedKeys: received.storedKeys });
+  const run = await service.prepare(target, { inputs: received.inputs, coerce: received.textual, startedBy: principal.keyId, storedKeys: received.storedKeys, callbackUrl });
   if (!run.ok) throw refused(run);
   let started: StartedRun;
   try {
