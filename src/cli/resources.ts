@@ -64,13 +64,33 @@ export function triggerCommands(program: Command): void {
   });
   tr.command('create <workflowId>').option('--name <name>').option('--output-step <n>', 'designated output step', (v) => Number(v))
     .option('--output-file <name>', 'file name of the designated output')
-    .action(async (workflowId: string, o: { name?: string; outputStep?: number; outputFile?: string }, cmd: Command) => {
+    .option('--callback-url <url>', 'POST every run\'s final status there (Standard Webhooks signature)')
+    .action(async (workflowId: string, o: { name?: string; outputStep?: number; outputFile?: string; callbackUrl?: string }, cmd: Command) => {
       const c = contextOf(cmd);
-      const body: Row = { workflowId, ...(o.name ? { name: o.name } : {}) };
+      const body: Row = { workflowId, ...(o.name ? { name: o.name } : {}), ...(o.callbackUrl ? { callbackUrl: o.callbackUrl } : {}) };
       if (o.outputStep !== undefined) body.designatedOutput = { stepIndex: o.outputStep, ...(o.outputFile ? { fileName: o.outputFile } : {}) };
       const trigger = (await c.client.request<Row>('POST', '/api/v1/triggers', { body })).body;
       done(c.json, trigger, String(trigger.id));
     });
+  for (const action of ['disable', 'enable'] as const) {
+    tr.command(`${action} <id>`).description(action === 'disable' ? 'refuse calls (409 trigger_disabled) until enabled again' : 'accept calls again')
+      .action(async (id: string, _o, cmd: Command) => {
+        const c = contextOf(cmd);
+        const trigger = (await c.client.request<Row>('POST', `/api/v1/triggers/${enc(id)}/${action}`)).body;
+        done(c.json, trigger, `${id} ${trigger.enabled ? 'enabled' : 'disabled'}`);
+      });
+  }
+  const secret = program.command('webhook-secret').description('the organization\'s completion-callback signing secret');
+  secret.command('show').description('the secret (created on first use)').action(async (_o, cmd: Command) => {
+    const c = contextOf(cmd);
+    const body = await c.client.get<Row>('/api/v1/webhook-secret');
+    done(c.json, body, String(body.secret));
+  });
+  secret.command('rotate').description('a new secret; the previous one keeps signing beside it for 24 hours').action(async (_o, cmd: Command) => {
+    const c = contextOf(cmd);
+    const body = (await c.client.request<Row>('POST', '/api/v1/webhook-secret/rotate')).body;
+    done(c.json, body, String(body.secret));
+  });
   tr.command('delete <id>').action(async (id: string, _o, cmd: Command) => {
     const c = contextOf(cmd);
     await c.client.request('DELETE', `/api/v1/triggers/${enc(id)}`);

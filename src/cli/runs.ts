@@ -119,6 +119,21 @@ export function runCommands(program: Command): void {
       if (c.json) printJson(final);
       process.exitCode = exitCodeFor(final.status);
     });
+  runs.command('rerun <runId>').description('a new run with the same inputs, on the latest version (or --same-version)')
+    .option('--same-version', 'run the version the earlier run ran')
+    .action(async (runId: string, o: { sameVersion?: boolean }, cmd: Command) => {
+      const c = contextOf(cmd);
+      const body = (await c.client.request<Row>('POST', `/api/v1/runs/${enc(runId)}/rerun`, { body: { version: o.sameVersion ? 'same' : 'latest' } })).body;
+      if (c.json) printJson(body);
+      else process.stdout.write(`${String(body.runId)}\n`);
+    });
+  runs.command('resume <runId>').description('a new run of a FAILED or TIMEOUT run from its failed step, reusing the earlier results')
+    .action(async (runId: string, _o, cmd: Command) => {
+      const c = contextOf(cmd);
+      const body = (await c.client.request<Row>('POST', `/api/v1/runs/${enc(runId)}/resume`)).body;
+      if (c.json) printJson(body);
+      else process.stdout.write(`${String(body.runId)}\n`);
+    });
   runs.command('cancel <runId>').description('Temporal cancellation: the run ends FAILED, error "the run was cancelled"')
     .action(async (runId: string, _o, cmd: Command) => {
       const c = contextOf(cmd);
@@ -183,7 +198,8 @@ export function callCommand(program: Command): void {
     .option('-f, --file <file>', 'inputs from a JSON or YAML file (- for stdin; stdin is read when piped)')
     .option('--wait [seconds]', 'wait for the result (default: until it ends)')
     .option('--idempotency-key <key>')
-    .action(async (triggerId: string, o: { input: string[]; file?: string; wait?: boolean | string; idempotencyKey?: string }, cmd: Command) => {
+    .option('--callback-url <url>', 'POST the run\'s final status there when it ends')
+    .action(async (triggerId: string, o: { input: string[]; file?: string; wait?: boolean | string; idempotencyKey?: string; callbackUrl?: string }, cmd: Command) => {
       const c = contextOf(cmd);
       if (!c.apiKey) throw new CliError('no API key: pass --api-key or set FLOWGATE_API_KEY', EXIT.USAGE);
       const inputs = callInputs(o);
@@ -194,7 +210,10 @@ export function callCommand(program: Command): void {
       if (window) progress.update(`waiting for the run (up to ${window} s)…`);
       const reply = await c.client.request<Row | string>('POST', `/ext/triggers/${enc(triggerId)}`, {
         auth: 'none', body: inputs, timeoutMs: ((window ?? 0) + 30) * 1000,
-        headers: { 'X-API-KEY': c.apiKey, ...(window ? { Prefer: `wait=${window}` } : {}), ...(o.idempotencyKey ? { 'Idempotency-Key': o.idempotencyKey } : {}) },
+        headers: {
+          'X-API-KEY': c.apiKey, ...(window ? { Prefer: `wait=${window}` } : {}), ...(o.idempotencyKey ? { 'Idempotency-Key': o.idempotencyKey } : {}),
+          ...(o.callbackUrl ? { 'X-Pf-Callback-Url': o.callbackUrl } : {}),
+        },
       });
       progress.done();
       const runId = reply.headers.get('x-pf-run-id') ?? '';

@@ -5,7 +5,6 @@
  * through the process's RunWatcher: one reader per run, however many callers wait.
  */
 import { createHash } from 'node:crypto';
-import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import type { StepTransition } from '../common/run-types';
 import { ended, type RunWatcher } from '../runs/run-watcher';
@@ -131,12 +130,16 @@ export function streamStatus(ctx: Context, watcher: RunWatcher, first: RunView):
     ctx.status = 204;
     return;
   }
-  const stream = new PassThrough();
+  // Written straight to the socket (Koa would report a client that goes away as an error).
+  const stream = ctx.res;
+  ctx.status = 200;
+  ctx.respond = false;
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
-  ctx.status = 200;
-  ctx.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
-  ctx.body = stream;
+  stream.writeHead(200, {
+    ...ctx.response.headers as Record<string, string>,
+    'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no',
+  });
 
   let unsubscribe = (): void => undefined;
   const heartbeat = setInterval(() => stream.write(': keep-alive\n\n'), HEARTBEAT_MS);
