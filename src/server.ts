@@ -23,6 +23,8 @@ import type { Logger } from './logger';
 import { openRegistry, type Registry } from './registry';
 import { FinishedRunCache } from './runs/finished-run-cache';
 import { RunService } from './runs/run-service';
+import { ScheduleReconciler } from './schedules/reconciler';
+import { ScheduleService } from './schedules/schedule-service';
 import { hashSecret, randomToken } from './secrets';
 import { createSigner } from './signed-urls';
 import { createRuntimeTokens, createToolDispatcher, CustomServers, type ServerKind, type ServerSource, type ToolDispatcher } from './tools';
@@ -55,6 +57,8 @@ export interface Flowgate {
   client: Client;
   /** the in-process tool dispatcher */
   tools: ToolDispatcher;
+  /** triggers' Temporal schedules */
+  schedules: ScheduleService;
   /** starts a worker if none runs (tests restart workers with this and stopWorker) */
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
@@ -128,6 +132,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       },
     });
     const runs = new RunService(client, temporal.taskQueue, log, new FinishedRunCache(registry.finishedRuns, log));
+    const schedules = new ScheduleService({ client, registry, taskQueue: temporal.taskQueue, log });
     // each organization's published triggers that opted in, as the tools of its `workflows` server
     const workflowTools = new WorkflowTools({ registry, runs, blobs, log, resultUrlTtlSeconds: config.resultUrlTtlSeconds });
     const toolSigner = { sign: (...args: Parameters<typeof publicSigner.sign>) => publicSigner.sign(...args), verify: (...args: Parameters<typeof publicSigner.verify>) => publicSigner.verify(...args) };
@@ -162,7 +167,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       await workerConnection?.close();
     });
     if (options.worker ?? config.role !== 'gateway') await startWorker();
-    const base = { tools, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, stop: stopAll };
+    const base = { tools, schedules, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, stop: stopAll };
     if (config.role === 'worker') return base;
 
     const server = http.createServer();
@@ -180,11 +185,16 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     publicSigner = createSigner(key, publicUrl);
     const app = createApp({
       config, registry, temporal: client, blobs, log, tools, customServers, runtimeTokens: createRuntimeTokens(key, registry),
-      runs,
+      runs, schedules,
       tasks: new WorkflowTasks({ client, runs, workflowTools, services: { blobs, signer: toolSigner } }),
       signer: publicSigner,
       approvalLinks: createApprovalLinks(key, publicUrl),
     });
+    // Temporal schedules follow the registry's; a gateway brings them in line at start and then
+    // every FLOWGATE_SCHEDULE_RECONCILE_SECONDS (repairing what a crash between the two left).
+    const reconciler = new ScheduleReconciler(schedules, config.scheduleReconcileSeconds, log);
+    reconciler.start();
+    cleanups.push(() => reconciler.stop());
     const handle = app.callback();
     // Fire-and-forget on purpose: Koa's handler answers every failure itself (ctx.onerror) and
     // never rejects, and Node's 'request' event has no use for a promise.

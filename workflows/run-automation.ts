@@ -1,7 +1,8 @@
 /**
  * runAutomation: runs one published workflow version step by step.
  *
- * Input: RunInput (the whole definition travels in it, so a run is pinned to its version).
+ * Input: RunInput (the whole definition travels in it, so a run is pinned to its version); a
+ *   scheduled run's input is its schedule's (scheduled-run.ts).
  * Query `state`: the run's status, per-step status and execution order, the outcomes so far, and
  *   `waitingOn` while PAUSED.
  * Update `decide` (DecisionRequest → ApprovalDecision) and signal `approvalDecision`
@@ -26,6 +27,7 @@ import {
 import { agentStep } from './steps/agent';
 import { ApprovalDesk } from './steps/approval';
 import { triggerStep } from './steps/chain';
+import { asStartedRun } from './scheduled-run';
 import { pollToolStep } from './steps/poll';
 import type { Renderer, StepDraft } from './steps/step-draft';
 import { delayStep, waitUntilStep, type Pauser } from './steps/timers';
@@ -55,7 +57,8 @@ function rendererFor(run: RunStepRequest['run'], previous: StepOutcome[]): Rende
   return async (value) => (complete ? interpolateDeep(value, context) : renderValue({ run, previous: previousSteps(previous), value }));
 }
 
-export async function runAutomation(input: RunInput): Promise<RunSummary> {
+export async function runAutomation(given: RunInput): Promise<RunSummary> {
+  const input = asStartedRun(given);
   const { definition } = input;
   const state: RunState = {
     status: 'RUNNING',

@@ -15,6 +15,10 @@ export interface RunMemo {
   stepMap: Record<string, number>;
   steps: { name: string; type: string }[];
   parentRunId?: string;
+  /** runs started by a trigger's schedule; their `started` is the workflow's start time (run-service view) */
+  type?: 'SCHEDULE';
+  /** the schedule revision (registry) whose action started the run */
+  scheduleRevision?: number;
 }
 
 export function buildRunMemo(input: Omit<RunInput, 'runId'>): RunMemo {
@@ -23,5 +27,6 @@ export function buildRunMemo(input: Omit<RunInput, 'runId'>): RunMemo {
     automationName: input.automationName, triggerId: input.triggerId, startedBy: input.startedBy, started: input.started,
     stepMap: input.stepMap, steps: input.definition.steps.map((s) => ({ name: s.name, type: s.type })),
     ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
+    ...(input.type ? { type: input.type } : {}),
   };
 }

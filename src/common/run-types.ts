@@ -33,6 +33,11 @@ export interface RunInput {
   parentRunId?: string;
   /** 0 for a run started over HTTP; one more per chained `trigger` step */
   chainDepth?: number;
+  /**
+   * set on runs a trigger's schedule starts: the input is the schedule's, shared by all its runs,
+   * so `runId` and `started` are the schedule's; the run reads its own from Temporal (workflowInfo)
+   */
+  type?: 'SCHEDULE';
 }
 
 /** What a step produced, as seen by later steps (interpolation) and by the result bodies. */

@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Registry } from '../registry';
 import type { RunService } from '../runs/run-service';
+import type { ScheduleService } from '../schedules/schedule-service';
 import type { SignedUrlSigner } from '../signed-urls';
 import type { CustomServers, RuntimeTokens, ToolDispatcher } from '../tools';
 import type { WorkflowTasks } from '../tools/mcp/tasks';
@@ -14,6 +15,8 @@ export interface GatewayDeps {
   config: Readonly<Config>;
   registry: Registry;
   runs: RunService;
+  /** triggers' Temporal schedules */
+  schedules: ScheduleService;
   temporal: Client;
   blobs: BlobStore;
   signer: SignedUrlSigner;

@@ -7,7 +7,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { WorkflowDefinitionSchema, type WorkflowDefinition } from '../../common/definition';
 import { inputSchemaProblem } from '../../runs/input-schema';
-import { RegistryError, type TriggerRecord, type WorkflowRecord } from '../../registry';
+import { RegistryError, type TriggerRecord, type TriggerScheduleRecord, type WorkflowRecord } from '../../registry';
 import type { RunView } from '../../runs/run-service';
 import { hashSecret, randomToken } from '../../secrets';
 import { forgetApiKeys, requireAdmin, type AdminPrincipal } from '../auth';
@@ -17,6 +17,7 @@ import { jsonBody } from '../middleware/json-body';
 import { resultsBody, statusBody } from '../run-bodies';
 import { callTemporal } from '../temporal-errors';
 import { designatedOutput } from './runs';
+import { checkScheduleInputs, convergeOrUndo, parseScheduleBody, scheduleConfigBody } from './schedules';
 
 const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
 const CreateTriggerSchema = z.object({
@@ -28,6 +29,8 @@ const CreateTriggerSchema = z.object({
     name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _, . or -'),
     description: z.string().min(1).max(2000),
   }).strict().optional(),
+  /** runs the trigger on a Temporal Schedule too (parsed by parseScheduleBody) */
+  schedule: z.unknown().optional(),
 }).strict();
 const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
 const CreateApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
@@ -68,8 +71,11 @@ function workflowBody(w: WorkflowRecord) {
   return { id: w.id, name: w.name, draft: w.draft, publishedVersion: w.publishedVersion, versions: w.versions, createdAt: w.createdAt, updatedAt: w.updatedAt };
 }
 
-function triggerBody(t: TriggerRecord) {
-  return { id: t.id, workflowId: t.workflowId, name: t.name, designatedOutput: t.designatedOutput, tool: t.tool, createdAt: t.createdAt };
+function triggerBody(t: TriggerRecord, schedule?: TriggerScheduleRecord) {
+  return {
+    id: t.id, workflowId: t.workflowId, name: t.name, designatedOutput: t.designatedOutput, tool: t.tool, createdAt: t.createdAt,
+    schedule: schedule ? scheduleConfigBody(schedule) : null,
+  };
 }
 
 /** The run if it belongs to the admin's organization: another org's run is a 404 like a missing one. */
@@ -82,6 +88,16 @@ async function ownRun(ctx: Context, deps: GatewayDeps): Promise<RunView> {
 export function managementRoutes(deps: GatewayDeps): Router {
   const router = new Router({ prefix: '/api/v1' });
   router.use(requireAdmin({ registry: deps.registry }), jsonBody());
+
+  /**
+   * After the registry row is gone: a Temporal schedule that cannot be deleted now is an orphan
+   * the reconciler deletes (ScheduleService); the caller's delete has happened either way.
+   */
+  const deleteScheduleLogged = async (triggerId: string): Promise<void> => {
+    await deps.schedules.deleteSchedule(triggerId).catch((err: unknown) => {
+      deps.log.warn('could not delete the Temporal schedule of a deleted trigger; the reconciler will', { triggerId, error: err });
+    });
+  };
 
   router.post('/orgs', async (ctx) => {
     if (!admin(ctx).instanceAdmin) throw forbidden('only the instance administrator may create organizations');
@@ -135,7 +151,10 @@ export function managementRoutes(deps: GatewayDeps): Router {
   });
 
   router.delete('/workflows/:id', async (ctx) => {
-    if (!(await deps.registry.workflows.delete(admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    const { orgId } = admin(ctx);
+    const scheduled = await deps.registry.schedules.list(orgId, ctx.params.id ?? '');
+    if (!(await deps.registry.workflows.delete(orgId, ctx.params.id ?? ''))) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    for (const schedule of scheduled) await deleteScheduleLogged(schedule.triggerId);
     ctx.status = 204;
   });
 
@@ -151,16 +170,23 @@ export function managementRoutes(deps: GatewayDeps): Router {
       throw err;
     });
     if (!version) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    // The trigger's schedules start the latest version from now on (failures: the reconciler retries).
+    await deps.schedules.convergeWorkflow(admin(ctx).orgId, version.workflowId);
     ctx.status = 201;
     ctx.body = { workflowId: version.workflowId, version: version.version, stepMap: version.stepMap };
   });
 
   router.post('/triggers', async (ctx) => {
-    const input = parse(CreateTriggerSchema, body(ctx));
+    const { schedule: scheduleField, ...input } = parse(CreateTriggerSchema, body(ctx));
+    const { orgId } = admin(ctx);
+    const schedule = scheduleField === undefined ? undefined : parseScheduleBody(scheduleField);
+    if (schedule && await deps.registry.workflows.get(orgId, input.workflowId)) await checkScheduleInputs(deps, input.workflowId, schedule);
     try {
-      const trigger = await deps.registry.triggers.create(admin(ctx).orgId, input);
+      const trigger = await deps.registry.triggers.create(orgId, { ...input, schedule });
+      // The row (with its schedule) is committed first: see ScheduleService for why.
+      if (schedule) await convergeOrUndo(deps, trigger.id, async () => { await deps.registry.triggers.delete(orgId, trigger.id); });
       ctx.status = 201;
-      ctx.body = triggerBody(trigger);
+      ctx.body = triggerBody(trigger, schedule && await deps.registry.schedules.get(orgId, trigger.id));
     } catch (err) {
       if (!(err instanceof RegistryError)) throw err;
       if (err.code === 'NOT_FOUND') throw notFound('unknown_workflow', `no workflow ${input.workflowId}`);
@@ -172,11 +198,16 @@ export function managementRoutes(deps: GatewayDeps): Router {
 
   router.get('/triggers', async (ctx) => {
     const { workflowId } = parse(TriggersQuerySchema, ctx.query, 'invalid_query');
-    ctx.body = { triggers: (await deps.registry.triggers.list(admin(ctx).orgId, workflowId)).map(triggerBody) };
+    const { orgId } = admin(ctx);
+    const schedules = new Map((await deps.registry.schedules.list(orgId, workflowId)).map((s) => [s.triggerId, s]));
+    ctx.body = { triggers: (await deps.registry.triggers.list(orgId, workflowId)).map((t) => triggerBody(t, schedules.get(t.id))) };
   });
 
   router.delete('/triggers/:id', async (ctx) => {
-    if (!(await deps.registry.triggers.delete(admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
+    const { orgId } = admin(ctx);
+    const scheduled = await deps.registry.schedules.get(orgId, ctx.params.id ?? '');
+    if (!(await deps.registry.triggers.delete(orgId, ctx.params.id ?? ''))) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
+    if (scheduled) await deleteScheduleLogged(scheduled.triggerId);
     ctx.status = 204;
   });
 
