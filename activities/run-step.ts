@@ -31,7 +31,8 @@ const MIME_BY_RESULT_TYPE: Record<ResultType, string> = {
 };
 
 export function stepFileKey(orgId: string, runId: string, stepIndex: number, fileName: 'output.txt' | 'stdout.txt'): string {
-  return `runs/${orgId}/${runId}/steps/${stepIndex}/${fileName}`;
+  // Scheduled runs' IDs end in a time (`trg_x-2026-11-23T14:30:00Z`); a key segment takes no ':'.
+  return `runs/${orgId}/${runId.replaceAll(':', '.')}/steps/${stepIndex}/${fileName}`;
 }
 
 /** Earlier steps arrive with results cut or left out (`previousSteps`); reload those from output.txt. */

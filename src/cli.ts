@@ -9,6 +9,7 @@ import { completionCommand } from './cli/completion';
 import { CliError, EXIT } from './cli/errors';
 import { agentCommands, apiKeyCommands, connectionCommands, serverCommands, triggerCommands, workflowCommands } from './cli/resources';
 import { approvalCommands, callCommand, runCommands } from './cli/runs';
+import { scheduleCommands } from './cli/schedules';
 import { toolCommands } from './cli/tools';
 
 export function buildProgram(): Command {
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
     });
   workflowCommands(program);
   triggerCommands(program);
+  scheduleCommands(program);
   apiKeyCommands(program);
   connectionCommands(program);
   serverCommands(program);

@@ -39,6 +39,7 @@ const EnvSchema = z.object({
   FLOWGATE_SEARCH_URL: z.url().optional(),
   FLOWGATE_CONNECTION_KEY: z.string().refine((v) => parseConnectionKey(v) !== undefined, 'must be 32 bytes: 64 hex digits or base64').optional(),
   FLOWGATE_MAX_CHAIN_DEPTH: z.coerce.number().int().min(1).max(100).default(8),
+  FLOWGATE_SCHEDULE_RECONCILE_SECONDS: z.coerce.number().int().min(0, 'must be at least 0 (0: only at start)').max(86_400).default(300),
   FLOWGATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0, 'must be at least 0 (0 turns rate limiting off)').default(600),
   FLOWGATE_RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(60),
   FLOWGATE_LLM_BASE_URL: z.url().optional(),
@@ -91,6 +92,8 @@ export interface Config {
   connectionKey?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** how deep `trigger` steps may chain runs */
+  /** how often the gateway brings Temporal schedules in line with the registry's (0: only at start) */
+  scheduleReconcileSeconds: number;
   maxChainDepth: number;
   /** a token bucket per presented credential, per gateway process; perMinute 0: no limiting */
   rateLimit: { perMinute: number; burst: number };
@@ -151,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     agentWaitSeconds: e.FLOWGATE_AGENT_WAIT_SECONDS,
     livePollMs: e.FLOWGATE_LIVE_POLL_MS,
     maxChainDepth: e.FLOWGATE_MAX_CHAIN_DEPTH,
+    scheduleReconcileSeconds: e.FLOWGATE_SCHEDULE_RECONCILE_SECONDS,
     rateLimit: { perMinute: e.FLOWGATE_RATE_LIMIT_PER_MINUTE, burst: e.FLOWGATE_RATE_LIMIT_BURST },
   };
   if (config.role !== 'all' && !config.temporal.address) {

@@ -25,6 +25,8 @@ import { FinishedRunCache } from './runs/finished-run-cache';
 import { RunService } from './runs/run-service';
 import { WebhookSecrets } from './runs/webhook-secrets';
 import { connectionKeyFile, createConnectionCipher, parseConnectionKey } from './tools/connection-cipher';
+import { ScheduleReconciler } from './schedules/reconciler';
+import { ScheduleService } from './schedules/schedule-service';
 import { hashSecret, randomToken } from './secrets';
 import { createSigner } from './signed-urls';
 import { createRuntimeTokens, createToolDispatcher, CustomServers, type ServerKind, type ServerSource, type ToolDispatcher } from './tools';
@@ -57,6 +59,8 @@ export interface Flowgate {
   client: Client;
   /** the in-process tool dispatcher */
   tools: ToolDispatcher;
+  /** triggers' Temporal schedules */
+  schedules: ScheduleService;
   /** starts a worker if none runs (tests restart workers with this and stopWorker) */
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
@@ -133,6 +137,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const connectionKey = config.connectionKey === undefined ? await connectionKeyFile(config.dataDir) : parseConnectionKey(config.connectionKey);
     if (!connectionKey) throw new Error('FLOWGATE_CONNECTION_KEY is not a 32-byte key');
     const webhookSecrets = new WebhookSecrets(registry, createConnectionCipher(connectionKey));
+    const schedules = new ScheduleService({ client, registry, taskQueue: temporal.taskQueue, log });
     // each organization's published triggers that opted in, as the tools of its `workflows` server
     const workflowTools = new WorkflowTools({ registry, runs, blobs, log, resultUrlTtlSeconds: config.resultUrlTtlSeconds });
     const toolSigner = { sign: (...args: Parameters<typeof publicSigner.sign>) => publicSigner.sign(...args), verify: (...args: Parameters<typeof publicSigner.verify>) => publicSigner.verify(...args) };
@@ -168,7 +173,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       await workerConnection?.close();
     });
     if (options.worker ?? config.role !== 'gateway') await startWorker();
-    const base = { tools, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, stop: stopAll };
+    const base = { tools, schedules, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, stop: stopAll };
     if (config.role === 'worker') return base;
 
     const server = http.createServer();
@@ -186,12 +191,17 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     publicSigner = createSigner(key, publicUrl);
     const app = createApp({
       config, registry, temporal: client, blobs, log, tools, customServers, runtimeTokens: createRuntimeTokens(key, registry),
-      runs,
+      runs, schedules,
       tasks: new WorkflowTasks({ client, runs, workflowTools, services: { blobs, signer: toolSigner } }),
       signer: publicSigner,
       approvalLinks: createApprovalLinks(key, publicUrl),
       webhookSecrets,
     });
+    // Temporal schedules follow the registry's; a gateway brings them in line at start and then
+    // every FLOWGATE_SCHEDULE_RECONCILE_SECONDS (repairing what a crash between the two left).
+    const reconciler = new ScheduleReconciler(schedules, config.scheduleReconcileSeconds, log);
+    reconciler.start();
+    cleanups.push(() => reconciler.stop());
     const handle = app.callback();
     // Fire-and-forget on purpose: Koa's handler answers every failure itself (ctx.onerror) and
     // never rejects, and Node's 'request' event has no use for a promise.

@@ -1,7 +1,8 @@
 /**
  * runAutomation: runs one published workflow version step by step.
  *
- * Input: RunInput (the whole definition travels in it, so a run is pinned to its version).
+ * Input: RunInput (the whole definition travels in it, so a run is pinned to its version); a
+ *   scheduled run's input is its schedule's (scheduled-run.ts).
  * Query `state`: the run's status, per-step status and execution order, the outcomes so far, and
  *   `waitingOn` while PAUSED.
  * Update `decide` (DecisionRequest → ApprovalDecision) and signal `approvalDecision`
@@ -29,6 +30,7 @@ import { agentStep } from './steps/agent';
 import { ApprovalDesk } from './steps/approval';
 import { withCompletionCallback } from './steps/callback';
 import { triggerStep } from './steps/chain';
+import { asStartedRun } from './scheduled-run';
 import { pollToolStep } from './steps/poll';
 import { reuseEarlierOutcome } from './steps/resume';
 import type { Renderer, StepDraft } from './steps/step-draft';
@@ -60,7 +62,8 @@ function rendererFor(run: RunStepRequest['run'], previous: StepOutcome[]): Rende
   return async (value) => (complete ? interpolateDeep(value, context) : renderValue({ run, previous: previousSteps(previous), value }));
 }
 
-export async function runAutomation(input: RunInput): Promise<RunSummary> {
+export async function runAutomation(given: RunInput): Promise<RunSummary> {
+  const input = asStartedRun(given);
   const state: RunState = {
     status: 'RUNNING',
     steps: Object.fromEntries(input.definition.steps.map((step, i) => [String(i + 1), { name: step.name, type: step.type, status: 'PENDING' as const }])),

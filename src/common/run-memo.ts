@@ -19,6 +19,10 @@ export interface RunMemo {
   callback?: boolean;
   /** started by an operator from another run (rerun or resume) */
   origin?: RunOrigin;
+  /** runs started by a trigger's schedule; their `started` is the workflow's start time (run-service view) */
+  type?: 'SCHEDULE';
+  /** the schedule revision (registry) whose action started the run */
+  scheduleRevision?: number;
 }
 
 export function buildRunMemo(input: Omit<RunInput, 'runId'>): RunMemo {
@@ -29,5 +33,6 @@ export function buildRunMemo(input: Omit<RunInput, 'runId'>): RunMemo {
     ...(input.parentRunId ? { parentRunId: input.parentRunId } : {}),
     ...(input.callback ? { callback: true } : {}),
     ...(input.origin ? { origin: input.origin } : {}),
+    ...(input.type ? { type: input.type } : {}),
   };
 }

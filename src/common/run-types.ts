@@ -48,6 +48,11 @@ export interface RunInput {
 export interface RunOrigin {
   kind: 'rerun' | 'resume';
   runId: string;
+  /**
+   * set on runs a trigger's schedule starts: the input is the schedule's, shared by all its runs,
+   * so `runId` and `started` are the schedule's; the run reads its own from Temporal (workflowInfo)
+   */
+  type?: 'SCHEDULE';
 }
 
 /** What a step produced, as seen by later steps (interpolation) and by the result bodies. */

@@ -19,6 +19,7 @@ import { healthRoutes } from './routes/health';
 import { managementRoutes } from './routes/management';
 import { runManagementRoutes } from './routes/run-management';
 import { runRoutes } from './routes/runs';
+import { scheduleRoutes } from './routes/schedules';
 import { oauthCallbackRoutes, serverRoutes } from './routes/servers';
 import { toolRoutes } from './routes/tools';
 import { triggerRoutes } from './routes/triggers';
@@ -56,6 +57,8 @@ export function createApp(given: GatewayDeps): Koa {
   app.use(unmatched);
   const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), approvalRoutes(deps)];
   routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), runManagementRoutes(deps));
+  const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), scheduleRoutes(deps), approvalRoutes(deps)];
+  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
   for (const router of routers) {
     app.use(router.routes());

@@ -7,6 +7,7 @@ import type { Registry } from '../registry';
 import type { RunService } from '../runs/run-service';
 import type { RunWatcher } from '../runs/run-watcher';
 import type { WebhookSecrets } from '../runs/webhook-secrets';
+import type { ScheduleService } from '../schedules/schedule-service';
 import type { SignedUrlSigner } from '../signed-urls';
 import type { CustomServers, RuntimeTokens, ToolDispatcher } from '../tools';
 import type { WorkflowTasks } from '../tools/mcp/tasks';
@@ -16,6 +17,8 @@ export interface GatewayDeps {
   config: Readonly<Config>;
   registry: Registry;
   runs: RunService;
+  /** triggers' Temporal schedules */
+  schedules: ScheduleService;
   temporal: Client;
   blobs: BlobStore;
   signer: SignedUrlSigner;

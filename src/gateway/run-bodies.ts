@@ -115,7 +115,8 @@ function runHeader(view: RunView) {
     automationVersion: view.memo.automationVersion,
     automationName: view.memo.automationName,
     id: view.runId,
-    type: 'TRIGGER' as const,
+    /** interface.md's `TRIGGER`, or `SCHEDULE` for a run a trigger's schedule started */
+    type: view.memo.type ?? 'TRIGGER',
     started: view.memo.started,
     status: view.status,
     ...(view.error ? { error: view.error } : {}),

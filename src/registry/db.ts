@@ -174,6 +174,21 @@ export interface FinishedRunsTable {
   created_at: string;
 }
 
+export interface TriggerSchedulesTable {
+  /** the trigger's ID; the Temporal schedule's ID is derived from it (src/schedules/schedule-ids.ts) */
+  trigger_id: string;
+  org_id: string;
+  /** JSON of the schedule as the API took it (src/schedules/schedule-spec.ts) */
+  spec: string;
+  /** 0/1: the paused state to create the Temporal schedule with; Temporal holds the live state */
+  paused: number;
+  note: string | null;
+  /** one more on every change of `spec`; the Temporal schedule's action carries the revision it was built from */
+  revision: number;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   orgs: OrgsTable;
   admin_tokens: AdminTokensTable;
@@ -183,6 +198,7 @@ export interface Database {
   triggers: TriggersTable;
   connections: ConnectionsTable;
   finished_runs: FinishedRunsTable;
+  trigger_schedules: TriggerSchedulesTable;
   agents: AgentsTable;
   agent_chats: AgentChatsTable;
   agent_artifacts: AgentArtifactsTable;

@@ -6,7 +6,7 @@ export { createDb, dbErrorCode } from './db';
 export { FinishedRunStore } from './finished-runs';
 export type { FinishedRunRecord } from './finished-runs';
 export type {
-  AdminTokensTable, ApiKeysTable, ConnectionStatesTable, ConnectionsTable, Database, DatabaseConfig, FinishedRunsTable, OrgsTable, ToolServersTable, TriggersTable, WebhookSecretsTable, WorkflowsTable,
+  AdminTokensTable, ApiKeysTable, ConnectionStatesTable, ConnectionsTable, Database, DatabaseConfig, FinishedRunsTable, OrgsTable, ToolServersTable, TriggerSchedulesTable, TriggersTable, WebhookSecretsTable, WorkflowsTable,
   WorkflowVersionsTable,
 } from './db';
 export { MIGRATIONS, MigrationError, migrateToLatest } from './migrations';
@@ -17,6 +17,8 @@ export { RegistryError } from './store-support';
 export type { RegistryErrorCode } from './store-support';
 export { ToolServerStore, newToolServerId } from './tool-servers';
 export type { ConnectionStateRecord, ConnectionStatus, ToolServerKind, ToolServerRecord } from './tool-servers';
+export { TriggerScheduleStore } from './trigger-schedules';
+export type { ScheduleWrite, TriggerScheduleRecord } from './trigger-schedules';
 export { TriggerStore } from './triggers';
 export type { CreateTriggerInput, DesignatedOutput, TriggerRecord, TriggerTool } from './triggers';
 export { WebhookSecretStore } from './webhook-secrets';

@@ -231,6 +231,27 @@ const triggerStateAndWebhooks: Migration = {
   },
 };
 
+/** Schedules of triggers: the registry's side of a Temporal Schedule (src/schedules/). */
+const triggerSchedules: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('trigger_schedules')
+      .addColumn('trigger_id', 'text', (c) => c.primaryKey().references('triggers.id').onDelete('cascade'))
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('spec', 'text', (c) => c.notNull())
+      .addColumn('paused', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('note', 'text')
+      .addColumn('revision', 'integer', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('trigger_schedules_org_id_idx').on('trigger_schedules').column('org_id').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropTable('trigger_schedules').ifExists().execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
@@ -239,6 +260,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0005-trigger-tools': triggerTools,
   '0006-finished-runs': finishedRuns,
   '0007-trigger-state-webhooks': triggerStateAndWebhooks,
+  '0008-trigger-schedules': triggerSchedules,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -19,6 +19,7 @@ import { AgentStore } from './agents';
 import { migrateToLatest } from './migrations';
 import { OrgStore } from './orgs';
 import { ToolServerStore } from './tool-servers';
+import { TriggerScheduleStore } from './trigger-schedules';
 import { TriggerStore } from './triggers';
 import { WebhookSecretStore } from './webhook-secrets';
 import { WorkflowStore } from './workflows';
@@ -41,6 +42,8 @@ export class Registry {
   /** workflows and their published versions */
   readonly workflows: WorkflowStore;
   readonly triggers: TriggerStore;
+  /** schedules of triggers (the Temporal schedules follow them: src/schedules/) */
+  readonly schedules: TriggerScheduleStore;
   readonly connections: ConnectionStore;
   /** closed runs' views, written once (src/runs/run-views.ts) */
   readonly finishedRuns: FinishedRunStore;
@@ -56,6 +59,7 @@ export class Registry {
     this.apiKeys = new ApiKeyStore(db);
     this.workflows = new WorkflowStore(db);
     this.triggers = new TriggerStore(db);
+    this.schedules = new TriggerScheduleStore(db);
     this.connections = new ConnectionStore(db);
     this.finishedRuns = new FinishedRunStore(db);
     this.agents = new AgentStore(db);

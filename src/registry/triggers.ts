@@ -3,6 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { newId } from '../secrets';
 import type { Database, TriggersTable } from './db';
 import { fromJson, nowIso, RegistryError } from './store-support';
+import type { ScheduleWrite } from './trigger-schedules';
 import { latestVersion } from './workflows';
 
 export interface DesignatedOutput {
@@ -36,6 +37,8 @@ export interface CreateTriggerInput {
   designatedOutput?: DesignatedOutput | null;
   tool?: TriggerTool | null;
   callbackUrl?: string | null;
+  /** written with the trigger, in the same transaction */
+  schedule?: ScheduleWrite;
 }
 
 export class TriggerStore {
@@ -71,11 +74,19 @@ export class TriggerStore {
       id: newId('trg'), orgId, workflowId: input.workflowId, name: input.name ?? null, designatedOutput: output, tool, createdAt: nowIso(),
       disabledAt: null, callbackUrl: input.callbackUrl ?? null,
     };
-    await this.db.insertInto('triggers').values({
-      id: trigger.id, org_id: orgId, workflow_id: trigger.workflowId, name: trigger.name,
-      designated_output: output && JSON.stringify(output), created_at: trigger.createdAt,
-      tool_name: tool?.name ?? null, tool_description: tool?.description ?? null, disabled_at: null, callback_url: trigger.callbackUrl,
-    }).execute();
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('triggers').values({
+        id: trigger.id, org_id: orgId, workflow_id: trigger.workflowId, name: trigger.name,
+        designated_output: output && JSON.stringify(output), created_at: trigger.createdAt,
+        tool_name: tool?.name ?? null, tool_description: tool?.description ?? null, disabled_at: null, callback_url: trigger.callbackUrl,
+      }).execute();
+      if (input.schedule) {
+        await trx.insertInto('trigger_schedules').values({
+          trigger_id: trigger.id, org_id: orgId, spec: JSON.stringify(input.schedule.config), paused: input.schedule.paused ? 1 : 0,
+          note: input.schedule.note, revision: 1, created_at: trigger.createdAt, updated_at: trigger.createdAt,
+        }).execute();
+      }
+    });
     return trigger;
   }
 
@@ -108,8 +119,11 @@ export class TriggerStore {
 
   /** False when the trigger is not in that org. */
   async delete(orgId: string, id: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('triggers').where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
-    return result.numDeletedRows > 0n;
+    return this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('trigger_schedules').where('trigger_id', '=', id).where('org_id', '=', orgId).execute();
+      const result = await trx.deleteFrom('triggers').where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    });
   }
 
   /** Disables (or enables) the org's trigger; the record as it is now, undefined when not in that org. Disabling twice keeps the first time. */

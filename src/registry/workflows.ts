@@ -107,6 +107,7 @@ export class WorkflowStore {
       // Explicit deletes rather than trusting every dialect's cascade configuration.
       const owned = await trx.selectFrom('workflows').select('id').where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
       if (!owned) return false;
+      await trx.deleteFrom('trigger_schedules').where('trigger_id', 'in', trx.selectFrom('triggers').select('id').where('workflow_id', '=', id)).execute();
       await trx.deleteFrom('triggers').where('workflow_id', '=', id).execute();
       await trx.deleteFrom('workflow_versions').where('workflow_id', '=', id).execute();
       await trx.deleteFrom('workflows').where('id', '=', id).execute();

@@ -243,8 +243,10 @@ export class RunService {
       if (err instanceof WorkflowNotFoundError) return undefined;
       throw err;
     }
-    const memo = description.memo as unknown as RunMemo | undefined;
-    if (!memo?.orgId) return undefined; // not a flowgate run
+    const stored = description.memo as unknown as RunMemo | undefined;
+    if (!stored?.orgId) return undefined; // not a flowgate run
+    // A scheduled run's memo is its schedule's, shared by all its runs: the start is the run's own.
+    const memo = stored.type === 'SCHEDULE' ? { ...stored, started: description.startTime.toISOString() } : stored;
     const base = { runId, memo };
     switch (description.status.name) {
       case 'RUNNING': {

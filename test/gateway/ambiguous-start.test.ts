@@ -82,7 +82,7 @@ describe('trigger: a start that fails after Temporal may have created the run', 
     runs = new FlakyRunService(fg.client, fg.taskQueue, silentLogger);
     const app = createApp({
       config, registry: fg.registry, temporal: fg.client, blobs: createFileBlobStore(path.join(fg.dataDir, 'blobs')), log: silentLogger,
-      tools: fg.tools, runtimeTokens: createRuntimeTokens(key, fg.registry), runs,
+      tools: fg.tools, runtimeTokens: createRuntimeTokens(key, fg.registry), runs, schedules: fg.schedules,
       signer: createSigner(key, gateway.url), approvalLinks: createApprovalLinks(key, gateway.url),
     });
     const handle = app.callback();

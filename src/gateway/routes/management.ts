@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { WorkflowDefinitionSchema, type WorkflowDefinition } from '../../common/definition';
 import { CallbackUrlSchema } from '../../runs/callback-url';
 import { inputSchemaProblem } from '../../runs/input-schema';
-import { RegistryError, type TriggerRecord, type WorkflowRecord } from '../../registry';
+import { RegistryError, type TriggerRecord, type TriggerScheduleRecord, type WorkflowRecord } from '../../registry';
 import type { RunView } from '../../runs/run-service';
 import { hashSecret, randomToken } from '../../secrets';
 import { forgetApiKeys, requireAdmin, type AdminPrincipal } from '../auth';
@@ -19,6 +19,7 @@ import { answerStatus, streamStatus } from '../live-status';
 import { resultsBody } from '../run-bodies';
 import { callTemporal } from '../temporal-errors';
 import { designatedOutput, watcherOf } from './runs';
+import { checkScheduleInputs, convergeOrUndo, parseScheduleBody, scheduleConfigBody } from './schedules';
 
 const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
 const CreateTriggerSchema = z.object({
@@ -32,6 +33,8 @@ const CreateTriggerSchema = z.object({
   }).strict().optional(),
   /** completion callback URL of every run the trigger starts (a call's X-Pf-Callback-Url wins) */
   callbackUrl: CallbackUrlSchema.optional(),
+  /** runs the trigger on a Temporal Schedule too (parsed by parseScheduleBody) */
+  schedule: z.unknown().optional(),
 }).strict();
 const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
 const CreateApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
@@ -72,10 +75,11 @@ function workflowBody(w: WorkflowRecord) {
   return { id: w.id, name: w.name, draft: w.draft, publishedVersion: w.publishedVersion, versions: w.versions, createdAt: w.createdAt, updatedAt: w.updatedAt };
 }
 
-export function triggerBody(t: TriggerRecord) {
+export function triggerBody(t: TriggerRecord, schedule?: TriggerScheduleRecord) {
   return {
     id: t.id, workflowId: t.workflowId, name: t.name, designatedOutput: t.designatedOutput, tool: t.tool, createdAt: t.createdAt,
     enabled: t.disabledAt === null, disabledAt: t.disabledAt, callbackUrl: t.callbackUrl,
+    schedule: schedule ? scheduleConfigBody(schedule) : null,
   };
 }
 
@@ -89,6 +93,16 @@ export async function ownRun(ctx: Context, deps: GatewayDeps): Promise<RunView> 
 export function managementRoutes(deps: GatewayDeps): Router {
   const router = new Router({ prefix: '/api/v1' });
   router.use(requireAdmin({ registry: deps.registry }), jsonBody());
+
+  /**
+   * After the registry row is gone: a Temporal schedule that cannot be deleted now is an orphan
+   * the reconciler deletes (ScheduleService); the caller's delete has happened either way.
+   */
+  const deleteScheduleLogged = async (triggerId: string): Promise<void> => {
+    await deps.schedules.deleteSchedule(triggerId).catch((err: unknown) => {
+      deps.log.warn('could not delete the Temporal schedule of a deleted trigger; the reconciler will', { triggerId, error: err });
+    });
+  };
 
   router.post('/orgs', async (ctx) => {
     if (!admin(ctx).instanceAdmin) throw forbidden('only the instance administrator may create organizations');
@@ -142,7 +156,10 @@ export function managementRoutes(deps: GatewayDeps): Router {
   });
 
   router.delete('/workflows/:id', async (ctx) => {
-    if (!(await deps.registry.workflows.delete(admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    const { orgId } = admin(ctx);
+    const scheduled = await deps.registry.schedules.list(orgId, ctx.params.id ?? '');
+    if (!(await deps.registry.workflows.delete(orgId, ctx.params.id ?? ''))) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    for (const schedule of scheduled) await deleteScheduleLogged(schedule.triggerId);
     ctx.status = 204;
   });
 
@@ -158,16 +175,23 @@ export function managementRoutes(deps: GatewayDeps): Router {
       throw err;
     });
     if (!version) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    // The trigger's schedules start the latest version from now on (failures: the reconciler retries).
+    await deps.schedules.convergeWorkflow(admin(ctx).orgId, version.workflowId);
     ctx.status = 201;
     ctx.body = { workflowId: version.workflowId, version: version.version, stepMap: version.stepMap };
   });
 
   router.post('/triggers', async (ctx) => {
-    const input = parse(CreateTriggerSchema, body(ctx));
+    const { schedule: scheduleField, ...input } = parse(CreateTriggerSchema, body(ctx));
+    const { orgId } = admin(ctx);
+    const schedule = scheduleField === undefined ? undefined : parseScheduleBody(scheduleField);
+    if (schedule && await deps.registry.workflows.get(orgId, input.workflowId)) await checkScheduleInputs(deps, input.workflowId, schedule);
     try {
-      const trigger = await deps.registry.triggers.create(admin(ctx).orgId, input);
+      const trigger = await deps.registry.triggers.create(orgId, { ...input, schedule });
+      // The row (with its schedule) is committed first: see ScheduleService for why.
+      if (schedule) await convergeOrUndo(deps, trigger.id, async () => { await deps.registry.triggers.delete(orgId, trigger.id); });
       ctx.status = 201;
-      ctx.body = triggerBody(trigger);
+      ctx.body = triggerBody(trigger, schedule && await deps.registry.schedules.get(orgId, trigger.id));
     } catch (err) {
       if (!(err instanceof RegistryError)) throw err;
       if (err.code === 'NOT_FOUND') throw notFound('unknown_workflow', `no workflow ${input.workflowId}`);
@@ -179,11 +203,16 @@ export function managementRoutes(deps: GatewayDeps): Router {
 
   router.get('/triggers', async (ctx) => {
     const { workflowId } = parse(TriggersQuerySchema, ctx.query, 'invalid_query');
-    ctx.body = { triggers: (await deps.registry.triggers.list(admin(ctx).orgId, workflowId)).map(triggerBody) };
+    const { orgId } = admin(ctx);
+    const schedules = new Map((await deps.registry.schedules.list(orgId, workflowId)).map((s) => [s.triggerId, s]));
+    ctx.body = { triggers: (await deps.registry.triggers.list(orgId, workflowId)).map((t) => triggerBody(t, schedules.get(t.id))) };
   });
 
   router.delete('/triggers/:id', async (ctx) => {
-    if (!(await deps.registry.triggers.delete(admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
+    const { orgId } = admin(ctx);
+    const scheduled = await deps.registry.schedules.get(orgId, ctx.params.id ?? '');
+    if (!(await deps.registry.triggers.delete(orgId, ctx.params.id ?? ''))) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
+    if (scheduled) await deleteScheduleLogged(scheduled.triggerId);
     ctx.status = 204;
   });
 

@@ -1,0 +1,304 @@
+/**
+ * Triggers' schedules as Temporal Schedules. The registry row (trigger_schedules) is the truth;
+ * each Temporal schedule is brought in line with it by converge(), which every write calls after
+ * committing the row, and which the reconciler calls for every row now and then:
+ *
+ *   row, no schedule       create it (with the row's pause state)
+ *   row, older schedule    update spec, policies and action (the action's memo carries the row's
+ *                          revision and the version it runs; a newer publish is a change too)
+ *   schedule, no row       delete it (an orphan: its trigger, or its schedule, was deleted)
+ *
+ * Writes go registry first, Temporal second, so a gateway that dies between the two leaves a row
+ * without its schedule (the reconciler creates it) or, for a delete, a schedule without its row
+ * (the reconciler deletes it): never a schedule that outlives its trigger for longer than one
+ * reconcile period. A schedule belongs to the flowgate whose task queue its action names: two
+ * installations sharing a namespace leave each other's schedules alone.
+ *
+ * The scheduled action starts the generic workflow (runAutomation) with the schedule's input, the
+ * latest published version at the time of the last converge; Temporal names each run
+ * `<triggerId>-<scheduled time>` and the run takes its ID from there (workflows/scheduled-run.ts).
+ * The pause state is Temporal's (operators may pause from the Web UI or CLI); the row keeps the
+ * state to recreate a lost schedule with.
+ */
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleDescription, type ScheduleOptionsStartWorkflowAction, type ScheduleHandle } from '@temporalio/client';
+import type { Workflow } from '@temporalio/common';
+import { buildRunMemo, type RunMemo } from '../common/run-memo';
+import type { RunInput } from '../common/run-types';
+import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import type { Logger } from '../logger';
+import type { Registry, TriggerRecord, TriggerScheduleRecord, WorkflowVersion } from '../registry';
+import { checkInputs } from '../runs/input-schema';
+import { runInputFor } from '../runs/run-input';
+import { durationMs, temporalSpec } from './schedule-spec';
+
+/** The Temporal schedule ID of a trigger's schedule. */
+export function scheduleIdFor(triggerId: string): string {
+  return `flowgate-${triggerId}`;
+}
+
+/** The schedule-level memo: whose schedule this is (it never changes: Temporal cannot update it). */
+interface ScheduleMarker {
+  taskQueue: string;
+  orgId: string;
+  triggerId: string;
+  workflowId: string;
+}
+
+/** Temporal refused the schedule (a cron expression it cannot parse, a time zone it does not know). */
+export class ScheduleRejectedError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ScheduleRejectedError';
+  }
+}
+
+export type ConvergeOutcome = 'created' | 'updated' | 'unchanged' | 'deleted' | 'absent';
+
+export interface ScheduleState {
+  scheduleId: string;
+  paused: boolean;
+  note: string | null;
+  /** the workflow version the scheduled runs start with */
+  automationVersion: number | null;
+  /** ISO 8601 UTC, the next few */
+  nextFireTimes: string[];
+  /** the latest runs the schedule started, oldest first */
+  recentRuns: { runId: string; scheduledAt: string; startedAt: string }[];
+  runningRuns: string[];
+  actionsTaken: number;
+  actionsSkippedOverlap: number;
+}
+
+export interface ScheduleServiceDeps {
+  client: Client;
+  registry: Registry;
+  taskQueue: string;
+  log: Pick<Logger, 'info' | 'warn'>;
+}
+
+/** The action a schedule row asks for, and whether its inputs still fit the version it runs. */
+interface DesiredAction {
+  action: ScheduleOptionsStartWorkflowAction<Workflow>;
+  version: number;
+  inputsProblem?: string;
+}
+
+const STALE = Symbol('stale');
+const RECONCILE_PAGE = 200;
+
+export class ScheduleService {
+  constructor(private readonly deps: ScheduleServiceDeps) {}
+
+  private handle(triggerId: string): ScheduleHandle {
+    return this.deps.client.schedule.getHandle(scheduleIdFor(triggerId));
+  }
+
+  /**
+   * Brings the Temporal schedule of `triggerId` in line with the registry. Throws
+   * ScheduleRejectedError when Temporal refuses the spec.
+   */
+  async converge(triggerId: string, attempt = 1): Promise<ConvergeOutcome> {
+    const record = await this.deps.registry.schedules.getAny(triggerId);
+    const trigger = record && await this.deps.registry.triggers.get(triggerId);
+    const version = trigger && await this.latestVersion(trigger.workflowId);
+    if (!record || !trigger || !version) return (await this.deleteSchedule(triggerId)) ? 'deleted' : 'absent';
+    const desired = this.desiredAction(trigger, record, version);
+    const options = this.scheduleOptions(record, desired);
+    const handle = this.handle(triggerId);
+    let description: ScheduleDescription | undefined;
+    try {
+      description = await handle.describe();
+    } catch (err) {
+      if (!(err instanceof ScheduleNotFoundError)) throw err;
+    }
+    if (!description) {
+      try {
+        await rejectedAs(() => this.deps.client.schedule.create({
+          scheduleId: scheduleIdFor(triggerId),
+          ...options,
+          memo: { flowgate: { taskQueue: this.deps.taskQueue, orgId: record.orgId, triggerId, workflowId: trigger.workflowId } satisfies ScheduleMarker },
+          state: { paused: record.paused || Boolean(desired.inputsProblem), note: desired.inputsProblem ?? record.note ?? undefined },
+        }));
+      } catch (err) {
+        // Created meanwhile (by another converge): compare with that one, once.
+        if (!(err instanceof ScheduleAlreadyRunning) || attempt > 1) throw err;
+        return this.converge(triggerId, attempt + 1);
+      }
+      // A delete that ran while this created must not leave the schedule behind.
+      if (!(await this.deps.registry.schedules.getAny(triggerId))) {
+        await this.deleteSchedule(triggerId);
+        return 'deleted';
+      }
+      return 'created';
+    }
+    const actual = actionMemo(description);
+    if (actual?.scheduleRevision === record.revision && actual.automationVersion === desired.version) return 'unchanged';
+    try {
+      await rejectedAs(() => handle.update((previous) => {
+        const previousRevision = actionMemo(previous)?.scheduleRevision ?? 0;
+        if (previousRevision > record.revision) throw STALE;
+        const paused = previous.state.paused || Boolean(desired.inputsProblem);
+        return {
+          ...options,
+          state: { paused, note: desired.inputsProblem ?? previous.state.note, remainingActions: previous.state.remainingActions },
+        };
+      }));
+    } catch (err) {
+      if (err === STALE) return 'unchanged';
+      throw err;
+    }
+    return 'updated';
+  }
+
+  /** Deletes the Temporal schedule; false when there was none. */
+  async deleteSchedule(triggerId: string): Promise<boolean> {
+    try {
+      await this.handle(triggerId).delete();
+      return true;
+    } catch (err) {
+      if (err instanceof ScheduleNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /** Pauses or resumes the schedule (recorded in the registry first, for a schedule that must be recreated). */
+  async setPaused(record: TriggerScheduleRecord, paused: boolean, note: string | null): Promise<void> {
+    await this.deps.registry.schedules.setPaused(record.orgId, record.triggerId, paused, note);
+    const handle = this.handle(record.triggerId);
+    try {
+      if (paused) await handle.pause(note ?? 'paused through flowgate');
+      else await handle.unpause(note ?? 'resumed through flowgate');
+    } catch (err) {
+      if (!(err instanceof ScheduleNotFoundError)) throw err;
+      await this.converge(record.triggerId); // lost: recreated with the state just recorded
+    }
+  }
+
+  /** The live state of the schedule; a schedule missing in Temporal is recreated first. */
+  async state(triggerId: string): Promise<ScheduleState> {
+    let description: ScheduleDescription;
+    try {
+      description = await this.handle(triggerId).describe();
+    } catch (err) {
+      if (!(err instanceof ScheduleNotFoundError)) throw err;
+      await this.converge(triggerId);
+      description = await this.handle(triggerId).describe();
+    }
+    return {
+      scheduleId: description.scheduleId,
+      paused: description.state.paused,
+      note: description.state.note ?? null,
+      automationVersion: actionMemo(description)?.automationVersion ?? null,
+      nextFireTimes: description.info.nextActionTimes.map((t) => t.toISOString()),
+      recentRuns: description.info.recentActions.map((a) => ({
+        runId: a.action.workflow.workflowId, scheduledAt: a.scheduledAt.toISOString(), startedAt: a.takenAt.toISOString(),
+      })),
+      runningRuns: description.info.runningActions.map((a) => a.workflow.workflowId),
+      actionsTaken: description.info.numActionsTaken,
+      actionsSkippedOverlap: description.info.numActionsSkippedOverlap,
+    };
+  }
+
+  /** Converges the schedules of one workflow's triggers (after a publish); failures are logged, the reconciler retries. */
+  async convergeWorkflow(orgId: string, workflowId: string): Promise<void> {
+    for (const record of await this.deps.registry.schedules.list(orgId, workflowId)) {
+      await this.convergeLogged(record.triggerId);
+    }
+  }
+
+  /**
+   * One pass over everything: every row converged, every schedule of this installation without a
+   * row deleted. Returns what it did, for the log and tests.
+   */
+  async reconcile(): Promise<Record<ConvergeOutcome | 'failed', number>> {
+    const counts = { created: 0, updated: 0, unchanged: 0, deleted: 0, absent: 0, failed: 0 };
+    for (let after = ''; ;) {
+      const ids = await this.deps.registry.schedules.triggerIds(after, RECONCILE_PAGE);
+      for (const id of ids) counts[await this.convergeLogged(id)]++;
+      if (ids.length < RECONCILE_PAGE) break;
+      after = ids[ids.length - 1]!;
+    }
+    for await (const summary of this.deps.client.schedule.list()) {
+      const marker = (summary.memo as { flowgate?: ScheduleMarker } | undefined)?.flowgate;
+      if (marker?.taskQueue !== this.deps.taskQueue || summary.scheduleId !== scheduleIdFor(marker.triggerId)) continue;
+      // Read after the schedule was seen: a schedule is created only once its row is committed.
+      if (await this.deps.registry.schedules.getAny(marker.triggerId)) continue;
+      this.deps.log.info('deleting a schedule whose trigger schedule is gone', { scheduleId: summary.scheduleId });
+      if (await this.deleteSchedule(marker.triggerId)) counts.deleted++;
+    }
+    return counts;
+  }
+
+  private async convergeLogged(triggerId: string): Promise<ConvergeOutcome | 'failed'> {
+    try {
+      return await this.converge(triggerId);
+    } catch (err) {
+      this.deps.log.warn('could not bring a schedule in line with its trigger; the next reconcile retries', { triggerId, error: err });
+      return 'failed';
+    }
+  }
+
+  private async latestVersion(workflowId: string): Promise<WorkflowVersion | undefined> {
+    const latest = await this.deps.registry.workflows.publishedVersionNumber(workflowId);
+    return latest ? this.deps.registry.workflows.getVersion(workflowId, latest) : undefined;
+  }
+
+  private desiredAction(trigger: TriggerRecord, record: TriggerScheduleRecord, version: WorkflowVersion): DesiredAction {
+    const inputs = record.config.inputs ?? '';
+    const problem = checkInputs({ cacheKey: `${version.workflowId}@${version.version}`, schema: version.definition.inputSchema, coerce: false },
+      inputs === '' ? {} : inputs);
+    const input: Omit<RunInput, 'runId'> = {
+      ...runInputFor({ orgId: trigger.orgId, version, triggerId: trigger.id, startedBy: scheduleIdFor(trigger.id), inputs }),
+      type: 'SCHEDULE',
+    };
+    const memo: RunMemo = { ...buildRunMemo(input), scheduleRevision: record.revision };
+    return {
+      version: version.version,
+      ...(problem ? { inputsProblem: `paused by flowgate: the schedule's inputs do not fit version ${version.version}'s inputSchema (${problem.message}); update the schedule's inputs, then resume it` } : {}),
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'runAutomation',
+        taskQueue: this.deps.taskQueue,
+        // Temporal appends the scheduled time: runs are `<triggerId>-2026-11-23T14:30:00Z`.
+        workflowId: trigger.id,
+        args: [{ ...input, runId: trigger.id } satisfies RunInput],
+        workflowExecutionTimeout: version.definition.timeoutSeconds * 1000,
+        memo: memo as unknown as Record<string, unknown>,
+        typedSearchAttributes: [
+          { key: SEARCH_ATTRIBUTES.orgId, value: trigger.orgId },
+          { key: SEARCH_ATTRIBUTES.automationId, value: trigger.workflowId },
+          { key: SEARCH_ATTRIBUTES.triggerId, value: trigger.id },
+        ],
+        staticSummary: `flowgate trigger ${trigger.id}${trigger.name ? ` (${trigger.name})` : ''}: workflow ${version.name} version ${version.version}`,
+      },
+    };
+  }
+
+  private scheduleOptions(record: TriggerScheduleRecord, desired: DesiredAction) {
+    const { config } = record;
+    return {
+      spec: temporalSpec(config),
+      action: desired.action,
+      policies: { overlap: config.overlap, ...(config.catchupWindow ? { catchupWindow: durationMs(config.catchupWindow)! } : {}) },
+      typedSearchAttributes: [
+        { key: SEARCH_ATTRIBUTES.orgId, value: record.orgId },
+        { key: SEARCH_ATTRIBUTES.triggerId, value: record.triggerId },
+      ],
+    };
+  }
+}
+
+/** The run memo the schedule's action carries (the revision and version it was built from). */
+function actionMemo(description: ScheduleDescription): RunMemo | undefined {
+  return description.action.memo as RunMemo | undefined;
+}
+
+/** Temporal refuses a spec it cannot compile with INVALID_ARGUMENT, which the SDK raises as a TypeError. */
+async function rejectedAs<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof TypeError) throw new ScheduleRejectedError(err.message, { cause: err });
+    throw err;
+  }
+}

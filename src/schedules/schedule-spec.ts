@@ -1,0 +1,99 @@
+/**
+ * The `schedule` of a trigger as the management API takes it, and its translation into a Temporal
+ * ScheduleSpec. Cron syntax is Temporal's own (5 to 7 fields, `@daily`…): the Temporal server is
+ * the authority on it and refuses a bad expression when the schedule is created, which the API
+ * reports as 400 invalid_schedule (schedule-service.ts). Everything checkable here is checked here.
+ */
+import type { ScheduleOverlapPolicy, ScheduleSpec } from '@temporalio/client';
+import { z } from 'zod';
+
+/** How Temporal resolves two actions that would run at once; Temporal's own names. */
+export const OVERLAP_POLICIES = ['SKIP', 'BUFFER_ONE', 'BUFFER_ALL', 'CANCEL_OTHER', 'TERMINATE_OTHER', 'ALLOW_ALL'] as const;
+export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number] & ScheduleOverlapPolicy;
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const DURATION = /^(\d{1,9})(ms|s|m|h|d)$/;
+
+/** "90s" → 90000; undefined when not a duration. */
+export function durationMs(text: string): number | undefined {
+  const match = DURATION.exec(text);
+  if (!match) return undefined;
+  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+}
+
+const DurationSchema = z.string().refine((v) => durationMs(v) !== undefined, 'must be a whole number with a unit ms, s, m, h or d, such as "30s" or "15m"');
+const TimestampSchema = z.string().datetime({ offset: true, message: 'must be an ISO 8601 timestamp with a zone, such as "2027-01-01T09:00:00Z"' });
+const CronSchema = z.string().trim().min(1).max(200)
+  .refine((v) => !/^(CRON_)?TZ=/i.test(v), 'give the time zone in `timeZone`, not in the expression');
+
+const MIN_INTERVAL_MS = 1000;
+const MAX_INPUTS_BYTES = 256 * 1024;
+
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The stored schedule: when to run and with what; pause state lives apart (it changes without a revision). */
+export const ScheduleConfigSchema = z.object({
+  /** one or more cron expressions (Temporal syntax); their times and the interval's are united */
+  cron: z.union([CronSchema.transform((v) => [v]), z.array(CronSchema).min(1).max(20)]).optional(),
+  interval: z.object({ every: DurationSchema, offset: DurationSchema.optional() }).strict().optional(),
+  /** IANA time zone of the cron expressions */
+  timeZone: z.string().min(1).max(100).default('UTC'),
+  startAt: TimestampSchema.optional(),
+  endAt: TimestampSchema.optional(),
+  jitter: DurationSchema.optional(),
+  overlap: z.enum(OVERLAP_POLICIES).default('SKIP'),
+  catchupWindow: DurationSchema.refine((v) => (durationMs(v) ?? 0) >= 10_000, 'must be at least 10s').optional(),
+  /** the inputs every scheduled run gets; checked against the workflow's inputSchema */
+  inputs: z.record(z.string(), z.unknown()).optional(),
+}).strict().superRefine((value, ctx) => {
+  if (!value.cron && !value.interval) ctx.addIssue({ code: 'custom', message: 'give `cron` or `interval` (or both)' });
+  if (!isTimeZone(value.timeZone)) ctx.addIssue({ code: 'custom', path: ['timeZone'], message: `unknown time zone ${JSON.stringify(value.timeZone)} (an IANA name such as "Europe/Berlin")` });
+  if (value.interval) {
+    const every = durationMs(value.interval.every) ?? 0;
+    if (every < MIN_INTERVAL_MS) ctx.addIssue({ code: 'custom', path: ['interval', 'every'], message: 'must be at least 1s' });
+    if (value.interval.offset && (durationMs(value.interval.offset) ?? 0) >= every) {
+      ctx.addIssue({ code: 'custom', path: ['interval', 'offset'], message: 'must be shorter than `every`' });
+    }
+  }
+  if (value.startAt && value.endAt && Date.parse(value.endAt) <= Date.parse(value.startAt)) {
+    ctx.addIssue({ code: 'custom', path: ['endAt'], message: 'must be after startAt' });
+  }
+  if (value.inputs && Buffer.byteLength(JSON.stringify(value.inputs)) > MAX_INPUTS_BYTES) {
+    ctx.addIssue({ code: 'custom', path: ['inputs'], message: `must be at most ${MAX_INPUTS_BYTES} bytes of JSON` });
+  }
+});
+export type ScheduleConfig = z.infer<typeof ScheduleConfigSchema>;
+
+/** The `schedule` field of a create or update call: the config plus its initial pause state. */
+export const ScheduleBodySchema = z.object({
+  paused: z.boolean().default(false),
+  note: z.string().max(500).optional(),
+}).passthrough().transform((body, ctx) => {
+  const { paused, note, ...rest } = body;
+  const parsed = ScheduleConfigSchema.safeParse(rest);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    return z.NEVER;
+  }
+  return { config: parsed.data, paused, note: note ?? null };
+});
+export type ScheduleBody = z.infer<typeof ScheduleBodySchema>;
+
+/** The Temporal ScheduleSpec of a stored config. */
+export function temporalSpec(config: ScheduleConfig): ScheduleSpec {
+  return {
+    ...(config.cron ? { cronExpressions: config.cron } : {}),
+    ...(config.interval ? { intervals: [{ every: durationMs(config.interval.every)!, ...(config.interval.offset ? { offset: durationMs(config.interval.offset)! } : {}) }] } : {}),
+    timezone: config.timeZone,
+    ...(config.startAt ? { startAt: new Date(config.startAt) } : {}),
+    ...(config.endAt ? { endAt: new Date(config.endAt) } : {}),
+    ...(config.jitter ? { jitter: durationMs(config.jitter)! } : {}),
+  };
+}
