@@ -90,8 +90,8 @@ Object.defineProperty(globalThis, 'console', {
 return (async () => {
   try {
     const AsyncFunction = (async function () {}).constructor;
-    const fn = new AsyncFunction('inputs', 'steps', 'run', source);
-    const value = await fn(data.inputs, data.steps, data.run);
+    const fn = new AsyncFunction('inputs', 'steps', 'run', 'local', 'item', 'index', source);
+    const value = await fn(data.inputs, data.steps, data.run, data.local, data.item, data.index);
     if (value === undefined || value === null) return { ok: true, type: 'plaintext', text: '' };
     if (typeof value === 'string') return { ok: true, type: 'plaintext', text: value };
     const json = JSON.stringify(value);

@@ -10,7 +10,7 @@ import { createCallAgentTool } from './agent-tool-call';
 import { createPostCallback, type CallbackDependencies } from './callback';
 import { createRenderValue } from './render-value';
 import { createResolveTrigger } from './resolve-trigger';
-import { createRecordStep, createRunStep, type StepDependencies } from './run-step';
+import { createRecordComposite, createRecordStep, createRunStep, type StepDependencies } from './run-step';
 
 export type ActivityDependencies = StepDependencies & Omit<CallbackDependencies, 'allowPrivateNetwork'> & {
   registry: Registry;
@@ -26,6 +26,7 @@ export function createActivities(deps: ActivityDependencies) {
   return {
     runStep: createRunStep(deps),
     recordStep: createRecordStep(deps),
+    recordComposite: createRecordComposite(deps),
     resolveTrigger: createResolveTrigger(deps),
     renderValue: createRenderValue(deps),
     ...createAgentInvocationActivities({ registry: deps.registry, blobs: deps.blobs, llm: deps.llm ?? { timeoutMs: 120_000 }, catalog: deps.catalog }),

@@ -12,12 +12,13 @@ import { fullOutcomes } from './run-step';
 export interface RenderValueRequest {
   run: RunStepRequest['run'];
   previous: RunStepRequest['previous'];
+  scope?: RunStepRequest['scope'];
   value: unknown;
 }
 
 export function createRenderValue(deps: { blobs: BlobStore }) {
   return async function renderValue(request: RenderValueRequest): Promise<unknown> {
-    const context = buildContext({ ...request.run, inputs: await resolveInputs(deps.blobs, request.run) }, await fullOutcomes(deps.blobs, request.run, request.previous));
+    const context = buildContext({ ...request.run, inputs: await resolveInputs(deps.blobs, request.run) }, await fullOutcomes(deps.blobs, request.run, request.previous), request.scope);
     return interpolateDeep(request.value, context);
   };
 }

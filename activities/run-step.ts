@@ -3,10 +3,10 @@
  * output.txt and stdout.txt, and reports the outcome. Writes are idempotent (same keys, atomic
  * replace), so Temporal may retry the activity after a worker crash without leaving debris.
  */
-import { Context, log } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { BlobStore } from '../src/blob-store';
 import { buildContext } from '../src/common/interpolate';
-import { inlinePrefix, RESULT_INLINE_LIMIT, type PreviousStep, type RecordStepRequest, type ResultType, type RunStepRequest, type StepOutcome, type StoredFile } from '../src/common/run-types';
+import { inlinePrefix, RESULT_INLINE_LIMIT, type PreviousStep, type RecordCompositeRequest, type RecordStepRequest, type ResultType, type RunStepRequest, type StepOutcome, type StoredFile } from '../src/common/run-types';
 import { runCodeStep } from './code-step';
 import { runHttpStep } from './http-step';
 import { resolveInputs } from './resolve-inputs';
@@ -30,7 +30,8 @@ const MIME_BY_RESULT_TYPE: Record<ResultType, string> = {
   json: 'application/json',
 };
 
-export function stepFileKey(orgId: string, runId: string, stepIndex: number, fileName: 'output.txt' | 'stdout.txt'): string {
+/** `stepIndex` is a top-level step's index or a nested step's address (`3.2.1`). */
+export function stepFileKey(orgId: string, runId: string, stepIndex: number | string, fileName: 'output.txt' | 'stdout.txt'): string {
   // Scheduled runs' IDs end in a time (`trg_x-2026-11-23T14:30:00Z`); a key segment takes no ':'.
   return `runs/${orgId}/${runId.replaceAll(':', '.')}/steps/${stepIndex}/${fileName}`;
 }
@@ -39,15 +40,17 @@ export function stepFileKey(orgId: string, runId: string, stepIndex: number, fil
 export async function fullOutcomes(blobs: BlobStore, run: Pick<RunStepRequest['run'], 'orgId' | 'runId'>, previous: PreviousStep[]): Promise<PreviousStep[]> {
   return Promise.all(previous.map(async (outcome) => {
     if (!outcome.truncated) return outcome;
-    const whole = await blobs.read(stepFileKey(run.orgId, run.runId, outcome.stepIndex, 'output.txt'));
-    if (!whole) throw new Error(`output.txt of step ${outcome.stepIndex} is missing from the blob store`);
+    const address = outcome.stepPath ?? outcome.stepIndex;
+    const whole = await blobs.read(stepFileKey(run.orgId, run.runId, address, 'output.txt'));
+    if (!whole) throw new Error(`output.txt of step ${address} is missing from the blob store`);
     return { ...outcome, result: whole.toString('utf8'), truncated: false };
   }));
 }
 
 async function execute(request: RunStepRequest, deps: StepDependencies): Promise<StepExecution> {
-  const context = buildContext({ ...request.run, inputs: await resolveInputs(deps.blobs, request.run) }, await fullOutcomes(deps.blobs, request.run, request.previous));
+  const context = buildContext({ ...request.run, inputs: await resolveInputs(deps.blobs, request.run) }, await fullOutcomes(deps.blobs, request.run, request.previous), request.scope);
   const { step } = request;
+  const address = request.stepPath ?? request.stepIndex;
   switch (step.type) {
     case 'template':
       return runTemplateStep(step, context);
@@ -56,18 +59,18 @@ async function execute(request: RunStepRequest, deps: StepDependencies): Promise
     case 'http':
       return runHttpStep(step, context, {
         allowPrivateNetwork: deps.allowPrivateNetwork, signal: Context.current().cancellationSignal,
-        idempotencyKey: toolIdempotencyKey(request.run.runId, request.stepIndex),
+        idempotencyKey: toolIdempotencyKey(request.run.runId, address),
       });
     case 'tool':
-      return runToolStep(step, context, { orgId: request.run.orgId, runId: request.run.runId, stepIndex: request.stepIndex, tools: deps.tools });
+      return runToolStep(step, context, { orgId: request.run.orgId, runId: request.run.runId, stepIndex: address, tools: deps.tools });
   }
 }
 
 /** Stores a step's output.txt and stdout.txt and returns its outcome; shared by runStep and recordStep. */
 export async function storeOutcome(blobs: BlobStore, request: RecordStepRequest): Promise<StepOutcome> {
-  const { run, stepIndex } = request;
-  const outputKey = stepFileKey(run.orgId, run.runId, stepIndex, 'output.txt');
-  const stdoutKey = stepFileKey(run.orgId, run.runId, stepIndex, 'stdout.txt');
+  const { run, stepIndex, stepPath } = request;
+  const outputKey = stepFileKey(run.orgId, run.runId, stepPath ?? stepIndex, 'output.txt');
+  const stdoutKey = stepFileKey(run.orgId, run.runId, stepPath ?? stepIndex, 'stdout.txt');
   const [output, stdout] = await Promise.all([blobs.put(outputKey, request.result), blobs.put(stdoutKey, request.stdout)]);
   const files: StepOutcome['files'] = {
     'output.txt': { key: outputKey, mimeType: MIME_BY_RESULT_TYPE[request.resultType], size: output.size } satisfies StoredFile,
@@ -76,6 +79,7 @@ export async function storeOutcome(blobs: BlobStore, request: RecordStepRequest)
   const truncated = request.result.length > RESULT_INLINE_LIMIT;
   return {
     stepIndex,
+    ...(stepPath === undefined ? {} : { stepPath }),
     status: request.status,
     resultType: request.resultType,
     result: inlinePrefix(request.result),
@@ -103,9 +107,70 @@ export function createRunStep(deps: StepDependencies) {
       clearInterval(heartbeat);
     }
     if (execution.status !== 'COMPLETE') {
-      log.info('step did not complete', { runId: run.runId, stepIndex, type: step.type, status: execution.status, exitCode: execution.exitCode });
+      log.info('step did not complete', { runId: run.runId, stepIndex, stepPath: request.stepPath, type: step.type, status: execution.status, exitCode: execution.exitCode });
+      retryIfAllowed(request, execution);
     }
-    return storeOutcome(deps.blobs, { run, stepIndex, ...execution, duration: Date.now() - started });
+    return storeOutcome(deps.blobs, { run, stepIndex, ...(request.stepPath === undefined ? {} : { stepPath: request.stepPath }), ...execution, duration: Date.now() - started });
+  };
+}
+
+/**
+ * A step's failure type, as its `retry.nonRetryable` names it: TIMEOUT, OUT_OF_MEMORY,
+ * HTTP_<status> for an http step answered with an error status, else FAILED.
+ */
+export function failureType(execution: Pick<StepExecution, 'status' | 'exitCode' | 'error'>): string {
+  if (execution.status === 'TIMEOUT') return 'TIMEOUT';
+  if (execution.exitCode === 137) return 'OUT_OF_MEMORY';
+  const http = /^HTTP (\d{3}) from /.exec(execution.error ?? '');
+  return http ? `HTTP_${http[1]}` : 'FAILED';
+}
+
+function nonRetryable(type: string, listed: string[]): boolean {
+  return listed.some((t) => t === type || (/^HTTP_[1-5]XX$/.test(t) && type.startsWith(t.slice(0, 6))));
+}
+
+/**
+ * A step with `retry` whose attempt failed: thrown as a retryable ApplicationFailure, so Temporal
+ * runs it again after the policy's backoff, unless this was the last attempt or the failure's
+ * type is not to be retried; then the failure is the step's outcome, as without `retry`.
+ */
+function retryIfAllowed(request: RunStepRequest, execution: StepExecution): void {
+  const { retry } = request;
+  if (!retry) return;
+  const { attempt } = Context.current().info;
+  const type = failureType(execution);
+  if (attempt >= retry.maxAttempts || nonRetryable(type, retry.nonRetryable)) return;
+  throw ApplicationFailure.retryable(`attempt ${attempt} of ${retry.maxAttempts} failed: ${execution.error ?? `exit code ${execution.exitCode}`}`, type);
+}
+
+/** The text of a stored part: JSON parsed when it is JSON, else the text itself. */
+function partValue(text: string, resultType: ResultType): unknown {
+  if (resultType !== 'json') return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * The recordComposite activity: a branch, forEach or parallel step's result, assembled from the
+ * output.txt of its inner steps (read here, so no result travels through the workflow whole).
+ */
+export function createRecordComposite(deps: Pick<StepDependencies, 'blobs'>) {
+  return async function recordComposite(request: RecordCompositeRequest): Promise<StepOutcome> {
+    const read = async (key: string): Promise<string> => {
+      const bytes = await deps.blobs.read(key);
+      if (!bytes) throw new Error(`${key} is missing from the blob store`);
+      return bytes.toString('utf8');
+    };
+    const { combine, ...rest } = request;
+    if (combine.kind === 'single') {
+      const { part } = combine;
+      return storeOutcome(deps.blobs, { ...rest, result: part ? await read(part.key) : '', resultType: part?.resultType ?? 'plaintext' });
+    }
+    const values = await Promise.all(combine.parts.map(async (part) => (part ? partValue(await read(part.key), part.resultType) : null)));
+    return storeOutcome(deps.blobs, { ...rest, result: JSON.stringify(values), resultType: 'json' });
   };
 }
 

@@ -15,13 +15,15 @@ import { EXIT_FAILURE, EXIT_TIMEOUT, type StepExecution } from './step-execution
 export interface ToolStepOptions {
   orgId: string;
   runId: string;
-  stepIndex: number;
+  /** the step's index, or a nested step's address */
+  stepIndex: number | string;
   tools: ToolCaller | undefined;
   /** default: the activity's cancellation signal when running in one */
   signal?: AbortSignal;
 }
 
-export function toolIdempotencyKey(runId: string, stepIndex: number): string {
+/** `<runId>:<stepIndex>`, or `<runId>:<stepPath>` for a nested step (`run:3.2.1`). */
+export function toolIdempotencyKey(runId: string, stepIndex: number | string): string {
   return `${runId}:${stepIndex}`;
 }
 

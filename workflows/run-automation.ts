@@ -10,57 +10,28 @@
  * Timeouts: the workflow execution timeout is the definition's `timeoutSeconds` (set by the
  *   starter; Temporal reports TIMED_OUT); each activity step gets its own limit plus a margin and a
  *   heartbeat timeout, so a dead worker is noticed in seconds and the step retried elsewhere.
- * A `tool` step with `until` polls on timers (steps/poll.ts). Step status changes are logged in
- *   state (steps/transitions.ts); a run with a callback URL starts its delivery when it ends
- *   (steps/callback.ts); a resumed run reuses the earlier run's outcomes (steps/resume.ts).
+ * A `tool` step with `until` polls on timers (steps/poll.ts). Steps run through the interpreter
+ * (interpreter/run-list.ts): `if`, `onError`, `retry`, and the branch, forEach and parallel steps.
+ * Step status changes are logged in state (steps/transitions.ts); a run with a callback URL starts
+ * its delivery when it ends (steps/callback.ts); a resumed run reuses the earlier run's outcomes
+ * (steps/resume.ts, through the interpreter's top-level list).
  * A step that fails or exceeds its own limit ends the run with ApplicationFailure type
  * STEP_FAILED or STEP_TIMEOUT carrying the RunSummary as details.
  */
-import { ApplicationFailure, defineQuery, defineSignal, defineUpdate, log, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { ActivityStep } from '../src/common/definition';
-import { isActivityStep } from '../src/common/step-kinds';
-import { isInputsReference } from '../src/common/inputs-reference';
-import { buildContext, interpolateDeep } from '../src/common/interpolate';
+import { ApplicationFailure, defineQuery, defineSignal, defineUpdate, log, setHandler } from '@temporalio/workflow';
 import {
-  FailureType, previousSteps, type ApprovalDecision, type DecisionRequest, type RunInput, type RunState, type RunStepRequest, type RunSummary, type StepOutcome,
-  type WaitingOn,
+  FailureType, type ApprovalDecision, type DecisionRequest, type RunInput, type RunState, type RunSummary,
 } from '../src/common/run-types';
-import { agentStep } from './steps/agent';
+import { runList } from './interpreter/run-list';
+import type { Runtime } from './interpreter/runtime';
+import { asStartedRun } from './scheduled-run';
 import { ApprovalDesk } from './steps/approval';
 import { withCompletionCallback } from './steps/callback';
-import { triggerStep } from './steps/chain';
-import { asStartedRun } from './scheduled-run';
-import { pollToolStep } from './steps/poll';
-import { reuseEarlierOutcome } from './steps/resume';
-import type { Renderer, StepDraft } from './steps/step-draft';
-import { delayStep, waitUntilStep, type Pauser } from './steps/timers';
 import { trackTransitions } from './steps/transitions';
 
 export const stateQuery = defineQuery<RunState>('state');
 export const decideUpdate = defineUpdate<ApprovalDecision, [DecisionRequest]>('decide');
 export const approvalSignal = defineSignal<[DecisionRequest]>('approvalDecision');
-
-const RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 } as const;
-const HEARTBEAT_TIMEOUT = '10s';
-const MARGIN_MS = 30_000;
-
-function stepActivities(step: ActivityStep): Activities {
-  const ownLimitMs = step.type === 'template' ? 0 : step.timeoutMs;
-  return proxyActivities<Activities>({ startToCloseTimeout: ownLimitMs + MARGIN_MS, heartbeatTimeout: HEARTBEAT_TIMEOUT, retry: RETRY });
-}
-
-const { recordStep, renderValue } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: RETRY });
-
-/**
- * Interpolation for workflow-side steps: in the workflow when it sees everything, else through the
- * renderValue activity (inputs passed by reference, or earlier results cut in workflow state).
- */
-function rendererFor(run: RunStepRequest['run'], previous: StepOutcome[]): Renderer {
-  const complete = !isInputsReference(run.inputs) && previous.every((o) => !o.truncated);
-  const context = buildContext(run, previous);
-  return async (value) => (complete ? interpolateDeep(value, context) : renderValue({ run, previous: previousSteps(previous), value }));
-}
 
 export async function runAutomation(given: RunInput): Promise<RunSummary> {
   const input = asStartedRun(given);
@@ -93,73 +64,23 @@ async function runSteps(input: RunInput, state: RunState): Promise<RunSummary> {
   const run = { runId: input.runId, orgId: input.orgId, automationId: input.automationId, automationVersion: input.automationVersion,
     triggerId: input.triggerId, started: input.started, inputs: input.inputs };
   let executionOrder = 0;
-  for (const [i, step] of definition.steps.entries()) {
-    const stepIndex = i + 1;
-    const stepState = state.steps[String(stepIndex)];
-    if (!stepState) throw ApplicationFailure.nonRetryable(`step ${stepIndex} has no state`, 'INTERNAL');
-    if (reuseEarlierOutcome(input, state, stepIndex, stepState, () => ++executionOrder)) continue;
-    stepState.status = 'RUNNING';
-    stepState.executionOrder = ++executionOrder;
-    const pauser: Pauser = {
-      pause(waitingOn: WaitingOn) {
-        state.status = 'PAUSED';
-        stepState.status = 'PAUSED';
-        state.waitingOn = waitingOn;
-      },
-      resume() {
-        state.status = 'RUNNING';
-        stepState.status = 'RUNNING';
-        delete state.waitingOn;
-      },
-    };
+  const rt: Runtime = { input, run, state, approvals, nextOrder: () => ++executionOrder, runAutomation };
+  const { failure } = await runList(rt, definition.steps, { depth: 0, seen: [] });
 
-    let outcome: StepOutcome;
-    if (step.type === 'tool' && step.until !== undefined) {
-      const started = Date.now();
-      const callTool = () => stepActivities(step).runStep({ run, stepIndex, step, previous: previousSteps(state.outcomes) });
-      const record = (draft: StepDraft) => recordStep({ run, stepIndex, ...draft, duration: Date.now() - started });
-      outcome = await pollToolStep({ ...step, until: step.until }, stepIndex, { callTool, record }, pauser);
-    } else if (isActivityStep(step)) {
-      outcome = await stepActivities(step).runStep({ run, stepIndex, step, previous: previousSteps(state.outcomes) });
-    } else {
-      const started = Date.now();
-      const render = rendererFor(run, state.outcomes);
-      let draft: StepDraft;
-      switch (step.type) {
-        case 'delay':
-          draft = await delayStep(step, stepIndex, pauser);
-          break;
-        case 'waitUntil':
-          draft = await waitUntilStep(step, stepIndex, render, pauser);
-          break;
-        case 'approval':
-          draft = await approvals.wait(step, stepIndex, render, pauser);
-          break;
-        case 'trigger':
-          draft = await triggerStep(step, input, render, runAutomation);
-          break;
-        case 'agent':
-          draft = await agentStep(step, input, stepIndex, render);
-          break;
-      }
-      outcome = await recordStep({ run, stepIndex, ...draft, duration: Date.now() - started });
-    }
-    state.outcomes.push(outcome);
-    stepState.status = outcome.status;
-
-    if (outcome.status !== 'COMPLETE') {
-      const summary: RunSummary = { status: outcome.status, failedStep: stepIndex, error: outcome.error, outcomes: state.outcomes, transitions: state.transitions };
-      const message = `step ${stepIndex} (${step.name}) ${outcome.status === 'TIMEOUT' ? 'exceeded its time limit' : 'failed'}: ${outcome.error ?? `exit code ${outcome.exitCode}`}`;
-      // A query answered between here and the close must already say why, as the closed run will.
-      Object.assign(state, { status: outcome.status, error: message });
-      throw ApplicationFailure.create({
-        type: outcome.status === 'TIMEOUT' ? FailureType.STEP_TIMEOUT : FailureType.STEP_FAILED,
-        message,
-        nonRetryable: true,
-        details: [summary],
-      });
-    }
+  if (failure) {
+    const { outcome, address, name } = failure;
+    const status = outcome.status === 'TIMEOUT' ? 'TIMEOUT' : 'FAILED';
+    const summary: RunSummary = { status, failedStep: outcome.stepIndex, error: outcome.error, outcomes: state.outcomes, steps: state.steps, transitions: state.transitions };
+    const message = `step ${address} (${name}) ${status === 'TIMEOUT' ? 'exceeded its time limit' : 'failed'}: ${outcome.error ?? `exit code ${outcome.exitCode}`}`;
+    // A query answered between here and the close must already say why, as the closed run will.
+    Object.assign(state, { status, error: message });
+    throw ApplicationFailure.create({
+      type: status === 'TIMEOUT' ? FailureType.STEP_TIMEOUT : FailureType.STEP_FAILED,
+      message,
+      nonRetryable: true,
+      details: [summary],
+    });
   }
   state.status = 'COMPLETE';
-  return { status: 'COMPLETE', outcomes: state.outcomes, transitions: state.transitions };
+  return { status: 'COMPLETE', outcomes: state.outcomes, steps: state.steps, transitions: state.transitions };
 }

@@ -5,10 +5,34 @@
  */
 import { z } from 'zod';
 import { DURATION_PATTERN, durationMs } from './duration';
+import { flowProblems } from './flow-validation';
+
+/** A JSONata expression (checked to parse when the definition is validated). */
+export const ExpressionSchema = z.string().min(1).max(10_000);
+
+/**
+ * A step's own retry policy, mapped onto its activity's Temporal retry policy: a step that ran and
+ * failed is tried again (as a worker that died is), up to `maxAttempts` in all.
+ */
+export const RetrySchema = z.object({
+  maxAttempts: z.number().int().min(1).max(100),
+  initialInterval: z.string().regex(DURATION_PATTERN, 'must be a duration such as 500ms, 30s, 5m').default('1s'),
+  backoff: z.number().min(1).max(100).default(2),
+  maxInterval: z.string().regex(DURATION_PATTERN, 'must be a duration such as 500ms, 30s, 5m').optional(),
+  /** failure types not to retry: TIMEOUT, OUT_OF_MEMORY, FAILED, HTTP_<status> or HTTP_4XX / HTTP_5XX */
+  nonRetryable: z.array(z.string().regex(/^(TIMEOUT|OUT_OF_MEMORY|FAILED|HTTP_[1-5](\d\d|XX))$/,
+    'must be TIMEOUT, OUT_OF_MEMORY, FAILED, HTTP_<status> (HTTP_503) or HTTP_4XX / HTTP_5XX')).max(50).default([]),
+}).strict();
 
 const stepBase = {
   name: z.string().min(1).max(200),
   description: z.string().max(2000).optional(),
+  /** run the step only when this expression is truthy; otherwise it is SKIPPED */
+  if: ExpressionSchema.optional(),
+  /** `continue`: a failed step does not end the run (or its list); later steps see its exitCode */
+  onError: z.enum(['continue', 'fail']).optional(),
+  /** only on template, code, http and tool steps */
+  retry: RetrySchema.optional(),
 };
 
 export const TemplateStepSchema = z.object({
@@ -140,10 +164,39 @@ export const AgentStepSchema = z.object({
   timeoutSeconds: z.number().int().min(5).max(86_400).default(600),
 }).strict();
 
-export const StepSchema = z.discriminatedUnion('type', [
+/** Control flow (workflows/interpreter): step lists nested in a step. */
+const StepListSchema = z.array(z.lazy((): z.ZodType<Step, unknown> => StepSchema)).min(1, 'must have at least one step').max(200);
+
+/** The first case whose `if` holds runs its steps; none holding, `default` runs (when given). */
+export const BranchStepSchema = z.object({
+  ...stepBase,
+  type: z.literal('branch'),
+  cases: z.array(z.object({ if: ExpressionSchema, steps: StepListSchema }).strict()).min(1, 'a branch needs at least one case').max(50),
+  default: StepListSchema.optional(),
+}).strict();
+
+/** Runs `steps` once per item of the array `items` evaluates to, `concurrency` items at a time. */
+export const ForEachStepSchema = z.object({
+  ...stepBase,
+  type: z.literal('forEach'),
+  items: ExpressionSchema,
+  concurrency: z.number().int().min(1).max(50).default(1),
+  steps: StepListSchema,
+}).strict();
+
+/** Runs several step lists at once; `all` waits for every list, `first` for the first that completes. */
+export const ParallelStepSchema = z.object({
+  ...stepBase,
+  type: z.literal('parallel'),
+  mode: z.enum(['all', 'first']).default('all'),
+  branches: z.array(z.object({ name: z.string().min(1).max(200).optional(), steps: StepListSchema }).strict()).min(2, 'parallel needs at least two branches').max(20),
+}).strict();
+
+const StepSchema = z.discriminatedUnion('type', [
   TemplateStepSchema, CodeStepSchema, HttpStepSchema, ToolStepSchema, DelayStepSchema, WaitUntilStepSchema, ApprovalStepSchema, TriggerStepSchema,
-  AgentStepSchema,
+  AgentStepSchema, BranchStepSchema, ForEachStepSchema, ParallelStepSchema,
 ]);
+export { StepSchema };
 
 export const WorkflowDefinitionSchema = z.object({
   name: z.string().min(1).max(200),
@@ -159,6 +212,7 @@ export const WorkflowDefinitionSchema = z.object({
   if (def.output && def.output.stepIndex > def.steps.length) {
     ctx.addIssue({ code: 'custom', path: ['output', 'stepIndex'], message: `no step ${def.output.stepIndex}: the workflow has ${def.steps.length}` });
   }
+  for (const problem of flowProblems(def.steps)) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
 });
 
 export type TemplateStep = z.infer<typeof TemplateStepSchema>;
@@ -171,7 +225,26 @@ export type WaitUntilStep = z.infer<typeof WaitUntilStepSchema>;
 export type ApprovalStep = z.infer<typeof ApprovalStepSchema>;
 export type TriggerStep = z.infer<typeof TriggerStepSchema>;
 export type AgentStep = z.infer<typeof AgentStepSchema>;
-export type Step = z.infer<typeof StepSchema>;
+export type Retry = z.infer<typeof RetrySchema>;
+type StepCommon = z.infer<z.ZodObject<typeof stepBase>>;
+export interface BranchStep extends StepCommon {
+  type: 'branch';
+  cases: { if: string; steps: Step[] }[];
+  default?: Step[];
+}
+export interface ForEachStep extends StepCommon {
+  type: 'forEach';
+  items: string;
+  concurrency: number;
+  steps: Step[];
+}
+export interface ParallelStep extends StepCommon {
+  type: 'parallel';
+  mode: 'all' | 'first';
+  branches: { name?: string; steps: Step[] }[];
+}
+export type FlowStep = BranchStep | ForEachStep | ParallelStep;
+export type Step = TemplateStep | CodeStep | HttpStep | ToolStep | DelayStep | WaitUntilStep | ApprovalStep | TriggerStep | AgentStep | FlowStep;
 /** Steps the runStep activity executes; the others (waits, approvals, chained triggers) live in the workflow. */
 export type ActivityStep = TemplateStep | CodeStep | HttpStep | ToolStep;
 

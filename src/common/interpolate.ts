@@ -1,29 +1,61 @@
 /**
  * `{{path}}` interpolation over a run's context (ARCHITECTURE.md). Pure and deterministic: the same
- * function serves workflow and activity code. Paths read `inputs.*`, `steps.<index>.result|json|exitCode`
- * and `run.*`; an unknown path renders as an empty string. Objects render as JSON.
+ * function serves workflow and activity code. Paths read `inputs.*`,
+ * `steps.<index>.result|json|exitCode|status` (a nested step by its address: `steps.3.2.1.result`)
+ * and `run.*`; inside a list also `local.<n>` (the list's own steps), `item` and `index` (forEach).
+ * An unknown path renders as an empty string. Objects render as JSON.
  */
-import type { RunInput, StepOutcome } from './run-types';
+import type { PreviousStep, RunInput, StepScope } from './run-types';
+
+export interface StepView {
+  result: string;
+  json: unknown;
+  exitCode: number;
+  status: string;
+}
+
+/** A step's view, and (for a step with lists) its nested steps by list and position: `steps.3.2.1`. */
+type StepsTree = Record<string, Partial<StepView> & Record<string, unknown>>;
 
 export interface InterpolationContext {
   inputs: Record<string, unknown> | '';
-  steps: Record<string, { result: string; json: unknown; exitCode: number }>;
+  steps: StepsTree;
   run: { id: string; automationId: string; automationVersion: number; triggerId: string; started: string };
+  local?: unknown;
+  item?: unknown;
+  index?: number;
 }
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_$.\-[\]]+)\s*\}\}/g;
 
 export function buildContext(run: Pick<RunInput, 'runId' | 'automationId' | 'automationVersion' | 'triggerId' | 'started' | 'inputs'>,
-  previous: readonly Pick<StepOutcome, 'stepIndex' | 'result' | 'exitCode'>[]): InterpolationContext {
-  const steps: InterpolationContext['steps'] = {};
+  previous: readonly (Pick<PreviousStep, 'stepIndex' | 'stepPath' | 'result' | 'exitCode'> & { status?: string })[], scope?: StepScope): InterpolationContext {
+  const steps: StepsTree = {};
   for (const outcome of previous) {
-    steps[String(outcome.stepIndex)] = { result: outcome.result, json: parseJson(outcome.result), exitCode: outcome.exitCode };
+    const view: StepView = {
+      result: outcome.result, json: parseJson(outcome.result), exitCode: outcome.exitCode,
+      status: outcome.status ?? (outcome.exitCode === 0 ? 'COMPLETE' : 'FAILED'),
+    };
+    const address = (outcome.stepPath ?? String(outcome.stepIndex)).split('.');
+    let node: Record<string, unknown> = steps;
+    for (const segment of address.slice(0, -1)) {
+      const next = node[segment];
+      node = next !== null && typeof next === 'object' ? next as Record<string, unknown> : (node[segment] = {}) as Record<string, unknown>;
+    }
+    const last = address[address.length - 1]!;
+    const existing = node[last];
+    node[last] = existing !== null && typeof existing === 'object' ? Object.assign(existing, view) : view;
   }
-  return {
+  const context: InterpolationContext = {
     inputs: run.inputs,
     steps,
     run: { id: run.runId, automationId: run.automationId, automationVersion: run.automationVersion, triggerId: run.triggerId, started: run.started },
   };
+  if (scope) {
+    context.local = lookup(context, `steps.${scope.prefix}`) ?? {};
+    if (scope.index !== undefined) Object.assign(context, { item: scope.item, index: scope.index });
+  }
+  return context;
 }
 
 function parseJson(text: string): unknown {

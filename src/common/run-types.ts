@@ -5,6 +5,8 @@
 import type { ActivityStep, Step, WorkflowDefinition } from './definition';
 
 export type RunStatus = 'PENDING' | 'RUNNING' | 'PAUSED' | 'COMPLETE' | 'FAILED' | 'TIMEOUT';
+/** A step's status: a run status, or SKIPPED (its `if` was false, or its parallel branch lost the race). */
+export type StepStatus = RunStatus | 'SKIPPED';
 export type ResultType = 'markdown' | 'plaintext' | 'json';
 
 /** A file a step wrote to the blob store. */
@@ -57,7 +59,10 @@ export interface RunOrigin {
 
 /** What a step produced, as seen by later steps (interpolation) and by the result bodies. */
 export interface StepOutcome {
+  /** the top-level step; a nested step's is the index of the top-level step it sits in */
   stepIndex: number;
+  /** a nested step's address (`3.2.1`: step 1 of list 2 of step 3); absent on top-level steps */
+  stepPath?: string;
   /** COMPLETE, FAILED or TIMEOUT (a step over its own limit) */
   status: 'COMPLETE' | 'FAILED' | 'TIMEOUT';
   resultType: ResultType;
@@ -86,7 +91,13 @@ export function inlinePrefix(text: string): string {
 }
 
 /** What an activity needs of an earlier step to interpolate it; the whole result is in its output.txt. */
-export type PreviousStep = Pick<StepOutcome, 'stepIndex' | 'exitCode' | 'resultType' | 'result' | 'truncated'>;
+export type PreviousStep = Pick<StepOutcome, 'stepIndex' | 'stepPath' | 'exitCode' | 'resultType' | 'result' | 'truncated'> & {
+  /** absent in inputs scheduled by older workers (whose earlier steps had all completed) */
+  status?: StepStatus;
+};
+
+/** A step as later steps see it: an outcome, or a SKIPPED step (which has no outcome). */
+export type VisibleStep = PreviousStep & { status: StepStatus };
 
 /**
  * Result text inlined into one activity's input, over all earlier steps together. Every step's
@@ -99,22 +110,47 @@ export const PREVIOUS_INLINE_BUDGET = 16 * 1024;
  * The earlier steps as an activity input: the latest results inline while they fit the budget,
  * the others marked truncated (the activity reloads them from output.txt). Pure: used in workflows.
  */
-export function previousSteps(outcomes: readonly StepOutcome[]): PreviousStep[] {
+export function previousSteps(outcomes: readonly (StepOutcome | VisibleStep)[]): PreviousStep[] {
   let budget = PREVIOUS_INLINE_BUDGET;
   const compact: PreviousStep[] = [];
   for (let i = outcomes.length - 1; i >= 0; i--) {
-    const { stepIndex, exitCode, resultType, result, truncated } = outcomes[i]!;
+    const { stepIndex, stepPath, status, exitCode, resultType, result, truncated } = outcomes[i]!;
     const inline = !truncated && result.length <= budget;
     if (inline) budget -= result.length;
-    compact.unshift({ stepIndex, exitCode, resultType, result: inline ? result : '', truncated: !inline });
+    compact.unshift({
+      stepIndex, exitCode, resultType, result: inline ? result : '', truncated: !inline,
+      // only new fields are added, so a flat run's activity inputs stay as they were
+      ...(stepPath === undefined ? {} : { stepPath }), ...(status === undefined || status === 'COMPLETE' ? {} : { status }),
+    });
   }
   return compact;
+}
+
+/** Where a step sits inside lists: the innermost list's address prefix, and the forEach item. */
+export interface StepScope {
+  /** `3.2` for the steps of item 2 of step 3 (`local.1` is then `3.2.1`) */
+  prefix: string;
+  item?: unknown;
+  /** the item's position in the array, from 0 */
+  index?: number;
+}
+
+/** A step's retry policy as the runStep activity applies it (definition.ts RetrySchema). */
+export interface StepRetry {
+  maxAttempts: number;
+  nonRetryable: string[];
 }
 
 /** The argument of the runStep activity. */
 export interface RunStepRequest {
   run: Pick<RunInput, 'runId' | 'orgId' | 'automationId' | 'automationVersion' | 'triggerId' | 'started' | 'inputs'>;
   stepIndex: number;
+  /** a nested step's address */
+  stepPath?: string;
+  /** inside a list: `local`, `item` and `index` of the interpolation context */
+  scope?: StepScope;
+  /** the step's own retry policy: a failed attempt is thrown (Temporal retries it) until the last */
+  retry?: StepRetry;
   step: ActivityStep;
   /**
    * the steps that ran before this one, in order (`previousSteps`; inputs scheduled by older
@@ -126,7 +162,7 @@ export interface RunStepRequest {
 export interface StepState {
   name: string;
   type: Step['type'];
-  status: RunStatus;
+  status: StepStatus;
   executionOrder?: number;
   /** a resumed run's step whose outcome was taken from that earlier run */
   reusedFrom?: string;
@@ -140,6 +176,8 @@ export interface StepTransition {
   status: RunStatus;
   /** ISO 8601 UTC, workflow time */
   at: string;
+  /** forEach and parallel: `12/40 done` */
+  progress?: string;
 }
 
 export type Decision = 'approve' | 'reject';
@@ -177,9 +215,9 @@ export interface DecisionRequest {
 
 /** Why a paused run is paused (the status response's `waitingOn`). */
 export type WaitingOn =
-  | { kind: 'timer'; stepIndex: number; resumeAt: string }
+  | { kind: 'timer'; stepIndex: number; stepPath?: string; resumeAt: string }
   | {
-    kind: 'approval'; stepIndex: number; deadline: string; message: string; required: number;
+    kind: 'approval'; stepIndex: number; stepPath?: string; deadline: string; message: string; required: number;
     approvers: string[]; decisions: ApprovalDecision[];
   };
 
@@ -203,6 +241,8 @@ export interface RunSummary {
   outcomes: StepOutcome[];
   /** the run's step status changes (absent in runs closed before flowgate recorded them) */
   transitions?: StepTransition[];
+  /** every step's final status, nested and SKIPPED steps included (absent from older runs) */
+  steps?: Record<string, StepState>;
 }
 
 /** ApplicationFailure types thrown by the workflow; the gateway maps them to contract statuses. */
@@ -222,6 +262,7 @@ export const DecisionRefusal = {
 export interface RecordStepRequest {
   run: RunStepRequest['run'];
   stepIndex: number;
+  stepPath?: string;
   status: StepOutcome['status'];
   resultType: ResultType;
   result: string;
@@ -266,3 +307,14 @@ export interface CallbackStatus {
 
 /** ApplicationFailure type of a callback that must not be retried. */
 export const CALLBACK_REFUSED = 'CALLBACK_REFUSED';
+/** A step result a composite step (branch, forEach, parallel) is made of: its stored output.txt. */
+export interface ResultPart {
+  key: string;
+  resultType: ResultType;
+}
+
+/** The recordComposite activity's argument: a construct's result assembled from its parts. */
+export interface RecordCompositeRequest extends Omit<RecordStepRequest, 'result' | 'resultType'> {
+  /** `array`: a JSON array of the parts (JSON parsed, text as strings, null for none); `single`: the part as it is */
+  combine: { kind: 'array'; parts: (ResultPart | null)[] } | { kind: 'single'; part: ResultPart | null };
+}

@@ -132,6 +132,7 @@ export async function syncResultBody(view: RunView, inputs: unknown, ctx: BodyCo
     triggerId: view.memo.triggerId,
     results: (await inlinedResults(ctx.blobs, view.outcomes)).map(({ outcome: o, text, truncated }) => ({
       stepIndex: o.stepIndex,
+      ...(o.stepPath === undefined ? {} : { stepPath: o.stepPath }),
       stepVersion: stepVersion(view, o.stepIndex),
       result: { stepIndex: o.stepIndex, resultType: o.resultType, result: text },
       // A cut result says so, and links the whole text.
@@ -171,6 +172,7 @@ export function waitingOnBody(waitingOn: WaitingOn) {
   return {
     kind: waitingOn.kind,
     stepIndex: waitingOn.stepIndex,
+    ...(waitingOn.stepPath === undefined ? {} : { stepPath: waitingOn.stepPath }),
     deadline: waitingOn.deadline,
     required: waitingOn.required,
     approvals: waitingOn.decisions.filter((d) => d.decision === 'approve').length,
@@ -184,10 +186,13 @@ export function waitingOnBody(waitingOn: WaitingOn) {
  */
 export function statusBody(view: RunView) {
   const stepStatus: Record<string, string> = {};
-  const stepInfo: Record<string, { status: string; name: string; executionOrder: number | null; reusedFrom?: string }> = {};
+  const stepInfo: Record<string, { status: string; name: string; executionOrder: number | null; progress?: string; reusedFrom?: string }> = {};
   for (const [index, step] of Object.entries(view.steps)) {
     stepStatus[index] = step.status;
-    stepInfo[index] = { status: step.status, name: step.name, executionOrder: step.executionOrder ?? null, ...(step.reusedFrom ? { reusedFrom: step.reusedFrom } : {}) };
+    stepInfo[index] = {
+      status: step.status, name: step.name, executionOrder: step.executionOrder ?? null,
+      ...(step.progress ? { progress: step.progress } : {}), ...(step.reusedFrom ? { reusedFrom: step.reusedFrom } : {}),
+    };
   }
   return {
     automationId: view.memo.automationId,
@@ -205,11 +210,12 @@ export function statusBody(view: RunView) {
 /** 2.6. */
 export function resultsBody(view: RunView, designated: DesignatedOutput | undefined, ctx: BodyContext) {
   const link = (key: string, mimeType: string, name?: string) => ctx.signer.sign(key, ctx.resultUrlTtlSeconds, { name, type: mimeType });
-  const designatedOutcome = designated ? view.outcomes.find((o) => o.stepIndex === designated.stepIndex && o.status === 'COMPLETE') : undefined;
+  const designatedOutcome = designated ? view.outcomes.find((o) => o.stepIndex === designated.stepIndex && o.stepPath === undefined && o.status === 'COMPLETE') : undefined;
   return {
     ...runHeader(view),
     results: view.outcomes.map((o) => ({
       stepIndex: o.stepIndex,
+      ...(o.stepPath === undefined ? {} : { stepPath: o.stepPath }),
       stepVersion: stepVersion(view, o.stepIndex),
       resultUrls: resultUrls(o, ctx),
       exitCode: o.exitCode,

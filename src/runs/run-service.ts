@@ -369,7 +369,7 @@ export class RunService {
     if (cause instanceof ApplicationFailure && (cause.type === FailureType.STEP_FAILED || cause.type === FailureType.STEP_TIMEOUT)) {
       const summary = cause.details?.[0] as RunSummary | undefined;
       if (summary) {
-        return { ...base, status: summary.status, steps: stepsFromOutcomes(base.runId, base.memo, summary.outcomes, 'PENDING'), outcomes: summary.outcomes, error: cause.message, final: true,
+        return { ...base, status: summary.status, steps: summary.steps ?? stepsFromOutcomes(base.runId, base.memo, summary.outcomes, 'PENDING'), outcomes: summary.outcomes, error: cause.message, final: true,
           ...(summary.transitions ? { transitions: summary.transitions } : {}) };
       }
     }
@@ -395,7 +395,8 @@ export class RunService {
 }
 
 function completedView(runId: string, memo: RunMemo, summary: RunSummary): RunView {
-  return { runId, memo, status: 'COMPLETE', steps: stepsFromOutcomes(runId, memo, summary.outcomes, 'COMPLETE'), outcomes: summary.outcomes, final: true,
+  // Summaries of runs before nested and SKIPPED steps carry no `steps`: derive them from the outcomes.
+  return { runId, memo, status: 'COMPLETE', steps: summary.steps ?? stepsFromOutcomes(runId, memo, summary.outcomes, 'COMPLETE'), outcomes: summary.outcomes, final: true,
     ...(summary.transitions ? { transitions: summary.transitions } : {}) };
 }
 

@@ -10,7 +10,7 @@ import type { RunInput } from '../../src/common/run-types';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 import { completed, failed, type Renderer, type StepDraft } from './step-draft';
 
-export async function agentStep(step: AgentStep, run: RunInput, stepIndex: number, render: Renderer): Promise<StepDraft> {
+export async function agentStep(step: AgentStep, run: RunInput, stepIndex: number | string, render: Renderer): Promise<StepDraft> {
   const message = String(await render(step.message));
   const chatId = step.chatId === undefined ? `chat_${uuid4().replace(/-/g, '')}` : String(await render(step.chatId));
   const invocationId = `${run.runId}-agent-${stepIndex}`;

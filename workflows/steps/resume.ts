@@ -12,7 +12,7 @@ export const RESUME_PATCH = 'resume-from-step';
 export function reuseEarlierOutcome(input: RunInput, state: RunState, stepIndex: number, stepState: StepState, order: () => number): boolean {
   const resume = input.resume;
   if (!resume || stepIndex >= resume.fromStep || !patched(RESUME_PATCH)) return false;
-  const outcome: StepOutcome | undefined = resume.outcomes.find((o) => o.stepIndex === stepIndex);
+  const outcome: StepOutcome | undefined = resume.outcomes.find((o) => o.stepIndex === stepIndex && o.stepPath === undefined);
   if (!outcome) return false;
   stepState.executionOrder = order();
   stepState.reusedFrom = resume.fromRunId;

@@ -147,10 +147,11 @@ export class WorkflowTools {
     const designated = await this.designatedOutput(view);
     const links = resultsBody(view, designated, bodyContext);
     const results = sync.results.map((r) => ({
-      stepIndex: r.stepIndex, resultType: r.result.resultType, result: r.result.result, ...(r.truncated ? { truncated: true } : {}),
+      stepIndex: r.stepIndex, ...('stepPath' in r ? { stepPath: r.stepPath } : {}), resultType: r.result.resultType, result: r.result.result, ...(r.truncated ? { truncated: true } : {}),
     }));
     const outputStep = designated?.stepIndex ?? results.at(-1)?.stepIndex;
-    const outputResult = results.find((r) => r.stepIndex === outputStep);
+    // a nested step's result carries its construct's stepIndex too: the output is the construct's own
+    const outputResult = results.find((r) => r.stepIndex === outputStep && !('stepPath' in r));
     const value = { ...base, ...(outputResult ? { output: parsedResult(outputResult.result, outputResult.resultType) } : {}), results };
     const content: ContentBlock[] = [{ type: 'text', text: JSON.stringify(value) }];
     if (links.designatedOutput) {

@@ -1,0 +1,49 @@
+/**
+ * Expressions of `if`, `items` and branch cases: JSONata over the same context as `{{path}}`
+ * interpolation (`inputs`, `steps`, `run`, and inside lists `local`, `item`, `index`), plus
+ * `$step("3.2.1")` for a step by its address. Pure: evaluated in workflow code, where Temporal's
+ * sandbox makes `$now()`/`$millis()` the workflow's own (replayed) time and `$random()` seeded by
+ * the run, so evaluation is deterministic on replay.
+ */
+import jsonata from 'jsonata';
+import { lookup, type InterpolationContext } from './interpolate';
+
+/**
+ * jsonata's own guards against runaway evaluation. In a workflow the clock stands still during a
+ * workflow task, so the depth limit is the one that bites there; the timeout guards validation.
+ */
+const EVAL_OPTIONS = { timeout: 1000, stack: 200 };
+
+export class ExpressionError extends Error {}
+
+function describe(err: unknown): string {
+  const e = err as { message?: string; code?: string; position?: number };
+  const text = e.message ?? (e.code ? `error ${e.code}` : String(err));
+  return `${text}${e.position === undefined ? '' : ` (at character ${e.position})`}`;
+}
+
+export async function evaluateExpression(expression: string, context: InterpolationContext): Promise<unknown> {
+  let compiled;
+  try {
+    compiled = jsonata(expression, EVAL_OPTIONS);
+  } catch (err) {
+    throw new ExpressionError(`does not parse: ${describe(err)}`);
+  }
+  try {
+    const value: unknown = await compiled.evaluate(context, { step: (address: unknown) => lookup(context, `steps.${String(address)}`) });
+    // jsonata marks its result arrays with extra properties; keep plain JSON
+    const text = JSON.stringify(value);
+    return text === undefined ? undefined : JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new ExpressionError(describe(err));
+  }
+}
+
+/** JSONata's truthiness: false for undefined, null, false, 0, '', an empty array or object. */
+export function truthy(value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  if (Array.isArray(value)) return value.some((v) => truthy(v));
+  if (typeof value === 'object') return Object.keys(value).length > 0;
+  if (typeof value === 'function') return false;
+  return Boolean(value);
+}

@@ -1,0 +1,131 @@
+/**
+ * Checks of a definition's control flow that a schema cannot express (run at the management API
+ * when a definition is created, updated or published): expressions that do not parse, references
+ * to steps a step cannot see, nesting deeper than MAX_NESTING_DEPTH, `retry` on a step kind that
+ * has no activity, approvals where two could wait at once.
+ */
+import jsonata from 'jsonata';
+
+/** Step lists nest at most this deep (a forEach in a branch in a parallel is depth 3). */
+export const MAX_NESTING_DEPTH = 3;
+
+const RETRYABLE_TYPES = new Set(['template', 'code', 'http', 'tool']);
+
+export interface FlowProblem {
+  path: (string | number)[];
+  message: string;
+}
+
+/** The fields of steps this module reads; the schema has already checked their shapes. */
+interface StepLike {
+  type: string;
+  name?: string;
+  if?: string;
+  retry?: unknown;
+  items?: string;
+  concurrency?: number;
+  steps?: StepLike[];
+  cases?: { if: string; steps: StepLike[] }[];
+  default?: StepLike[];
+  branches?: { steps: StepLike[] }[];
+}
+
+interface ListContext {
+  /** the number of top-level steps before the construct this list is in (or before the step, at top level) */
+  topLevelBefore: number;
+  depth: number;
+  /** an approval here could wait while another does (parallel, forEach with concurrency > 1) */
+  concurrent: boolean;
+}
+
+/** Parses a JSONata expression; the error names the position of the problem. */
+export function expressionProblem(expression: string): string | undefined {
+  try {
+    jsonata(expression);
+    return undefined;
+  } catch (err) {
+    const e = err as { message?: string; position?: number };
+    return `does not parse as JSONata${e.position === undefined ? '' : ` (at character ${e.position})`}: ${e.message ?? String(err)}`;
+  }
+}
+
+/** References of `steps.\`N\``, `local.\`N\`` and `$step("N…")` in an expression's syntax tree. */
+function references(node: unknown, found: { kind: 'steps' | 'local'; index: string }[] = []): typeof found {
+  if (Array.isArray(node)) {
+    for (const child of node) references(child, found);
+    return found;
+  }
+  if (node === null || typeof node !== 'object') return found;
+  const n = node as { type?: string; steps?: { type?: string; value?: unknown }[]; procedure?: { type?: string; value?: unknown }; arguments?: { type?: string; value?: unknown }[] };
+  if (n.type === 'path' && n.steps && n.steps.length >= 2) {
+    const [head, next] = n.steps;
+    if (head?.type === 'name' && (head.value === 'steps' || head.value === 'local') && next?.type === 'name') {
+      found.push({ kind: head.value, index: String(next.value) });
+    }
+  }
+  if (n.type === 'function' && n.procedure?.type === 'variable' && n.procedure.value === 'step' && n.arguments?.[0]?.type === 'string') {
+    found.push({ kind: 'steps', index: String(n.arguments[0].value).split('.')[0] ?? '' });
+  }
+  for (const value of Object.values(n)) if (value !== null && typeof value === 'object') references(value, found);
+  return found;
+}
+
+function checkExpression(expression: string, path: FlowProblem['path'], ctx: ListContext, siblingsBefore: number, problems: FlowProblem[]): void {
+  const problem = expressionProblem(expression);
+  if (problem) {
+    problems.push({ path, message: problem });
+    return;
+  }
+  for (const ref of references(jsonata(expression).ast())) {
+    const n = Number(ref.index);
+    // Inside a construct, `steps.<its index>` reaches its own inner steps (`steps.3.2.1`).
+    const limit = ref.kind === 'steps' ? ctx.topLevelBefore + (ctx.depth > 0 ? 1 : 0) : siblingsBefore;
+    if (!Number.isInteger(n) || n < 1 || n > limit) {
+      const seen = limit === 0 ? 'none' : limit === 1 ? '1' : `1 to ${limit}`;
+      problems.push({ path, message: `refers to ${ref.kind}.${ref.index}, which this step cannot see (earlier ${ref.kind === 'steps' ? 'top-level steps' : 'steps of this list'}: ${seen})` });
+    }
+  }
+}
+
+function checkList(steps: StepLike[], path: FlowProblem['path'], ctx: ListContext, problems: FlowProblem[]): void {
+  steps.forEach((step, i) => {
+    const at = [...path, i];
+    const own: ListContext = ctx.depth === 0 ? { ...ctx, topLevelBefore: i } : ctx;
+    if (step.if !== undefined) checkExpression(step.if, [...at, 'if'], own, i, problems);
+    if (step.retry !== undefined && !RETRYABLE_TYPES.has(step.type)) {
+      problems.push({ path: [...at, 'retry'], message: `retry applies to template, code, http and tool steps, not ${step.type}` });
+    }
+    if (step.type === 'approval' && ctx.concurrent) {
+      problems.push({ path: at, message: 'an approval cannot sit in a parallel step or in a forEach with concurrency above 1 (one approval waits at a time)' });
+    }
+    const nested = (list: StepLike[], listPath: FlowProblem['path'], concurrent: boolean): void => {
+      if (ctx.depth + 1 > MAX_NESTING_DEPTH) {
+        problems.push({ path: listPath, message: `step lists nest at most ${MAX_NESTING_DEPTH} deep` });
+        return;
+      }
+      checkList(list, listPath, { topLevelBefore: own.topLevelBefore, depth: ctx.depth + 1, concurrent: ctx.concurrent || concurrent }, problems);
+    };
+    switch (step.type) {
+      case 'branch':
+        step.cases?.forEach((c, k) => {
+          checkExpression(c.if, [...at, 'cases', k, 'if'], own, i, problems);
+          nested(c.steps, [...at, 'cases', k, 'steps'], false);
+        });
+        if (step.default) nested(step.default, [...at, 'default'], false);
+        break;
+      case 'forEach':
+        if (step.items !== undefined) checkExpression(step.items, [...at, 'items'], own, i, problems);
+        if (step.steps) nested(step.steps, [...at, 'steps'], (step.concurrency ?? 1) > 1);
+        break;
+      case 'parallel':
+        step.branches?.forEach((b, k) => nested(b.steps, [...at, 'branches', k, 'steps'], true));
+        break;
+    }
+  });
+}
+
+export function flowProblems(steps: StepLike[]): FlowProblem[] {
+  const problems: FlowProblem[] = [];
+  checkList(steps, ['steps'], { topLevelBefore: 0, depth: 0, concurrent: false }, problems);
+  return problems;
+}

@@ -1,0 +1,48 @@
+/**
+ * `forEach`: runs its steps once per item of the array `items` evaluates to, `concurrency` items
+ * at a time, each item a list of its own (`<index>.<item>.<step>`, items from 1). Results come
+ * back in item order (the last step's result of each item). A failed item (a step without
+ * `onError: continue` failed) starts no more items; those in flight finish, then the step fails.
+ * Progress shows in the step's `progress` (`12/40 done`).
+ */
+import type { ForEachStep } from '../../src/common/definition';
+import type { StepOutcome, StepState } from '../../src/common/run-types';
+import { describeFailure, failedComposite, partOf, type CompositeDraft } from './composite';
+import { evaluateIn } from './conditions';
+import { compactOutcomes, nestedScope, type ListScope, type RunList, type Runtime, type StepFailure } from './runtime';
+
+/** A forEach over more items than this fails: split the work over `trigger` steps instead. */
+export const MAX_FOREACH_ITEMS = 1000;
+
+export async function forEachStep(rt: Runtime, step: ForEachStep, address: string, scope: ListScope, stepState: StepState, runList: RunList): Promise<CompositeDraft> {
+  const none = { kind: 'array' as const, parts: [] };
+  const evaluated = await evaluateIn(rt, step.items, scope);
+  if ('error' in evaluated) return failedComposite(`items: ${evaluated.error}`, '', none);
+  const items = evaluated.value === undefined ? [] : evaluated.value;
+  if (!Array.isArray(items)) return failedComposite(`items must evaluate to an array; got ${items === null ? 'null' : typeof items}`, '', none);
+  if (items.length > MAX_FOREACH_ITEMS) return failedComposite(`items has ${items.length} entries; a forEach takes at most ${MAX_FOREACH_ITEMS}`, '', none);
+
+  const total = items.length;
+  const lasts: (StepOutcome | undefined)[] = new Array<StepOutcome | undefined>(total).fill(undefined);
+  let done = 0;
+  let next = 0;
+  let failed: { item: number; failure: StepFailure } | undefined;
+  stepState.progress = `0/${total} done`;
+  const worker = async (): Promise<void> => {
+    while (next < total && failed === undefined) {
+      const i = next++;
+      const result = await runList(rt, step.steps, nestedScope(scope, address, i + 1, { item: items[i], index: i }));
+      lasts[i] = result.last;
+      done++;
+      stepState.progress = `${done}/${total} done`;
+      compactOutcomes(rt.state, `${address}.${i + 1}.`);
+      if (result.failure && failed === undefined) failed = { item: i + 1, failure: result.failure };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(step.concurrency, total) }, worker));
+
+  const combine = { kind: 'array' as const, parts: lasts.map(partOf) };
+  const stdout = `${total} item(s), ${step.concurrency} at a time: ${done} done\n`;
+  if (failed) return failedComposite(`item ${failed.item}: ${describeFailure(failed.failure)}`, stdout, combine, failed.failure);
+  return { status: 'COMPLETE', exitCode: 0, stdout, combine };
+}

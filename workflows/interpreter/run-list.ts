@@ -1,0 +1,169 @@
+/**
+ * Runs a list of steps in order: the top-level steps of a definition, or a list nested in a
+ * branch, forEach or parallel step. A step whose `if` is false is SKIPPED (no outcome, no files;
+ * later steps see `status: "SKIPPED"`); a step that fails ends the list unless its `onError` is
+ * `continue`. Each step's state is in the run's `state` query under its address (`2`, `3.2.1`).
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import type { ActivityStep, Step } from '../../src/common/definition';
+import { durationMs } from '../../src/common/duration';
+import { truthy } from '../../src/common/expressions';
+import { isInputsReference } from '../../src/common/inputs-reference';
+import { buildContext, interpolateDeep } from '../../src/common/interpolate';
+import { previousSteps, type RecordStepRequest, type RunStepRequest, type StepOutcome, type StepScope, type StepState, type VisibleStep, type WaitingOn } from '../../src/common/run-types';
+import { isActivityStep } from '../../src/common/step-kinds';
+import { agentStep } from '../steps/agent';
+import { triggerStep } from '../steps/chain';
+import { pollToolStep } from '../steps/poll';
+import { reuseEarlierOutcome } from '../steps/resume';
+import type { Renderer, StepDraft } from '../steps/step-draft';
+import { delayStep, waitUntilStep, type Pauser } from '../steps/timers';
+import { branchStep } from './branch';
+import type { CompositeDraft } from './composite';
+import { evaluateIn } from './conditions';
+import { forEachStep } from './for-each';
+import { parallelStep } from './parallel';
+import { stepScopeOf, visible, type ListOutcome, type ListScope, type Runtime } from './runtime';
+
+const RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 } as const;
+const HEARTBEAT_TIMEOUT = '10s';
+const MARGIN_MS = 30_000;
+
+/** The step's activities: its own time limit plus a margin, and its own retry policy when it has one. */
+function stepActivities(step: ActivityStep): Activities {
+  const ownLimitMs = step.type === 'template' ? 0 : step.timeoutMs;
+  const retry = step.retry ? {
+    maximumAttempts: step.retry.maxAttempts,
+    initialInterval: durationMs(step.retry.initialInterval),
+    backoffCoefficient: step.retry.backoff,
+    ...(step.retry.maxInterval === undefined ? {} : { maximumInterval: durationMs(step.retry.maxInterval) }),
+    nonRetryableErrorTypes: step.retry.nonRetryable.filter((t) => !t.endsWith('XX')),
+  } : RETRY;
+  return proxyActivities<Activities>({ startToCloseTimeout: ownLimitMs + MARGIN_MS, heartbeatTimeout: HEARTBEAT_TIMEOUT, retry });
+}
+
+const { recordStep, recordComposite, renderValue } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: RETRY });
+
+/**
+ * Interpolation for workflow-side steps: in the workflow when it sees everything, else through the
+ * renderValue activity (inputs passed by reference, or earlier results cut in workflow state).
+ */
+function rendererFor(run: RunStepRequest['run'], previous: VisibleStep[], scope: StepScope | undefined): Renderer {
+  const complete = !isInputsReference(run.inputs) && previous.every((o) => !o.truncated);
+  const context = buildContext(run, previous, scope);
+  return async (value) => (complete ? interpolateDeep(value, context)
+    : renderValue({ run, previous: previousSteps(previous), value, ...(scope ? { scope } : {}) }));
+}
+
+export async function runList(rt: Runtime, steps: Step[], scope: ListScope): Promise<ListOutcome> {
+  let last: StepOutcome | undefined;
+  for (const [i, step] of steps.entries()) {
+    const address = scope.prefix === undefined ? String(i + 1) : `${scope.prefix}.${i + 1}`;
+    const stepState = rt.state.steps[address] ??= { name: step.name, type: step.type, status: 'PENDING' };
+    // A resumed run takes the earlier run's outcomes of the top-level steps before the failed one.
+    if (scope.prefix === undefined && reuseEarlierOutcome(rt.input, rt.state, i + 1, stepState, rt.nextOrder)) {
+      const reused = rt.state.outcomes[rt.state.outcomes.length - 1];
+      if (reused) {
+        scope.seen.push(visible(reused));
+        last = reused;
+      }
+      continue;
+    }
+    let outcome: StepOutcome;
+    const verdict = step.if === undefined ? { value: true } : await evaluateIn(rt, step.if, scope);
+    if ('value' in verdict && !truthy(verdict.value)) {
+      stepState.status = 'SKIPPED';
+      scope.seen.push({ stepIndex: Number(address.split('.')[0]), ...(scope.prefix === undefined ? {} : { stepPath: address }),
+        status: 'SKIPPED', exitCode: 0, resultType: 'plaintext', result: '', truncated: false });
+      continue;
+    }
+    stepState.status = 'RUNNING';
+    stepState.executionOrder = rt.nextOrder();
+    if ('error' in verdict) {
+      outcome = await recordStep({ ...where(rt, address, scope), status: 'FAILED', resultType: 'plaintext', result: '', exitCode: 1,
+        stdout: `if: ${verdict.error}\n`, error: `if: ${verdict.error}`, duration: 0 });
+    } else {
+      outcome = await executeStep(rt, step, address, scope, stepState);
+    }
+    rt.state.outcomes.push(outcome);
+    stepState.status = outcome.status;
+    scope.seen.push(visible(outcome));
+    last = outcome;
+    if (outcome.status !== 'COMPLETE' && step.onError !== 'continue') return { failure: { address, name: step.name, outcome }, last };
+  }
+  return { ...(last ? { last } : {}) };
+}
+
+/** The run and the step's place, as recordStep and recordComposite take them. */
+function where(rt: Runtime, address: string, scope: ListScope): Pick<RecordStepRequest, 'run' | 'stepIndex' | 'stepPath'> {
+  return { run: rt.run, stepIndex: Number(address.split('.')[0]), ...(scope.prefix === undefined ? {} : { stepPath: address }) };
+}
+
+async function executeStep(rt: Runtime, step: Step, address: string, scope: ListScope, stepState: StepState): Promise<StepOutcome> {
+  const { state, run, input } = rt;
+  const place = where(rt, address, scope);
+  const stepScope = stepScopeOf(scope);
+  const pauser: Pauser = {
+    pause(waitingOn: WaitingOn) {
+      state.status = 'PAUSED';
+      stepState.status = 'PAUSED';
+      state.waitingOn = place.stepPath === undefined ? waitingOn : { ...waitingOn, stepPath: place.stepPath };
+    },
+    resume() {
+      state.status = 'RUNNING';
+      stepState.status = 'RUNNING';
+      delete state.waitingOn;
+    },
+  };
+  const started = Date.now();
+  const activityRequest = (s: ActivityStep) => ({
+    ...place, step: s, previous: previousSteps(scope.seen),
+    ...(stepScope ? { scope: stepScope } : {}),
+    ...(s.retry ? { retry: { maxAttempts: s.retry.maxAttempts, nonRetryable: s.retry.nonRetryable } } : {}),
+  });
+
+  if (step.type === 'tool' && step.until !== undefined) {
+    const callTool = () => stepActivities(step).runStep(activityRequest(step));
+    const record = (draft: StepDraft) => recordStep({ ...place, ...draft, duration: Date.now() - started });
+    return pollToolStep({ ...step, until: step.until }, place.stepIndex, { callTool, record }, pauser);
+  }
+  if (isActivityStep(step)) return stepActivities(step).runStep(activityRequest(step));
+
+  let composite: CompositeDraft | undefined;
+  switch (step.type) {
+    case 'branch':
+      composite = await branchStep(rt, step, address, scope, stepState, runList);
+      break;
+    case 'forEach':
+      composite = await forEachStep(rt, step, address, scope, stepState, runList);
+      break;
+    case 'parallel':
+      composite = await parallelStep(rt, step, address, scope, stepState, runList);
+      break;
+  }
+  if (composite) return recordComposite({ ...place, ...composite, duration: Date.now() - started });
+
+  const render = rendererFor(run, scope.seen, stepScope);
+  let draft: StepDraft;
+  switch (step.type) {
+    case 'delay':
+      draft = await delayStep(step, place.stepIndex, pauser);
+      break;
+    case 'waitUntil':
+      draft = await waitUntilStep(step, place.stepIndex, render, pauser);
+      break;
+    case 'approval':
+      draft = await rt.approvals.wait(step, place.stepIndex, render, pauser);
+      break;
+    case 'trigger':
+      draft = await triggerStep(step, input, render, rt.runAutomation);
+      break;
+    case 'agent':
+      draft = await agentStep(step, input, place.stepPath ?? place.stepIndex, render);
+      break;
+    default:
+      throw new Error(`unknown step type ${(step as Step).type}`);
+  }
+  return recordStep({ ...place, ...draft, duration: Date.now() - started });
+}
