@@ -13,7 +13,8 @@
  * A step that fails or exceeds its own limit ends the run with ApplicationFailure type
  * STEP_FAILED or STEP_TIMEOUT carrying the RunSummary as details.
  */
-import { ApplicationFailure, defineQuery, defineSignal, defineUpdate, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, defineQuery, defineSignal, defineUpdate, log, proxyActivities, proxySinks, setHandler } from '@temporalio/workflow';
+import type { MetricsSinks } from '../src/common/metrics-sinks';
 import type { Activities } from '../activities';
 import type { ActivityStep } from '../src/common/definition';
 import { isActivityStep } from '../src/common/step-kinds';
@@ -44,6 +45,8 @@ function stepActivities(step: ActivityStep): Activities {
 }
 
 const { recordStep, renderValue } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: RETRY });
+/** The approvals-pending gauge (a sink call leaves no trace in the history). */
+const { flowgateMetrics } = proxySinks<MetricsSinks>();
 
 /**
  * Interpolation for workflow-side steps: in the workflow when it sees everything, else through the
@@ -91,8 +94,10 @@ export async function runAutomation(input: RunInput): Promise<RunSummary> {
         state.status = 'PAUSED';
         stepState.status = 'PAUSED';
         state.waitingOn = waitingOn;
+        if (waitingOn.kind === 'approval') flowgateMetrics.approvalWaiting(input.runId, stepIndex, true);
       },
       resume() {
+        if (state.waitingOn?.kind === 'approval') flowgateMetrics.approvalWaiting(input.runId, stepIndex, false);
         state.status = 'RUNNING';
         stepState.status = 'RUNNING';
         delete state.waitingOn;

@@ -7,6 +7,7 @@ import type { GatewayDeps } from './deps';
 import { HttpError } from './http-error';
 import { RateLimiter } from './rate-limit';
 import { errorHandler } from './middleware/error-handler';
+import { observeRequests } from './middleware/observe';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { agentRoutes } from './routes/agents';
@@ -16,6 +17,8 @@ import { approvalRoutes } from './routes/approvals';
 import { fileRoutes } from './routes/files';
 import { healthRoutes } from './routes/health';
 import { managementRoutes } from './routes/management';
+import { metricsRoutes } from './routes/metrics';
+import { openApiRoutes } from './routes/openapi';
 import { runRoutes } from './routes/runs';
 import { oauthCallbackRoutes, serverRoutes } from './routes/servers';
 import { toolRoutes } from './routes/tools';
@@ -40,6 +43,7 @@ async function unmatched(ctx: Context, next: Next): Promise<void> {
 
 export function createApp(deps: GatewayDeps): Koa {
   const app = new Koa({ proxy: false });
+  app.use(observeRequests({ metrics: deps.metrics }));
   app.use(requestContext({ log: deps.log }));
   app.use(errorHandler({ log: deps.log }));
   const { perMinute, burst } = deps.config.rateLimit;
@@ -52,7 +56,7 @@ export function createApp(deps: GatewayDeps): Koa {
   }
   app.use(unmatched);
   const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), approvalRoutes(deps)];
-  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps));
+  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), metricsRoutes(deps), openApiRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
   for (const router of routers) {
     app.use(router.routes());

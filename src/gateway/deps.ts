@@ -3,6 +3,7 @@ import type { ApprovalLinks } from '../approval-links';
 import type { BlobStore } from '../blob-store';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
+import type { FlowgateMetrics } from '../observability/metrics';
 import type { Registry } from '../registry';
 import type { RunService } from '../runs/run-service';
 import type { SignedUrlSigner } from '../signed-urls';
@@ -26,4 +27,6 @@ export interface GatewayDeps {
   /** MCP Tasks on workflow tools (tasks/get, …); without it the tool gateway offers no tasks */
   tasks?: WorkflowTasks;
   log: Logger;
+  /** HTTP requests and synchronous answers are counted here; /metrics serves it */
+  metrics?: FlowgateMetrics;
 }

@@ -6,6 +6,7 @@ import type { BlobStore } from '../blob-store';
 import type { RunView } from '../runs/run-service';
 import type { SignedUrlSigner } from '../signed-urls';
 import type { StepOutcome, WaitingOn } from '../common/run-types';
+import type { PollingHandle, ResultsBody, StatusBody, SyncResultBody, WaitingOnBody } from './schemas/bodies';
 
 /**
  * What a synchronous body (2.3) inlines of step results, in UTF-8 bytes. A step's output.txt may
@@ -123,7 +124,7 @@ function runHeader(view: RunView) {
 }
 
 /** 2.3, plus `status` (and `error` when the run did not complete). */
-export async function syncResultBody(view: RunView, inputs: unknown, ctx: BodyContext) {
+export async function syncResultBody(view: RunView, inputs: unknown, ctx: BodyContext): Promise<SyncResultBody> {
   return {
     ...runHeader(view),
     stepMap: view.memo.stepMap,
@@ -151,7 +152,7 @@ export function resultsPath(apiKey: string, automationId: string, runId: string)
 }
 
 /** 2.4, plus `message` naming the run (ARCHITECTURE.md). */
-export function pollingHandleBody(runId: string, automationId: string, apiKey: string, retryAfterSeconds: number, windowSeconds: number) {
+export function pollingHandleBody(runId: string, automationId: string, apiKey: string, retryAfterSeconds: number, windowSeconds: number): PollingHandle {
   return {
     runId,
     automationId,
@@ -164,7 +165,7 @@ export function pollingHandleBody(runId: string, automationId: string, apiKey: s
 }
 
 /** Why a paused run waits, for pollers: no links, no secrets, only who is still expected. */
-export function waitingOnBody(waitingOn: WaitingOn) {
+export function waitingOnBody(waitingOn: WaitingOn): WaitingOnBody {
   if (waitingOn.kind === 'timer') return waitingOn;
   const decided = new Set(waitingOn.decisions.map((d) => d.approver.toLowerCase()));
   return {
@@ -178,9 +179,9 @@ export function waitingOnBody(waitingOn: WaitingOn) {
 }
 
 /** 2.5, plus `error` when the run failed or timed out and `waitingOn` while it is PAUSED. */
-export function statusBody(view: RunView) {
-  const stepStatus: Record<string, string> = {};
-  const stepInfo: Record<string, { status: string; name: string; executionOrder: number | null }> = {};
+export function statusBody(view: RunView): StatusBody {
+  const stepStatus: StatusBody['stepStatus'] = {};
+  const stepInfo: StatusBody['stepInfo'] = {};
   for (const [index, step] of Object.entries(view.steps)) {
     stepStatus[index] = step.status;
     stepInfo[index] = { status: step.status, name: step.name, executionOrder: step.executionOrder ?? null };
@@ -197,7 +198,7 @@ export function statusBody(view: RunView) {
 }
 
 /** 2.6. */
-export function resultsBody(view: RunView, designated: DesignatedOutput | undefined, ctx: BodyContext) {
+export function resultsBody(view: RunView, designated: DesignatedOutput | undefined, ctx: BodyContext): ResultsBody {
   const link = (key: string, mimeType: string, name?: string) => ctx.signer.sign(key, ctx.resultUrlTtlSeconds, { name, type: mimeType });
   const designatedOutcome = designated ? view.outcomes.find((o) => o.stepIndex === designated.stepIndex && o.status === 'COMPLETE') : undefined;
   return {

@@ -18,8 +18,8 @@ import { resultsBody, statusBody } from '../run-bodies';
 import { callTemporal } from '../temporal-errors';
 import { designatedOutput } from './runs';
 
-const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
-const CreateTriggerSchema = z.object({
+export const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
+export const CreateTriggerSchema = z.object({
   workflowId: z.string().min(1),
   name: z.string().min(1).max(200).optional(),
   designatedOutput: z.object({ stepIndex: z.number().int().min(1), fileName: z.string().min(1).max(255).optional() }).strict().optional(),
@@ -29,9 +29,9 @@ const CreateTriggerSchema = z.object({
     description: z.string().min(1).max(2000),
   }).strict().optional(),
 }).strict();
-const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
-const CreateApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
-const RunsQuerySchema = z.object({
+export const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
+export const CreateApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
+export const RunsQuerySchema = z.object({
   workflowId: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be a workflow ID').optional(),
   status: z.enum(['RUNNING', 'COMPLETE', 'FAILED', 'TIMEOUT']).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),

@@ -16,7 +16,7 @@ import { jsonBody } from '../middleware/json-body';
 import { resultsBody, statusBody } from '../run-bodies';
 import { callTemporal } from '../temporal-errors';
 
-const DecisionBodySchema = z.object({
+export const DecisionBodySchema = z.object({
   decision: z.enum(['approve', 'reject']),
   approver: z.string().min(1).max(320).optional(),
   comment: z.string().max(2000).optional(),
