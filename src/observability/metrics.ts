@@ -64,7 +64,7 @@ export class FlowgateMetrics {
         this.set(waiting.size);
       },
     });
-    collectDefaultMetrics({ register: this.registry, prefix: 'flowgate_process_' });
+    collectDefaultMetrics({ register: this.registry, prefix: 'flowgate_' });
   }
 
   httpRequest(route: string, method: string, status: number, seconds: number): void {
