@@ -43,6 +43,8 @@ export interface WorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
+  /** see FLOWGATE_WORKER_CACHED_WORKFLOWS */
+  maxCachedWorkflows: number;
   deps: ActivityDependencies;
   metrics?: FlowgateMetrics;
   /** set when this process traces: workflow and activity spans join the caller's trace */
@@ -67,6 +69,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     interceptors,
     sinks,
     shutdownGraceTime: '5s',
+    maxCachedWorkflows: options.maxCachedWorkflows,
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
 }
