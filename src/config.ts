@@ -55,7 +55,53 @@ const EnvSchema = z.object({
   XDG_CACHE_HOME: z.string().min(1).optional(),
   HOME: z.string().min(1).optional(),
   PATH: z.string().default(''),
+  FLOWGATE_METRICS_PORT: port.optional(),
+  FLOWGATE_METRICS_HOST: z.string().min(1).optional(),
+  FLOWGATE_TEMPORAL_METRICS_ADDRESS: z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port').optional(),
+  // OpenTelemetry's standard variables (the subset flowgate honours; README "Traces")
+  OTEL_SDK_DISABLED: bool.optional(),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none'], 'must be "otlp" or "none" (the only trace exporters flowgate has)').optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: z.string().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('flowgate'),
+  OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(0).max(600_000).default(5000),
 });
+
+/** `key=value,key=value` with percent-encoded parts (the OTel format of headers and resource attributes). */
+function keyValueList(text: string | undefined, variable: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of (text ?? '').split(',')) {
+    if (item.trim() === '') continue;
+    const at = item.indexOf('=');
+    if (at <= 0) throw new ConfigError(`invalid configuration: ${variable}: an entry is not key=value`);
+    try {
+      out[decodeURIComponent(item.slice(0, at).trim())] = decodeURIComponent(item.slice(at + 1).trim());
+    } catch {
+      throw new ConfigError(`invalid configuration: ${variable}: an entry is not valid percent-encoding`);
+    }
+  }
+  return out;
+}
+
+/** On with OTEL_TRACES_EXPORTER=otlp, or when an OTLP endpoint is set and the exporter is not "none". */
+function tracingConfig(e: z.infer<typeof EnvSchema>): Config['tracing'] {
+  if (e.OTEL_SDK_DISABLED) return undefined;
+  const endpointSet = e.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined;
+  if (e.OTEL_TRACES_EXPORTER === 'none' || (e.OTEL_TRACES_EXPORTER === undefined && !endpointSet)) return undefined;
+  // The signal-specific endpoint is used as given; the general one gets /v1/traces appended (OTLP spec).
+  const tracesUrl = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+    ?? `${(e.OTEL_EXPORTER_OTLP_ENDPOINT ?? 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`;
+  return {
+    tracesUrl,
+    serviceName: e.OTEL_SERVICE_NAME,
+    headers: { ...keyValueList(e.OTEL_EXPORTER_OTLP_HEADERS, 'OTEL_EXPORTER_OTLP_HEADERS'), ...keyValueList(e.OTEL_EXPORTER_OTLP_TRACES_HEADERS, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS') },
+    resourceAttributes: keyValueList(e.OTEL_RESOURCE_ATTRIBUTES, 'OTEL_RESOURCE_ATTRIBUTES'),
+    scheduledDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
+  };
+}
 
 export interface Config {
   port: number;
@@ -108,6 +154,21 @@ export interface Config {
   livePollMs: number;
   /** all: gateway and worker in one process; gateway or worker alone for scale-out */
   role: 'all' | 'gateway' | 'worker';
+  metrics: {
+    /** a listener of its own serving /metrics without credentials; unset: only the gateway's /metrics (admin token) */
+    port?: number;
+    host: string;
+    /** host:port where the Temporal SDK's core serves its own Prometheus metrics; unset: not served */
+    temporalAddress?: string;
+  };
+  /** OpenTelemetry traces; undefined: off */
+  tracing?: {
+    tracesUrl: string;
+    serviceName: string;
+    headers: Record<string, string>;
+    resourceAttributes: Record<string, string>;
+    scheduledDelayMs: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -156,6 +217,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     maxChainDepth: e.FLOWGATE_MAX_CHAIN_DEPTH,
     scheduleReconcileSeconds: e.FLOWGATE_SCHEDULE_RECONCILE_SECONDS,
     rateLimit: { perMinute: e.FLOWGATE_RATE_LIMIT_PER_MINUTE, burst: e.FLOWGATE_RATE_LIMIT_BURST },
+    metrics: { port: e.FLOWGATE_METRICS_PORT, host: e.FLOWGATE_METRICS_HOST ?? e.HOST, temporalAddress: e.FLOWGATE_TEMPORAL_METRICS_ADDRESS },
+    tracing: tracingConfig(e),
   };
   if (config.role !== 'all' && !config.temporal.address) {
     throw new ConfigError(`invalid configuration: FLOWGATE_ROLE: a ${config.role}-only process needs TEMPORAL_ADDRESS (the embedded dev server belongs to role "all")`);

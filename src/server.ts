@@ -27,6 +27,8 @@ import { WebhookSecrets } from './runs/webhook-secrets';
 import { connectionKeyFile, createConnectionCipher, parseConnectionKey } from './tools/connection-cipher';
 import { ScheduleReconciler } from './schedules/reconciler';
 import { ScheduleService } from './schedules/schedule-service';
+import { FlowgateMetrics } from './observability/metrics';
+import { startTracing, type Tracing } from './observability/tracing';
 import { hashSecret, randomToken } from './secrets';
 import { createSigner } from './signed-urls';
 import { createRuntimeTokens, createToolDispatcher, CustomServers, type ServerKind, type ServerSource, type ToolDispatcher } from './tools';
@@ -61,6 +63,10 @@ export interface Flowgate {
   tools: ToolDispatcher;
   /** triggers' Temporal schedules */
   schedules: ScheduleService;
+  /** this instance's Prometheus metrics */
+  metrics: FlowgateMetrics;
+  /** where /metrics is served without credentials (FLOWGATE_METRICS_PORT), if it is */
+  metricsUrl?: string;
   /** starts a worker if none runs (tests restart workers with this and stopWorker) */
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
@@ -75,8 +81,15 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     }
     cleanups.length = 0;
   };
-  installRuntimeLogger(log);
+  installRuntimeLogger(log, { metricsAddress: config.metrics.temporalAddress });
+  const metrics = new FlowgateMetrics();
+  let tracing: Tracing | undefined;
   try {
+    if (config.tracing) {
+      const started = startTracing(config.tracing);
+      tracing = started;
+      cleanups.push(() => started.shutdown());
+    }
     await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
     let devServer: DevServer | undefined;
     let address = config.temporal.address;
@@ -116,7 +129,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       }
     }
 
-    const client = await connectClient(temporal);
+    const client = await connectClient(temporal, { tracing: tracing !== undefined });
     cleanups.push(() => client.connection.close());
     await ensureSearchAttributes(client, temporal.namespace);
 
@@ -142,7 +155,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const workflowTools = new WorkflowTools({ registry, runs, blobs, log, resultUrlTtlSeconds: config.resultUrlTtlSeconds });
     const toolSigner = { sign: (...args: Parameters<typeof publicSigner.sign>) => publicSigner.sign(...args), verify: (...args: Parameters<typeof publicSigner.verify>) => publicSigner.verify(...args) };
     const tools = await createToolDispatcher({
-      config, registry, blobs, log, temporal: client, signer: toolSigner,
+      config, registry, blobs, log, temporal: client, signer: toolSigner, metrics,
       serverKinds: options.serverKinds, serverSources: [customServers.source, workflowTools.source, ...(options.serverSources ?? [])],
     });
     assembled.dispatcher = tools;
@@ -157,6 +170,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
         maxCachedWorkflows: config.temporal.maxCachedWorkflows,
         deps: { blobs, tools, registry, allowPrivateNetwork: config.allowPrivateNetwork, maxChainDepth: config.maxChainDepth,
           llm: config.llm, catalog: tools, webhookSecrets, signer: toolSigner, resultUrlTtlSeconds: config.resultUrlTtlSeconds },
+        metrics, tracing,
       });
       const done = worker.run().catch((err: unknown) => log.error('worker stopped with an error', { error: err }));
       running = { worker, done };
@@ -167,13 +181,15 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       running = undefined;
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
+      metrics.workerStopped();
     };
     cleanups.push(async () => {
       await stopWorker();
       await workerConnection?.close();
     });
     if (options.worker ?? config.role !== 'gateway') await startWorker();
-    const base = { tools, schedules, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, stop: stopAll };
+    const metricsUrl = config.metrics.port === undefined ? undefined : await serveMetrics(metrics, config.metrics.host, config.metrics.port, cleanups);
+    const base = { tools, schedules, metrics, metricsUrl, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, stop: stopAll };
     if (config.role === 'worker') return base;
 
     const server = http.createServer();
@@ -196,6 +212,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       signer: publicSigner,
       approvalLinks: createApprovalLinks(key, publicUrl),
       webhookSecrets,
+      metrics,
     });
     // Temporal schedules follow the registry's; a gateway brings them in line at start and then
     // every FLOWGATE_SCHEDULE_RECONCILE_SECONDS (repairing what a crash between the two left).
@@ -215,4 +232,36 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     await stopAll();
     throw err;
   }
+}
+
+function hostUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * FLOWGATE_METRICS_PORT: /metrics on a listener of its own, without credentials (bind it where
+ * only Prometheus reaches). A worker-only process has no gateway: this is where its metrics are.
+ */
+async function serveMetrics(metrics: FlowgateMetrics, host: string, port: number, cleanups: (() => Promise<void>)[]): Promise<string> {
+  const server = http.createServer((req, res) => {
+    const pathname = (req.url ?? '/').split('?')[0];
+    if (pathname !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('only GET /metrics is served here\n');
+      return;
+    }
+    metrics.text().then((text) => {
+      res.writeHead(200, { 'Content-Type': metrics.contentType(), 'Cache-Control': 'no-store' }).end(req.method === 'HEAD' ? undefined : text);
+    }, () => {
+      res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics could not be collected\n');
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  cleanups.push(() => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  }));
+  return hostUrl(host, (server.address() as AddressInfo).port);
 }

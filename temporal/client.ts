@@ -3,6 +3,7 @@
  * search attributes flowgate writes on every run so visibility can list an organization's runs.
  */
 import { Client, Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { NativeConnection } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
 import type { Config } from '../src/config';
@@ -14,9 +15,13 @@ function connectionOptions(settings: TemporalSettings) {
   return { address: settings.address, tls: settings.tls ? {} : undefined, apiKey: settings.apiKey };
 }
 
-export async function connectClient(settings: TemporalSettings): Promise<Client> {
+/** `tracing`: starting, signalling and querying a run carry the caller's trace into the workflow. */
+export async function connectClient(settings: TemporalSettings, options: { tracing?: boolean } = {}): Promise<Client> {
   const connection = await Connection.connect(connectionOptions(settings));
-  return new Client({ connection, namespace: settings.namespace });
+  return new Client({
+    connection, namespace: settings.namespace,
+    interceptors: options.tracing ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined,
+  });
 }
 
 export async function connectWorker(settings: TemporalSettings): Promise<NativeConnection> {

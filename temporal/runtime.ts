@@ -1,5 +1,7 @@
 /**
- * Routes the Temporal SDK's own logs (worker, core) into flowgate's structured logger. The SDK
+ * Routes the Temporal SDK's own logs (worker, core) into flowgate's structured logger, and with
+ * `metricsAddress` has the SDK's core serve its own Prometheus metrics (worker task slots, polls,
+ * workflow and activity task latencies: `temporal_*`) at http://<metricsAddress>/metrics. The SDK
  * allows one Runtime per process, installed before the first worker; later calls are no-ops.
  */
 import { Runtime, type LogLevel as SdkLogLevel, type LogMetadata } from '@temporalio/worker';
@@ -7,7 +9,7 @@ import type { Logger } from '../src/logger';
 
 let installed = false;
 
-export function installRuntimeLogger(log: Logger): void {
+export function installRuntimeLogger(log: Logger, options: { metricsAddress?: string } = {}): void {
   if (installed) return;
   installed = true;
   const forward = (level: SdkLogLevel, message: string, meta?: LogMetadata): void => {
@@ -26,5 +28,6 @@ export function installRuntimeLogger(log: Logger): void {
       warn: (m, meta) => forward('WARN', m, meta),
       error: (m, meta) => forward('ERROR', m, meta),
     },
+    ...(options.metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: options.metricsAddress } } } } : {}),
   });
 }

@@ -2,16 +2,32 @@
  * The worker wiring: the one place that joins workflows and activities.
  */
 import path from 'node:path';
-import { bundleWorkflowCode, Worker, type NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { bundleWorkflowCode, Worker, type NativeConnection, type WorkerInterceptors, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
+import type { FlowgateMetrics } from '../src/observability/metrics';
+import type { Tracing } from '../src/observability/tracing';
 
 export const WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'index.js');
+/** Counts runs started and ended (the `flowgateMetrics` sink). */
+export const METRICS_INTERCEPTORS_PATH = path.join(__dirname, '..', 'workflows', 'metrics-interceptors.js');
+/** Temporal's OpenTelemetry workflow interceptors: only in the bundle of a worker that traces. */
+const OTEL_WORKFLOW_INTERCEPTORS_PATH = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
+const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
-/** Bundles the workflows once per process; restarting a worker reuses the bundle. */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } });
+/** Bundles the workflows once per process (and flavour); restarting a worker reuses the bundle. */
+export function workflowBundle(options: { tracing?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+  const tracing = options.tracing ?? false;
+  let bundle = bundles.get(tracing);
+  if (!bundle) {
+    bundle = bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH, logger: quiet,
+      workflowInterceptorModules: [METRICS_INTERCEPTORS_PATH, ...(tracing ? [OTEL_WORKFLOW_INTERCEPTORS_PATH] : [])],
+    });
+    bundles.set(tracing, bundle);
+  }
   return bundle;
 }
 
@@ -30,17 +46,39 @@ export interface WorkerOptions {
   /** see FLOWGATE_WORKER_CACHED_WORKFLOWS */
   maxCachedWorkflows: number;
   deps: ActivityDependencies;
+  metrics?: FlowgateMetrics;
+  /** set when this process traces: workflow and activity spans join the caller's trace */
+  tracing?: Tracing;
 }
 
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
+  const { tracing } = options;
+  const interceptors: WorkerInterceptors = tracing
+    ? { activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })] }
+    : {};
+  const sinks = {
+    ...(options.metrics?.sinks() ?? noMetrics),
+    ...(tracing ? { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) } : {}),
+  };
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    workflowBundle: await workflowBundle(),
+    workflowBundle: await workflowBundle({ tracing: tracing !== undefined }),
     activities: createActivities(options.deps),
+    interceptors,
+    sinks,
     shutdownGraceTime: '5s',
     maxCachedWorkflows: options.maxCachedWorkflows,
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
 }
+
+/** A worker without metrics still answers the workflows' sink calls. */
+const noMetrics = {
+  flowgateMetrics: {
+    runStarted: { fn: () => undefined, callDuringReplay: false },
+    runEnded: { fn: () => undefined, callDuringReplay: false },
+    approvalWaiting: { fn: () => undefined, callDuringReplay: false },
+  },
+};

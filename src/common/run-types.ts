@@ -44,17 +44,17 @@ export interface RunInput {
    * (workflows/steps/resume.ts)
    */
   resume?: { fromRunId: string; fromStep: number; outcomes: StepOutcome[] };
+  /**
+   * set on runs a trigger's schedule starts: the input is the schedule's, shared by all its runs,
+   * so `runId` and `started` are the schedule's; the run reads its own from Temporal (workflowInfo)
+   */
+  type?: 'SCHEDULE';
 }
 
 /** Where a run came from when an operator started it from another run. */
 export interface RunOrigin {
   kind: 'rerun' | 'resume';
   runId: string;
-  /**
-   * set on runs a trigger's schedule starts: the input is the schedule's, shared by all its runs,
-   * so `runId` and `started` are the schedule's; the run reads its own from Temporal (workflowInfo)
-   */
-  type?: 'SCHEDULE';
 }
 
 /** What a step produced, as seen by later steps (interpolation) and by the result bodies. */
@@ -166,6 +166,8 @@ export interface StepState {
   executionOrder?: number;
   /** a resumed run's step whose outcome was taken from that earlier run */
   reusedFrom?: string;
+  /** forEach and parallel: `12/40 done` */
+  progress?: string;
 }
 
 /** One step status change, as the workflow saw it (workflows/steps/transitions.ts). */
@@ -173,11 +175,9 @@ export interface StepTransition {
   /** 1, 2, 3… in the order they happened: the id of the live status stream's events */
   seq: number;
   stepIndex: number;
-  status: RunStatus;
+  status: StepStatus;
   /** ISO 8601 UTC, workflow time */
   at: string;
-  /** forEach and parallel: `12/40 done` */
-  progress?: string;
 }
 
 export type Decision = 'approve' | 'reject';

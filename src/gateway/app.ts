@@ -8,6 +8,7 @@ import type { GatewayDeps } from './deps';
 import { HttpError } from './http-error';
 import { RateLimiter } from './rate-limit';
 import { errorHandler } from './middleware/error-handler';
+import { observeRequests } from './middleware/observe';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { agentRoutes } from './routes/agents';
@@ -18,6 +19,8 @@ import { fileRoutes } from './routes/files';
 import { healthRoutes } from './routes/health';
 import { managementRoutes } from './routes/management';
 import { runManagementRoutes } from './routes/run-management';
+import { metricsRoutes } from './routes/metrics';
+import { openApiRoutes } from './routes/openapi';
 import { runRoutes } from './routes/runs';
 import { scheduleRoutes } from './routes/schedules';
 import { oauthCallbackRoutes, serverRoutes } from './routes/servers';
@@ -44,6 +47,7 @@ async function unmatched(ctx: Context, next: Next): Promise<void> {
 export function createApp(given: GatewayDeps): Koa {
   const deps: GatewayDeps = { ...given, watcher: given.watcher ?? new RunWatcher((runId) => given.runs.view(runId), given.config.livePollMs, given.log) };
   const app = new Koa({ proxy: false });
+  app.use(observeRequests({ metrics: deps.metrics }));
   app.use(requestContext({ log: deps.log }));
   app.use(errorHandler({ log: deps.log }));
   const { perMinute, burst } = deps.config.rateLimit;
@@ -55,10 +59,8 @@ export function createApp(given: GatewayDeps): Koa {
     }));
   }
   app.use(unmatched);
-  const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), approvalRoutes(deps)];
-  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), runManagementRoutes(deps));
   const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), scheduleRoutes(deps), approvalRoutes(deps)];
-  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps));
+  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
   for (const router of routers) {
     app.use(router.routes());

@@ -3,6 +3,7 @@ import type { ApprovalLinks } from '../approval-links';
 import type { BlobStore } from '../blob-store';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
+import type { FlowgateMetrics } from '../observability/metrics';
 import type { Registry } from '../registry';
 import type { RunService } from '../runs/run-service';
 import type { RunWatcher } from '../runs/run-watcher';
@@ -35,4 +36,6 @@ export interface GatewayDeps {
   watcher?: RunWatcher;
   /** completion-callback signing secrets; without it the webhook-secret routes are absent */
   webhookSecrets?: WebhookSecrets;
+  /** HTTP requests and synchronous answers are counted here; /metrics serves it */
+  metrics?: FlowgateMetrics;
 }

@@ -6,6 +6,7 @@ import type { BlobStore } from '../blob-store';
 import type { RunView } from '../runs/run-service';
 import type { SignedUrlSigner } from '../signed-urls';
 import type { StepOutcome, WaitingOn } from '../common/run-types';
+import type { PollingHandle, ResultsBody, StatusBody, SyncResultBody, WaitingOnBody } from './schemas/bodies';
 
 /**
  * What a synchronous body (2.3) inlines of step results, in UTF-8 bytes. A step's output.txt may
@@ -116,7 +117,7 @@ function runHeader(view: RunView) {
     automationName: view.memo.automationName,
     id: view.runId,
     /** interface.md's `TRIGGER`, or `SCHEDULE` for a run a trigger's schedule started */
-    type: view.memo.type ?? 'TRIGGER',
+    type: view.memo.type ?? ('TRIGGER' as const),
     started: view.memo.started,
     status: view.status,
     ...(view.error ? { error: view.error } : {}),
@@ -124,7 +125,7 @@ function runHeader(view: RunView) {
 }
 
 /** 2.3, plus `status` (and `error` when the run did not complete). */
-export async function syncResultBody(view: RunView, inputs: unknown, ctx: BodyContext) {
+export async function syncResultBody(view: RunView, inputs: unknown, ctx: BodyContext): Promise<SyncResultBody> {
   return {
     ...runHeader(view),
     stepMap: view.memo.stepMap,
@@ -153,7 +154,7 @@ export function resultsPath(apiKey: string, automationId: string, runId: string)
 }
 
 /** 2.4, plus `message` naming the run (ARCHITECTURE.md). */
-export function pollingHandleBody(runId: string, automationId: string, apiKey: string, retryAfterSeconds: number, windowSeconds: number) {
+export function pollingHandleBody(runId: string, automationId: string, apiKey: string, retryAfterSeconds: number, windowSeconds: number): PollingHandle {
   return {
     runId,
     automationId,
@@ -166,7 +167,7 @@ export function pollingHandleBody(runId: string, automationId: string, apiKey: s
 }
 
 /** Why a paused run waits, for pollers: no links, no secrets, only who is still expected. */
-export function waitingOnBody(waitingOn: WaitingOn) {
+export function waitingOnBody(waitingOn: WaitingOn): WaitingOnBody {
   if (waitingOn.kind === 'timer') return waitingOn;
   const decided = new Set(waitingOn.decisions.map((d) => d.approver.toLowerCase()));
   return {
@@ -184,9 +185,9 @@ export function waitingOnBody(waitingOn: WaitingOn) {
  * 2.5, plus `error` when the run failed or timed out, `waitingOn` while it is PAUSED, `callback`
  * when it names a completion callback and `origin` when it is a rerun or resumption.
  */
-export function statusBody(view: RunView) {
-  const stepStatus: Record<string, string> = {};
-  const stepInfo: Record<string, { status: string; name: string; executionOrder: number | null; progress?: string; reusedFrom?: string }> = {};
+export function statusBody(view: RunView): StatusBody {
+  const stepStatus: StatusBody['stepStatus'] = {};
+  const stepInfo: StatusBody['stepInfo'] = {};
   for (const [index, step] of Object.entries(view.steps)) {
     stepStatus[index] = step.status;
     stepInfo[index] = {
@@ -208,7 +209,7 @@ export function statusBody(view: RunView) {
 }
 
 /** 2.6. */
-export function resultsBody(view: RunView, designated: DesignatedOutput | undefined, ctx: BodyContext) {
+export function resultsBody(view: RunView, designated: DesignatedOutput | undefined, ctx: BodyContext): ResultsBody {
   const link = (key: string, mimeType: string, name?: string) => ctx.signer.sign(key, ctx.resultUrlTtlSeconds, { name, type: mimeType });
   const designatedOutcome = designated ? view.outcomes.find((o) => o.stepIndex === designated.stepIndex && o.stepPath === undefined && o.status === 'COMPLETE') : undefined;
   return {

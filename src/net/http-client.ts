@@ -9,6 +9,8 @@
  * once (HTTP/1.1 has no other way to cancel), so a cancelled step does not leave a request
  * running behind it.
  */
+import { context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { tracer } from '../observability/tracing';
 import type { Readable } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
@@ -175,6 +177,32 @@ function isReadable(body: HttpRequestOptions['body']): body is Readable {
   return body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array);
 }
 
+/**
+ * One exchange as a client span of the current trace, its context sent along as `traceparent`
+ * (a no-op while tracing is off). The span names the host, not the path: paths and queries of
+ * outbound calls can carry credentials.
+ */
+async function traced<T extends { statusCode: number }>(hop: { url: URL; method: string }, exchange: (traceHeaders: Record<string, string>) => Promise<T>): Promise<T> {
+  return tracer().startActiveSpan(`HTTP ${hop.method}`, {
+    kind: SpanKind.CLIENT,
+    attributes: { 'http.request.method': hop.method, 'server.address': hop.url.hostname, 'server.port': Number(hop.url.port || (hop.url.protocol === 'https:' ? 443 : 80)), 'url.scheme': hop.url.protocol.replace(':', '') },
+  }, async (span) => {
+    const traceHeaders: Record<string, string> = {};
+    propagation.inject(context.active(), traceHeaders);
+    try {
+      const response = await exchange(traceHeaders);
+      span.setAttribute('http.response.status_code', response.statusCode);
+      if (response.statusCode >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
+      return response;
+    } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.name : 'error' });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
 async function send(req: HttpRequestOptions, signal: AbortSignal, bodyTimeoutMs: number): Promise<FinalHop> {
   const maxRedirects = req.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   const policy: AddressPolicy = { allowPrivateNetwork: req.allowPrivateNetwork, isBlockedAddress: req.isBlockedAddress };
@@ -186,18 +214,18 @@ async function send(req: HttpRequestOptions, signal: AbortSignal, bodyTimeoutMs:
   for (let redirects = 0; ; redirects++) {
     assertUrlAllowed(url, policy);
     headers = moveUserInfo(url, headers);
-    const response = await agent.request({
+    const response = await traced({ url, method }, (traceHeaders) => agent.request({
       origin: url.origin,
       path: `${url.pathname}${url.search}`,
       method,
-      headers,
+      headers: { ...headers, ...traceHeaders },
       body: body ?? null,
       signal,
       // our own timers govern the exchange; undici's only watches idle gaps in a streamed body
       // (it pauses while the reader applies backpressure; its clock ticks about every half second)
       headersTimeout: 0,
       bodyTimeout: bodyTimeoutMs,
-    });
+    }));
     const location = firstValue(response.headers.location);
     if (!REDIRECT_STATUSES.has(response.statusCode) || location === undefined || maxRedirects === 0) return { response, url };
     // The redirect's own body is of no interest; reading a little lets its connection be reused.

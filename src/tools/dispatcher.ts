@@ -5,7 +5,10 @@
  * of application servers, runs the call under a deadline, and tells a tool that failed (a result
  * with `isError`) from a call that could not be made (a ToolCallError).
  */
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Logger } from '../logger';
+import type { FlowgateMetrics } from '../observability/metrics';
+import { tracer } from '../observability/tracing';
 import type { ToolCatalog } from './catalog';
 import type { ConnectionStore } from './connections';
 import {
@@ -33,6 +36,13 @@ export interface DispatcherOptions {
   catalog: ToolCatalog;
   services: ToolServices;
   defaultTimeoutMs?: number;
+  metrics?: Pick<FlowgateMetrics, 'toolCall'>;
+}
+
+/** The outcome label of a call: `ok`, `error` (the tool ran and failed), or the ToolCallError code in lower case. */
+function outcomeOf(result: ToolResult | undefined, error: unknown): string {
+  if (result) return result.isError ? 'error' : 'ok';
+  return error instanceof ToolCallError ? error.code.toLowerCase() : 'exception';
 }
 
 export class ToolDispatcher implements ToolCaller {
@@ -69,7 +79,33 @@ export class ToolDispatcher implements ToolCaller {
     return server.listTools({ orgId, signal, services: this.options.services });
   }
 
+  /** One tool call, counted (flowgate_tool_calls_total) and traced (a `tool server/tool` span). */
   async call(orgId: string, serverPath: string, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<ToolResult> {
+    const started = performance.now();
+    const server = serverPath.replace(/^\/+|\/+$/g, '');
+    return tracer().startActiveSpan(`tool ${server}/${toolName}`, { kind: SpanKind.INTERNAL, attributes: { 'flowgate.tool.server': server, 'flowgate.tool.name': toolName } }, async (span) => {
+      let result: ToolResult | undefined;
+      let failure: unknown;
+      try {
+        result = await this.callOnce(orgId, serverPath, toolName, args, options);
+        return result;
+      } catch (err) {
+        failure = err;
+        throw err;
+      } finally {
+        const outcome = outcomeOf(result, failure);
+        // Names a caller made up are not labels: one scan of random names would flood the registry.
+        const unknownServer = outcome === 'unknown_server';
+        this.options.metrics?.toolCall(unknownServer ? '(unknown)' : server, unknownServer || outcome === 'unknown_tool' ? '(unknown)' : toolName,
+          outcome, (performance.now() - started) / 1000);
+        span.setAttribute('flowgate.tool.outcome', outcome);
+        if (outcome !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+        span.end();
+      }
+    });
+  }
+
+  private async callOnce(orgId: string, serverPath: string, toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
     const server = await this.server(orgId, serverPath);
     const connection = server.application === undefined ? undefined : await this.openConnection(orgId, server, args.PCID);
 

@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { BlobStore } from '../blob-store';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
+import type { FlowgateMetrics } from '../observability/metrics';
 import type { Registry } from '../registry';
 import type { SignedUrlSigner } from '../signed-urls';
 import { ToolCatalog } from './catalog';
@@ -42,6 +43,8 @@ export interface ToolGatewayDeps {
   signer: Pick<SignedUrlSigner, 'sign' | 'verify'>;
   log: Logger;
   temporal?: Client;
+  /** tool calls are counted here */
+  metrics?: Pick<FlowgateMetrics, 'toolCall'>;
   /** server kinds besides the built-ins (tests register a tiny one) */
   serverKinds?: readonly ServerKind[];
   /** where organizations' own servers come from */
@@ -69,6 +72,7 @@ export async function createToolDispatcher(deps: ToolGatewayDeps): Promise<ToolD
     .filter((server): server is ToolServer => server !== undefined);
   const dispatcher = new ToolDispatcher({
     catalog: new ToolCatalog(builtIns, deps.serverSources ?? []),
+    metrics: deps.metrics,
     services: { blobs: deps.blobs, signer: deps.signer, connections, log: deps.log, allowPrivateNetwork: deps.config.allowPrivateNetwork, temporal: deps.temporal },
   });
   assembled.dispatcher = dispatcher;

@@ -4,7 +4,8 @@
  * later steps see `status: "SKIPPED"`); a step that fails ends the list unless its `onError` is
  * `continue`. Each step's state is in the run's `state` query under its address (`2`, `3.2.1`).
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxySinks } from '@temporalio/workflow';
+import type { MetricsSinks } from '../../src/common/metrics-sinks';
 import type { Activities } from '../../activities';
 import type { ActivityStep, Step } from '../../src/common/definition';
 import { durationMs } from '../../src/common/duration';
@@ -44,6 +45,8 @@ function stepActivities(step: ActivityStep): Activities {
 }
 
 const { recordStep, recordComposite, renderValue } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: RETRY });
+/** The approvals-pending gauge (a sink call leaves no trace in the history). */
+const { flowgateMetrics } = proxySinks<MetricsSinks>();
 
 /**
  * Interpolation for workflow-side steps: in the workflow when it sees everything, else through the
@@ -109,8 +112,10 @@ async function executeStep(rt: Runtime, step: Step, address: string, scope: List
       state.status = 'PAUSED';
       stepState.status = 'PAUSED';
       state.waitingOn = place.stepPath === undefined ? waitingOn : { ...waitingOn, stepPath: place.stepPath };
+      if (waitingOn.kind === 'approval') flowgateMetrics.approvalWaiting(run.runId, place.stepIndex, true);
     },
     resume() {
+      if (state.waitingOn?.kind === 'approval') flowgateMetrics.approvalWaiting(run.runId, place.stepIndex, false);
       state.status = 'RUNNING';
       stepState.status = 'RUNNING';
       delete state.waitingOn;

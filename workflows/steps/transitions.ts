@@ -4,7 +4,7 @@
  * sets a step's status is recorded without knowing about it. Pure bookkeeping in workflow memory:
  * no commands, so histories recorded before it replay unchanged (replay rebuilds the same log).
  */
-import type { RunState, RunStatus, StepTransition } from '../../src/common/run-types';
+import type { RunState, StepStatus, StepTransition } from '../../src/common/run-types';
 
 /** Transitions kept in state (a polling `tool` step pauses and resumes on every poll). */
 export const TRANSITIONS_KEPT = 1000;
@@ -14,12 +14,12 @@ export function trackTransitions(state: RunState): void {
   state.transitions = log;
   let seq = 0;
   for (const [key, step] of Object.entries(state.steps)) {
-    let status: RunStatus = step.status;
+    let status: StepStatus = step.status;
     Object.defineProperty(step, 'status', {
       enumerable: true,
       configurable: true,
       get: () => status,
-      set: (next: RunStatus) => {
+      set: (next: StepStatus) => {
         if (next === status) return;
         status = next;
         log.push({ seq: ++seq, stepIndex: Number(key), status: next, at: new Date().toISOString() });

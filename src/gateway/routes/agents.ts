@@ -15,12 +15,12 @@ import type { GatewayDeps } from '../deps';
 import { badRequest, HttpError, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
 
-const InvokeSchema = z.object({
+export const InvokeSchema = z.object({
   message: z.string().min(1).max(100_000),
   chatId: z.string().min(1).max(200).optional(),
   waitSeconds: z.number().int().min(0).max(60).optional(),
 }).strict();
-const ChatSchema = z.object({ title: z.string().min(1).max(200).optional() }).strict();
+export const ChatSchema = z.object({ title: z.string().min(1).max(200).optional() }).strict();
 
 function parse<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value ?? {});

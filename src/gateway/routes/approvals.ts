@@ -12,7 +12,7 @@ import type { WaitingOn } from '../../common/run-types';
 import type { GatewayDeps } from '../deps';
 import { callTemporal } from '../temporal-errors';
 
-const FormSchema = z.object({ decision: z.enum(['approve', 'reject']), comment: z.string().max(2000).optional() });
+export const FormSchema = z.object({ decision: z.enum(['approve', 'reject']), comment: z.string().max(2000).optional() });
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);

@@ -16,13 +16,13 @@ import { badRequest, conflict, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
 import { OAUTH_CALLBACK_PATH } from './servers';
 
-const CreateConnectionSchema = z.object({
+export const CreateConnectionSchema = z.object({
   application: z.string().min(1).max(100),
   name: z.string().min(1).max(200).optional(),
   credentials: z.record(z.string(), z.unknown()),
 }).strict();
 
-const ListQuerySchema = z.object({ application: z.string().min(1).max(100).optional() });
+export const ListQuerySchema = z.object({ application: z.string().min(1).max(100).optional() });
 
 function isApplication(name: string): name is keyof typeof APPLICATIONS {
   return Object.prototype.hasOwnProperty.call(APPLICATIONS, name);

@@ -8,7 +8,7 @@ import type { GatewayDeps } from '../deps';
 import { HttpError, notFound } from '../http-error';
 import { decodeFileKey } from '../../signed-urls';
 
-const FileQuerySchema = z.object({
+export const FileQuerySchema = z.object({
   exp: z.string().optional(),
   sig: z.string().optional(),
   name: z.string().optional(),

@@ -21,8 +21,8 @@ import { callTemporal } from '../temporal-errors';
 import { designatedOutput, watcherOf } from './runs';
 import { checkScheduleInputs, convergeOrUndo, parseScheduleBody, scheduleConfigBody } from './schedules';
 
-const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
-const CreateTriggerSchema = z.object({
+export const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
+export const CreateTriggerSchema = z.object({
   workflowId: z.string().min(1),
   name: z.string().min(1).max(200).optional(),
   designatedOutput: z.object({ stepIndex: z.number().int().min(1), fileName: z.string().min(1).max(255).optional() }).strict().optional(),
@@ -36,9 +36,9 @@ const CreateTriggerSchema = z.object({
   /** runs the trigger on a Temporal Schedule too (parsed by parseScheduleBody) */
   schedule: z.unknown().optional(),
 }).strict();
-const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
-const CreateApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
-const RunsQuerySchema = z.object({
+export const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
+export const CreateApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
+export const RunsQuerySchema = z.object({
   workflowId: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be a workflow ID').optional(),
   status: z.enum(['RUNNING', 'COMPLETE', 'FAILED', 'TIMEOUT']).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),

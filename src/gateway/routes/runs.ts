@@ -18,7 +18,7 @@ import { answerStatus, streamStatus } from '../live-status';
 import { resultsBody } from '../run-bodies';
 import { callTemporal } from '../temporal-errors';
 
-const DecisionBodySchema = z.object({
+export const DecisionBodySchema = z.object({
   decision: z.enum(['approve', 'reject']),
   approver: z.string().min(1).max(320).optional(),
   comment: z.string().max(2000).optional(),

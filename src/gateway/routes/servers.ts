@@ -18,7 +18,7 @@ import { jsonBody } from '../middleware/json-body';
 /** an OpenAPI document inline, plus its envelope */
 const SERVER_BODY_LIMIT = '3mb';
 
-const ServerBodySchema = z.object({
+export const ServerBodySchema = z.object({
   name: z.string().min(1).max(200).optional(),
   description: z.string().min(1).max(4000).optional(),
   connection: z.string().min(1).max(100).optional(),
@@ -99,7 +99,7 @@ export function serverRoutes(_deps: GatewayDeps, servers: CustomServers): Router
   return router;
 }
 
-const CallbackQuerySchema = z.object({
+export const CallbackQuerySchema = z.object({
   state: z.string().min(1).max(500),
   code: z.string().min(1).max(4000).optional(),
   error: z.string().max(200).optional(),

@@ -29,8 +29,8 @@ const LONG_RUN_SECONDS = 30;
 
 export const TRIGGER_METHODS = 'GET, POST';
 
-const WaitHeaderSchema = z.enum(['true', 'false']).optional();
-const IdempotencyKeySchema = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters').optional();
+export const WaitHeaderSchema = z.enum(['true', 'false']).optional();
+export const IdempotencyKeySchema = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters').optional();
 
 export type TriggerKind = 'api' | 'webhook';
 
@@ -136,6 +136,7 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerSe
   const memo = replayed || recovered ? undefined : buildRunMemo(run.input);
   const outcome = plan.waitSeconds > 0 ? await callTemporal(() => deps.runs.waitFor(runId, plan.waitSeconds! * 1000, memo)) : { done: false as const };
   if (outcome.done) {
+    deps.metrics?.syncAnswer(200);
     ctx.status = 200;
     // A replayed (or recovered) call answers with the run's own inputs: this call's attachments were not kept.
     const inputs = replayed || recovered ? await callTemporal(() => service.startedInputs(deps.runs, runId)) : received.inputs;
@@ -143,6 +144,7 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerSe
     return;
   }
   const retryAfter = retryAfterSeconds(plan.waitSeconds);
+  deps.metrics?.syncAnswer(202);
   ctx.status = 202;
   ctx.set('Retry-After', String(retryAfter));
   ctx.set('Location', statusPath(apiKey, automationId, runId));

@@ -1,0 +1,40 @@
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Context, Next } from 'koa';
+import type { FlowgateMetrics } from '../../observability/metrics';
+import { tracer } from '../../observability/tracing';
+
+/**
+ * The route a request matched, as its template (`/ext/triggers/:triggerId`): never the raw path,
+ * which carries API keys (webhooks) and would make one label value per run.
+ */
+export function routeTemplate(ctx: Context): string {
+  const matched = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
+  if (matched === undefined) return 'unmatched';
+  if (typeof matched === 'string') return matched;
+  return matched.source.startsWith('^\\/files\\/') ? '/files/*' : String(matched);
+}
+
+/**
+ * Outermost middleware: counts every answer by route, method and status with its latency, and
+ * opens the request's server span (continuing a caller's `traceparent`), so the trigger's run,
+ * its activities and their outbound calls join the caller's trace. A no-op span while tracing is off.
+ */
+export function observeRequests(options: { metrics?: Pick<FlowgateMetrics, 'httpRequest'> }) {
+  return async function observeRequest(ctx: Context, next: Next): Promise<void> {
+    const started = performance.now();
+    const parent = propagation.extract(context.active(), ctx.headers);
+    const span = tracer().startSpan(ctx.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method } }, parent);
+    try {
+      await context.with(trace.setSpan(parent, span), next);
+    } finally {
+      const route = routeTemplate(ctx);
+      // A failure that escaped every handler reaches Koa's own handler, which answers 500.
+      const status = ctx.status;
+      options.metrics?.httpRequest(route, ctx.method, status, (performance.now() - started) / 1000);
+      span.updateName(`${ctx.method} ${route}`);
+      span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
+      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    }
+  };
+}

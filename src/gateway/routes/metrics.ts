@@ -1,0 +1,21 @@
+/**
+ * `GET /metrics`: this process's Prometheus metrics, for the instance administrator's bearer
+ * token (Prometheus `authorization: {credentials: …}`). FLOWGATE_METRICS_PORT serves the same
+ * text without credentials on a listener of its own.
+ */
+import Router from '@koa/router';
+import { requireAdmin, type AdminPrincipal } from '../auth';
+import type { GatewayDeps } from '../deps';
+import { forbidden, HttpError } from '../http-error';
+
+export function metricsRoutes(deps: GatewayDeps): Router {
+  const router = new Router();
+  router.get('/metrics', requireAdmin(deps), async (ctx) => {
+    if (!(ctx.state.admin as AdminPrincipal).instanceAdmin) throw forbidden('only the instance administrator may read the metrics');
+    if (!deps.metrics) throw new HttpError(404, 'not_found', 'this gateway keeps no metrics');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = deps.metrics.contentType();
+    ctx.body = await deps.metrics.text();
+  });
+  return router;
+}

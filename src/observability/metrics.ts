@@ -1,0 +1,124 @@
+/**
+ * flowgate's Prometheus metrics (prom-client), one registry per instance so that several
+ * instances in one process (the tests) count apart. The gateway records HTTP requests and
+ * synchronous answers, the tool dispatcher records tool calls, and the worker records runs and
+ * waiting approvals through the `flowgateMetrics` sink (workflows/metrics-interceptors.ts).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { InjectedSinks } from '@temporalio/worker';
+import type { MetricsSinks } from '../common/metrics-sinks';
+
+/** Seconds; from a cached status poll (ms) to a synchronous call that waits its whole window (60 s). */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const TOOL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+export type ToolOutcome = 'ok' | 'error' | string;
+
+export class FlowgateMetrics {
+  readonly registry = new Registry();
+  private readonly httpRequests: Counter<'route' | 'method' | 'status'>;
+  private readonly httpDuration: Histogram<'route' | 'method' | 'status'>;
+  private readonly syncAnswers: Counter<'status'>;
+  private readonly runsStarted: Counter<'workflow'>;
+  private readonly runsEnded: Counter<'workflow' | 'status'>;
+  private readonly toolCalls: Counter<'server' | 'tool' | 'outcome'>;
+  private readonly toolDuration: Histogram<'server' | 'tool' | 'outcome'>;
+  /** `runId/stepIndex` of the approval steps waiting in runs this process's worker hosts */
+  private readonly waitingApprovals = new Set<string>();
+
+  constructor() {
+    const registers = [this.registry];
+    this.httpRequests = new Counter({
+      name: 'flowgate_http_requests_total', help: 'HTTP requests answered, by route template, method and status',
+      labelNames: ['route', 'method', 'status'], registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'flowgate_http_request_duration_seconds', help: 'Time to answer an HTTP request, by route template, method and status',
+      labelNames: ['route', 'method', 'status'], buckets: HTTP_BUCKETS, registers,
+    });
+    this.syncAnswers = new Counter({
+      name: 'flowgate_sync_calls_total', help: 'Trigger calls that waited for the run: answered 200 (run ended in the window) or 202 (polling handle)',
+      labelNames: ['status'], registers,
+    });
+    this.runsStarted = new Counter({
+      name: 'flowgate_runs_started_total', help: 'Runs started on this process\'s worker, by workflow (automation id, or workflow type for agent invocations)',
+      labelNames: ['workflow'], registers,
+    });
+    this.runsEnded = new Counter({
+      name: 'flowgate_runs_ended_total', help: 'Runs ended on this process\'s worker, by workflow and status (COMPLETE, FAILED, TIMEOUT, CANCELLED)',
+      labelNames: ['workflow', 'status'], registers,
+    });
+    this.toolCalls = new Counter({
+      name: 'flowgate_tool_calls_total', help: 'Tool calls (tool gateway and workflow steps), by server, tool and outcome',
+      labelNames: ['server', 'tool', 'outcome'], registers,
+    });
+    this.toolDuration = new Histogram({
+      name: 'flowgate_tool_call_duration_seconds', help: 'Time a tool call took, by server, tool and outcome',
+      labelNames: ['server', 'tool', 'outcome'], buckets: TOOL_BUCKETS, registers,
+    });
+    const waiting = this.waitingApprovals;
+    new Gauge({
+      name: 'flowgate_approvals_pending', help: 'Approval steps waiting for a decision that started waiting on this process\'s worker',
+      registers,
+      collect() {
+        this.set(waiting.size);
+      },
+    });
+    collectDefaultMetrics({ register: this.registry, prefix: 'flowgate_' });
+  }
+
+  httpRequest(route: string, method: string, status: number, seconds: number): void {
+    const labels = { route, method, status: String(status) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, seconds);
+  }
+
+  syncAnswer(status: 200 | 202): void {
+    this.syncAnswers.inc({ status: String(status) });
+  }
+
+  toolCall(server: string, tool: string, outcome: ToolOutcome, seconds: number): void {
+    const labels = { server, tool, outcome };
+    this.toolCalls.inc(labels);
+    this.toolDuration.observe(labels, seconds);
+  }
+
+  /** A stopped worker hosts no runs: its waiting approvals are someone else's to count. */
+  workerStopped(): void {
+    this.waitingApprovals.clear();
+  }
+
+  /** The worker's side: the sink the workflow code reports to. */
+  sinks(): InjectedSinks<MetricsSinks> {
+    return {
+      flowgateMetrics: {
+        runStarted: { fn: (_info, workflow) => this.runsStarted.inc({ workflow }), callDuringReplay: false },
+        runEnded: {
+          fn: (info, workflow, status) => {
+            this.runsEnded.inc({ workflow, status });
+            for (const key of this.waitingApprovals) if (key.startsWith(`${info.workflowId}/`)) this.waitingApprovals.delete(key);
+          },
+          callDuringReplay: false,
+        },
+        // Not on replay: a query on a closed run replays its whole history, and a run cancelled while
+        // waiting would be left counted. So a waiting approval is counted by the worker that saw it start.
+        approvalWaiting: {
+          fn: (_info, runId, stepIndex, waiting) => {
+            const key = `${runId}/${stepIndex}`;
+            if (waiting) this.waitingApprovals.add(key);
+            else this.waitingApprovals.delete(key);
+          },
+          callDuringReplay: false,
+        },
+      },
+    };
+  }
+
+  contentType(): string {
+    return this.registry.contentType;
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

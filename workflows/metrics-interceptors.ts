@@ -1,0 +1,41 @@
+/**
+ * Workflow interceptors (bundled with the workflows, not a workflow type): count each run's start
+ * and end through the `flowgateMetrics` sink. The worker marks those sink functions as skipped on
+ * replay, so a run replayed after a cache eviction is not counted twice. A run Temporal closes
+ * without running its code (terminated, or past its execution timeout) is not seen here.
+ */
+import { ContinueAsNew, isCancellation, proxySinks, workflowInfo, type WorkflowInterceptorsFactory } from '@temporalio/workflow';
+import type { EndedStatus, MetricsSinks } from '../src/common/metrics-sinks';
+
+const { flowgateMetrics } = proxySinks<MetricsSinks>();
+
+/** runAutomation runs are counted by their automation; other workflow types by their type. */
+function workflowLabel(args: unknown[]): string {
+  const first = args[0] as { automationId?: unknown } | undefined;
+  const { workflowType } = workflowInfo();
+  return workflowType === 'runAutomation' && typeof first?.automationId === 'string' ? first.automationId : workflowType;
+}
+
+function endedStatus(err: unknown): EndedStatus {
+  if (isCancellation(err)) return 'CANCELLED';
+  if ((err as { type?: unknown } | undefined)?.type === 'STEP_TIMEOUT') return 'TIMEOUT';
+  return 'FAILED';
+}
+
+export const interceptors: WorkflowInterceptorsFactory = () => ({
+  inbound: [{
+    async execute(input, next) {
+      const workflow = workflowLabel(input.args);
+      flowgateMetrics.runStarted(workflow);
+      try {
+        const result = await next(input);
+        flowgateMetrics.runEnded(workflow, 'COMPLETE');
+        return result;
+      } catch (err) {
+        // continue-as-new is not an end
+        if (!(err instanceof ContinueAsNew)) flowgateMetrics.runEnded(workflow, endedStatus(err));
+        throw err;
+      }
+    },
+  }],
+});
