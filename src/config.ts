@@ -39,6 +39,7 @@ const EnvSchema = z.object({
   FLOWGATE_LLM_MODEL: z.string().min(1).max(200).optional(),
   FLOWGATE_LLM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(120),
   FLOWGATE_AGENT_WAIT_SECONDS: z.coerce.number().int().min(0).max(60, 'must be at most 60 (the contract\'s window)').default(50),
+  FLOWGATE_TASKS_PAGE_SIZE: z.coerce.number().int().min(1).max(500).default(50),
   FLOWGATE_ROLE: z.enum(['all', 'gateway', 'worker']).default('all'),
   FLOWGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   FLOWGATE_CACHE_DIR: z.string().min(1).optional(),
@@ -90,6 +91,8 @@ export interface Config {
   llm: { baseUrl?: string; apiKey?: string; model?: string; timeoutMs: number };
   /** how long agent_invoke waits for an answer before it answers a handle instead */
   agentWaitSeconds: number;
+  /** MCP Tasks per tasks/list page */
+  tasksPageSize: number;
   /** all: gateway and worker in one process; gateway or worker alone for scale-out */
   role: 'all' | 'gateway' | 'worker';
 }
@@ -135,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     role: e.FLOWGATE_ROLE,
     llm: { baseUrl: e.FLOWGATE_LLM_BASE_URL, apiKey: e.FLOWGATE_LLM_API_KEY, model: e.FLOWGATE_LLM_MODEL, timeoutMs: e.FLOWGATE_LLM_TIMEOUT_SECONDS * 1000 },
     agentWaitSeconds: e.FLOWGATE_AGENT_WAIT_SECONDS,
+    tasksPageSize: e.FLOWGATE_TASKS_PAGE_SIZE,
     maxChainDepth: e.FLOWGATE_MAX_CHAIN_DEPTH,
     rateLimit: { perMinute: e.FLOWGATE_RATE_LIMIT_PER_MINUTE, burst: e.FLOWGATE_RATE_LIMIT_BURST },
   };
