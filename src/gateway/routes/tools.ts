@@ -12,7 +12,6 @@
  * an approval decision by the token's API key.
  */
 import { randomUUID } from 'node:crypto';
-import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
@@ -289,12 +288,13 @@ export function toolRoutes(deps: GatewayDeps): Router {
     } catch {
       return false;
     }
-    const stream = new PassThrough();
+    // Written to the socket directly, not as a Koa stream body: a client that goes away is normal here, not an error to report.
     ctx.status = 200;
-    ctx.type = 'text/event-stream';
-    ctx.body = stream;
+    ctx.respond = false;
+    const stream = ctx.res;
+    stream.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
     const send = (payload: unknown): void => {
-      stream.write(`event: message\ndata: ${JSON.stringify(payload)}\n\n`);
+      if (!stream.writableEnded && !stream.destroyed) stream.write(`event: message\ndata: ${JSON.stringify(payload)}\n\n`);
     };
     const pump = async (): Promise<void> => {
       const deadline = Date.now() + tasks.resultWaitMs;
@@ -318,7 +318,7 @@ export function toolRoutes(deps: GatewayDeps): Router {
           send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: { ...task } });
           quietSince = Date.now();
         } else if (Date.now() - quietSince > SSE_KEEPALIVE_MS) {
-          stream.write(': keep-alive\n\n');
+          if (!stream.destroyed) stream.write(': keep-alive\n\n');
           quietSince = Date.now();
         }
       }

@@ -47,8 +47,11 @@ export interface McpTask {
 }
 
 export const DEFAULT_TASK_POLL_INTERVAL_MS = 1000;
-/** How long `tasks/result` blocks on an open task before telling the caller to keep polling. */
-export const TASK_RESULT_WAIT_MS = 60_000;
+/**
+ * How long `tasks/result` blocks on an open task before telling the caller to keep polling: below
+ * the official SDK client's default 60 s request timeout, so a waiting client hears the answer.
+ */
+export const TASK_RESULT_WAIT_MS = 50_000;
 /** Tasks per tasks/list page unless configured (FLOWGATE_TASKS_PAGE_SIZE). */
 export const DEFAULT_TASK_PAGE_SIZE = 50;
 /** Workflows read from visibility per tasks/list call at most: trigger runs and plain invocations are there too and are skipped. */
