@@ -250,6 +250,9 @@ describe('MCP Tasks: agent_invoke, approvals through the task, status notificati
       const answer = (result: unknown): Record<string, unknown> => ({ jsonrpc: '2.0', id: request.id, result });
       const declined = await rpc(fg, 'workflows', token, answer({ action: 'decline' }));
       assert.equal(declined.status, 202);
+      assert.equal(declined.text, '', 'a response gets no answer');
+      const refusedByClient = await rpc(fg, 'workflows', token, { jsonrpc: '2.0', id: request.id, error: { code: -32601, message: 'Method not found' } });
+      assert.equal(refusedByClient.status, 202);
       const other = await createOrg(fg);
       const otherToken = (await runtimeToken(fg, other.adminToken)).token;
       assert.equal((await rpc(fg, 'mcp', otherToken, answer({ action: 'accept', content: { decision: 'approve' } }))).status, 202);
