@@ -273,6 +273,8 @@ describe('MCP Tasks: agent_invoke, approvals through the task, status notificati
     try {
       const mine: string[] = [];
       for (let i = 0; i < 5; i++) mine.push((await startTask(client, name, {})).taskId);
+      // visibility orders open workflows first: a task that closes between two pages moves (README says so)
+      for (const id of mine) await pollTask(client, id, (t) => t.status === 'completed');
       const listed: string[] = [];
       let cursor: string | undefined;
       let pages = 0;
