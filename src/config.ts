@@ -48,6 +48,7 @@ const EnvSchema = z.object({
   FLOWGATE_LLM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(120),
   FLOWGATE_AGENT_WAIT_SECONDS: z.coerce.number().int().min(0).max(60, 'must be at most 60 (the contract\'s window)').default(50),
   FLOWGATE_LIVE_POLL_MS: z.coerce.number().int().min(100).max(10_000).default(500),
+  FLOWGATE_TASKS_PAGE_SIZE: z.coerce.number().int().min(1).max(500).default(50),
   FLOWGATE_ROLE: z.enum(['all', 'gateway', 'worker']).default('all'),
   FLOWGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   FLOWGATE_CACHE_DIR: z.string().min(1).optional(),
@@ -152,6 +153,8 @@ export interface Config {
   agentWaitSeconds: number;
   /** how often a gateway reads an open run that long polls or status streams are waiting on (one reader per run) */
   livePollMs: number;
+  /** MCP Tasks per tasks/list page */
+  tasksPageSize: number;
   /** all: gateway and worker in one process; gateway or worker alone for scale-out */
   role: 'all' | 'gateway' | 'worker';
   metrics: {
@@ -214,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     llm: { baseUrl: e.FLOWGATE_LLM_BASE_URL, apiKey: e.FLOWGATE_LLM_API_KEY, model: e.FLOWGATE_LLM_MODEL, timeoutMs: e.FLOWGATE_LLM_TIMEOUT_SECONDS * 1000 },
     agentWaitSeconds: e.FLOWGATE_AGENT_WAIT_SECONDS,
     livePollMs: e.FLOWGATE_LIVE_POLL_MS,
+    tasksPageSize: e.FLOWGATE_TASKS_PAGE_SIZE,
     maxChainDepth: e.FLOWGATE_MAX_CHAIN_DEPTH,
     scheduleReconcileSeconds: e.FLOWGATE_SCHEDULE_RECONCILE_SECONDS,
     rateLimit: { perMinute: e.FLOWGATE_RATE_LIMIT_PER_MINUTE, burst: e.FLOWGATE_RATE_LIMIT_BURST },

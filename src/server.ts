@@ -13,6 +13,7 @@ import { connectClient, connectWorker, ensureSearchAttributes } from '../tempora
 import { startDevServer, type DevServer } from '../temporal/dev-server';
 import { installRuntimeLogger } from '../temporal/runtime';
 import { createWorker } from '../temporal/worker';
+import { AgentService } from './agents/service';
 import { createApprovalLinks } from './approval-links';
 import { createFileBlobStore } from './blob-store';
 import type { Config } from './config';
@@ -208,7 +209,14 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const app = createApp({
       config, registry, temporal: client, blobs, log, tools, customServers, runtimeTokens: createRuntimeTokens(key, registry),
       runs, schedules,
-      tasks: new WorkflowTasks({ client, runs, workflowTools, services: { blobs, signer: toolSigner } }),
+      tasks: new WorkflowTasks({
+        client, runs, workflowTools, services: { blobs, signer: toolSigner }, pageSize: config.tasksPageSize,
+        // agent_invoke as a task: the same service the agent-management tools and /api/v1/agents use
+        agents: new AgentService({
+          registry, blobs, temporal: client, taskQueue: temporal.taskQueue, config,
+          servers: (orgId) => tools.servers(orgId), tools: (server, orgId, signal) => tools.listOf(server, orgId, signal), signer: toolSigner,
+        }),
+      }),
       signer: publicSigner,
       approvalLinks: createApprovalLinks(key, publicUrl),
       webhookSecrets,

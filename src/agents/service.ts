@@ -55,6 +55,8 @@ export interface InvokeRequest {
   startedBy: string;
   /** seconds to wait for the answer; default FLOWGATE_AGENT_WAIT_SECONDS */
   waitSeconds?: number;
+  /** started by a task-augmented agent_invoke (MCP Tasks): the invocation is then a task of the organization */
+  asTask?: boolean;
 }
 
 export type InvocationView =
@@ -62,7 +64,9 @@ export type InvocationView =
   | { invocationId: string; agentId: string; chatId: string; status: 'RUNNING' | 'FAILED' | 'TIMEOUT'; error?: string };
 
 // Memos are written by flowgate, but a workflow ID may name anything in the namespace.
-const InvocationMemoSchema = z.object({ agent: z.object({ orgId: z.string(), agentId: z.string(), chatId: z.string() }).loose() }).loose();
+const InvocationMemoSchema = z.object({
+  agent: z.object({ orgId: z.string(), agentId: z.string(), chatId: z.string(), mcpTask: z.boolean().optional() }).loose(),
+}).loose();
 type InvocationMemo = z.infer<typeof InvocationMemoSchema>;
 
 export class AgentService {
@@ -210,7 +214,7 @@ export class AgentService {
       taskQueue: this.deps.taskQueue,
       args: [input],
       workflowExecutionTimeout: agent.limits.timeoutSeconds * 1000,
-      memo: { agent: { orgId, agentId: agent.id, chatId } } satisfies InvocationMemo,
+      memo: { agent: { orgId, agentId: agent.id, chatId, ...(request.asTask ? { mcpTask: true } : {}) } } satisfies InvocationMemo,
       typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.orgId, value: orgId }, { key: SEARCH_ATTRIBUTES.agentId, value: agent.id }],
     });
     const waitMs = (request.waitSeconds ?? this.deps.config.agentWaitSeconds) * 1000;
@@ -222,7 +226,12 @@ export class AgentService {
     return this.await(orgId, invocationId, 0);
   }
 
-  private async await(orgId: string, invocationId: string, waitMs: number): Promise<InvocationView> {
+  /** The invocation once it closed, or RUNNING after `waitMs` (or when `signal` aborts). */
+  wait(orgId: string, invocationId: string, waitMs: number, signal?: AbortSignal): Promise<InvocationView> {
+    return this.await(orgId, invocationId, waitMs, signal);
+  }
+
+  private async await(orgId: string, invocationId: string, waitMs: number, signal?: AbortSignal): Promise<InvocationView> {
     const handle = this.deps.temporal.workflow.getHandle<typeof invokeAgent>(invocationId);
     let description;
     try {
@@ -241,6 +250,8 @@ export class AgentService {
     // A closed invocation's result is read in full; only an open one's wait is bounded.
     const abort = new AbortController();
     const timer = running ? setTimeout(() => abort.abort(), waitMs) : undefined;
+    const stop = (): void => abort.abort();
+    if (running) signal?.addEventListener('abort', stop, { once: true });
     try {
       const result = await this.deps.temporal.connection.withAbortSignal(abort.signal, () => handle.result());
       return { ...result, status: 'COMPLETE' };
@@ -255,6 +266,7 @@ export class AgentService {
       return { ...base, status: 'FAILED', error };
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', stop);
     }
   }
 }

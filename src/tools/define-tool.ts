@@ -14,6 +14,8 @@ export interface ToolSpec<Input extends z.ZodObject> {
   input: Input;
   /** default: the dispatcher's (30 s) */
   timeoutMs?: number;
+  /** MCP Tasks: advertised as the tool's `execution.taskSupport` (absent: forbidden); the gateway's tasks module runs the task */
+  taskSupport?: 'optional' | 'required';
   handler(args: z.output<Input>, context: CallContext): Promise<Record<string, unknown> | ToolOutput>;
 }
 
@@ -22,6 +24,7 @@ export interface DefinedTool {
   readonly name: string;
   readonly description: string;
   readonly timeoutMs?: number;
+  readonly taskSupport?: 'optional' | 'required';
   schema(application: string | undefined): z.ZodObject;
   run(args: unknown, context: CallContext): Promise<Record<string, unknown> | ToolOutput>;
 }
@@ -31,6 +34,7 @@ export function defineTool<Input extends z.ZodObject>(spec: ToolSpec<Input>): De
     name: spec.name,
     description: spec.description,
     timeoutMs: spec.timeoutMs,
+    taskSupport: spec.taskSupport,
     schema: (application) => (application === undefined ? spec.input : spec.input.extend({ PCID: pcidSchema(application) })),
     run: (args, context) => spec.handler(args as z.output<Input>, context),
   };
@@ -89,7 +93,9 @@ export function toolServer(spec: ToolServerSpec): ToolServer {
     if (compiled.has(tool.name)) throw new Error(`server ${spec.name} declares tool ${tool.name} twice`);
     const schema = tool.schema(spec.application);
     const inputSchema = jsonSchemaOf(schema);
-    compiled.set(tool.name, { tool, schema, entry: { name: tool.name, description: tool.description, inputSchema: spec.application === undefined ? inputSchema : pcidFirst(inputSchema) } });
+    const entry: ToolEntry = { name: tool.name, description: tool.description, inputSchema: spec.application === undefined ? inputSchema : pcidFirst(inputSchema) };
+    if (tool.taskSupport) entry.execution = { taskSupport: tool.taskSupport };
+    compiled.set(tool.name, { tool, schema, entry });
   }
   const entries = [...compiled.values()].map((c) => c.entry);
   return {

@@ -2,11 +2,16 @@
  * The tool gateway (contract 4.5 and 7; ARCHITECTURE.md, "Tool gateway"): `POST
  * {toolsBasePath}/<server>` speaks JSON-RPC 2.0 with a runtime token, and is a stateless MCP
  * Streamable HTTP endpoint: `initialize`, `ping`, `tools/list`, `tools/call`, notifications (202),
- * one JSON reply per POST (never a stream), `GET`/`DELETE` 405. Every failure leaves as a JSON-RPC
- * error object; a tool that ran and failed is a result with `isError: true`. MCP Tasks
- * (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, task-augmented `tools/call`) are
- * answered from Temporal by src/tools/mcp/tasks.ts.
+ * one JSON reply per POST, `GET`/`DELETE` 405. Every failure leaves as a JSON-RPC error object; a
+ * tool that ran and failed is a result with `isError: true`. MCP Tasks (`tasks/get`,
+ * `tasks/result`, `tasks/list`, `tasks/cancel`, task-augmented `tools/call`) are answered from
+ * Temporal by src/tools/mcp/tasks.ts. The one streamed answer: `tasks/result` from a client that
+ * accepts `text/event-stream` gets an SSE stream carrying `notifications/tasks/status` while it
+ * waits, an `elicitation/create` request when the run waits on an approval, then the result. The
+ * client's answer to that request (a JSON-RPC response POSTed to any replica, answered 202) is
+ * an approval decision by the token's API key.
  */
+import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
@@ -17,7 +22,8 @@ import {
   salvageId, success, type JsonRpcResponse,
 } from '../../tools/jsonrpc';
 import {
-  ListTasksParamsSchema, RELATED_TASK_META_KEY, TaskCreationParamsSchema, TaskIdParamsSchema, TaskNotFoundError, TaskNotReadyError, TaskTerminalError,
+  ListTasksParamsSchema, RELATED_TASK_META_KEY, TaskCreationParamsSchema, TaskCursorError, TaskIdParamsSchema, TaskNotFoundError, TaskNotReadyError,
+  TaskTerminalError, type McpTask, type PendingApproval, type WorkflowTasks,
 } from '../../tools/mcp/tasks';
 import type { RuntimePrincipal } from '../../tools/runtime-token';
 import type { GatewayDeps } from '../deps';
@@ -30,6 +36,10 @@ export const TOOLS_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 export const MAX_BATCH_ENTRIES = 100;
 export const BATCH_CONCURRENCY = 8;
 const SERVER_VERSION = '0.1.0';
+
+function acceptsEventStream(accept: string): boolean {
+  return accept.split(',').some((part) => part.split(';')[0]?.trim().toLowerCase() === 'text/event-stream');
+}
 
 /** The contract's `application/json` and MCP clients' `application/json, text/event-stream` both qualify. */
 function acceptsJson(accept: string): boolean {
@@ -62,6 +72,59 @@ const rpcError = (code: (typeof ErrorCode)[keyof typeof ErrorCode], message: str
 /** The `task` field that makes a `tools/call` task-augmented (MCP Tasks). */
 const TaskAugmentationSchema = z.object({ task: TaskCreationParamsSchema.optional() }).loose();
 
+/**
+ * The id of an approval elicitation names its task and step, so whichever replica receives the
+ * client's answer can act on it: `flowgate-approval/<taskId>/<stepIndex>/<nonce>`.
+ */
+const APPROVAL_ELICITATION_PREFIX = 'flowgate-approval/';
+const ApprovalAnswerSchema = z.object({
+  action: z.enum(['accept', 'decline', 'cancel']),
+  content: z.object({
+    decision: z.enum(['approve', 'reject']),
+    approver: z.string().min(1).max(320).optional(),
+    comment: z.string().max(2000).optional(),
+  }).loose().optional(),
+}).loose();
+/** A JSON-RPC response (the client answering a request of ours): an id and a result or error, no method. */
+const JsonRpcResponseSchema = z.object({
+  jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number()]), result: z.record(z.string(), z.unknown()).optional(), error: z.unknown().optional(),
+}).strict();
+/** SSE comment lines keep idle proxies from closing a waiting stream. */
+const SSE_KEEPALIVE_MS = 15_000;
+
+function approvalElicitation(taskId: string, approval: PendingApproval): Record<string, unknown> {
+  const properties: Record<string, unknown> = {
+    decision: { type: 'string', title: 'Decision', description: 'approve or reject', enum: ['approve', 'reject'] },
+    ...(approval.approvers.length > 0
+      ? { approver: { type: 'string', title: 'Approver', description: 'decide as this approver (optional: else the API key decides as itself)', enum: approval.approvers } }
+      : {}),
+    comment: { type: 'string', title: 'Comment', maxLength: 2000 },
+  };
+  return {
+    jsonrpc: '2.0',
+    id: `${APPROVAL_ELICITATION_PREFIX}${taskId}/${approval.stepIndex}/${randomUUID()}`,
+    method: 'elicitation/create',
+    params: {
+      mode: 'form',
+      message: approval.message,
+      requestedSchema: { type: 'object', properties, required: ['decision'] },
+      _meta: { [RELATED_TASK_META_KEY]: { taskId } },
+    },
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 export function toolRoutes(deps: GatewayDeps): Router {
   const router = new Router({ prefix: deps.config.toolsBasePath === '/' ? '' : deps.config.toolsBasePath.replace(/\/+$/, '') });
 
@@ -70,7 +133,32 @@ export function toolRoutes(deps: GatewayDeps): Router {
     return match?.[1] ? deps.runtimeTokens.verify(match[1]) : undefined;
   }
 
+  /**
+   * A JSON-RPC response from the client: only answers to approval elicitations mean something (an
+   * approval decision by the token's API key); any other is dropped. Never answered (202).
+   */
+  async function handleClientResponse(response: z.infer<typeof JsonRpcResponseSchema>, principal: RuntimePrincipal, ctx: Context): Promise<void> {
+    if (typeof response.id !== 'string' || !response.id.startsWith(APPROVAL_ELICITATION_PREFIX) || !deps.tasks) return;
+    const [taskId, step] = response.id.slice(APPROVAL_ELICITATION_PREFIX.length).split('/');
+    const answer = ApprovalAnswerSchema.safeParse(response.result);
+    const stepIndex = Number(step);
+    if (!taskId || !Number.isInteger(stepIndex) || !answer.success || answer.data.action !== 'accept' || !answer.data.content) return;
+    const { decision, approver, comment } = answer.data.content;
+    try {
+      const outcome = await deps.tasks.decide(principal.orgId, principal.keyId, taskId, stepIndex, { decision, ...(approver ? { approver } : {}), ...(comment ? { comment } : {}) });
+      if (!outcome.ok) deps.log.info('an approval given through a task was refused', { requestId: ctx.state.requestId, taskId, stepIndex, reason: outcome.message });
+    } catch (error) {
+      if (error instanceof TaskNotFoundError) return;
+      deps.log.error('an approval given through a task failed', { requestId: ctx.state.requestId, taskId, error });
+    }
+  }
+
   async function handleMessage(raw: unknown, server: ToolServer, principal: RuntimePrincipal, ctx: Context, signal: AbortSignal): Promise<JsonRpcResponse | undefined> {
+    const response = JsonRpcResponseSchema.safeParse(raw);
+    if (response.success && (response.data.result !== undefined) !== (response.data.error !== undefined)) {
+      await handleClientResponse(response.data, principal, ctx);
+      return undefined;
+    }
     const parsed = JsonRpcMessageSchema.safeParse(raw);
     if (!parsed.success) return failure(salvageId(raw), rpcError(ErrorCode.INVALID_REQUEST, 'not a JSON-RPC 2.0 request: needs jsonrpc "2.0", a method and an integer or string id'));
     const message = parsed.data;
@@ -107,8 +195,12 @@ export function toolRoutes(deps: GatewayDeps): Router {
           const augmentation = TaskAugmentationSchema.safeParse(params);
           if (augmentation.success && augmentation.data.task) {
             // MCP Tasks: servers answer -32601 to a task-augmented call on a tool without task support
-            if (!deps.tasks?.supports(server.name)) throw rpcError(ErrorCode.METHOD_NOT_FOUND, `tools on /${server.name} cannot run as tasks`);
-            return success(id, { task: await deps.tasks.create(principal.orgId, call.data.name, call.data.arguments ?? {}, idempotencyKey) });
+            if (!deps.tasks?.supportsTool(server.name, call.data.name)) throw rpcError(ErrorCode.METHOD_NOT_FOUND, `${call.data.name} on /${server.name} cannot run as a task`);
+            return success(id, {
+              task: await deps.tasks.create(principal.orgId, server.name, call.data.name, call.data.arguments ?? {}, {
+                idempotencyKey, forwardHeaders: forwardableHeaders(ctx.req.headers),
+              }),
+            });
           }
           const result = await deps.tools.call(principal.orgId, server.name, call.data.name, call.data.arguments ?? {}, {
             idempotencyKey, signal, forwardHeaders: forwardableHeaders(ctx.req.headers),
@@ -129,15 +221,16 @@ export function toolRoutes(deps: GatewayDeps): Router {
         }
         case 'tasks/list': {
           if (!deps.tasks) throw rpcError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${message.method}`);
-          if (!ListTasksParamsSchema.safeParse(params).success) throw rpcError(ErrorCode.INVALID_PARAMS, 'tasks/list takes an optional params.cursor');
-          return success(id, { tasks: await deps.tasks.list(principal.orgId) });
+          const list = ListTasksParamsSchema.safeParse(params);
+          if (!list.success) throw rpcError(ErrorCode.INVALID_PARAMS, 'tasks/list takes an optional params.cursor (a string)');
+          return success(id, { ...await deps.tasks.list(principal.orgId, list.data.cursor) });
         }
         default:
           throw rpcError(ErrorCode.METHOD_NOT_FOUND, `method not found: ${message.method}`);
       }
     } catch (error) {
       if (error instanceof JsonRpcError) return failure(id, error);
-      if (error instanceof TaskNotFoundError || error instanceof TaskTerminalError) return failure(id, rpcError(ErrorCode.INVALID_PARAMS, error.message));
+      if (error instanceof TaskNotFoundError || error instanceof TaskTerminalError || error instanceof TaskCursorError) return failure(id, rpcError(ErrorCode.INVALID_PARAMS, error.message));
       if (error instanceof TaskNotReadyError) return failure(id, rpcError(ErrorCode.TOOL_ERROR, error.message));
       if (error instanceof ToolCallError) {
         return failure(id, rpcError(error.code === 'UNKNOWN_TOOL' ? ErrorCode.INVALID_PARAMS : ErrorCode.TOOL_ERROR, error.message));
@@ -175,6 +268,71 @@ export function toolRoutes(deps: GatewayDeps): Router {
       }
     }));
     return answers;
+  }
+
+  /**
+   * `tasks/result` as an SSE stream: status notifications while the task is open, an approval
+   * elicitation when its run waits on one, then the result (or, past the result wait, the
+   * not-ready error). Answers false (nothing sent) when the task cannot be read: the caller then
+   * answers the request as JSON, error included.
+   */
+  async function streamTaskResult(tasks: WorkflowTasks, raw: unknown, server: ToolServer, principal: RuntimePrincipal, ctx: Context, signal: AbortSignal): Promise<boolean> {
+    const message = JsonRpcMessageSchema.safeParse(raw);
+    const params = TaskIdParamsSchema.safeParse(message.data?.params);
+    if (!message.success || message.data.id === undefined || !params.success) return false;
+    const { id } = message.data;
+    const { taskId } = params.data;
+    let task: McpTask;
+    try {
+      task = await tasks.get(principal.orgId, taskId);
+    } catch {
+      return false;
+    }
+    // Written to the socket directly, not as a Koa stream body: a client that goes away is normal here, not an error to report.
+    ctx.status = 200;
+    ctx.respond = false;
+    const stream = ctx.res;
+    stream.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
+    const send = (payload: unknown): void => {
+      if (!stream.writableEnded && !stream.destroyed) stream.write(`event: message\ndata: ${JSON.stringify(payload)}\n\n`);
+    };
+    const pump = async (): Promise<void> => {
+      const deadline = Date.now() + tasks.resultWaitMs;
+      const asked = new Set<number>();
+      let seen = `${task.status}\n${task.statusMessage ?? ''}`;
+      let quietSince = Date.now();
+      while (!signal.aborted && !['completed', 'failed', 'cancelled'].includes(task.status) && Date.now() < deadline) {
+        if (task.status === 'input_required') {
+          const approval = await tasks.pendingApproval(principal.orgId, taskId);
+          if (approval && !asked.has(approval.stepIndex)) {
+            asked.add(approval.stepIndex);
+            send(approvalElicitation(taskId, approval));
+          }
+        }
+        await sleep(task.pollInterval, signal);
+        if (signal.aborted) break;
+        task = await tasks.get(principal.orgId, taskId);
+        const now = `${task.status}\n${task.statusMessage ?? ''}`;
+        if (now !== seen) {
+          seen = now;
+          send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: { ...task } });
+          quietSince = Date.now();
+        } else if (Date.now() - quietSince > SSE_KEEPALIVE_MS) {
+          if (!stream.destroyed) stream.write(': keep-alive\n\n');
+          quietSince = Date.now();
+        }
+      }
+      if (signal.aborted) return;
+      const closed = ['completed', 'failed', 'cancelled'].includes(task.status);
+      const answer = closed ? await handleMessage(raw, server, principal, ctx, signal)
+        : failure(id, rpcError(ErrorCode.TOOL_ERROR, `task ${taskId} is still ${task.status}; poll tasks/get and ask again`));
+      if (answer) send(answer);
+    };
+    void pump().catch((error: unknown) => {
+      deps.log.error('tool gateway task stream failed', { requestId: ctx.state.requestId, taskId, error });
+      if (!signal.aborted) send(failure(id, rpcError(ErrorCode.INTERNAL_ERROR, `internal error (request ${String(ctx.state.requestId ?? 'unknown')})`)));
+    }).finally(() => stream.end());
+    return true;
   }
 
   router.post('/:server', async (ctx) => {
@@ -234,6 +392,8 @@ export function toolRoutes(deps: GatewayDeps): Router {
       reply(ctx, answers.length === 0 ? 202 : 200, answers.length === 0 ? undefined : answers);
       return;
     }
+    if (deps.tasks && acceptsEventStream(ctx.get('Accept')) && (raw as { method?: unknown } | null)?.method === 'tasks/result'
+      && await streamTaskResult(deps.tasks, raw, server, principal, ctx, controller.signal)) return;
     const answer = await handleMessage(raw, server, principal, ctx, controller.signal);
     if (answer === undefined) {
       reply(ctx, 202, undefined);

@@ -17,6 +17,23 @@ const PREFIX = `${AGENT_MANAGEMENT_SERVER_NAME}_`;
 
 const AgentIdSchema = z.string().min(1).max(100).describe('the agent id (agt_…)');
 const ChatIdSchema = z.string().min(1).max(200).describe('the chat id (chat_…)');
+/** The tool that may run as an MCP task (src/tools/mcp/tasks.ts starts it with asTask). */
+export const AGENT_INVOKE_TOOL = 'agent_invoke';
+
+/** agent_invoke's arguments; `waitSeconds` is capped by FLOWGATE_AGENT_WAIT_SECONDS (and ignored by a task). */
+export function agentInvokeInput(waitSeconds: number) {
+  return z.object({
+    agentId: AgentIdSchema,
+    message: z.string().min(1).max(100_000).describe('the user message'),
+    chatId: ChatIdSchema.optional().describe('continue this chat; omit to start a new one'),
+    waitSeconds: z.number().int().min(0).max(waitSeconds).optional().describe(`how long to wait for the answer (default and at most ${waitSeconds})`),
+  }).strict();
+}
+
+/** A tool name with or without the contract's `agent-management_` prefix, without it. */
+export function unprefixedAgentTool(name: string): string {
+  return name.startsWith(PREFIX) ? name.slice(PREFIX.length) : name;
+}
 
 export function agentManagementServer(deps: ServerKindDeps): ToolServer | undefined {
   const { registry } = deps;
@@ -81,16 +98,12 @@ export function agentManagementServer(deps: ServerKindDeps): ToolServer | undefi
       }),
     }),
     defineTool({
-      name: 'agent_invoke',
-      description: 'Send a message to an agent and get its answer ({response, chatId, agentId, invocationId, status}). Pass the chatId of an earlier answer to continue that conversation. When the agent needs longer than the wait, the answer is a handle with status RUNNING: read it later with agent_invocation_status.',
+      name: AGENT_INVOKE_TOOL,
+      description: 'Send a message to an agent and get its answer ({response, chatId, agentId, invocationId, status}). Pass the chatId of an earlier answer to continue that conversation. When the agent needs longer than the wait, the answer is a handle with status RUNNING: read it later with agent_invocation_status. May run as an MCP task (the task id is the invocation id).',
       // the wait plus room for starting the workflow and reading its result
       timeoutMs: (waitSeconds + 30) * 1000,
-      input: z.object({
-        agentId: AgentIdSchema,
-        message: z.string().min(1).max(100_000).describe('the user message'),
-        chatId: ChatIdSchema.optional().describe('continue this chat; omit to start a new one'),
-        waitSeconds: z.number().int().min(0).max(waitSeconds).optional().describe(`how long to wait for the answer (default and at most ${waitSeconds})`),
-      }).strict(),
+      taskSupport: 'optional',
+      input: agentInvokeInput(waitSeconds),
       handler: (args, context) => run(async () => ({
         ...(await service(context).invoke(context.orgId, { ...args, forwardHeaders: { ...context.forwardHeaders }, startedBy: 'agent-management' })),
       })),
@@ -132,7 +145,7 @@ export function agentManagementServer(deps: ServerKindDeps): ToolServer | undefi
     description: 'Create, list, update, delete and invoke agents, and manage their chats.',
     tools,
   });
-  const unprefixed = (name: string): string => (name.startsWith(PREFIX) ? name.slice(PREFIX.length) : name);
+  const unprefixed = unprefixedAgentTool;
   return {
     ...inner,
     timeoutMs: (name) => inner.timeoutMs?.(unprefixed(name)),
