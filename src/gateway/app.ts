@@ -5,7 +5,7 @@ import Koa, { type Context, type Next } from 'koa';
 import type Router from '@koa/router';
 import type { GatewayDeps } from './deps';
 import { HttpError } from './http-error';
-import { RateLimiter } from './rate-limit';
+import { LocalRateLimit } from './rate-limit';
 import { errorHandler } from './middleware/error-handler';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
@@ -46,7 +46,7 @@ export function createApp(deps: GatewayDeps): Koa {
   if (perMinute > 0) {
     // Before every route: a refused request costs no credential lookup and leaves its body unread.
     app.use(rateLimit({
-      limiter: new RateLimiter({ perMinute, burst }), toolsBasePath: deps.config.toolsBasePath,
+      limiter: deps.rateLimit ?? new LocalRateLimit({ perMinute, burst }), toolsBasePath: deps.config.toolsBasePath,
       runtimeKeyId: (token) => deps.runtimeTokens.keyIdOf(token),
     }));
   }

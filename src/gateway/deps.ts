@@ -3,6 +3,7 @@ import type { ApprovalLinks } from '../approval-links';
 import type { BlobStore } from '../blob-store';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
+import type { RateLimit } from './rate-limit';
 import type { Registry } from '../registry';
 import type { RunService } from '../runs/run-service';
 import type { SignedUrlSigner } from '../signed-urls';
@@ -25,5 +26,7 @@ export interface GatewayDeps {
   approvalLinks: ApprovalLinks;
   /** MCP Tasks on workflow tools (tasks/get, …); without it the tool gateway offers no tasks */
   tasks?: WorkflowTasks;
+  /** the budget shared by every replica (Redis or PostgreSQL); unset: this process's own buckets */
+  rateLimit?: RateLimit;
   log: Logger;
 }
