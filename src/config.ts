@@ -10,6 +10,13 @@ import { parseConnectionKey } from './tools/connection-cipher';
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
+/**
+ * How many workflow executions a worker keeps in memory between their tasks. Temporal's default
+ * grows with the heap (thousands on a large machine), so 1,000 paused runs stayed resident; an
+ * evicted run is rebuilt by replaying its history when its next task comes (a timer or approval).
+ */
+const DEFAULT_CACHED_WORKFLOWS = 100;
+
 const EnvSchema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -47,6 +54,7 @@ const EnvSchema = z.object({
   FLOWGATE_ROLE: z.enum(['all', 'gateway', 'worker']).default('all'),
   FLOWGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   FLOWGATE_CACHE_DIR: z.string().min(1).optional(),
+  FLOWGATE_WORKER_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).refine((n) => n !== 1, 'must be 0 (no cache) or at least 2').default(DEFAULT_CACHED_WORKFLOWS),
   XDG_CACHE_HOME: z.string().min(1).optional(),
   HOME: z.string().min(1).optional(),
   PATH: z.string().default(''),
@@ -81,6 +89,8 @@ export interface Config {
     cacheDir: string;
     /** the PATH to search for a `temporal` binary */
     searchPath: string;
+    /** the worker's sticky cache of workflow executions (0: none) */
+    maxCachedWorkflows: number;
   };
   /** `schema`: tests give each registry a PostgreSQL schema of its own (never from the environment) */
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; schema?: string };
@@ -145,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       cliPath: e.TEMPORAL_CLI_PATH,
       cacheDir: path.resolve(e.FLOWGATE_CACHE_DIR ?? path.join(e.XDG_CACHE_HOME ?? path.join(e.HOME ?? os.tmpdir(), '.cache'), 'flowgate')),
       searchPath: e.PATH,
+      maxCachedWorkflows: e.FLOWGATE_WORKER_CACHED_WORKFLOWS,
     },
     database: e.DATABASE_URL ? { kind: 'postgres', url: e.DATABASE_URL } : { kind: 'sqlite', file: path.join(dataDir, 'registry.sqlite') },
     syncWaitSeconds: e.FLOWGATE_SYNC_WAIT_SECONDS,

@@ -145,6 +145,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       workerConnection ??= await connectWorker(temporal);
       const worker = await createWorker({
         connection: workerConnection, namespace: temporal.namespace, taskQueue: temporal.taskQueue,
+        maxCachedWorkflows: config.temporal.maxCachedWorkflows,
         deps: { blobs, tools, registry, allowPrivateNetwork: config.allowPrivateNetwork, maxChainDepth: config.maxChainDepth,
           llm: config.llm, catalog: tools },
       });

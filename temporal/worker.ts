@@ -27,6 +27,8 @@ export interface WorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
+  /** see FLOWGATE_WORKER_CACHED_WORKFLOWS */
+  maxCachedWorkflows: number;
   deps: ActivityDependencies;
 }
 
@@ -38,6 +40,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     workflowBundle: await workflowBundle(),
     activities: createActivities(options.deps),
     shutdownGraceTime: '5s',
+    maxCachedWorkflows: options.maxCachedWorkflows,
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
 }

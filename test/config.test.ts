@@ -91,6 +91,12 @@ describe('loadConfig', () => {
     }
   });
 
+  it('bounds the worker\'s workflow cache at 100 runs, takes 0 as no cache, and refuses 1, naming FLOWGATE_WORKER_CACHED_WORKFLOWS', () => {
+    assert.equal(loadConfig({}).temporal.maxCachedWorkflows, 100);
+    assert.equal(loadConfig({ FLOWGATE_WORKER_CACHED_WORKFLOWS: '0' }).temporal.maxCachedWorkflows, 0);
+    assert.match(refusal({ FLOWGATE_WORKER_CACHED_WORKFLOWS: '1' }), /FLOWGATE_WORKER_CACHED_WORKFLOWS: must be 0 \(no cache\) or at least 2/);
+  });
+
   it('refuses a PORT that is not a number, naming PORT', () => {
     const message = refusal({ PORT: 'abc' });
     assert.match(message, /\bPORT\b/);

@@ -28,6 +28,7 @@ import { loadConfig } from '../../src/config';
 import { silentLogger } from '../../src/logger';
 import { startFlowgate } from '../../src/server';
 import type { ToolServer } from '../../src/tools';
+import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 import { defineTool, toolServer } from '../../src/tools/define-tool';
 import { ensureTemporalCli } from '../../temporal/cli';
 import { freePort, startDevServer } from '../../temporal/dev-server';
@@ -239,6 +240,11 @@ async function parent(): Promise<void> {
       method: 'POST', headers: { 'X-API-KEY': key, 'Content-Type': 'application/json', ...(wait ? { 'x-api-wait': 'true' } : {}) }, body: '{"name":"bench"}',
     });
     const rawStart = { taskQueue: RAW_QUEUE, args: ['bench'] as [string] };
+    // About the size and shape of the memo flowgate writes on a one-step run.
+    const rawMemo = {
+      orgId: 'org_bench', automationId: oneStep.workflowId, automationVersion: 1, automationName: 'bench', triggerId: oneStep.triggerId,
+      startedBy: 'api-key', started: new Date().toISOString(), stepMap: { 1: 1 }, steps: [{ name: 'Hello', type: 'template' }],
+    };
 
     // One finished run on each side for the status and results scenarios.
     const finished = await trigger(oneStep.triggerId, true);
@@ -258,6 +264,23 @@ async function parent(): Promise<void> {
         flowgate: async () => expectOk(await trigger(oneStep.triggerId, false)),
         raw: async () => {
           await client.workflow.start('rawOneStep', { ...rawStart, workflowId: randomUUID() });
+        },
+      },
+      {
+        // The same raw start carrying what flowgate's start carries (a memo of the run's
+        // metadata and three search attributes): separates the gateway's cost from the dev
+        // server's cost of indexing them.
+        name: 'async trigger vs workflow.start with memo and search attributes', target: '(info)', callers: 50, perCaller: s(4),
+        flowgate: async () => expectOk(await trigger(oneStep.triggerId, false)),
+        raw: async () => {
+          await client.workflow.start('rawOneStep', {
+            ...rawStart, workflowId: randomUUID(), memo: rawMemo,
+            typedSearchAttributes: [
+              { key: SEARCH_ATTRIBUTES.orgId, value: 'org_bench' },
+              { key: SEARCH_ATTRIBUTES.automationId, value: oneStep.workflowId },
+              { key: SEARCH_ATTRIBUTES.triggerId, value: oneStep.triggerId },
+            ],
+          });
         },
       },
       {
