@@ -27,11 +27,16 @@ const EnvSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_API_KEY: z.string().min(1).optional(),
   TEMPORAL_TLS: bool.default(false),
+  TEMPORAL_TLS_CERT_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_CA_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
   FLOWGATE_TASK_QUEUE: z.string().min(1).default('flowgate'),
   TEMPORAL_DEV_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  FLOWGATE_REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').optional(),
   FLOWGATE_SYNC_WAIT_SECONDS: z.coerce.number().int().min(1).max(60, 'must be at most 60 (the contract\'s window)').default(60),
   FLOWGATE_RESULT_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
   FLOWGATE_ALLOW_PRIVATE_NETWORK: bool.default(false),
@@ -116,7 +121,15 @@ export interface Config {
     address?: string;
     namespace: string;
     apiKey?: string;
+    /** TLS to the frontend: set, or implied by an API key or any TEMPORAL_TLS_* file */
     tls: boolean;
+    /** mTLS client certificate and key (PEM files, absolute paths), e.g. for Temporal Cloud */
+    tlsCertFile?: string;
+    tlsKeyFile?: string;
+    /** a CA bundle (PEM) for a self-hosted cluster's own certificate authority */
+    tlsCaFile?: string;
+    /** the name the server's certificate must carry, when it is not the address's host */
+    tlsServerName?: string;
     taskQueue: string;
     devPort: number;
     uiPort: number;
@@ -128,7 +141,8 @@ export interface Config {
     /** the worker's sticky cache of workflow executions (0: none) */
     maxCachedWorkflows: number;
   };
-  database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+  /** `schema`: tests give each registry a PostgreSQL schema of its own (never from the environment) */
+  database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; schema?: string };
   syncWaitSeconds: number;
   resultUrlTtlSeconds: number;
   allowPrivateNetwork: boolean;
@@ -142,8 +156,12 @@ export interface Config {
   /** how often the gateway brings Temporal schedules in line with the registry's (0: only at start) */
   scheduleReconcileSeconds: number;
   maxChainDepth: number;
-  /** a token bucket per presented credential, per gateway process; perMinute 0: no limiting */
-  rateLimit: { perMinute: number; burst: number };
+  /**
+   * A budget per presented credential; perMinute 0: no limiting. `shared` unset: a token bucket per
+   * gateway process; set: every replica counts in Redis (FLOWGATE_REDIS_URL, preferred) or the
+   * PostgreSQL registry (DATABASE_URL).
+   */
+  rateLimit: { perMinute: number; burst: number; shared?: { kind: 'redis'; url: string } | { kind: 'postgres'; url: string } };
   /**
    * The default model of agents: an OpenAI-compatible chat-completions endpoint. `model` unset:
    * agent_invoke fails with a message naming the variables (agents may still name their own).
@@ -196,7 +214,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
       apiKey: e.TEMPORAL_API_KEY,
-      tls: e.TEMPORAL_TLS || e.TEMPORAL_API_KEY !== undefined,
+      tls: e.TEMPORAL_TLS || e.TEMPORAL_API_KEY !== undefined || [e.TEMPORAL_TLS_CERT_FILE, e.TEMPORAL_TLS_KEY_FILE, e.TEMPORAL_TLS_CA_FILE, e.TEMPORAL_TLS_SERVER_NAME].some((v) => v !== undefined),
+      tlsCertFile: e.TEMPORAL_TLS_CERT_FILE === undefined ? undefined : path.resolve(e.TEMPORAL_TLS_CERT_FILE),
+      tlsKeyFile: e.TEMPORAL_TLS_KEY_FILE === undefined ? undefined : path.resolve(e.TEMPORAL_TLS_KEY_FILE),
+      tlsCaFile: e.TEMPORAL_TLS_CA_FILE === undefined ? undefined : path.resolve(e.TEMPORAL_TLS_CA_FILE),
+      tlsServerName: e.TEMPORAL_TLS_SERVER_NAME,
       taskQueue: e.FLOWGATE_TASK_QUEUE,
       devPort: e.TEMPORAL_DEV_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
@@ -220,10 +242,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     tasksPageSize: e.FLOWGATE_TASKS_PAGE_SIZE,
     maxChainDepth: e.FLOWGATE_MAX_CHAIN_DEPTH,
     scheduleReconcileSeconds: e.FLOWGATE_SCHEDULE_RECONCILE_SECONDS,
-    rateLimit: { perMinute: e.FLOWGATE_RATE_LIMIT_PER_MINUTE, burst: e.FLOWGATE_RATE_LIMIT_BURST },
+    rateLimit: {
+      perMinute: e.FLOWGATE_RATE_LIMIT_PER_MINUTE, burst: e.FLOWGATE_RATE_LIMIT_BURST,
+      ...(e.FLOWGATE_REDIS_URL ? { shared: { kind: 'redis', url: e.FLOWGATE_REDIS_URL } } : e.DATABASE_URL ? { shared: { kind: 'postgres', url: e.DATABASE_URL } } : {}),
+    },
     metrics: { port: e.FLOWGATE_METRICS_PORT, host: e.FLOWGATE_METRICS_HOST ?? e.HOST, temporalAddress: e.FLOWGATE_TEMPORAL_METRICS_ADDRESS },
     tracing: tracingConfig(e),
   };
+  if ((e.TEMPORAL_TLS_CERT_FILE === undefined) !== (e.TEMPORAL_TLS_KEY_FILE === undefined)) {
+    throw new ConfigError('invalid configuration: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE: mTLS needs both the client certificate and its key');
+  }
   if (config.role !== 'all' && !config.temporal.address) {
     throw new ConfigError(`invalid configuration: FLOWGATE_ROLE: a ${config.role}-only process needs TEMPORAL_ADDRESS (the embedded dev server belongs to role "all")`);
   }

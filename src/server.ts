@@ -19,6 +19,7 @@ import { createFileBlobStore } from './blob-store';
 import type { Config } from './config';
 import { generatedAdminToken, signingKey } from './data-dir';
 import { createApp } from './gateway/app';
+import { SharedRateLimit } from './gateway/shared-rate-limit';
 import { ADMIN_TOKEN_PREFIX } from './gateway/routes/management';
 import type { Logger } from './logger';
 import { openRegistry, type Registry } from './registry';
@@ -206,7 +207,17 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     const publicUrl = config.publicUrl ?? url;
     publicSigner = createSigner(key, publicUrl);
+    const { perMinute, burst, shared } = config.rateLimit;
+    let rateLimit: SharedRateLimit | undefined;
+    if (perMinute > 0 && shared) {
+      // a test's registry may live in a schema of its own: the budget's table goes beside it
+      const schema = config.database.kind === 'postgres' && shared.kind === 'postgres' ? config.database.schema : undefined;
+      rateLimit = await SharedRateLimit.open({ perMinute, burst, log, store: shared.kind === 'postgres' ? { ...shared, schema } : shared });
+      const opened = rateLimit;
+      cleanups.push(() => opened.close());
+    }
     const app = createApp({
+      rateLimit,
       config, registry, temporal: client, blobs, log, tools, customServers, runtimeTokens: createRuntimeTokens(key, registry),
       runs, schedules,
       tasks: new WorkflowTasks({

@@ -2,17 +2,30 @@
  * Connections to Temporal for the gateway (client) and the worker (native connection), and the
  * search attributes flowgate writes on every run so visibility can list an organization's runs.
  */
-import { Client, Connection } from '@temporalio/client';
+import { readFileSync } from 'node:fs';
+import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { NativeConnection } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
 import type { Config } from '../src/config';
 
 
-export type TemporalSettings = Pick<Config['temporal'], 'namespace' | 'apiKey' | 'tls'> & { address: string };
+export type TemporalSettings = Pick<Config['temporal'], 'namespace' | 'apiKey' | 'tls' | 'tlsCertFile' | 'tlsKeyFile' | 'tlsCaFile' | 'tlsServerName'> & { address: string };
+
+/** The TLS settings of both connections; the PEM files are read when connecting. */
+export function tlsOptions(settings: Omit<TemporalSettings, 'namespace' | 'address'>): TLSConfig | undefined {
+  if (!settings.tls) return undefined;
+  const tls: TLSConfig = {};
+  if (settings.tlsServerName) tls.serverNameOverride = settings.tlsServerName;
+  if (settings.tlsCaFile) tls.serverRootCACertificate = readFileSync(settings.tlsCaFile);
+  if (settings.tlsCertFile && settings.tlsKeyFile) {
+    tls.clientCertPair = { crt: readFileSync(settings.tlsCertFile), key: readFileSync(settings.tlsKeyFile) };
+  }
+  return tls;
+}
 
 function connectionOptions(settings: TemporalSettings) {
-  return { address: settings.address, tls: settings.tls ? {} : undefined, apiKey: settings.apiKey };
+  return { address: settings.address, tls: tlsOptions(settings), apiKey: settings.apiKey };
 }
 
 /** `tracing`: starting, signalling and querying a run carry the caller's trace into the workflow. */

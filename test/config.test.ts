@@ -51,6 +51,32 @@ describe('loadConfig', () => {
     assert.deepEqual(loadConfig({ FLOWGATE_RATE_LIMIT_PER_MINUTE: '60', FLOWGATE_RATE_LIMIT_BURST: '3' }).rateLimit, { perMinute: 60, burst: 3 });
   });
 
+  it('shares the rate limit in Redis when FLOWGATE_REDIS_URL is set, else in PostgreSQL with DATABASE_URL', () => {
+    const pg = 'postgres://u@db.example/flowgate';
+    assert.deepEqual(loadConfig({ DATABASE_URL: pg }).rateLimit.shared, { kind: 'postgres', url: pg });
+    assert.deepEqual(loadConfig({ DATABASE_URL: pg, FLOWGATE_REDIS_URL: 'redis://cache:6379/2' }).rateLimit.shared, { kind: 'redis', url: 'redis://cache:6379/2' });
+    assert.deepEqual(loadConfig({ FLOWGATE_REDIS_URL: 'rediss://cache:6380' }).rateLimit.shared, { kind: 'redis', url: 'rediss://cache:6380' });
+    assert.equal(loadConfig({}).rateLimit.shared, undefined, 'SQLite alone: per process');
+    assert.throws(() => loadConfig({ FLOWGATE_REDIS_URL: 'http://cache:6379' }), /FLOWGATE_REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL/);
+  });
+
+  it('reads Temporal TLS: mTLS files (both or neither), a CA, a server name; each implies TLS', () => {
+    const plain = loadConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233' }).temporal;
+    assert.equal(plain.tls, false);
+    const cloud = loadConfig({ TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', TEMPORAL_NAMESPACE: 'ns.acct', TEMPORAL_TLS_CERT_FILE: 'certs/client.pem', TEMPORAL_TLS_KEY_FILE: '/etc/flowgate/client.key' }).temporal;
+    assert.equal(cloud.tls, true);
+    assert.equal(cloud.tlsCertFile, path.resolve('certs/client.pem'), 'relative paths resolve against the working directory');
+    assert.equal(cloud.tlsKeyFile, '/etc/flowgate/client.key');
+    assert.equal(cloud.namespace, 'ns.acct');
+    const selfHosted = loadConfig({ TEMPORAL_TLS_CA_FILE: '/etc/ca.pem', TEMPORAL_TLS_SERVER_NAME: 'temporal.corp' }).temporal;
+    assert.equal(selfHosted.tls, true);
+    assert.equal(selfHosted.tlsCaFile, '/etc/ca.pem');
+    assert.equal(selfHosted.tlsServerName, 'temporal.corp');
+    assert.equal(loadConfig({ TEMPORAL_API_KEY: 'key' }).temporal.tls, true, 'an API key implies TLS');
+    assert.throws(() => loadConfig({ TEMPORAL_TLS_CERT_FILE: '/c.pem' }), /TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE/);
+    assert.throws(() => loadConfig({ TEMPORAL_TLS_KEY_FILE: '/c.key' }), /TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE/);
+  });
+
   it('takes FLOWGATE_RATE_LIMIT_PER_MINUTE=0 as limiting off, and refuses negative or fractional values, naming it', () => {
     assert.equal(loadConfig({ FLOWGATE_RATE_LIMIT_PER_MINUTE: '0' }).rateLimit.perMinute, 0);
     for (const value of ['-1', '1.5', 'many']) {

@@ -6,7 +6,7 @@ import type Router from '@koa/router';
 import { RunWatcher } from '../runs/run-watcher';
 import type { GatewayDeps } from './deps';
 import { HttpError } from './http-error';
-import { RateLimiter } from './rate-limit';
+import { LocalRateLimit } from './rate-limit';
 import { errorHandler } from './middleware/error-handler';
 import { observeRequests } from './middleware/observe';
 import { rateLimit } from './middleware/rate-limit';
@@ -54,7 +54,7 @@ export function createApp(given: GatewayDeps): Koa {
   if (perMinute > 0) {
     // Before every route: a refused request costs no credential lookup and leaves its body unread.
     app.use(rateLimit({
-      limiter: new RateLimiter({ perMinute, burst }), toolsBasePath: deps.config.toolsBasePath,
+      limiter: deps.rateLimit ?? new LocalRateLimit({ perMinute, burst }), toolsBasePath: deps.config.toolsBasePath,
       runtimeKeyId: (token) => deps.runtimeTokens.keyIdOf(token),
     }));
   }

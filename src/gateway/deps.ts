@@ -4,6 +4,7 @@ import type { BlobStore } from '../blob-store';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { FlowgateMetrics } from '../observability/metrics';
+import type { RateLimit } from './rate-limit';
 import type { Registry } from '../registry';
 import type { RunService } from '../runs/run-service';
 import type { RunWatcher } from '../runs/run-watcher';
@@ -31,6 +32,8 @@ export interface GatewayDeps {
   approvalLinks: ApprovalLinks;
   /** MCP Tasks on workflow tools (tasks/get, …); without it the tool gateway offers no tasks */
   tasks?: WorkflowTasks;
+  /** the budget shared by every replica (Redis or PostgreSQL); unset: this process's own buckets */
+  rateLimit?: RateLimit;
   log: Logger;
   /** the one reader per watched run behind long polls and status streams; createApp makes one when absent */
   watcher?: RunWatcher;

@@ -95,3 +95,62 @@ export class RateLimiter {
     }
   }
 }
+
+/** How many of `count` tokens were granted (always the first ones), and when to retry the rest. */
+export interface RateLimitGrant {
+  granted: number;
+  /** whole seconds until the refused ones may be retried; 0 when all were granted */
+  retryAfterSeconds: number;
+}
+
+/**
+ * What the gateway counts requests with: this process's buckets (`LocalRateLimit`) or a budget
+ * every replica shares (`SharedRateLimit`).
+ */
+export interface RateLimit {
+  readonly perMinute: number;
+  readonly burst: number;
+  take(credential: string): Promise<RateLimitVerdict>;
+  /** one token each for `count` calls in order (a JSON-RPC batch's entries) */
+  takeMany(credential: string, count: number): Promise<RateLimitGrant>;
+  close(): Promise<void>;
+}
+
+/** The token buckets of this process alone. */
+export class LocalRateLimit implements RateLimit {
+  private readonly limiter: RateLimiter;
+
+  constructor(options: RateLimiterOptions) {
+    this.limiter = new RateLimiter(options);
+  }
+
+  get perMinute(): number {
+    return this.limiter.perMinute;
+  }
+
+  get burst(): number {
+    return this.limiter.burst;
+  }
+
+  take(credential: string): Promise<RateLimitVerdict> {
+    return Promise.resolve(this.limiter.take(credential));
+  }
+
+  takeMany(credential: string, count: number): Promise<RateLimitGrant> {
+    return Promise.resolve(this.takeManyNow(credential, count));
+  }
+
+  /** Synchronous, for the shared limiter's fallback. */
+  takeManyNow(credential: string, count: number): RateLimitGrant {
+    let granted = 0;
+    for (; granted < count; granted++) {
+      const verdict = this.limiter.take(credential);
+      if (!verdict.allowed) return { granted, retryAfterSeconds: verdict.retryAfterSeconds };
+    }
+    return { granted, retryAfterSeconds: 0 };
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config';
+import { loadConfig, type Config } from '../../src/config';
 import { silentLogger, createLogger, type Logger } from '../../src/logger';
 import { startFlowgate, type Flowgate, type StartOptions } from '../../src/server';
 import { temporalAddress } from '../setup/root-hooks';
@@ -27,13 +27,15 @@ export interface TestStartOptions extends Pick<StartOptions, 'worker' | 'serverK
   log?: Logger;
   /** start on a stopped instance's data dir, task queue and admin token: a restart */
   restartOf?: Pick<TestFlowgate, 'dataDir' | 'taskQueue' | 'adminToken'>;
+  /** the registry to use instead of the data dir's SQLite file (a PostgreSQL schema of the test's own, say) */
+  database?: Config['database'];
 }
 
 export async function startTestFlowgate(env: Record<string, string> = {}, options: TestStartOptions = {}): Promise<TestFlowgate> {
   const dataDir = options.restartOf?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'flowgate-test-'));
   const adminToken = options.restartOf?.adminToken ?? `fga_test_${randomUUID()}`;
   const taskQueue = options.restartOf?.taskQueue ?? `test-${randomUUID()}`;
-  const config = loadConfig({
+  const loaded = loadConfig({
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     PORT: '0',
@@ -47,6 +49,7 @@ export async function startTestFlowgate(env: Record<string, string> = {}, option
     FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
     ...env,
   });
+  const config = options.database ? { ...loaded, database: options.database } : loaded;
   const log = options.log ?? (process.env.FLOWGATE_TEST_LOG ? createLogger('debug') : silentLogger);
   const flowgate = await startFlowgate(config, log, { worker: options.worker, serverKinds: options.serverKinds, serverSources: options.serverSources });
   const url = flowgate.url;

@@ -1,10 +1,10 @@
 import type { Context, Next } from 'koa';
 import { ErrorCode, JsonRpcError, failure } from '../../tools/jsonrpc';
 import { HttpError } from '../http-error';
-import type { RateLimiter, RateLimitVerdict } from '../rate-limit';
+import type { RateLimit, RateLimitGrant } from '../rate-limit';
 
-/** Set on `ctx.state.takeRateToken` when the request was counted: takes one more token from its bucket. */
-export type TakeRateToken = () => RateLimitVerdict;
+/** Set on `ctx.state.takeRateTokens` when the request was counted: takes `count` more tokens from its budget. */
+export type TakeRateTokens = (count: number) => Promise<RateLimitGrant>;
 
 /** `http`: errors are `{error, message}`; `tools`: the tool gateway answers JSON-RPC envelopes. */
 type Surface = 'http' | 'tools';
@@ -62,7 +62,7 @@ function presented(ctx: Context, toolsPrefix: string): Presented | undefined {
  * answer them 401); signed files, approval links and /healthz take none.
  */
 export function rateLimit(options: {
-  limiter: RateLimiter;
+  limiter: RateLimit;
   toolsBasePath: string;
   /**
    * The API key behind a genuine runtime token. A new token can be had every second, so tokens
@@ -76,12 +76,12 @@ export function rateLimit(options: {
     if (!request) return next();
     const keyId = request.surface === 'tools' ? options.runtimeKeyId?.(request.credential) : undefined;
     const bucket = keyId ? `runtime tokens of API key ${keyId}` : request.credential;
-    const verdict = options.limiter.take(bucket);
+    const verdict = await options.limiter.take(bucket);
     if (verdict.allowed) {
       // A JSON-RPC batch is many calls in one request: the tool route takes one more token per
       // entry past the first (this request's token) from the same bucket.
-      const take: TakeRateToken = () => options.limiter.take(bucket);
-      ctx.state.takeRateToken = take;
+      const take: TakeRateTokens = (count) => options.limiter.takeMany(bucket, count);
+      ctx.state.takeRateTokens = take;
       return next();
     }
     const retryAfter = String(verdict.retryAfterSeconds);

@@ -28,7 +28,7 @@ import {
 import type { RuntimePrincipal } from '../../tools/runtime-token';
 import type { GatewayDeps } from '../deps';
 import { jsonDepthExceeds, tooDeepMessage } from '../json-depth';
-import type { TakeRateToken } from '../middleware/rate-limit';
+import type { TakeRateTokens } from '../middleware/rate-limit';
 import { BodyTooLargeError, readBoundedBody } from '../read-body';
 
 export const TOOLS_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -246,20 +246,19 @@ export function toolRoutes(deps: GatewayDeps): Router {
    * BATCH_CONCURRENCY entries run at once, in order of the batch.
    */
   async function handleBatch(raw: unknown[], server: ToolServer, principal: RuntimePrincipal, ctx: Context, signal: AbortSignal): Promise<(JsonRpcResponse | undefined)[]> {
-    const take = ctx.state.takeRateToken as TakeRateToken | undefined;
+    const take = ctx.state.takeRateTokens as TakeRateTokens | undefined;
     const answers: (JsonRpcResponse | undefined)[] = new Array(raw.length);
-    let refusedFor = 0;
+    // the entries past the first, in order, as far as the budget goes
+    const grant = take && raw.length > 1 ? await take(raw.length - 1) : { granted: raw.length - 1, retryAfterSeconds: 0 };
     const runnable: number[] = [];
     raw.forEach((message, index) => {
-      const verdict = index === 0 || !take ? { allowed: true as const } : take();
-      if (verdict.allowed) {
+      if (index <= grant.granted) {
         runnable.push(index);
         return;
       }
-      refusedFor = Math.max(refusedFor, verdict.retryAfterSeconds);
-      answers[index] = failure(salvageId(message), rpcError(ErrorCode.TOOL_ERROR, `rate limited: this batch entry exceeds the credential's limit; retry in ${verdict.retryAfterSeconds} s`));
+      answers[index] = failure(salvageId(message), rpcError(ErrorCode.TOOL_ERROR, `rate limited: this batch entry exceeds the credential's limit; retry in ${grant.retryAfterSeconds} s`));
     });
-    if (refusedFor > 0) ctx.set('Retry-After', String(refusedFor));
+    if (runnable.length < raw.length) ctx.set('Retry-After', String(grant.retryAfterSeconds));
     let next = 0;
     await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, runnable.length) }, async () => {
       while (next < runnable.length) {
