@@ -18,6 +18,15 @@ export class HttpError extends Error {
   }
 }
 
+/** How a service's refusal codes map onto HTTP: one table per route family. */
+export type RefusalStatus<C extends string> = Readonly<Record<C, { status: number; code: string }>>;
+
+/** The HttpError for a service's refusal `{code, message}`, by its route family's table. */
+export function refusalError<C extends string>(table: RefusalStatus<C>, refusal: { code: C; message: string }): HttpError {
+  const { status, code } = table[refusal.code];
+  return new HttpError(status, code, refusal.message);
+}
+
 export const badRequest = (code: string, message: string): HttpError => new HttpError(400, code, message);
 export const unauthorized = (message = 'a valid credential is required'): HttpError => new HttpError(401, 'unauthorized', message);
 export const forbidden = (message: string): HttpError => new HttpError(403, 'forbidden', message);

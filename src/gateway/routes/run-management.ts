@@ -10,14 +10,14 @@ import { RunRestarts, type RestartRefusal, type RestartRefusalCode } from '../..
 import { TriggerService } from '../../runs/trigger-service';
 import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
-import { HttpError, notFound } from '../http-error';
+import { HttpError, notFound, refusalError, type RefusalStatus } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
 import { callTemporal } from '../temporal-errors';
 import { admin, body, ownRun, parse, triggerBody } from './management';
 
 const RerunBodySchema = z.object({ version: z.enum(['latest', 'same']).default('latest') }).strict();
 
-const REFUSAL_STATUS: Record<RestartRefusalCode, { status: number; code: string }> = {
+const REFUSAL_STATUS: RefusalStatus<RestartRefusalCode> = {
   NOT_RESUMABLE: { status: 409, code: 'not_resumable' },
   WORKFLOW_GONE: { status: 409, code: 'workflow_deleted' },
   VERSION_GONE: { status: 409, code: 'version_unavailable' },
@@ -26,8 +26,7 @@ const REFUSAL_STATUS: Record<RestartRefusalCode, { status: number; code: string 
 };
 
 function refused(refusal: RestartRefusal): HttpError {
-  const { status, code } = REFUSAL_STATUS[refusal.code];
-  return new HttpError(status, code, refusal.message);
+  return refusalError(REFUSAL_STATUS, refusal);
 }
 
 export function runManagementRoutes(deps: GatewayDeps): Router {

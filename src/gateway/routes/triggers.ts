@@ -15,7 +15,7 @@ import { CALLBACK_URL_HEADER, CallbackUrlSchema } from '../../runs/callback-url'
 import { StartUnconfirmedError, TriggerService, type StartedRun, type TriggerRefusal, type TriggerRefusalCode } from '../../runs/trigger-service';
 import { authenticateApiKey, type ApiKeyPrincipal } from '../auth';
 import type { GatewayDeps } from '../deps';
-import { badRequest, HttpError, temporalUnavailable } from '../http-error';
+import { badRequest, HttpError, refusalError, temporalUnavailable, type RefusalStatus } from '../http-error';
 import { preferredWaitSeconds } from '../prefer';
 import { pollingHandleBody, statusPath, syncResultBody } from '../run-bodies';
 import { callTemporal, isTemporalUnavailable } from '../temporal-errors';
@@ -60,7 +60,7 @@ function waitPlan(ctx: Context, windowSeconds: number): { waitSeconds?: number; 
   return explicit === 'true' ? { waitSeconds: windowSeconds } : {};
 }
 
-const REFUSAL_STATUS: Record<TriggerRefusalCode, { status: number; code: string }> = {
+const REFUSAL_STATUS: RefusalStatus<TriggerRefusalCode> = {
   UNKNOWN_TRIGGER: { status: 404, code: 'unknown_trigger' },
   NOT_PUBLISHED: { status: 409, code: 'not_published' },
   DISABLED: { status: 409, code: 'trigger_disabled' },
@@ -69,8 +69,7 @@ const REFUSAL_STATUS: Record<TriggerRefusalCode, { status: number; code: string 
 };
 
 function refused(refusal: TriggerRefusal): HttpError {
-  const { status, code } = REFUSAL_STATUS[refusal.code];
-  return new HttpError(status, code, refusal.message);
+  return refusalError(REFUSAL_STATUS, refusal);
 }
 
 /** The HTTP face of a start that failed: Temporal unreachable, or unsure whether the run exists. */
