@@ -1,108 +1,88 @@
 /**
- * The `code` step: user JavaScript in an isolated-vm isolate of its own, with a time and a memory
- * limit. The sandbox sees plain JS built-ins and a captured `console`, nothing of Node. Everything
- * that crosses the boundary is copied (the context in, strings out), so user code never holds a
- * reference into the host.
+ * The `code` step: user JavaScript in a QuickJS sandbox (code-sandbox.ts) with a time and a
+ * memory limit. The sandbox runs on a worker thread, so a busy loop in user code never stalls
+ * this process's event loop (the gateway, the Temporal worker, other activities); each run gets a
+ * WebAssembly instance of its own. Everything that crosses the boundary is copied (the context in
+ * as JSON, strings out), so user code never holds a reference into the host.
  */
-import ivm from 'isolated-vm';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import type { CodeStep } from '../src/common/definition';
 import type { InterpolationContext } from '../src/common/interpolate';
+import { OUT_OF_MEMORY, SANDBOX_WORKER, type SandboxAnswer, type SandboxJob } from './code-sandbox';
 import { EXIT_FAILURE, EXIT_OUT_OF_MEMORY, EXIT_TIMEOUT, type StepExecution } from './step-execution';
 
 /** stdout.txt is for people to read; a chatty loop must not fill the blob store. */
 export const MAX_STDOUT_BYTES = 1024 * 1024;
 
 /**
- * The host deadline waits this much past the step's limit before tearing the isolate down, so
- * that isolated-vm's own (more precise) CPU timeout normally fires first.
+ * The sandbox enforces the time limit itself; the host waits this much longer (thread start-up,
+ * WebAssembly instantiation on a loaded machine) before it gives up on the thread and ends it.
  */
-const DEADLINE_GRACE_MS = 50;
+const HOST_GRACE_MS = 10_000;
 
-/**
- * Runs inside the isolate as a closure of $0 (console sink), $1 (the context copy) and $2 (the
- * user source). The user function is built with the AsyncFunction constructor rather than pasted
- * into this text, so user source cannot break out of the wrapper, cannot see $0..$2, and a syntax
- * error surfaces as an ordinary thrown SyntaxError. Everything the host gets back is a string.
- */
-const HARNESS = `
-'use strict';
-const sink = $0;
-const data = $1;
-const source = $2;
-let accepting = true;
+/** Threads kept warm between runs; more run at once when more steps do, and end when idle. */
+const MAX_IDLE_WORKERS = 2;
 
-function formatValue(value) {
-  if (typeof value === 'string') return value;
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'bigint') return String(value) + 'n';
-  if (typeof value === 'symbol') return value.toString();
-  if (typeof value === 'function') return '[Function' + (value.name ? ': ' + value.name : '') + ']';
-  if (value instanceof Error) return describeError(value);
-  if (value !== null && typeof value === 'object') {
-    try {
-      const json = JSON.stringify(value);
-      return json === undefined ? String(value) : json;
-    } catch (e) {
-      return '[unserializable object]';
-    }
-  }
-  return String(value);
+const WORKER_FILE = path.join(__dirname, 'code-sandbox.js');
+const idleWorkers: Worker[] = [];
+
+function takeWorker(): Worker {
+  const idle = idleWorkers.pop();
+  if (idle) return idle;
+  const worker = new Worker(WORKER_FILE, { workerData: SANDBOX_WORKER });
+  // an idle thread must neither keep the process alive nor crash it with an unheard 'error'
+  worker.unref();
+  worker.on('error', () => undefined);
+  worker.on('exit', () => {
+    const at = idleWorkers.indexOf(worker);
+    if (at >= 0) idleWorkers.splice(at, 1);
+  });
+  return worker;
 }
 
-function describeError(error) {
-  try {
-    if (error !== null && typeof error === 'object' && typeof error.message === 'string') {
-      const name = typeof error.name === 'string' && error.name.length > 0 ? error.name : 'Error';
-      return name + ': ' + error.message;
-    }
-    return 'Error: ' + formatValue(error);
-  } catch (e) {
-    return 'Error: (a thrown value that cannot be printed)';
-  }
+function releaseWorker(worker: Worker): void {
+  if (idleWorkers.length < MAX_IDLE_WORKERS) idleWorkers.push(worker);
+  else void worker.terminate();
 }
 
-function writer(prefix) {
-  return function (...args) {
-    if (!accepting) return;
-    let line;
-    try {
-      line = prefix + args.map(formatValue).join(' ');
-    } catch (e) {
-      line = prefix + '[unprintable]';
-    }
-    accepting = sink(line) === true;
-  };
+type Outcome = SandboxAnswer | { kind: 'deadline'; stdout: string };
+
+function runOnWorker(job: SandboxJob): Promise<Outcome> {
+  const worker = takeWorker();
+  return new Promise<Outcome>((resolve) => {
+    const finish = (outcome: Outcome, reusable: boolean): void => {
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+      if (reusable) releaseWorker(worker);
+      else void worker.terminate();
+      resolve(outcome);
+    };
+    const onMessage = (answer: SandboxAnswer): void => finish(answer, true);
+    const onError = (error: Error): void => finish({ kind: 'error', error: error.message, stdout: '' }, false);
+    const onExit = (code: number): void => finish({ kind: 'error', error: `the sandbox thread exited with code ${code}`, stdout: '' }, false);
+    const timer = setTimeout(() => finish({ kind: 'deadline', stdout: '' }, false), job.timeoutMs + HOST_GRACE_MS);
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+    worker.postMessage(job);
+  });
 }
 
-// WebAssembly memories are allocated outside the heap that memoryLimit counts, so a module could
-// take gigabytes; plain JavaScript has no need of it.
-delete globalThis.WebAssembly;
-
-Object.defineProperty(globalThis, 'console', {
-  value: {
-    log: writer(''), info: writer(''), debug: writer(''),
-    warn: writer('[warn] '), error: writer('[error] '),
-  },
-  writable: true, configurable: true, enumerable: false,
-});
-
-return (async () => {
-  try {
-    const AsyncFunction = (async function () {}).constructor;
-    const fn = new AsyncFunction('inputs', 'steps', 'run', 'local', 'item', 'index', source);
-    const value = await fn(data.inputs, data.steps, data.run, data.local, data.item, data.index);
-    if (value === undefined || value === null) return { ok: true, type: 'plaintext', text: '' };
-    if (typeof value === 'string') return { ok: true, type: 'plaintext', text: value };
-    const json = JSON.stringify(value);
-    // functions and symbols have no JSON form
-    if (json === undefined) return { ok: true, type: 'plaintext', text: '' };
-    return { ok: true, type: 'json', text: json };
-  } catch (error) {
-    return { ok: false, error: describeError(error) };
-  }
-})();
-`;
+export async function runCodeStep(step: CodeStep, context: InterpolationContext): Promise<StepExecution> {
+  const outcome = await runOnWorker({
+    source: step.source,
+    // A JSON round trip: the context is JSON-like by contract, and this drops undefined leaves.
+    data: JSON.stringify(context),
+    timeoutMs: step.timeoutMs,
+    memoryLimitMb: step.memoryLimitMb,
+    maxStdoutBytes: MAX_STDOUT_BYTES,
+  });
+  return toExecution(step, outcome);
+}
 
 /** The harness's answer, parsed rather than trusted: user code can shape what it returns. */
 const HarnessResultSchema = z.discriminatedUnion('ok', [
@@ -110,130 +90,50 @@ const HarnessResultSchema = z.discriminatedUnion('ok', [
   z.object({ ok: z.literal(false), error: z.string() }),
 ]);
 
-/** Collects console lines up to a byte cap, then notes the cut once. */
-class StdoutBuffer {
-  private readonly lines: string[] = [];
-  private bytes = 0;
-  private truncated = false;
-
-  constructor(private readonly maxBytes: number) {}
-
-  /** Returns whether more output is still wanted. */
-  write(line: string): boolean {
-    if (this.truncated) return false;
-    const size = Buffer.byteLength(line, 'utf8') + 1;
-    if (this.bytes + size > this.maxBytes) {
-      this.truncated = true;
-      const room = this.maxBytes - this.bytes - 1;
-      if (room > 0) this.lines.push(Buffer.from(line, 'utf8').subarray(0, room).toString('utf8'));
-      this.lines.push(`[stdout truncated at ${this.maxBytes} bytes]`);
-      return false;
+function toExecution(step: CodeStep, outcome: Outcome): StepExecution {
+  // the reason a step failed always reaches the log, even past the output cap
+  const logged = (line: string): string => outcome.stdout + line + '\n';
+  const timedOut = (error: string): StepExecution => failure('TIMEOUT', EXIT_TIMEOUT, error, logged(`[error] ${error}`));
+  const outOfMemory = (): StepExecution => {
+    const error = `the code used more than its memory limit of ${step.memoryLimitMb} MB`;
+    return failure('FAILED', EXIT_OUT_OF_MEMORY, error, logged(`[error] ${error}`));
+  };
+  switch (outcome.kind) {
+    case 'timeout':
+    case 'deadline':
+      return timedOut(`the code ran longer than its limit of ${step.timeoutMs} ms`);
+    case 'never-settles':
+      // nothing in the sandbox (no timers, no I/O) can settle it later: waiting out the limit
+      // would end the same way
+      return timedOut(`the code awaits a promise that can never settle, so it would run past its limit of ${step.timeoutMs} ms`);
+    case 'out-of-memory':
+      return outOfMemory();
+    case 'error': {
+      const error = `the sandbox failed: ${outcome.error}`;
+      return failure('FAILED', EXIT_FAILURE, error, logged(`[error] ${error}`));
     }
-    this.bytes += size;
-    this.lines.push(line);
-    return true;
+    case 'result':
+      break;
   }
-
-  /** Always appends, even past the cap: the reason a step failed must reach the log. */
-  append(line: string): void {
-    this.lines.push(line);
-  }
-
-  text(): string {
-    return this.lines.length === 0 ? '' : this.lines.join('\n') + '\n';
-  }
-}
-
-type Outcome =
-  | { kind: 'result'; value: unknown }
-  | { kind: 'error'; error: unknown }
-  | { kind: 'deadline' };
-
-export async function runCodeStep(step: CodeStep, context: InterpolationContext): Promise<StepExecution> {
-  const stdout = new StdoutBuffer(MAX_STDOUT_BYTES);
-  const isolate = new ivm.Isolate({ memoryLimit: step.memoryLimitMb });
-  let deadline: NodeJS.Timeout | undefined;
+  let answer: unknown;
   try {
-    const vmContext = await isolate.createContext();
-    const sink = new ivm.Callback((line: unknown) => typeof line === 'string' && stdout.write(line));
-    // A JSON round trip first: the context is JSON-like by contract, and this drops anything
-    // (undefined leaves, class instances) the structured copy would treat differently.
-    const data = new ivm.ExternalCopy(JSON.parse(JSON.stringify(context)) as unknown).copyInto({ release: true });
-
-    const run = vmContext.evalClosure(HARNESS, [sink, data, step.source], {
-      timeout: step.timeoutMs,
-      result: { promise: true, copy: true },
-    }).then(
-      (value): Outcome => ({ kind: 'result', value }),
-      (error: unknown): Outcome => ({ kind: 'error', error }),
-    );
-    // isolated-vm's timeout covers CPU spent running, not time spent waiting on a promise that
-    // never settles, so the host keeps its own wall-clock deadline and disposes the isolate.
-    const hostDeadline = new Promise<Outcome>((resolve) => {
-      deadline = setTimeout(() => resolve({ kind: 'deadline' }), step.timeoutMs + DEADLINE_GRACE_MS);
-    });
-    const outcome = await Promise.race([run, hostDeadline]);
-    return toExecution(step, outcome, stdout);
-  } catch (error) {
-    // createContext or the copy can fail when the limit is too small for the context itself.
-    return toExecution(step, { kind: 'error', error }, stdout);
-  } finally {
-    if (deadline !== undefined) clearTimeout(deadline);
-    if (!isolate.isDisposed) isolate.dispose();
+    answer = JSON.parse(outcome.value);
+  } catch {
+    answer = undefined;
   }
-}
-
-function toExecution(step: CodeStep, outcome: Outcome, stdout: StdoutBuffer): StepExecution {
-  if (outcome.kind === 'deadline' || (outcome.kind === 'error' && isTimeout(outcome.error))) {
-    const error = `the code ran longer than its limit of ${step.timeoutMs} ms`;
-    stdout.append(`[error] ${error}`);
-    return failure('TIMEOUT', EXIT_TIMEOUT, error, stdout);
-  }
-  if (outcome.kind === 'error') {
-    if (isOutOfMemory(outcome.error)) {
-      const error = `the code used more than its memory limit of ${step.memoryLimitMb} MB`;
-      stdout.append(`[error] ${error}`);
-      return failure('FAILED', EXIT_OUT_OF_MEMORY, error, stdout);
-    }
-    const error = `the sandbox failed: ${messageOf(outcome.error)}`;
-    stdout.append(`[error] ${error}`);
-    return failure('FAILED', EXIT_FAILURE, error, stdout);
-  }
-  const parsed = HarnessResultSchema.safeParse(outcome.value);
+  const parsed = HarnessResultSchema.safeParse(answer);
   if (!parsed.success) {
     const error = 'the sandbox returned a malformed answer';
-    stdout.append(`[error] ${error}`);
-    return failure('FAILED', EXIT_FAILURE, error, stdout);
+    return failure('FAILED', EXIT_FAILURE, error, logged(`[error] ${error}`));
   }
   if (!parsed.data.ok) {
-    stdout.append(parsed.data.error);
-    if (parsed.data.error === ARRAY_BUFFER_REFUSED) {
-      return failure('FAILED', EXIT_OUT_OF_MEMORY, `the code used more than its memory limit of ${step.memoryLimitMb} MB`, stdout);
-    }
-    return failure('FAILED', EXIT_FAILURE, parsed.data.error, stdout);
+    // an allocation refused inside user code that the code did not catch
+    if (parsed.data.error === `InternalError: ${OUT_OF_MEMORY}`) return outOfMemory();
+    return failure('FAILED', EXIT_FAILURE, parsed.data.error, logged(parsed.data.error));
   }
-  return { status: 'COMPLETE', result: parsed.data.text, resultType: parsed.data.type, exitCode: 0, stdout: stdout.text() };
+  return { status: 'COMPLETE', result: parsed.data.text, resultType: parsed.data.type, exitCode: 0, stdout: outcome.stdout };
 }
 
-function failure(status: 'FAILED' | 'TIMEOUT', exitCode: number, error: string, stdout: StdoutBuffer): StepExecution {
-  return { status, result: '', resultType: 'plaintext', exitCode, stdout: stdout.text(), error };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/**
- * isolated-vm refuses an ArrayBuffer over the limit with this error inside the sandbox instead of
- * disposing the isolate; it is the memory limit all the same.
- */
-const ARRAY_BUFFER_REFUSED = 'RangeError: Array buffer allocation failed';
-
-// isolated-vm reports its limits only through error messages; these are the texts of v5.
-function isTimeout(error: unknown): boolean {
-  return /timed out/i.test(messageOf(error));
-}
-
-function isOutOfMemory(error: unknown): boolean {
-  return /memory limit/i.test(messageOf(error));
+function failure(status: 'FAILED' | 'TIMEOUT', exitCode: number, error: string, stdout: string): StepExecution {
+  return { status, result: '', resultType: 'plaintext', exitCode, stdout, error };
 }

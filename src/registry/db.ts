@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import { Sqlite } from './sqlite';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { Pool } from 'pg';
 
@@ -224,7 +224,7 @@ function createSqliteDb(file: string): Kysely<Database> {
     // Opened lazily so that constructing the registry does no IO; errors surface on the first query.
     database: async () => {
       if (file !== ':memory:' && !file.startsWith('file:')) mkdirSync(dirname(file), { recursive: true });
-      const db = new BetterSqlite3(file);
+      const db = new Sqlite(file);
       // WAL lets readers in other processes (CLI, a second worker) proceed while we write.
       db.pragma('journal_mode = WAL');
       // SQLite ignores REFERENCES clauses unless this is set on each connection.

