@@ -81,9 +81,10 @@ if [ ! -f "$modules/.ready" ]; then
 fi
 
 work="${TMPDIR:-/tmp}/flowgate-node$major-$(printf '%s' "$root" | sha256sum | cut -c1-12)"
+rm -rf "$work"
 mkdir -p "$work"
-rsync -a --delete --exclude=/.git --exclude=/node_modules --exclude=/dist --exclude=/data \
-  --exclude=/.flowgate-test "$root/" "$work/"
+tar -C "$root" --anchored --exclude=./.git --exclude=./node_modules --exclude=./dist --exclude=./data \
+  --exclude=./.flowgate-test -cf - . | tar -C "$work" -xf -
 ln -sfn "$modules/node_modules" "$work/node_modules"
 cd "$work"
 echo "with-node: running on Node $version in $work: $*" >&2
