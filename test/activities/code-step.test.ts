@@ -129,7 +129,8 @@ describe('runCodeStep', () => {
   });
 
   it('fails with exit code 137 when the heap outgrows the memory limit', async () => {
-    const execution = await runCodeStep(codeStep("const a = []; while (true) a.push('x'.repeat(1000) + a.length)", { memoryLimitMb: 16 }), context());
+    // a generous time limit: QuickJS interprets, and on a loaded machine filling 16 MB takes seconds
+    const execution = await runCodeStep(codeStep("const a = []; while (true) a.push('x'.repeat(1000) + a.length)", { memoryLimitMb: 16, timeoutMs: 60_000 }), context());
     assert.equal(execution.status, 'FAILED');
     assert.equal(execution.exitCode, 137);
     assert.match(execution.error ?? '', /16 MB/);
@@ -141,7 +142,7 @@ describe('runCodeStep', () => {
   });
 
   it('counts many small array buffers against the memory limit too', async () => {
-    const execution = await runCodeStep(codeStep('const kept = []; while (true) kept.push(new Uint8Array(1024 * 1024))', { memoryLimitMb: 16 }), context());
+    const execution = await runCodeStep(codeStep('const kept = []; while (true) kept.push(new Uint8Array(1024 * 1024))', { memoryLimitMb: 16, timeoutMs: 60_000 }), context());
     assert.equal(execution.status, 'FAILED');
     assert.equal(execution.exitCode, 137);
   });
