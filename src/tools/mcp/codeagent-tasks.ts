@@ -75,7 +75,9 @@ export class CodeAgentTasks {
       const run = await this.call(orgId, 'codeagent_get_run', { PCID: pcid, id, runId }, call);
       input = { ...base, agentId: id, runId, ...(parsed.data['Last-Event-ID'] === undefined ? {} : { lastEventId: parsed.data['Last-Event-ID'] }), ...refusal(run) };
     } else {
-      const result = await this.call(orgId, tool, args, call);
+      // the backend's answer goes into history: envVars values it might echo are cut out first
+      const secrets = Object.values((args.envVars ?? {}) as Record<string, unknown>).filter((v): v is string => typeof v === 'string' && v !== '');
+      const result = scrubbed(await this.call(orgId, tool, args, call), secrets);
       if (result.isError) {
         input = { ...base, agentId: typeof args.id === 'string' ? args.id : '', runId: '', refused: { message: result.message, value: result.value } };
       } else if (tool === 'codeagent_create_agent') {
@@ -130,6 +132,18 @@ export class CodeAgentTasks {
       signal?.removeEventListener('abort', stop);
     }
   }
+}
+
+/** `result` with every occurrence of a secret in its strings replaced. */
+function scrubbed(result: ToolResult, secrets: readonly string[]): ToolResult {
+  if (secrets.length === 0) return result;
+  const scrub = (value: unknown): unknown => {
+    if (typeof value === 'string') return secrets.reduce((text, secret) => text.split(secret).join('[redacted]'), value);
+    if (Array.isArray(value)) return value.map(scrub);
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v)]));
+    return value;
+  };
+  return { ...result, value: scrub(result.value) as Record<string, unknown>, ...(result.isError ? { message: scrub(result.message) as string } : {}) } as ToolResult;
 }
 
 function refusal(result: ToolResult): Pick<CodeAgentTaskInput, 'refused'> {
