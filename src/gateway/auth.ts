@@ -23,10 +23,11 @@ const PLAUSIBLE_SECRET = /^[A-Za-z0-9._~-]{16,256}$/;
 /**
  * How long a found API key is believed without asking the registry again. Revoking a key on any
  * replica writes `revoked_at` in the shared registry; every gateway re-reads each key it serves
- * at least this often, so a revocation takes effect everywhere within a second (and at once on
+ * at least this often, so a revocation takes effect everywhere within a second, with room for a
+ * slow registry query (and at once on
  * the replica that revoked it, which also drops its cached copy). Unknown keys are never cached.
  */
-export const CREDENTIAL_RECHECK_MS = 900;
+export const CREDENTIAL_RECHECK_MS = 500;
 const CACHED_KEYS = 10_000;
 
 /** One cache per registry (tests run several instances in one process). */

@@ -184,7 +184,7 @@ describe('the http step of a cancelled run', () => {
     fg = undefined;
   });
 
-  it('closes its connection within a second of the cancel, and the run ends FAILED', async () => {
+  it('closes its connection on the next heartbeat after the cancel (well before the 8 s default throttle), and the run ends FAILED', async () => {
     fg = await startTestFlowgate();
     // accepts the request and never answers, noting when its socket closes
     const requests: Socket[] = [];
@@ -216,8 +216,9 @@ describe('the http step of a cancelled run', () => {
     await fg.client.workflow.getHandle(runId).cancel();
     while (!closedAt.has(socket) && Date.now() - cancelledAt < 5000) await new Promise((resolve) => setTimeout(resolve, 10));
     const closed = closedAt.get(socket);
+    // ~0.4 s on an idle machine (heartbeat throttle 400 ms); the bound only separates that from Temporal's default
+    // throttle (8 s with a 10 s heartbeat timeout) so that a loaded machine does not fail it.
     assert.ok(closed !== undefined, 'the connection was still open 5 s after the cancel');
-    assert.ok(closed - cancelledAt < 1000, `the connection closed ${closed - cancelledAt} ms after the cancel`);
 
     const final = await pollStatus(fg, p, runId, undefined, 30_000);
     assert.equal(final.status, 'FAILED');
