@@ -2,4 +2,5 @@
 export { approvalSignal, decideUpdate, runAutomation, stateQuery } from './run-automation';
 export { agentStatusQuery, invokeAgent } from './agent-loop';
 export { deliverRunCallback } from './steps/callback';
+export { retentionSweep } from './retention-sweep';
 export { codeAgentTask } from './codeagent-task';
