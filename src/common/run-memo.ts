@@ -23,6 +23,8 @@ export interface RunMemo {
   type?: 'SCHEDULE';
   /** the schedule revision (registry) whose action started the run */
   scheduleRevision?: number;
+  /** set by the workflow when the run ends TIMEOUT (Temporal's status is then Failed): run lists read it */
+  endedAs?: 'TIMEOUT';
 }
 
 export function buildRunMemo(input: Omit<RunInput, 'runId'>): RunMemo {
