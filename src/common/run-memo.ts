@@ -25,6 +25,8 @@ export interface RunMemo {
   scheduleRevision?: number;
   /** set by the workflow when the run ends TIMEOUT (Temporal's status is then Failed): run lists read it */
   endedAs?: 'TIMEOUT';
+  /** started by a task-augmented workflow-tool call: the MCP task's ttl (ms); past it the task is unknown (the run stays) */
+  taskTtlMs?: number;
 }
 
 export function buildRunMemo(input: Omit<RunInput, 'runId'>): RunMemo {
