@@ -20,7 +20,7 @@ import { retentionMs } from './retention/policy';
 import { ensureRetentionSchedule } from './retention/schedule';
 import type { Config } from './config';
 import { generatedAdminToken, signingKey } from './data-dir';
-import { createApp } from './gateway/app';
+import { createApp, routesOf, type RouteInfo } from './gateway/app';
 import { SharedRateLimit } from './gateway/shared-rate-limit';
 import { ADMIN_TOKEN_PREFIX } from './gateway/routes/management';
 import type { Logger } from './logger';
@@ -72,6 +72,8 @@ export interface Flowgate {
   metrics: FlowgateMetrics;
   /** where /metrics is served without credentials (FLOWGATE_METRICS_PORT), if it is */
   metricsUrl?: string;
+  /** every method and path the gateway serves (none for a worker-only process) */
+  routes: RouteInfo[];
   /** starts a worker if none runs (tests restart workers with this and stopWorker) */
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
@@ -200,7 +202,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     });
     if (options.worker ?? config.role !== 'gateway') await startWorker();
     const metricsUrl = config.metrics.port === undefined ? undefined : await serveMetrics(metrics, config.metrics.host, config.metrics.port, cleanups);
-    const base = { tools, schedules, metrics, metricsUrl, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, stop: stopAll };
+    const base = { tools, schedules, metrics, metricsUrl, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, stop: stopAll, routes: [] as RouteInfo[] };
     if (config.role === 'worker') return base;
 
     const server = http.createServer();
@@ -257,7 +259,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     // upload on a slow link needs minutes. The sync wait starts once the body is in.
     server.requestTimeout = REQUEST_RECEIVE_TIMEOUT_MS;
 
-    return { ...base, url };
+    return { ...base, url, routes: routesOf(app) };
   } catch (err) {
     await stopAll();
     throw err;

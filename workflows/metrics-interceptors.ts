@@ -18,7 +18,8 @@ function workflowLabel(args: unknown[]): string {
 
 function endedStatus(err: unknown): EndedStatus {
   if (isCancellation(err)) return 'CANCELLED';
-  if ((err as { type?: unknown } | undefined)?.type === 'STEP_TIMEOUT') return 'TIMEOUT';
+  const type = (err as { type?: unknown } | undefined)?.type;
+  if (type === 'STEP_TIMEOUT' || type === 'RUN_TIMEOUT') return 'TIMEOUT';
   return 'FAILED';
 }
 

@@ -7,9 +7,12 @@
  *   `waitingOn` while PAUSED.
  * Update `decide` (DecisionRequest → ApprovalDecision) and signal `approvalDecision`
  *   (DecisionRequest): a decision on the approval step that is waiting (see steps/approval.ts).
- * Timeouts: the workflow execution timeout is the definition's `timeoutSeconds` (set by the
- *   starter; Temporal reports TIMED_OUT); each activity step gets its own limit plus a margin and a
- *   heartbeat timeout, so a dead worker is noticed in seconds and the step retried elsewhere.
+ * Timeouts: the run keeps the definition's `timeoutSeconds` itself (steps/time-limit.ts: a timer
+ *   cancels the steps and the run ends with ApplicationFailure RUN_TIMEOUT, callback sent); the
+ *   starter sets Temporal's workflow execution timeout a margin later as a backstop (runs started
+ *   before that patch: exactly `timeoutSeconds`, Temporal reports TIMED_OUT). Each activity step
+ *   gets its own limit plus a margin and a heartbeat timeout, so a dead worker is noticed in
+ *   seconds and the step retried elsewhere.
  * A `tool` step with `until` polls on timers (steps/poll.ts). Steps run through the interpreter
  * (interpreter/run-list.ts): `if`, `onError`, `retry`, and the branch, forEach and parallel steps.
  * Step status changes are logged in state (steps/transitions.ts); a run with a callback URL starts
@@ -27,6 +30,7 @@ import type { Runtime } from './interpreter/runtime';
 import { asStartedRun } from './scheduled-run';
 import { ApprovalDesk } from './steps/approval';
 import { withCompletionCallback } from './steps/callback';
+import { markTimedOut, withRunTimeLimit } from './steps/time-limit';
 import { trackTransitions } from './steps/transitions';
 
 export const stateQuery = defineQuery<RunState>('state');
@@ -41,7 +45,7 @@ export async function runAutomation(given: RunInput): Promise<RunSummary> {
     outcomes: [],
   };
   trackTransitions(state);
-  return withCompletionCallback(input, state, () => runSteps(input, state));
+  return withCompletionCallback(input, state, () => withRunTimeLimit(input, state, () => runSteps(input, state)));
 }
 
 async function runSteps(input: RunInput, state: RunState): Promise<RunSummary> {
@@ -74,6 +78,7 @@ async function runSteps(input: RunInput, state: RunState): Promise<RunSummary> {
     const message = `step ${address} (${name}) ${status === 'TIMEOUT' ? 'exceeded its time limit' : 'failed'}: ${outcome.error ?? `exit code ${outcome.exitCode}`}`;
     // A query answered between here and the close must already say why, as the closed run will.
     Object.assign(state, { status, error: message });
+    if (status === 'TIMEOUT') markTimedOut();
     throw ApplicationFailure.create({
       type: status === 'TIMEOUT' ? FailureType.STEP_TIMEOUT : FailureType.STEP_FAILED,
       message,

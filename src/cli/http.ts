@@ -60,6 +60,31 @@ export class FlowgateClient {
     return { status: response.status, headers: response.headers, body: parsed as T };
   }
 
+  /**
+   * Opens a streamed GET (Server-Sent Events): the response with its body unread. No timeout of
+   * its own: `signal` ends it. HTTP errors are CliErrors as for request().
+   */
+  async open(pathname: string, options: { auth?: 'admin' | 'none'; headers?: Record<string, string>; signal: AbortSignal }): Promise<Response> {
+    const headers: Record<string, string> = { Accept: 'text/event-stream', ...options.headers };
+    if ((options.auth ?? 'admin') === 'admin') {
+      if (!this.token) throw new CliError('no admin token: set FLOWGATE_TOKEN, pass --token, or run `flowgate login`', EXIT.USAGE);
+      headers.Authorization = `Bearer ${this.token}`;
+    }
+    const response = await fetch(this.url(pathname), { headers, signal: options.signal });
+    if (!response.ok) {
+      const text = await response.text().catch(() => '');
+      let detail = text.slice(0, 500);
+      try {
+        const parsed = JSON.parse(text) as { message?: unknown };
+        if (typeof parsed.message === 'string') detail = parsed.message;
+      } catch {
+        // not JSON: the text itself
+      }
+      throw new CliError(`GET ${pathname}: HTTP ${response.status}: ${detail}`, EXIT.FAILURE);
+    }
+    return response;
+  }
+
   async get<T = unknown>(pathname: string): Promise<T> {
     return (await this.request<T>('GET', pathname)).body;
   }

@@ -9,8 +9,6 @@ import { note, printJson, Progress, show, showObject } from './output';
 
 type Row = Record<string, unknown>;
 const enc = encodeURIComponent;
-const ENDED = new Set(['COMPLETE', 'FAILED', 'TIMEOUT']);
-const POLL_MS = 1500;
 
 interface StatusBody { runId: string; automationId: string; status: string; error?: string; stepInfo?: Record<string, { status: string; name: string }> }
 
@@ -22,41 +20,96 @@ export function exitCodeFor(status: string): number {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * Polls `fetchStatus` until the run ends, printing one line per step transition; answers the
- * final status body. Throws a TIMEOUT CliError past `timeoutSeconds`.
- */
-export async function follow(c: CliContext, fetchStatus: () => Promise<StatusBody>, timeoutSeconds: number, echo = true): Promise<StatusBody> {
-  const deadline = Date.now() + timeoutSeconds * 1000;
-  const seen = new Map<string, string>();
-  const progress = new Progress();
-  let lastStatus = '';
-  for (;;) {
-    const body = await fetchStatus();
-    for (const [index, step] of Object.entries(body.stepInfo ?? {})) {
-      if (seen.get(index) !== step.status) {
-        if (seen.has(index) || step.status !== 'PENDING') {
-          progress.done();
-          if (echo) note(c.json, `step ${index} ${step.name}: ${step.status}`);
-        }
-        seen.set(index, step.status);
+/** One Server-Sent Event as the status stream sends it. */
+export interface StreamEvent { id?: string; event: string; data: string }
+
+/** Splits a text/event-stream body into events (comments and `retry:` lines are dropped). */
+export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let current: { id?: string; event?: string; data: string[] } = { data: [] };
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = buffer.search(/\r?\n/)) >= 0) {
+      const line = buffer.slice(0, newline);
+      buffer = buffer.slice(newline + (buffer[newline] === '\r' ? 2 : 1));
+      if (line === '') {
+        if (current.data.length > 0 || current.event) yield { ...(current.id === undefined ? {} : { id: current.id }), event: current.event ?? 'message', data: current.data.join('\n') };
+        current = { data: [] };
+        continue;
       }
+      if (line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      if (field === 'id') current.id = value;
+      else if (field === 'event') current.event = value;
+      else if (field === 'data') current.data.push(value);
     }
-    if (body.status !== lastStatus && echo) {
+  }
+}
+
+/** Reconnects after a stream was cut: at most this many in a row without an event in between. */
+const MAX_RECONNECTS = 8;
+
+/**
+ * Follows a run through its status stream (`…/status/stream` or `/api/v1/runs/{id}/stream`),
+ * printing one line per step transition, until its `end` event; answers that event's status body.
+ * A cut stream is reopened with `Last-Event-ID`, so nothing is missed or repeated. Throws a
+ * TIMEOUT CliError past `timeoutSeconds`.
+ */
+export async function follow(c: CliContext, target: { stream: string; status: string; auth: 'admin' | 'none'; runId: string }, timeoutSeconds: number, echo = true): Promise<StatusBody> {
+  const deadline = AbortSignal.timeout(timeoutSeconds * 1000);
+  const progress = new Progress();
+  const stillGoing = () => new CliError(`run ${target.runId} has not ended after ${timeoutSeconds} s`, EXIT.TIMEOUT);
+  let lastEventId: string | undefined;
+  let failures = 0;
+  let lastError: string | undefined;
+  progress.update(`waiting for run ${target.runId}…`);
+  for (;;) {
+    if (deadline.aborted) {
       progress.done();
-      note(c.json, `run ${body.runId}: ${body.status}${body.error ? ` (${body.error})` : ''}`);
-      lastStatus = body.status;
+      throw stillGoing();
     }
-    if (ENDED.has(body.status)) {
+    try {
+      const response = await c.client.open(target.stream, { auth: target.auth, signal: deadline, headers: lastEventId ? { 'Last-Event-ID': lastEventId } : {} });
+      // 204: the run had ended and its end event was already read on an earlier connection
+      if (response.status === 204 || !response.body) {
+        progress.done();
+        return (await c.client.request<StatusBody>('GET', target.status, { auth: target.auth })).body;
+      }
+      for await (const event of readEvents(response.body)) {
+        failures = 0;
+        if (event.id !== undefined) lastEventId = event.id;
+        progress.done();
+        if (event.event === 'step') {
+          const step = JSON.parse(event.data) as { stepIndex: number; name: string; status: string };
+          if (echo) note(c.json, `step ${step.stepIndex} ${step.name}: ${step.status}`);
+        } else if (event.event === 'gap') {
+          const gap = JSON.parse(event.data) as { from: number; to: number };
+          if (echo) note(c.json, `(transitions ${gap.from} to ${gap.to} are no longer kept)`);
+        } else if (event.event === 'end') {
+          const body = JSON.parse(event.data) as StatusBody;
+          if (echo) note(c.json, `run ${body.runId}: ${body.status}${body.error ? ` (${body.error})` : ''}`);
+          return body;
+        }
+        progress.update(`waiting for run ${target.runId}…`);
+      }
+    } catch (err) {
+      if (deadline.aborted) {
+        progress.done();
+        throw stillGoing();
+      }
+      if (err instanceof CliError) throw err;
+      lastError = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+    }
+    // The stream ended without an `end` event (a proxy or the gateway cut it): reopen it after the last event.
+    if (++failures > MAX_RECONNECTS) {
       progress.done();
-      return body;
+      throw new CliError(`the status stream of run ${target.runId} keeps failing${lastError ? `: ${lastError}` : ' (closed before the run ended)'}`);
     }
-    if (Date.now() >= deadline) {
-      progress.done();
-      throw new CliError(`run ${body.runId} is still ${body.status} after ${timeoutSeconds} s`, EXIT.TIMEOUT);
-    }
-    progress.update(`waiting for run ${body.runId} (${body.status})…`);
-    await sleep(POLL_MS);
+    await sleep(Math.min(5000, 250 * 2 ** failures));
   }
 }
 
@@ -115,7 +168,8 @@ export function runCommands(program: Command): void {
     .option('--timeout <seconds>', 'give up (exit 2) after N seconds', (v) => Number(v), 3600)
     .action(async (runId: string, o: { timeout: number }, cmd: Command) => {
       const c = contextOf(cmd);
-      const final = await follow(c, () => c.client.get<StatusBody>(`/api/v1/runs/${enc(runId)}`), o.timeout);
+      const base = `/api/v1/runs/${enc(runId)}`;
+      const final = await follow(c, { stream: `${base}/stream`, status: base, auth: 'admin', runId }, o.timeout);
       if (c.json) printJson(final);
       process.exitCode = exitCodeFor(final.status);
     });
@@ -227,7 +281,7 @@ export function callCommand(program: Command): void {
       if (reply.status === 200 && isRecord(reply.body)) final = reply.body;
       else {
         const statusPath = `/ext/webhook/${enc(c.apiKey)}/runs/${enc(automationId)}/${enc(runId)}`;
-        await follow(c, async () => (await c.client.request<StatusBody>('GET', `${statusPath}/status`, { auth: 'none' })).body, waitTotal - (window ?? 0), false);
+        await follow(c, { stream: `${statusPath}/status/stream`, status: `${statusPath}/status`, auth: 'none', runId }, Math.max(1, waitTotal - (window ?? 0)), false);
         final = (await c.client.request<Row>('GET', `${statusPath}/results`, { auth: 'none' })).body;
       }
       const status = typeof final.status === 'string' ? final.status : 'FAILED';

@@ -23,6 +23,8 @@ export interface RunMemo {
   type?: 'SCHEDULE';
   /** the schedule revision (registry) whose action started the run */
   scheduleRevision?: number;
+  /** set by the workflow when the run ends TIMEOUT (Temporal's status is then Failed): run lists read it */
+  endedAs?: 'TIMEOUT';
   /** started by a task-augmented workflow-tool call: the MCP task's ttl (ms); past it the task is unknown (the run stays) */
   taskTtlMs?: number;
 }

@@ -37,6 +37,11 @@ export interface RunInput {
   chainDepth?: number;
   /** where the run's final status is POSTed when it ends (workflows/steps/callback.ts) */
   callback?: { url: string };
+  /**
+   * ISO 8601 UTC: a waited-for chained run ends TIMEOUT by then at the latest (its parent's own
+   * deadline), even when its own `timeoutSeconds` is longer (workflows/steps/time-limit.ts)
+   */
+  deadline?: string;
   /** a re-run of another run with its inputs, or a resumption of a failed run */
   origin?: RunOrigin;
   /**
@@ -249,6 +254,8 @@ export interface RunSummary {
 export const FailureType = {
   STEP_FAILED: 'STEP_FAILED',
   STEP_TIMEOUT: 'STEP_TIMEOUT',
+  /** the run as a whole exceeded its `timeoutSeconds` (workflows/steps/time-limit.ts) */
+  RUN_TIMEOUT: 'RUN_TIMEOUT',
 } as const;
 
 /** Why the `decide` update refuses a decision; the gateway answers 409 (403 for NOT_AN_APPROVER). */
@@ -293,7 +300,7 @@ export const CallbackState = {
   DELIVERED: 'DELIVERED',
   /** no attempt succeeded, or the URL is refused (private address, 410 Gone) */
   FAILED: 'FAILED',
-  /** the run ended without a chance to send it (run timeout, termination) */
+  /** the run ended without a chance to send it (terminated in Temporal, or closed by Temporal's backstop execution timeout) */
   NOT_SENT: 'NOT_SENT',
 } as const;
 

@@ -44,6 +44,36 @@ async function unmatched(ctx: Context, next: Next): Promise<void> {
   }
 }
 
+export interface RouteInfo {
+  method: string;
+  /** the path in OpenAPI form (`/api/v1/runs/{runId}`); a RegExp route's name */
+  path: string;
+}
+
+const ROUTES = new WeakMap<Koa, RouteInfo[]>();
+/** Catch-all handlers (`router.all`, e.g. the 405 of the trigger paths) are not routes of their own. */
+const CATCH_ALL_METHODS = 8;
+
+/** Every method and path the routers answer (HEAD and OPTIONS, which come with them, left out). */
+export function routesOfRouters(routers: Router[]): RouteInfo[] {
+  const routes: RouteInfo[] = [];
+  for (const router of routers) {
+    for (const layer of router.stack) {
+      if (layer.methods.length === 0 || layer.methods.length >= CATCH_ALL_METHODS) continue;
+      const path = typeof layer.path === 'string' ? layer.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}') : layer.name ?? String(layer.path);
+      for (const method of layer.methods) {
+        if (method !== 'HEAD' && method !== 'OPTIONS') routes.push({ method, path });
+      }
+    }
+  }
+  return routes;
+}
+
+/** The routes an app made by createApp serves (the OpenAPI test holds the document against them). */
+export function routesOf(app: Koa): RouteInfo[] {
+  return ROUTES.get(app) ?? [];
+}
+
 export function createApp(given: GatewayDeps): Koa {
   const deps: GatewayDeps = { ...given, watcher: given.watcher ?? new RunWatcher((runId) => given.runs.view(runId), given.config.livePollMs, given.log) };
   const app = new Koa({ proxy: false });
@@ -66,5 +96,6 @@ export function createApp(given: GatewayDeps): Koa {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
+  ROUTES.set(app, routesOfRouters(routers));
   return app;
 }

@@ -12,14 +12,20 @@ import { ChatSchema, InvokeSchema } from './routes/agents';
 import { FormSchema } from './routes/approvals';
 import { CreateConnectionSchema, ListQuerySchema as ConnectionsQuerySchema } from './routes/connections';
 import { FileQuerySchema } from './routes/files';
+import { CALLBACK_URL_HEADER, CallbackUrlSchema } from '../runs/callback-url';
+import { ScheduleBodySchema } from '../schedules/schedule-spec';
+import { MAX_LONG_POLL_SECONDS } from './live-status';
 import { CreateApiKeySchema, CreateOrgSchema, CreateTriggerSchema, RunsQuerySchema, TriggersQuerySchema } from './routes/management';
+import { RerunBodySchema } from './routes/run-management';
 import { DecisionBodySchema } from './routes/runs';
+import { PauseBodySchema } from './routes/schedules';
 import { CallbackQuerySchema, ServerBodySchema } from './routes/servers';
 import { IdempotencyKeySchema, WaitHeaderSchema } from './routes/triggers';
 import {
   AdminTokenSchema, ApiKeyCreatedSchema, ApiKeyListSchema, CancelAcceptedSchema, DecisionAcceptedSchema, ErrorBodySchema, HealthSchema,
-  JsonRpcResponseSchema, OrgCreatedSchema, PollingHandleSchema, PublishedVersionSchema, ResultsBodySchema, RunApprovalsSchema, RunListSchema,
-  RuntimeTokenSchema, StatusBodySchema, SyncResultBodySchema, TriggerListSchema, TriggerSchema, WorkflowListSchema, WorkflowSchema,
+  JsonRpcResponseSchema, OrgCreatedSchema, PollingHandleSchema, PublishedVersionSchema, RestartedRunSchema, ResultsBodySchema, RunApprovalsSchema,
+  RunListSchema, RuntimeTokenSchema, ScheduleListSchema, ScheduleViewSchema, StatusBodySchema, SyncResultBodySchema, TriggerListSchema, TriggerSchema,
+  WebhookSecretSchema, WorkflowListSchema, WorkflowSchema,
 } from './schemas/bodies';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
@@ -45,6 +51,8 @@ function errors(...statuses: number[]): ZodOpenApiResponsesObject {
 }
 
 const noContent = { description: 'done; no body' };
+/** The create-trigger body: `schedule` is checked by ScheduleBodySchema after the rest (as 400 invalid_schedule). */
+const CreateTriggerDocSchema = CreateTriggerSchema.extend({ schedule: ScheduleBodySchema.optional() }).meta({ id: 'CreateTrigger' });
 const DefinitionSchema = WorkflowDefinitionSchema.meta({ id: 'WorkflowDefinition', description: 'a workflow definition (its steps and inputSchema)' });
 const admin = [{ adminBearer: [] }];
 const id = (name: string, description: string) => z.object({ [name]: z.string().meta({ description }) });
@@ -58,7 +66,45 @@ const triggerHeaders = z.object({
   'x-api-wait': WaitHeaderSchema.meta({ description: '"true": wait for the run up to FLOWGATE_SYNC_WAIT_SECONDS' }),
   Prefer: z.string().optional().meta({ description: '`wait=N`: wait up to N seconds (RFC 7240)' }),
   'Idempotency-Key': IdempotencyKeySchema.meta({ description: 'a retried call with the same key answers for the first run' }),
+  [CALLBACK_URL_HEADER]: CallbackUrlSchema.optional().meta({ description: 'POST the run\'s final status here when it ends (Standard Webhooks signature); wins over the trigger\'s callbackUrl' }),
 });
+
+/** The live status of a run (long poll and conditional GET): the same on the polling and admin paths. */
+const statusHeaders = z.object({
+  Prefer: z.string().optional().meta({ description: `\`wait=N\`: a long poll, answering as soon as the body differs from the caller's (or after N seconds, at most ${MAX_LONG_POLL_SECONDS})` }),
+  'If-None-Match': z.string().optional().meta({ description: 'the ETag the caller has: 304 while it is current' }),
+});
+
+function statusResponses(...errorStatuses: number[]): ZodOpenApiResponsesObject {
+  return {
+    '200': {
+      ...json(StatusBodySchema, 'the run\'s status'),
+      headers: z.object({ ETag: z.string(), 'Preference-Applied': z.string().optional().meta({ description: '`wait=N` as applied' }) }),
+    },
+    '304': { description: 'unchanged: the If-None-Match ETag is current (after the long poll\'s wait, if any)', headers: z.object({ ETag: z.string() }) },
+    ...errors(...errorStatuses),
+  };
+}
+
+const STREAM_DESCRIPTION = 'Server-Sent Events: `retry: 2000`, then `event: step` (id = the transition\'s sequence number; data `{seq, stepIndex, name, status, at}`) '
+  + 'per step status change, `event: gap` (no id; data `{from, to}`: transitions no longer kept), and once the run has ended `event: end` '
+  + '(id = last transition + 1; data: the RunStatusBody), after which the stream closes. A comment line every 15 s keeps it open.';
+
+function streamOperation(operationId: string, tags: string[], path: z.ZodObject, security?: { [name: string]: string[] }[]): ZodOpenApiOperationObject {
+  return {
+    operationId, tags, summary: 'A run\'s step transitions as Server-Sent Events until it ends, resumable with Last-Event-ID', ...(security ? { security } : {}),
+    requestParams: {
+      path,
+      header: z.object({ 'Last-Event-ID': z.string().regex(/^\d{1,9}$/).optional().meta({ description: 'resume after this event: nothing missed, nothing repeated' }) }),
+      query: z.object({ lastEventId: z.string().regex(/^\d{1,9}$/).optional().meta({ description: 'as Last-Event-ID, for clients that cannot set headers' }) }),
+    },
+    responses: {
+      '200': { description: STREAM_DESCRIPTION, content: { 'text/event-stream': { schema: z.string() } } },
+      '204': { description: 'the run had ended and the caller already has its end event (an EventSource stops reconnecting)' },
+      ...errors(400, 401, 404, 429, 503),
+    },
+  };
+}
 
 const triggerResponses: ZodOpenApiResponsesObject = {
   '200': {
@@ -112,9 +158,13 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
     '/ext/webhook/{apiKey}/triggers/{triggerId}': { get: triggerOperation('webhook', 'get'), post: triggerOperation('webhook', 'post') },
     '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/status': {
       get: {
-        operationId: 'runStatus', tags: ['polling'], summary: 'A run\'s status', requestParams: { path: pollingParams },
-        responses: { '200': json(StatusBodySchema, 'the run\'s status'), ...errors(401, 404, 429, 503) },
+        operationId: 'runStatus', tags: ['polling'], summary: 'A run\'s status; a long poll with `Prefer: wait=N`, 304 with a current If-None-Match',
+        requestParams: { path: pollingParams, header: statusHeaders },
+        responses: statusResponses(401, 404, 429, 503),
       },
+    },
+    '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/status/stream': {
+      get: streamOperation('runStatusStream', ['polling'], pollingParams),
     },
     '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/results': {
       get: {
@@ -250,14 +300,73 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
       },
       post: {
         operationId: 'createTrigger', tags: ['management'], summary: 'Create a trigger of a published workflow', security: admin,
-        requestBody: { content: { 'application/json': { schema: CreateTriggerSchema } } },
+        requestBody: { content: { 'application/json': { schema: CreateTriggerDocSchema } } },
         responses: { '201': json(TriggerSchema, 'the trigger'), ...errors(400, 401, 404, 409, 415, 422) },
       },
     },
     '/api/v1/triggers/{id}': {
+      get: {
+        operationId: 'getTrigger', tags: ['management'], summary: 'Read a trigger, with its schedule\'s live state', security: admin, requestParams: { path: id('id', 'a trigger') },
+        responses: { '200': json(TriggerSchema, 'the trigger'), ...errors(401, 404, 503) },
+      },
       delete: {
         operationId: 'deleteTrigger', tags: ['management'], summary: 'Delete a trigger', security: admin, requestParams: { path: id('id', 'a trigger') },
         responses: { '204': noContent, ...errors(401, 404) },
+      },
+    },
+    '/api/v1/triggers/{id}/disable': {
+      post: {
+        operationId: 'disableTrigger', tags: ['management'], summary: 'Disable a trigger: its calls answer 409 trigger_disabled (its schedule keeps firing into that)', security: admin,
+        requestParams: { path: id('id', 'a trigger') }, responses: { '200': json(TriggerSchema, 'the trigger'), ...errors(401, 404) },
+      },
+    },
+    '/api/v1/triggers/{id}/enable': {
+      post: {
+        operationId: 'enableTrigger', tags: ['management'], summary: 'Enable a disabled trigger', security: admin,
+        requestParams: { path: id('id', 'a trigger') }, responses: { '200': json(TriggerSchema, 'the trigger'), ...errors(401, 404) },
+      },
+    },
+    '/api/v1/triggers/{id}/schedule': {
+      put: {
+        operationId: 'putTriggerSchedule', tags: ['schedules'], summary: 'Set or replace a trigger\'s schedule (a Temporal Schedule)', security: admin,
+        requestParams: { path: id('id', 'a trigger') }, requestBody: { content: { 'application/json': { schema: ScheduleBodySchema } } },
+        responses: { '200': json(ScheduleViewSchema, 'replaced'), '201': json(ScheduleViewSchema, 'created'), ...errors(400, 401, 404, 415, 422, 503) },
+      },
+      delete: {
+        operationId: 'deleteTriggerSchedule', tags: ['schedules'], summary: 'Remove a trigger\'s schedule (the trigger stays)', security: admin,
+        requestParams: { path: id('id', 'a trigger') }, responses: { '204': noContent, ...errors(401, 404, 503) },
+      },
+    },
+    '/api/v1/triggers/{id}/schedule/pause': {
+      post: {
+        operationId: 'pauseTriggerSchedule', tags: ['schedules'], summary: 'Pause a trigger\'s schedule', security: admin,
+        requestParams: { path: id('id', 'a trigger') }, requestBody: { content: { 'application/json': { schema: PauseBodySchema } } },
+        responses: { '200': json(ScheduleViewSchema, 'the schedule'), ...errors(400, 401, 404, 415, 503) },
+      },
+    },
+    '/api/v1/triggers/{id}/schedule/resume': {
+      post: {
+        operationId: 'resumeTriggerSchedule', tags: ['schedules'], summary: 'Resume a paused schedule', security: admin,
+        requestParams: { path: id('id', 'a trigger') }, requestBody: { content: { 'application/json': { schema: PauseBodySchema } } },
+        responses: { '200': json(ScheduleViewSchema, 'the schedule'), ...errors(400, 401, 404, 415, 503) },
+      },
+    },
+    '/api/v1/schedules': {
+      get: {
+        operationId: 'listSchedules', tags: ['schedules'], summary: 'The organization\'s schedules with their live state', security: admin,
+        responses: { '200': json(ScheduleListSchema, 'the schedules'), ...errors(401, 503) },
+      },
+    },
+    '/api/v1/webhook-secret': {
+      get: {
+        operationId: 'getWebhookSecret', tags: ['callbacks'], summary: 'The organization\'s completion-callback signing secret (created on first use)', security: admin,
+        responses: { '200': json(WebhookSecretSchema, 'the secret'), ...errors(401) },
+      },
+    },
+    '/api/v1/webhook-secret/rotate': {
+      post: {
+        operationId: 'rotateWebhookSecret', tags: ['callbacks'], summary: 'A new signing secret; the previous one signs beside it for 24 hours', security: admin,
+        responses: { '201': json(WebhookSecretSchema, 'the new secret'), ...errors(401) },
       },
     },
     '/api/v1/api-keys': {
@@ -285,8 +394,26 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
     },
     '/api/v1/runs/{runId}': {
       get: {
-        operationId: 'getRun', tags: ['management'], summary: 'A run\'s status (without an API key)', security: admin, requestParams: { path: runId },
-        responses: { '200': json(StatusBodySchema, 'the status'), ...errors(401, 404, 503) },
+        operationId: 'getRun', tags: ['management'], summary: 'A run\'s status (without an API key); a long poll with `Prefer: wait=N`', security: admin,
+        requestParams: { path: runId, header: statusHeaders },
+        responses: statusResponses(401, 404, 503),
+      },
+    },
+    '/api/v1/runs/{runId}/stream': {
+      get: streamOperation('getRunStream', ['management'], runId, admin),
+    },
+    '/api/v1/runs/{runId}/rerun': {
+      post: {
+        operationId: 'rerunRun', tags: ['management'], summary: 'A new run with the same inputs, on the latest (default) or the same version', security: admin,
+        requestParams: { path: runId }, requestBody: { content: { 'application/json': { schema: RerunBodySchema } } },
+        responses: { '201': json(RestartedRunSchema, 'the new run'), ...errors(400, 401, 404, 409, 415, 422, 503) },
+      },
+    },
+    '/api/v1/runs/{runId}/resume': {
+      post: {
+        operationId: 'resumeRun', tags: ['management'], summary: 'A new run of a FAILED or TIMEOUT run from its first step that did not complete, reusing the earlier outcomes',
+        security: admin, requestParams: { path: runId },
+        responses: { '201': json(RestartedRunSchema, 'the new run'), ...errors(401, 404, 409, 422, 503) },
       },
     },
     '/api/v1/runs/{runId}/results': {

@@ -203,8 +203,8 @@ export function statusBody(view: RunView): StatusBody {
     ...(view.waitingOn ? { waitingOn: waitingOnBody(view.waitingOn) } : {}),
     stepStatus,
     stepInfo,
-    ...(view.callback ? { callback: view.callback } : {}),
-    ...(view.memo.origin ? { origin: view.memo.origin } : {}),
+    ...(view.callback ? { callback: { ...view.callback } } : {}),
+    ...(view.memo.origin ? { origin: { ...view.memo.origin } } : {}),
   };
 }
 

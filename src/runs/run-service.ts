@@ -11,6 +11,7 @@ import { ApplicationFailure, arrayFromPayloads, TimeoutFailure, CancelledFailure
 import type { runAutomation } from '../../workflows';
 import { CallbackState, DecisionRefusal, FailureType, type ApprovalDecision, type CallbackStatus, type StepTransition, type DecisionRequest, type RunInput, type RunState, type RunStatus, type RunSummary, type StepOutcome, type StepState, type WaitingOn } from '../common/run-types';
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
+import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import type { Logger } from '../logger';
 import type { FinishedRunCache } from './finished-run-cache';
@@ -49,7 +50,8 @@ const TEMPORAL_STATUSES: Partial<Record<RunStatus, string[]>> = {
   PENDING: ['Running'],
   COMPLETE: ['Completed'],
   FAILED: ['Failed', 'Terminated', 'Canceled'],
-  TIMEOUT: ['TimedOut'],
+  // a run over its own time limit (or a step over its own) closes Failed with memo endedAs TIMEOUT
+  TIMEOUT: ['TimedOut', 'Failed'],
 };
 
 const CONTRACT_STATUS: Record<string, RunStatus> = {
@@ -125,7 +127,7 @@ export class RunService {
         workflowId: runId,
         taskQueue: this.taskQueue,
         args: [{ ...input, runId }],
-        workflowExecutionTimeout: input.definition.timeoutSeconds * 1000,
+        workflowExecutionTimeout: runExecutionTimeoutMs(input.definition.timeoutSeconds),
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         memo: memo as unknown as Record<string, unknown>,
         typedSearchAttributes: [
@@ -263,7 +265,7 @@ export class RunService {
       case 'FAILED':
         return this.failedView(handle, base, closing && 'failure' in closing ? closing.failure : await failureOf(handle));
       case 'TIMED_OUT':
-        return this.closedWithoutSummary(handle, base, 'TIMEOUT', `the run exceeded its time limit of ${Math.round(Number(description.raw.executionConfig?.workflowExecutionTimeout?.seconds ?? 0))} seconds`);
+        return this.closedWithoutSummary(handle, base, 'TIMEOUT', `the run exceeded Temporal's workflow execution timeout of ${Math.round(Number(description.raw.executionConfig?.workflowExecutionTimeout?.seconds ?? 0))} seconds`);
       case 'TERMINATED':
         return this.closedWithoutSummary(handle, base, 'FAILED', 'the run was terminated by an operator');
       case 'CANCELLED':
@@ -285,11 +287,14 @@ export class RunService {
     const entries: RunListEntry[] = [];
     for await (const execution of this.client.workflow.list({ query: clauses.join(' AND ') })) {
       const memo = execution.memo as unknown as RunMemo | undefined;
+      const status = memo?.endedAs ?? CONTRACT_STATUS[execution.status.name] ?? 'FAILED';
+      // Temporal's Failed covers FAILED and (endedAs) TIMEOUT runs: keep those the filter asked for.
+      if ((filter.status === 'FAILED' || filter.status === 'TIMEOUT') && status !== filter.status) continue;
       entries.push({
         runId: execution.workflowId,
         automationId: memo?.automationId ?? '',
         automationVersion: memo?.automationVersion ?? 0,
-        status: CONTRACT_STATUS[execution.status.name] ?? 'FAILED',
+        status,
         started: execution.startTime.toISOString(),
         closed: execution.closeTime?.toISOString() ?? null,
       });
@@ -366,7 +371,7 @@ export class RunService {
 
   private async failedView(handle: WorkflowHandle<typeof runAutomation>, base: { runId: string; memo: RunMemo }, err: unknown): Promise<RunView> {
     const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
-    if (cause instanceof ApplicationFailure && (cause.type === FailureType.STEP_FAILED || cause.type === FailureType.STEP_TIMEOUT)) {
+    if (cause instanceof ApplicationFailure && (cause.type === FailureType.STEP_FAILED || cause.type === FailureType.STEP_TIMEOUT || cause.type === FailureType.RUN_TIMEOUT)) {
       const summary = cause.details?.[0] as RunSummary | undefined;
       if (summary) {
         return { ...base, status: summary.status, steps: summary.steps ?? stepsFromOutcomes(base.runId, base.memo, summary.outcomes, 'PENDING'), outcomes: summary.outcomes, error: cause.message, final: true,

@@ -24,6 +24,7 @@ import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type Schedu
 import type { Workflow } from '@temporalio/common';
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import type { RunInput } from '../common/run-types';
+import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import type { Logger } from '../logger';
 import type { Registry, TriggerRecord, TriggerScheduleRecord, WorkflowVersion } from '../registry';
@@ -262,7 +263,7 @@ export class ScheduleService {
         // Temporal appends the scheduled time: runs are `<triggerId>-2026-11-23T14:30:00Z`.
         workflowId: trigger.id,
         args: [{ ...input, runId: trigger.id } satisfies RunInput],
-        workflowExecutionTimeout: version.definition.timeoutSeconds * 1000,
+        workflowExecutionTimeout: runExecutionTimeoutMs(version.definition.timeoutSeconds),
         memo: memo as unknown as Record<string, unknown>,
         typedSearchAttributes: [
           { key: SEARCH_ATTRIBUTES.orgId, value: trigger.orgId },

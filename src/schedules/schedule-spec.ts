@@ -38,21 +38,25 @@ function isTimeZone(name: string): boolean {
   }
 }
 
-/** The stored schedule: when to run and with what; pause state lives apart (it changes without a revision). */
-export const ScheduleConfigSchema = z.object({
+/** The fields of a stored schedule: when to run and with what. */
+const scheduleConfigShape = {
   /** one or more cron expressions (Temporal syntax); their times and the interval's are united */
-  cron: z.union([CronSchema.transform((v) => [v]), z.array(CronSchema).min(1).max(20)]).optional(),
-  interval: z.object({ every: DurationSchema, offset: DurationSchema.optional() }).strict().optional(),
+  cron: z.union([CronSchema.transform((v) => [v]), z.array(CronSchema).min(1).max(20)]).optional()
+    .meta({ description: 'one or more cron expressions (Temporal syntax: 5 to 7 fields, `@daily`…)' }),
+  interval: z.object({ every: DurationSchema, offset: DurationSchema.optional() }).strict().optional()
+    .meta({ description: 'a fixed interval such as `{"every": "15m"}`' }),
   /** IANA time zone of the cron expressions */
-  timeZone: z.string().min(1).max(100).default('UTC'),
+  timeZone: z.string().min(1).max(100).default('UTC').meta({ description: 'IANA time zone of the cron expressions' }),
   startAt: TimestampSchema.optional(),
   endAt: TimestampSchema.optional(),
   jitter: DurationSchema.optional(),
   overlap: z.enum(OVERLAP_POLICIES).default('SKIP'),
   catchupWindow: DurationSchema.refine((v) => (durationMs(v) ?? 0) >= 10_000, 'must be at least 10s').optional(),
   /** the inputs every scheduled run gets; checked against the workflow's inputSchema */
-  inputs: z.record(z.string(), z.unknown()).optional(),
-}).strict().superRefine((value, ctx) => {
+  inputs: z.record(z.string(), z.unknown()).optional().meta({ description: 'the inputs of every scheduled run, checked against the workflow\'s inputSchema' }),
+};
+
+function checkConfig(value: ScheduleConfig, ctx: z.RefinementCtx): void {
   if (!value.cron && !value.interval) ctx.addIssue({ code: 'custom', message: 'give `cron` or `interval` (or both)' });
   if (!isTimeZone(value.timeZone)) ctx.addIssue({ code: 'custom', path: ['timeZone'], message: `unknown time zone ${JSON.stringify(value.timeZone)} (an IANA name such as "Europe/Berlin")` });
   if (value.interval) {
@@ -68,22 +72,23 @@ export const ScheduleConfigSchema = z.object({
   if (value.inputs && Buffer.byteLength(JSON.stringify(value.inputs)) > MAX_INPUTS_BYTES) {
     ctx.addIssue({ code: 'custom', path: ['inputs'], message: `must be at most ${MAX_INPUTS_BYTES} bytes of JSON` });
   }
-});
-export type ScheduleConfig = z.infer<typeof ScheduleConfigSchema>;
+}
 
-/** The `schedule` field of a create or update call: the config plus its initial pause state. */
+/** The stored schedule: when to run and with what; pause state lives apart (it changes without a revision). */
+const ScheduleConfigObject = z.object(scheduleConfigShape).strict();
+export const ScheduleConfigSchema = ScheduleConfigObject.superRefine(checkConfig);
+export type ScheduleConfig = z.infer<typeof ScheduleConfigObject>;
+
+/**
+ * The `schedule` field of a create or update call: the config plus its initial pause state (the
+ * OpenAPI document shows it as `Schedule`).
+ */
 export const ScheduleBodySchema = z.object({
+  ...scheduleConfigShape,
   paused: z.boolean().default(false),
   note: z.string().max(500).optional(),
-}).passthrough().transform((body, ctx) => {
-  const { paused, note, ...rest } = body;
-  const parsed = ScheduleConfigSchema.safeParse(rest);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
-    return z.NEVER;
-  }
-  return { config: parsed.data, paused, note: note ?? null };
-});
+}).strict().superRefine(checkConfig).transform(({ paused, note, ...config }) => ({ config: config as ScheduleConfig, paused, note: note ?? null }))
+  .meta({ id: 'Schedule', description: 'A trigger\'s schedule: `cron` and/or `interval`, the inputs of its runs, and whether it starts paused' });
 export type ScheduleBody = z.infer<typeof ScheduleBodySchema>;
 
 /** The Temporal ScheduleSpec of a stored config. */

@@ -4,7 +4,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startTestFlowgate, type TestFlowgate } from '../support/flowgate';
+import http from 'node:http';
+import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
+import { listenOnLoopback } from '../support/loopback';
 
 const execFileAsync = promisify(execFile);
 const CLI = path.resolve(__dirname, '../../src/cli.js');
@@ -99,6 +101,60 @@ describe('flowgate CLI', () => {
     assert.deepEqual(triggers.triggers.map((t) => t.id), [trigger.id]);
     const keys = await json<{ apiKeys: { id: string }[] }>(['api-keys', 'list']);
     assert.ok(keys.apiKeys.some((k) => k.id === key.id));
+  });
+
+  it('watch follows the status stream and resumes it with Last-Event-ID after a cut: nothing missed, nothing repeated', async function () {
+    this.timeout(90_000);
+    // A proxy in front of the gateway that cuts the first status stream after its first event.
+    const lastEventIds: (string | undefined)[] = [];
+    const proxy = await listenOnLoopback(http.createServer((req, res) => {
+      const isStream = (req.url ?? '').includes('/stream');
+      if (isStream) lastEventIds.push(req.headers['last-event-id'] as string | undefined);
+      const cut = isStream && lastEventIds.length === 1;
+      const upstream = http.request(new URL(req.url ?? '/', fg.url), { method: req.method, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        let seen = '';
+        up.on('data', (chunk: Buffer) => {
+          res.write(chunk);
+          seen += chunk.toString('utf8');
+          if (cut && /id: \d+\nevent: step\ndata: .*\n\n/.test(seen)) {
+            up.destroy();
+            setTimeout(() => res.destroy(), 50);
+          }
+        });
+        up.on('end', () => res.end());
+      });
+      req.pipe(upstream);
+    }));
+    try {
+      const p = await publishWorkflow(fg, {
+        name: 'cli-watch-stream',
+        steps: [
+          { name: 'First', type: 'template', template: 'one' },
+          { name: 'Nap', type: 'delay', duration: '3s' },
+          { name: 'Last', type: 'template', template: 'three' },
+        ],
+      });
+      const runId = (await trigger(fg, p, {})).headers.get('X-Pf-Run-Id') ?? '';
+      const watched = await cli(['runs', 'watch', runId, '--timeout', '60'], { FLOWGATE_URL: proxy.url });
+      assert.equal(watched.code, 0, `${watched.stdout}\n${watched.stderr}`);
+      assert.ok(lastEventIds.length >= 2, `the stream was reopened (${lastEventIds.length} connection(s))`);
+      assert.equal(lastEventIds[0], undefined);
+      assert.match(lastEventIds[1] ?? '', /^\d+$/, 'the second connection resumed with Last-Event-ID');
+
+      // What the whole stream says, read in one go after the run ended.
+      const full = await (await fetch(`${fg.url}/api/v1/runs/${runId}/stream`, { headers: { Authorization: `Bearer ${fg.adminToken}` } })).text();
+      const expected = [...full.matchAll(/event: step\ndata: (.*)\n/g)].map((m) => {
+        const step = JSON.parse(m[1] ?? '{}') as { stepIndex: number; name: string; status: string };
+        return `step ${step.stepIndex} ${step.name}: ${step.status}`;
+      });
+      assert.ok(expected.length >= 6, full);
+      const lines = watched.stdout.split('\n').filter((l) => l.startsWith('step '));
+      assert.deepEqual(lines, expected);
+      assert.match(watched.stdout, new RegExp(`run ${runId}: COMPLETE`));
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('waits synchronously with call --wait and exits 0 on COMPLETE, 1 on FAILED', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { RUN_TIME_LIMIT_MARGIN_SECONDS } from '../../src/common/run-time-limit';
 import { temporalAddress, temporalCliPath } from '../setup/root-hooks';
 import { getJson, pollStatus, publishWorkflow, startTestFlowgate, trigger, type Published, type StatusBody, type TestFlowgate } from '../support/flowgate';
 
@@ -378,8 +379,14 @@ describe('durable waits, approvals and chained workflows', () => {
       const runId = await startRun(fg, parent);
       const childRunId = await chainedRunOf(fg, child.workflowId);
       const described = await fg.client.workflow.getHandle(childRunId).describe();
+      // The child keeps the parent's deadline itself (it ends TIMEOUT by then, callback sent);
+      // Temporal's execution timeout is only the backstop RUN_TIME_LIMIT_MARGIN_SECONDS later.
       const seconds = Number(described.raw.executionConfig?.workflowExecutionTimeout?.seconds ?? 0);
-      assert.ok(seconds > 0 && seconds <= 20, `the child's execution timeout (${seconds}s) is within the parent's 20s`);
+      assert.ok(seconds > 0 && seconds <= 20 + RUN_TIME_LIMIT_MARGIN_SECONDS, `the child's execution timeout (${seconds}s) is within the parent's 20s plus the backstop margin`);
+      const started = (await fg.client.workflow.getHandle(childRunId).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+      const childInput = JSON.parse(Buffer.from(started?.input?.payloads?.[0]?.data ?? []).toString('utf8')) as { deadline?: string };
+      const parentStart = (await fg.client.workflow.getHandle(runId).describe()).startTime.getTime();
+      assert.ok(childInput.deadline && Date.parse(childInput.deadline) <= parentStart + 20_000 + 1000, `the child's deadline ${childInput.deadline} is the parent's`);
       await fg.client.workflow.getHandle(runId).cancel();
     });
 

@@ -1,9 +1,27 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { publishWorkflow, pollStatus, trigger, type Published, type TestFlowgate } from '../support/flowgate';
+import { listenOnLoopback } from '../support/loopback';
 import { callTool, runtimeToken, startFakeSearch, startToolFlowgate, type FakeSearch } from '../tools/support';
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+
+/** The events of a complete text/event-stream body. */
+function parseEvents(text: string): { id?: string; event: string; data: string }[] {
+  return text.split(/\r?\n\r?\n/).map((block) => {
+    const fields: { id?: string; event?: string; data: string[] } = { data: [] };
+    for (const line of block.split(/\r?\n/)) {
+      const match = /^(id|event|data): ?(.*)$/.exec(line);
+      if (match?.[1] === 'id') fields.id = match[2];
+      else if (match?.[1] === 'event') fields.event = match[2];
+      else if (match?.[1] === 'data') fields.data.push(match[2] ?? '');
+    }
+    return fields;
+  }).filter((f) => f.event !== undefined).map((f) => ({ ...(f.id === undefined ? {} : { id: f.id }), event: f.event!, data: f.data.join('\n') }));
+}
 
 type Doc = {
   openapi: string;
@@ -36,10 +54,34 @@ describe('OpenAPI document', () => {
     return body;
   }
 
-  const admin = (method: string, pathname: string, body?: unknown) => fg.request(pathname, {
-    method, headers: { Authorization: `Bearer ${fg.adminToken}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+  const admin = (method: string, pathname: string, body?: unknown, headers: Record<string, string> = {}) => fg.request(pathname, {
+    method, headers: { Authorization: `Bearer ${fg.adminToken}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
+
+  /**
+   * Checks a Server-Sent Events answer against the document: the status and text/event-stream are
+   * documented, and the `end` event carries a RunStatusBody. Answers the end event's id.
+   */
+  async function conformsStream(template: string, response: Response): Promise<string> {
+    const text = await response.text();
+    const described = doc.paths[template]?.get?.responses[String(response.status)];
+    assert.ok(described, `GET ${template} does not document status ${response.status} (${text.slice(0, 200)})`);
+    assert.ok(described.content?.['text/event-stream'], `GET ${template} ${response.status} documents no event stream`);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const events = parseEvents(text);
+    const validate = ajv.compile({ $ref: '#/components/schemas/RunStatusBody', components: doc.components });
+    for (const event of events) {
+      assert.ok(['step', 'gap', 'end'].includes(event.event), `an undocumented event ${event.event}`);
+      const data = JSON.parse(event.data) as Record<string, unknown>;
+      if (event.event === 'step') assert.deepEqual(Object.keys(data).sort(), ['at', 'name', 'seq', 'status', 'stepIndex']);
+      if (event.event === 'end') assert.ok(validate(data), `the end event of GET ${template}: ${ajv.errorsText(validate.errors)}`);
+    }
+    const end = events.find((e) => e.event === 'end');
+    assert.ok(end?.id, `GET ${template}: no end event in ${text.slice(0, 500)}`);
+    checked++;
+    return end.id;
+  }
 
   before(async () => {
     search = await startFakeSearch();
@@ -61,6 +103,98 @@ describe('OpenAPI document', () => {
       '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/results', '/files/{key}', '/approvals/{token}', '/api/v1/workflows', '/api/v1/triggers',
       '/api/v1/api-keys', '/api/v1/runs', '/auth/token', '/tools/{server}', '/metrics']) {
       assert.ok(doc.paths[path], `no ${path}`);
+    }
+  });
+
+  it('documents every route the gateway\'s routers register, and nothing they do not', () => {
+    const served = new Set(fg.routes.map((r) => `${r.method} ${r.path}`));
+    assert.ok(served.size > 60, `only ${served.size} routes found: ${[...served].join(', ')}`);
+    const documented = new Set(Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item)
+      .filter((method) => HTTP_METHODS.includes(method)).map((method) => `${method.toUpperCase()} ${path}`)));
+    assert.deepEqual([...served].filter((route) => !documented.has(route)).sort(), [], 'routes the OpenAPI document lacks');
+    assert.deepEqual([...documented].filter((route) => !served.has(route)).sort(), [], 'documented routes the gateway does not serve');
+  });
+
+  it('describes the real answers of live status, callbacks, rerun and resume, trigger disable and enable, and schedules', async function () {
+    this.timeout(120_000);
+    const hooks = await listenOnLoopback(http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.end());
+    }));
+    try {
+      const p: Published = await publishWorkflow(fg, { name: 'doc-live', steps: [{ name: 'Hi', type: 'template', template: 'hi' }] });
+      const failing: Published = await publishWorkflow(fg, {
+        name: 'doc-failing', steps: [{ name: 'Ok', type: 'template', template: 'ok' }, { name: 'Boom', type: 'code', source: 'throw new Error("boom")' }],
+      });
+      const trig = '/ext/triggers/{triggerId}';
+      const done = (await conforms(trig, 'post', await trigger(fg, p, {}, { 'x-api-wait': 'true', 'X-Pf-Callback-Url': `${hooks.url}/hook` }))) as { id: string };
+      await conforms(trig, 'post', await trigger(fg, p, {}, { 'X-Pf-Callback-Url': 'ftp://example.com/' }));
+
+      // live status: ETag, 304, the long poll, on both status paths
+      const statusTpl = '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/status';
+      const statusPath = `/ext/webhook/${p.apiKey}/runs/${p.workflowId}/${done.id}/status`;
+      const first = await fg.request(statusPath);
+      const etag = first.headers.get('etag') ?? '';
+      assert.ok(etag);
+      const withCallback = (await conforms(statusTpl, 'get', first)) as { callback?: { state: string } };
+      assert.ok(withCallback.callback, 'a run with a callback URL shows its callback');
+      await conforms(statusTpl, 'get', await fg.request(statusPath, { headers: { 'If-None-Match': etag, Prefer: 'wait=1' } }));
+      await conforms(statusTpl, 'get', await fg.request(statusPath, { headers: { Prefer: 'wait=1' } }));
+      const current = await admin('GET', `/api/v1/runs/${done.id}`);
+      const adminEtag = current.headers.get('etag') ?? '';
+      await conforms('/api/v1/runs/{runId}', 'get', current);
+      const notModified = await admin('GET', `/api/v1/runs/${done.id}`, undefined, { 'If-None-Match': adminEtag });
+      assert.ok(notModified.status === 304 || notModified.status === 200, String(notModified.status));
+      await conforms('/api/v1/runs/{runId}', 'get', notModified);
+
+      // the status streams; after the end event, 204; a malformed Last-Event-ID, 400
+      await conformsStream(`${statusTpl}/stream`, await fg.request(`${statusPath}/stream`));
+      const endId = await conformsStream('/api/v1/runs/{runId}/stream', await admin('GET', `/api/v1/runs/${done.id}/stream`));
+      await conforms('/api/v1/runs/{runId}/stream', 'get', await admin('GET', `/api/v1/runs/${done.id}/stream`, undefined, { 'Last-Event-ID': endId }));
+      await conforms('/api/v1/runs/{runId}/stream', 'get', await admin('GET', `/api/v1/runs/${done.id}/stream`, undefined, { 'Last-Event-ID': 'x' }));
+      await conforms(`${statusTpl}/stream`, 'get', await fg.request(`/ext/webhook/${p.apiKey}/runs/${p.workflowId}/run_nope/status/stream`));
+
+      // rerun and resume
+      const rerun = (await conforms('/api/v1/runs/{runId}/rerun', 'post', await admin('POST', `/api/v1/runs/${done.id}/rerun`, { version: 'same' }))) as { runId: string };
+      assert.notEqual(rerun.runId, done.id);
+      await conforms('/api/v1/runs/{runId}/rerun', 'post', await admin('POST', `/api/v1/runs/${done.id}/rerun`, { version: 'nope' }));
+      await conforms('/api/v1/runs/{runId}/rerun', 'post', await admin('POST', '/api/v1/runs/run_nope/rerun', {}));
+      await conforms('/api/v1/runs/{runId}/resume', 'post', await admin('POST', `/api/v1/runs/${done.id}/resume`));
+      const failed = (await (await trigger(fg, failing, {}, { 'x-api-wait': 'true' })).json()) as { id: string; status: string };
+      assert.equal(failed.status, 'FAILED');
+      await conforms('/api/v1/runs/{runId}/resume', 'post', await admin('POST', `/api/v1/runs/${failed.id}/resume`));
+      await conforms('/api/v1/runs', 'get', await admin('GET', '/api/v1/runs?status=TIMEOUT&limit=5'));
+      await conforms('/api/v1/runs', 'get', await admin('GET', '/api/v1/runs?status=FAILED&limit=5'));
+
+      // trigger disable and enable, read
+      await conforms('/api/v1/triggers/{id}/disable', 'post', await admin('POST', `/api/v1/triggers/${p.triggerId}/disable`));
+      await conforms(trig, 'post', await trigger(fg, p, {}));
+      await conforms('/api/v1/triggers/{id}/enable', 'post', await admin('POST', `/api/v1/triggers/${p.triggerId}/enable`));
+      await conforms('/api/v1/triggers/{id}/enable', 'post', await admin('POST', '/api/v1/triggers/trg_nope/enable'));
+      await conforms('/api/v1/triggers/{id}', 'get', await admin('GET', `/api/v1/triggers/${p.triggerId}`));
+
+      // schedules
+      const schedulePath = `/api/v1/triggers/${p.triggerId}/schedule`;
+      await conforms('/api/v1/triggers/{id}/schedule', 'put', await admin('PUT', schedulePath, { interval: { every: '1h' }, paused: true, note: 'doc' }));
+      await conforms('/api/v1/triggers/{id}/schedule', 'put', await admin('PUT', schedulePath, { cron: '0 9 * * 1', timeZone: 'Europe/Berlin' }));
+      await conforms('/api/v1/triggers/{id}/schedule', 'put', await admin('PUT', schedulePath, { cron: '0 9 * * 1', bogus: 1 }));
+      await conforms('/api/v1/triggers/{id}', 'get', await admin('GET', `/api/v1/triggers/${p.triggerId}`));
+      await conforms('/api/v1/triggers', 'get', await admin('GET', '/api/v1/triggers'));
+      await conforms('/api/v1/schedules', 'get', await admin('GET', '/api/v1/schedules'));
+      await conforms('/api/v1/triggers/{id}/schedule/resume', 'post', await admin('POST', `${schedulePath}/resume`, {}));
+      await conforms('/api/v1/triggers/{id}/schedule/pause', 'post', await admin('POST', `${schedulePath}/pause`, { note: 'quiet' }));
+      await conforms('/api/v1/triggers/{id}/schedule', 'delete', await admin('DELETE', schedulePath));
+      await conforms('/api/v1/triggers/{id}/schedule', 'delete', await admin('DELETE', schedulePath));
+      const scheduled = (await conforms('/api/v1/triggers', 'post', await admin('POST', '/api/v1/triggers', {
+        workflowId: p.workflowId, callbackUrl: `${hooks.url}/hook`, schedule: { interval: { every: '1h' }, paused: true },
+      }))) as { id: string };
+      await conforms('/api/v1/triggers/{id}', 'delete', await admin('DELETE', `/api/v1/triggers/${scheduled.id}`));
+
+      // the callback signing secret
+      await conforms('/api/v1/webhook-secret', 'get', await admin('GET', '/api/v1/webhook-secret'));
+      await conforms('/api/v1/webhook-secret/rotate', 'post', await admin('POST', '/api/v1/webhook-secret/rotate'));
+    } finally {
+      await hooks.close();
     }
   });
 

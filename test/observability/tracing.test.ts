@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config';
-import { publishWorkflow, trigger, type TestFlowgate } from '../support/flowgate';
+import { Worker } from '@temporalio/worker';
+import { workflowBundle } from '../../temporal/worker';
+import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 import { startFakeSearch, startToolFlowgate, type FakeSearch } from '../tools/support';
 
@@ -33,6 +35,31 @@ async function startOtlpReceiver(): Promise<LoopbackServer & { spans: OtlpSpan[]
     });
   });
   return Object.assign(await listenOnLoopback(server), { spans, contentTypes });
+}
+
+/**
+ * A parent run that chains two child runs (waited for, and fire-and-forget) and completes; answers
+ * its ID and history. Child run IDs come from derived-child-ids, not the workflow's random numbers
+ * (which Temporal's OpenTelemetry workflow interceptors draw span IDs from).
+ */
+async function chainingRun(fg: TestFlowgate) {
+  const child = await publishWorkflow(fg, { name: 'traced-child', steps: [{ name: 'Echo', type: 'template', template: 'child {{inputs.n}}' }] });
+  const parent = await publishWorkflow(fg, {
+    name: 'traced-parent',
+    steps: [
+      { name: 'Waited', type: 'trigger', triggerId: child.triggerId, inputs: { n: 1 } },
+      { name: 'Fired', type: 'trigger', triggerId: child.triggerId, inputs: { n: 2 }, wait: false },
+      { name: 'After', type: 'template', template: '{{steps.1.result}}' },
+    ],
+  });
+  const response = await trigger(fg, parent, {}, { 'x-api-wait': 'true' });
+  const body = (await response.json()) as { status: string; error?: string; results: { result: { result: string } }[] };
+  assert.equal(body.status, 'COMPLETE', body.error);
+  const runId = response.headers.get('X-Pf-Run-Id') ?? '';
+  const history = await fg.client.workflow.getHandle(runId).fetchHistory();
+  const children = (history.events ?? []).flatMap((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId ?? []);
+  assert.equal(children.length, 2, 'two chained runs');
+  return { runId, history };
 }
 
 describe('tracing', () => {
@@ -117,5 +144,24 @@ describe('tracing', () => {
       // and the customer's API got the trace context with the request
       assert.ok(seenTraceparents.some((tp) => tp.startsWith(`00-${traceId}-`)), JSON.stringify(seenTraceparents));
     });
+
+    it('replays a chaining run recorded with tracing on, without tracing, and with it (derived child run IDs)', async function () {
+      this.timeout(120_000);
+      const { runId, history } = await chainingRun(fg);
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, runId);
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle({ tracing: true }) }, history, runId);
+    });
+  });
+
+  it('replays a chaining run recorded with tracing off, with tracing on (derived child run IDs)', async function () {
+    this.timeout(120_000);
+    const untraced = await startTestFlowgate();
+    try {
+      const { runId, history } = await chainingRun(untraced);
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle({ tracing: true }) }, history, runId);
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, runId);
+    } finally {
+      await untraced.stop();
+    }
   });
 });

@@ -119,6 +119,49 @@ describe('completion callbacks', () => {
     }
   });
 
+  it('ends a run over its own time limit as TIMEOUT from inside the workflow and sends its callback', async function () {
+    this.timeout(90_000);
+    const rx = await receiver(() => secret, []);
+    try {
+      const p = await publishWorkflow(fg, {
+        name: 'callback-timeout', timeoutSeconds: 3,
+        steps: [{ name: 'Quick', type: 'template', template: 'q' }, { name: 'Nap', type: 'delay', duration: '1h' }, { name: 'Never', type: 'template', template: 'n' }],
+      });
+      const response = await trigger(fg, p, {}, { 'X-Pf-Callback-Url': `${rx.url}/late`, 'x-api-wait': 'true' });
+      const sync = (await response.json()) as { status: string; error?: string };
+      assert.equal(sync.status, 'TIMEOUT');
+      const runId = response.headers.get('X-Pf-Run-Id') ?? '';
+      type Timed = CallbackView & { error?: string; stepStatus: Record<string, string> };
+      const status = await waitFor(async () => {
+        const { body } = await fg.admin<Timed>('GET', `/api/v1/runs/${runId}`);
+        return body.callback?.state === 'DELIVERED' ? body : undefined;
+      }, 60_000);
+      assert.equal(status.status, 'TIMEOUT');
+      assert.match(status.error ?? '', /exceeded its time limit of 3 seconds/);
+      assert.deepEqual(status.stepStatus, { 1: 'COMPLETE', 2: 'TIMEOUT', 3: 'PENDING' });
+      assert.deepEqual(status.callback, { state: 'DELIVERED', attempts: 1 });
+      assert.equal(rx.deliveries.length, 1);
+      assert.ok(rx.deliveries[0]!.verified);
+      const event = JSON.parse(rx.deliveries[0]!.body) as { type: string; data: { status: string; error: string; results: { stepIndex: number }[] } };
+      assert.equal(event.type, 'run.timeout');
+      assert.equal(event.data.status, 'TIMEOUT');
+      assert.match(event.data.error, /time limit of 3 seconds/);
+      assert.deepEqual(event.data.results.map((r) => r.stepIndex), [1]);
+      // Temporal closed it as Failed; the run list still says TIMEOUT (memo endedAs), under either filter.
+      const listed = await waitFor(async () => {
+        const { body } = await fg.admin<{ runs: { runId: string; status: string }[] }>('GET', `/api/v1/runs?workflowId=${p.workflowId}&status=TIMEOUT`);
+        return body.runs.length > 0 ? body.runs : undefined;
+      }, 20_000);
+      assert.deepEqual(listed.map((r) => [r.runId, r.status]), [[runId, 'TIMEOUT']]);
+      const failedList = await fg.admin<{ runs: unknown[] }>('GET', `/api/v1/runs?workflowId=${p.workflowId}&status=FAILED`);
+      assert.deepEqual(failedList.body.runs, []);
+      const described = await fg.client.workflow.getHandle(runId).describe();
+      assert.equal(described.status.name, 'FAILED', 'ended by the workflow, not by Temporal\'s timeout');
+    } finally {
+      await rx.close();
+    }
+  });
+
   it('refuses a private address when private networks are not allowed: FAILED without retries', async function () {
     this.timeout(60_000);
     const strict = await startTestFlowgate({ FLOWGATE_ALLOW_PRIVATE_NETWORK: 'false' });

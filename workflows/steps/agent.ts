@@ -3,23 +3,25 @@
  * run, so the run's page in the Temporal Web UI shows it and cancelling the run cancels it. The
  * child is bounded by the step's timeoutSeconds and the run's remaining time.
  */
-import { CancellationScope, ChildWorkflowFailure, isCancellation, ParentClosePolicy, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, ChildWorkflowFailure, isCancellation, ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { AgentInvocationInput, AgentInvocationResult } from '../../src/common/agent-invocation';
 import type { AgentStep } from '../../src/common/definition';
 import type { RunInput } from '../../src/common/run-types';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
+import { childUuid } from './child-ids';
+import { runDeadline } from './time-limit';
 import { completed, failed, type Renderer, type StepDraft } from './step-draft';
 
 export async function agentStep(step: AgentStep, run: RunInput, stepIndex: number | string, render: Renderer): Promise<StepDraft> {
   const message = String(await render(step.message));
-  const chatId = step.chatId === undefined ? `chat_${uuid4().replace(/-/g, '')}` : String(await render(step.chatId));
+  const chatId = step.chatId === undefined ? `chat_${childUuid('chat').replace(/-/g, '')}` : String(await render(step.chatId));
   const invocationId = `${run.runId}-agent-${stepIndex}`;
   const input: AgentInvocationInput = {
     invocationId, orgId: run.orgId, agentId: step.agentId, chatId, message, forwardHeaders: {}, startedBy: run.startedBy,
     parentRunId: run.runId, chainDepth: run.chainDepth ?? 0,
   };
   let timeoutMs = step.timeoutSeconds * 1000;
-  const expiry = workflowInfo().executionExpirationTime;
+  const expiry = runDeadline();
   if (expiry) timeoutMs = Math.max(1000, Math.min(timeoutMs, expiry.getTime() - Date.now()));
   // By name, not by import: the agent loop imports runAutomation for its workflow tools.
   const child = await startChild<(i: AgentInvocationInput) => Promise<AgentInvocationResult>>('invokeAgent', {

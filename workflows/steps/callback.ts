@@ -3,7 +3,9 @@
  * step, or cancellation), it starts the child workflow `deliverRunCallback` (ID `<runId>-callback`,
  * abandoned when the run closes), which POSTs the final status through the postCallback activity
  * with retries and backoff. The run itself closes at once, so a synchronous caller never waits for
- * the receiver. A run that hits its workflow timeout or is terminated gets no chance to send one.
+ * the receiver. A run over its own time limit ends TIMEOUT from inside (steps/time-limit.ts) and
+ * sends it; a run Temporal closes itself (terminated by an operator, or the backstop execution
+ * timeout when no worker could end it) gets no chance to send one.
  *
  * deliverRunCallback: no signals or queries; its result (CallbackStatus) is what the status
  * response shows once it closed. Activity: 60 s per attempt, at most CALLBACK_MAX_ATTEMPTS attempts.
@@ -39,7 +41,7 @@ export async function withCompletionCallback(input: RunInput, state: RunState, b
 }
 
 function endedWith(err: unknown, state: RunState): RunSummary {
-  if (err instanceof ApplicationFailure && (err.type === FailureType.STEP_FAILED || err.type === FailureType.STEP_TIMEOUT)) {
+  if (err instanceof ApplicationFailure && (err.type === FailureType.STEP_FAILED || err.type === FailureType.STEP_TIMEOUT || err.type === FailureType.RUN_TIMEOUT)) {
     const summary = err.details?.[0] as RunSummary | undefined;
     if (summary) return { ...summary, error: err.message };
   }

@@ -4,12 +4,14 @@
  * are bounded by the parent's remaining deadline and cancelled with the parent; fire-and-forget
  * children are abandoned to run on their own.
  */
-import { CancellationScope, ChildWorkflowFailure, isCancellation, ParentClosePolicy, proxyActivities, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, ChildWorkflowFailure, isCancellation, ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { TriggerStep } from '../../src/common/definition';
 import { buildRunMemo } from '../../src/common/run-memo';
 import type { RunInput, RunSummary } from '../../src/common/run-types';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
+import { childUuid } from './child-ids';
+import { childExecutionTimeoutMs, runDeadline } from './time-limit';
 import { completed, failed, type Renderer, type StepDraft } from './step-draft';
 
 const { resolveTrigger } = proxyActivities<Activities>({
@@ -25,15 +27,17 @@ type ChildOf = (input: RunInput) => Promise<RunSummary>;
  * run on its own. Shared by the `trigger` step and the agent loop's workflow tools.
  */
 export async function startChainedRun(resolved: Omit<RunInput, 'runId'>, wait: boolean, runAutomation: ChildOf) {
-  const runId = uuid4();
-  const input: RunInput = { ...resolved, runId };
-  let timeoutMs = input.definition.timeoutSeconds * 1000;
-  const expiry = workflowInfo().executionExpirationTime;
+  const runId = childUuid('child-run');
+  let timeoutMs = resolved.definition.timeoutSeconds * 1000;
+  const expiry = runDeadline();
   if (wait && expiry) timeoutMs = Math.max(1000, Math.min(timeoutMs, expiry.getTime() - Date.now()));
+  // A waited-for child keeps its parent's deadline as its own when that comes first (ends TIMEOUT by then).
+  const bounded = wait && expiry && timeoutMs < resolved.definition.timeoutSeconds * 1000;
+  const input: RunInput = { ...resolved, runId, ...(bounded ? { deadline: new Date(Date.now() + timeoutMs).toISOString() } : {}) };
   const child = await startChild(runAutomation, {
     workflowId: runId,
     args: [input],
-    workflowExecutionTimeout: timeoutMs,
+    workflowExecutionTimeout: childExecutionTimeoutMs(timeoutMs),
     memo: buildRunMemo(input) as unknown as Record<string, unknown>,
     typedSearchAttributes: [
       { key: SEARCH_ATTRIBUTES.orgId, value: input.orgId },

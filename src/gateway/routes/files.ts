@@ -18,7 +18,8 @@ export const FileQuerySchema = z.object({
 
 export function fileRoutes(deps: GatewayDeps): Router {
   const router = new Router();
-  router.get(/^\/files\/(.+)$/, async (ctx) => {
+  // named by its OpenAPI path: the key may hold slashes, so the route is a RegExp
+  router.get('/files/{key}', /^\/files\/(.+)$/, async (ctx) => {
     const key = decodeFileKey(ctx.path.slice('/files/'.length));
     if (key === undefined) throw new HttpError(403, 'invalid_link', 'this link is not valid');
     const query = FileQuerySchema.safeParse(ctx.query);

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { WorkflowDefinitionSchema, type WorkflowDefinition } from '../../common/definition';
 import { CallbackUrlSchema } from '../../runs/callback-url';
 import { inputSchemaProblem } from '../../runs/input-schema';
-import { RegistryError, type TriggerRecord, type TriggerScheduleRecord, type WorkflowRecord } from '../../registry';
+import { RegistryError, type WorkflowRecord } from '../../registry';
 import type { RunView } from '../../runs/run-service';
 import { hashSecret, randomToken } from '../../secrets';
 import { forgetApiKeys, requireAdmin, type AdminPrincipal } from '../auth';
@@ -19,7 +19,8 @@ import { answerStatus, streamStatus } from '../live-status';
 import { resultsBody } from '../run-bodies';
 import { callTemporal } from '../temporal-errors';
 import { designatedOutput, watcherOf } from './runs';
-import { checkScheduleInputs, convergeOrUndo, parseScheduleBody, scheduleConfigBody } from './schedules';
+import { triggerBody } from '../trigger-bodies';
+import { checkScheduleInputs, convergeOrUndo, parseScheduleBody } from './schedules';
 
 export const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
 export const CreateTriggerSchema = z.object({
@@ -73,14 +74,6 @@ export function body(ctx: Context): unknown {
 
 function workflowBody(w: WorkflowRecord) {
   return { id: w.id, name: w.name, draft: w.draft, publishedVersion: w.publishedVersion, versions: w.versions, createdAt: w.createdAt, updatedAt: w.updatedAt };
-}
-
-export function triggerBody(t: TriggerRecord, schedule?: TriggerScheduleRecord) {
-  return {
-    id: t.id, workflowId: t.workflowId, name: t.name, designatedOutput: t.designatedOutput, tool: t.tool, createdAt: t.createdAt,
-    enabled: t.disabledAt === null, disabledAt: t.disabledAt, callbackUrl: t.callbackUrl,
-    schedule: schedule ? scheduleConfigBody(schedule) : null,
-  };
 }
 
 /** The run if it belongs to the admin's organization: another org's run is a 404 like a missing one. */

@@ -14,9 +14,10 @@ import type { GatewayDeps } from '../deps';
 import { HttpError, notFound, refusalError, type RefusalStatus } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
 import { callTemporal } from '../temporal-errors';
-import { admin, body, ownRun, parse, triggerBody } from './management';
+import { triggerBody } from '../trigger-bodies';
+import { admin, body, ownRun, parse } from './management';
 
-const RerunBodySchema = z.object({ version: z.enum(['latest', 'same']).default('latest') }).strict();
+export const RerunBodySchema = z.object({ version: z.enum(['latest', 'same']).default('latest') }).strict();
 
 const REFUSAL_STATUS: RefusalStatus<RestartRefusalCode> = {
   NOT_RESUMABLE: { status: 409, code: 'not_resumable' },
@@ -42,7 +43,7 @@ export function runManagementRoutes(deps: GatewayDeps): Router {
   const setDisabled = (disabled: boolean) => async (ctx: Context): Promise<void> => {
     const trigger = await deps.registry.triggers.setDisabled(admin(ctx).orgId, ctx.params.id ?? '', disabled);
     if (!trigger) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
-    ctx.body = triggerBody(trigger);
+    ctx.body = triggerBody(trigger, await deps.registry.schedules.get(trigger.orgId, trigger.id));
   };
   router.post('/triggers/:id/disable', setDisabled(true));
   router.post('/triggers/:id/enable', setDisabled(false));

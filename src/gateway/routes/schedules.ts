@@ -16,15 +16,16 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { TriggerRecord, TriggerScheduleRecord } from '../../registry';
 import { checkInputs } from '../../runs/input-schema';
-import { ScheduleRejectedError, scheduleIdFor, type ScheduleState } from '../../schedules/schedule-service';
+import { ScheduleRejectedError } from '../../schedules/schedule-service';
 import { ScheduleBodySchema, type ScheduleBody } from '../../schedules/schedule-spec';
 import { requireAdmin, type AdminPrincipal } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { badRequest, notFound, unprocessable } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
 import { callTemporal } from '../temporal-errors';
+import { scheduleBody, triggerBody } from '../trigger-bodies';
 
-const PauseBodySchema = z.object({ note: z.string().max(500).optional() }).strict();
+export const PauseBodySchema = z.object({ note: z.string().max(500).optional() }).strict();
 
 function parse<T>(schema: z.ZodType<T>, value: unknown, code = 'invalid_body'): T {
   const parsed = schema.safeParse(value ?? {});
@@ -41,16 +42,6 @@ export function parseScheduleBody(value: unknown): ScheduleBody {
     throw badRequest('invalid_schedule', parsed.error.issues.map((i) => `${['schedule', ...i.path].join('.')}: ${i.message}`).join('; '));
   }
   return parsed.data;
-}
-
-/** The schedule as stored (what the API was given), without live state. */
-export function scheduleConfigBody(record: TriggerScheduleRecord) {
-  return { scheduleId: scheduleIdFor(record.triggerId), revision: record.revision, ...record.config, updatedAt: record.updatedAt };
-}
-
-function scheduleBody(record: TriggerScheduleRecord, state: ScheduleState) {
-  const { scheduleId: _id, ...live } = state;
-  return { ...scheduleConfigBody(record), state: live };
 }
 
 /**
@@ -111,10 +102,7 @@ export function scheduleRoutes(deps: GatewayDeps): Router {
   router.get('/triggers/:id', async (ctx) => {
     const trigger = await ownTrigger(ctx);
     const record = await deps.registry.schedules.get(trigger.orgId, trigger.id);
-    ctx.body = {
-      id: trigger.id, workflowId: trigger.workflowId, name: trigger.name, designatedOutput: trigger.designatedOutput, tool: trigger.tool,
-      createdAt: trigger.createdAt, schedule: record ? await withState(record) : null,
-    };
+    ctx.body = triggerBody(trigger, record ? await withState(record) : undefined);
   });
 
   router.put('/triggers/:id/schedule', async (ctx) => {

@@ -4,6 +4,8 @@
  * objects (more fields may be added; clients ignore what they do not know), their fields are not.
  */
 import { z } from 'zod';
+import { CallbackState } from '../../common/run-types';
+import { OVERLAP_POLICIES } from '../../schedules/schedule-spec';
 
 const RUN_STATUSES = ['PENDING', 'RUNNING', 'PAUSED', 'COMPLETE', 'FAILED', 'TIMEOUT'] as const;
 export const RunStatusSchema = z.enum(RUN_STATUSES).meta({ id: 'RunStatus', description: 'A run\'s status' });
@@ -79,6 +81,19 @@ export const WaitingOnSchema = z.discriminatedUnion('kind', [
 ]).meta({ id: 'WaitingOn', description: 'Why a PAUSED run waits' });
 export type WaitingOnBody = z.infer<typeof WaitingOnSchema>;
 
+export const CallbackStatusSchema = z.looseObject({
+  state: z.enum(Object.keys(CallbackState) as [keyof typeof CallbackState, ...(keyof typeof CallbackState)[]]).meta({
+    description: 'PENDING (the run has not ended), DELIVERING, DELIVERED, FAILED (all attempts failed, or refused), NOT_SENT (terminated in Temporal, or closed by its backstop timeout)',
+  }),
+  attempts: z.number().int().min(0),
+  lastError: z.string().optional().meta({ description: 'the last failed attempt\'s reason' }),
+}).meta({ id: 'CallbackStatus', description: 'Where the run\'s completion callback is (runs that name a callback URL)' });
+
+export const RunOriginSchema = z.looseObject({
+  kind: z.enum(['rerun', 'resume']),
+  runId: z.string().meta({ description: 'the earlier run' }),
+}).meta({ id: 'RunOrigin', description: 'The run was started by an operator from another run' });
+
 export const StatusBodySchema = z.looseObject({
   automationId: z.string(),
   runId: z.string(),
@@ -86,7 +101,15 @@ export const StatusBodySchema = z.looseObject({
   error: z.string().optional(),
   waitingOn: WaitingOnSchema.optional(),
   stepStatus: z.record(z.string(), StepStatusSchema),
-  stepInfo: z.record(z.string(), z.looseObject({ status: StepStatusSchema, name: z.string(), executionOrder: z.number().int().nullable() })),
+  stepInfo: z.record(z.string(), z.looseObject({
+    status: StepStatusSchema,
+    name: z.string(),
+    executionOrder: z.number().int().nullable(),
+    progress: z.unknown().optional().meta({ description: 'a long step\'s progress (forEach: items done)' }),
+    reusedFrom: z.string().optional().meta({ description: 'a resumed run\'s reused step: the run whose outcome it is' }),
+  })),
+  callback: CallbackStatusSchema.optional(),
+  origin: RunOriginSchema.optional(),
 }).meta({ id: 'RunStatusBody', description: 'A run\'s status (contract 2.5)' });
 export type StatusBody = z.infer<typeof StatusBodySchema>;
 
@@ -147,6 +170,39 @@ export const PublishedVersionSchema = z.looseObject({
   workflowId: z.string(), version: z.number().int(), stepMap: z.record(z.string(), z.number().int()),
 }).meta({ id: 'PublishedVersion' });
 
+const DurationText = z.string().meta({ description: 'a duration such as "30s" or "15m"' });
+
+export const ScheduleStateSchema = z.looseObject({
+  paused: z.boolean(),
+  note: z.string().nullable(),
+  automationVersion: z.number().int().nullable().meta({ description: 'the workflow version scheduled runs start with' }),
+  nextFireTimes: z.array(isoTime),
+  recentRuns: z.array(z.looseObject({ runId: z.string(), scheduledAt: isoTime, startedAt: isoTime })),
+  runningRuns: z.array(z.string()),
+  actionsTaken: z.number().int(),
+  actionsSkippedOverlap: z.number().int(),
+}).meta({ id: 'ScheduleState', description: 'The Temporal schedule\'s live state' });
+
+export const ScheduleViewSchema = z.looseObject({
+  scheduleId: z.string().meta({ description: 'the Temporal schedule\'s ID' }),
+  revision: z.number().int(),
+  cron: z.array(z.string()).optional(),
+  interval: z.looseObject({ every: DurationText, offset: DurationText.optional() }).optional(),
+  timeZone: z.string(),
+  startAt: isoTime.optional(),
+  endAt: isoTime.optional(),
+  jitter: DurationText.optional(),
+  overlap: z.enum(OVERLAP_POLICIES),
+  catchupWindow: DurationText.optional(),
+  inputs: z.record(z.string(), z.unknown()).optional(),
+  updatedAt: isoTime,
+  state: ScheduleStateSchema.optional().meta({ description: 'in the answers of GET /api/v1/triggers/{id} and the schedule calls' }),
+}).meta({ id: 'ScheduleView', description: 'A trigger\'s schedule as stored' });
+
+export const ScheduleListSchema = z.looseObject({
+  schedules: z.array(ScheduleViewSchema.extend({ triggerId: z.string(), workflowId: z.string().nullable() })),
+}).meta({ id: 'ScheduleList' });
+
 export const TriggerSchema = z.looseObject({
   id: z.string(),
   workflowId: z.string(),
@@ -154,6 +210,10 @@ export const TriggerSchema = z.looseObject({
   designatedOutput: DesignatedOutputSchema.nullable(),
   tool: z.looseObject({ name: z.string(), description: z.string() }).nullable(),
   createdAt: isoTime,
+  enabled: z.boolean().meta({ description: 'false: calls answer 409 trigger_disabled' }),
+  disabledAt: isoTime.nullable(),
+  callbackUrl: z.string().nullable().meta({ description: 'the completion callback URL of every run it starts (a call\'s X-Pf-Callback-Url wins)' }),
+  schedule: ScheduleViewSchema.nullable(),
 }).meta({ id: 'Trigger' });
 export type TriggerBody = z.infer<typeof TriggerSchema>;
 
@@ -179,6 +239,23 @@ export const RunListSchema = z.looseObject({
 export const CancelAcceptedSchema = z.looseObject({
   runId: z.string(), automationId: z.string(), cancelRequested: z.literal(true),
 }).meta({ id: 'CancelAccepted' });
+
+export const RestartedRunSchema = z.looseObject({
+  runId: z.string().meta({ description: 'the new run' }),
+  automationId: z.string(),
+  automationVersion: z.number().int(),
+  origin: RunOriginSchema,
+  statusUrl: z.string().meta({ description: 'the new run\'s status (GET /api/v1/runs/{runId})' }),
+  fromStep: z.number().int().optional().meta({ description: 'resume: the first step the new run runs' }),
+  reusedSteps: z.array(z.number().int()).optional().meta({ description: 'resume: the steps whose outcomes were reused' }),
+}).meta({ id: 'RestartedRun', description: 'A new run started from an earlier one (rerun or resume)' });
+
+export const WebhookSecretSchema = z.looseObject({
+  secret: z.string().meta({ description: '`whsec_` + base64 of 32 random bytes' }),
+  createdAt: isoTime,
+  rotatedAt: isoTime.nullable(),
+  previousSignsUntil: isoTime.nullable().meta({ description: 'until then the previous secret signs callbacks too' }),
+}).meta({ id: 'WebhookSecret', description: 'The organization\'s completion-callback signing secret (Standard Webhooks)' });
 
 export const RunApprovalsSchema = z.looseObject({
   runId: z.string(),
