@@ -7,15 +7,22 @@ import { hmac, safeEqual } from './secrets';
 export interface SignedUrlSigner {
   /** `name` becomes the download's file name, `type` its Content-Type; both are signed. */
   sign(key: string, ttlSeconds: number, options?: { name?: string; type?: string }): string;
+  /**
+   * The `exp` a link signed now with this TTL carries (whole seconds): links signed while it stays
+   * the same are identical, so a body of links can be reused until it changes.
+   */
+  expiry(ttlSeconds: number): string;
   verify(key: string, params: { exp?: string; sig?: string; name?: string; type?: string }): 'ok' | 'expired' | 'invalid';
 }
 
 export function createSigner(secret: Buffer, publicUrl: string, now: () => number = Date.now): SignedUrlSigner {
   // JSON keeps the fields apart whatever they contain, so text cannot move from one to another.
   const payload = (key: string, exp: string, name: string, type: string): string => JSON.stringify(['files', key, exp, name, type]);
+  const expiry = (ttlSeconds: number): string => String(Math.floor(now() / 1000) + ttlSeconds);
   return {
+    expiry,
     sign(key, ttlSeconds, options = {}) {
-      const exp = String(Math.floor(now() / 1000) + ttlSeconds);
+      const exp = expiry(ttlSeconds);
       const name = options.name ?? '';
       const type = options.type ?? '';
       const query = new URLSearchParams({ exp });
