@@ -165,7 +165,11 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const schedules = new ScheduleService({ client, registry, taskQueue: temporal.taskQueue, log });
     // each organization's published triggers that opted in, as the tools of its `workflows` server
     const workflowTools = new WorkflowTools({ registry, runs, blobs, log, resultUrlTtlSeconds: config.resultUrlTtlSeconds });
-    const toolSigner = { sign: (...args: Parameters<typeof publicSigner.sign>) => publicSigner.sign(...args), verify: (...args: Parameters<typeof publicSigner.verify>) => publicSigner.verify(...args) };
+    const toolSigner = {
+      sign: (...args: Parameters<typeof publicSigner.sign>) => publicSigner.sign(...args),
+      verify: (...args: Parameters<typeof publicSigner.verify>) => publicSigner.verify(...args),
+      expiry: (ttlSeconds: number) => publicSigner.expiry(ttlSeconds),
+    };
     const tools = await createToolDispatcher({
       config, registry, blobs, log, temporal: client, signer: toolSigner, metrics,
       serverKinds: options.serverKinds, serverSources: [customServers.source, workflowTools.source, ...(options.serverSources ?? [])],

@@ -10,6 +10,12 @@ export interface SignedUrlSigner {
    * (ms since the epoch): the link expires then at the latest (when its blob is deleted).
    */
   sign(key: string, ttlSeconds: number, options?: { name?: string; type?: string; notAfter?: number }): string;
+  /**
+   * The `exp` a link signed now with this TTL carries (whole seconds) when no retention bound cuts it:
+   * links signed while it stays the same are identical (the bounds depend only on the key and
+   * `notAfter`), so a body of links can be reused until it changes.
+   */
+  expiry(ttlSeconds: number): string;
   verify(key: string, params: { exp?: string; sig?: string; name?: string; type?: string }): 'ok' | 'expired' | 'invalid';
 }
 
@@ -24,7 +30,9 @@ export interface SignerOptions {
 export function createSigner(secret: Buffer, publicUrl: string, now: () => number = Date.now, signerOptions: SignerOptions = {}): SignedUrlSigner {
   // JSON keeps the fields apart whatever they contain, so text cannot move from one to another.
   const payload = (key: string, exp: string, name: string, type: string): string => JSON.stringify(['files', key, exp, name, type]);
+  const expiry = (ttlSeconds: number): string => String(Math.floor(now() / 1000) + ttlSeconds);
   return {
+    expiry,
     sign(key, ttlSeconds, options = {}) {
       const nowSeconds = Math.floor(now() / 1000);
       const longest = signerOptions.maxTtlSeconds?.(key);

@@ -22,6 +22,8 @@ export interface DevServerOptions {
 export interface DevServer {
   address: string;
   uiUrl?: string;
+  /** the server's process (benchmarks read its CPU time) */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -93,6 +95,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   return {
     address,
     uiUrl: options.uiPort === undefined ? undefined : `http://${ip}:${options.uiPort}`,
+    pid: child.pid,
     async stop() {
       await stopChild(child, () => exited !== undefined);
       process.removeListener('exit', killOnExit);

@@ -38,6 +38,19 @@ describe('createSigner', () => {
     assert.equal(signer.verify(link.key, link.params), 'ok');
   });
 
+  it('names the expiry a link signed now carries, and signs the same link while it stays the same', () => {
+    const { signer, clock, key } = setup();
+    const exp = signer.expiry(60);
+    const first = signer.sign(key, 60, { type: 'text/plain' });
+    assert.equal(parse(first).params.exp, exp);
+    clock.now += 999 - (clock.now % 1000);
+    assert.equal(signer.expiry(60), exp, 'the same second');
+    assert.equal(signer.sign(key, 60, { type: 'text/plain' }), first, 'a body of links can be reused within the second');
+    clock.now += 1;
+    assert.equal(signer.expiry(60), String(Number(exp) + 1));
+    assert.notEqual(signer.sign(key, 60, { type: 'text/plain' }), first);
+  });
+
   it('signs a link without name and type', () => {
     const { signer, key } = setup();
     const link = parse(signer.sign(key, 60));

@@ -77,7 +77,7 @@ export function routesOf(app: Koa): RouteInfo[] {
 export function createApp(given: GatewayDeps): Koa {
   const deps: GatewayDeps = { ...given, watcher: given.watcher ?? new RunWatcher((runId) => given.runs.view(runId), given.config.livePollMs, given.log) };
   const app = new Koa({ proxy: false });
-  app.use(observeRequests({ metrics: deps.metrics }));
+  app.use(observeRequests({ metrics: deps.metrics, tracing: deps.config.tracing !== undefined }));
   app.use(requestContext({ log: deps.log }));
   app.use(errorHandler({ log: deps.log }));
   const { perMinute, burst } = deps.config.rateLimit;

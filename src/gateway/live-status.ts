@@ -19,7 +19,34 @@ export const MAX_LONG_POLL_SECONDS = 60;
 const HEARTBEAT_MS = 15_000;
 
 export function etagOf(body: unknown): string {
-  return `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}"`;
+  return etagOfJson(JSON.stringify(body));
+}
+
+function etagOfJson(json: string): string {
+  return `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`;
+}
+
+/** A status body as sent: its JSON (UTF-8) and ETag. */
+interface SerializedStatus {
+  json: Buffer;
+  etag: string;
+}
+
+/**
+ * Serialized bodies of final views (closed runs, kept by the finished-run cache and shared by every
+ * poll of the run): built once, so polling a finished run serializes and hashes nothing. Keyed by
+ * the view object, so an entry goes when its view leaves the cache.
+ */
+const finalStatuses = new WeakMap<RunView, SerializedStatus>();
+
+function serializedStatus(view: RunView): SerializedStatus {
+  const known = view.final ? finalStatuses.get(view) : undefined;
+  if (known) return known;
+  const json = JSON.stringify(statusBody(view));
+  const serialized = { json: Buffer.from(json), etag: etagOfJson(json) };
+  // A view with its callback's state is a fresh copy per read (run-service withCallback): nothing to share.
+  if (view.final && !view.callback) finalStatuses.set(view, serialized);
+  return serialized;
 }
 
 /** Whether `If-None-Match` names `etag` (weak comparison, as RFC 9110 asks for GET). */
@@ -38,10 +65,10 @@ export function noneMatch(header: string, etag: string): boolean {
  */
 export async function answerStatus(ctx: Context, watcher: RunWatcher, first: RunView): Promise<void> {
   let view = first;
-  let body = statusBody(view);
-  let etag = etagOf(body);
+  let { json, etag } = serializedStatus(view);
   const ifNoneMatch = ctx.get('If-None-Match');
-  const preferred = preferredWaitSeconds(ctx.get('Prefer'));
+  const prefer = ctx.get('Prefer');
+  const preferred = prefer ? preferredWaitSeconds(prefer) : undefined;
   if (preferred !== undefined) {
     const waitSeconds = Math.min(preferred, MAX_LONG_POLL_SECONDS);
     ctx.set('Preference-Applied', `wait=${waitSeconds}`);
@@ -53,8 +80,7 @@ export async function answerStatus(ctx: Context, watcher: RunWatcher, first: Run
       const changed = await watcher.waitFor(view.runId, (next) => etagOf(statusBody(next)) !== baseline, waitSeconds * 1000, abort.signal);
       if (changed) {
         view = changed;
-        body = statusBody(view);
-        etag = etagOf(body);
+        ({ json, etag } = serializedStatus(view));
       }
     }
   }
@@ -64,7 +90,9 @@ export async function answerStatus(ctx: Context, watcher: RunWatcher, first: Run
     ctx.status = 304;
     return;
   }
-  ctx.body = body;
+  // What Koa would send for the body as an object, serialized once.
+  ctx.set('Content-Type', 'application/json; charset=utf-8');
+  ctx.body = json;
 }
 
 export interface StreamEvent {

@@ -25,7 +25,7 @@ export interface DesignatedOutput {
 
 export interface BodyContext {
   blobs: BlobStore;
-  signer: SignedUrlSigner;
+  signer: Pick<SignedUrlSigner, 'sign'>;
   resultUrlTtlSeconds: number;
 }
 

@@ -135,6 +135,16 @@ export class TriggerStore {
     return row && toTriggerRecord(row);
   }
 
+  /**
+   * What may change about a trigger, read fresh on every call in one query: when it was disabled
+   * (null: enabled) and its workflow's published version (null: none). Undefined: no such trigger.
+   */
+  async liveState(id: string): Promise<{ disabledAt: string | null; publishedVersion: number | null } | undefined> {
+    const row = await this.db.selectFrom('triggers').leftJoin('workflows', 'workflows.id', 'triggers.workflow_id')
+      .select(['triggers.disabled_at', 'workflows.published_version']).where('triggers.id', '=', id).executeTakeFirst();
+    return row && { disabledAt: row.disabled_at, publishedVersion: row.published_version ?? null };
+  }
+
   /** When the trigger was disabled (null: enabled; undefined: no such trigger), read fresh on every call. */
   async disabledAt(id: string): Promise<string | null | undefined> {
     const row = await this.db.selectFrom('triggers').select('disabled_at').where('id', '=', id).executeTakeFirst();

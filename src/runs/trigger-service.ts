@@ -107,11 +107,12 @@ export class TriggerService {
     // is the latest is asked every time (one small query), so a new publish counts at once.
     const trigger = await this.triggers.getOrLoad(triggerId, () => this.deps.registry.triggers.get(triggerId));
     if (!trigger || trigger.orgId !== orgId) return refusal('UNKNOWN_TRIGGER', `no trigger ${triggerId}`);
-    // Enabled or not is the one thing about a trigger that changes: asked every time.
-    const disabledAt = await this.deps.registry.triggers.disabledAt(triggerId);
-    if (disabledAt === undefined) return refusal('UNKNOWN_TRIGGER', `no trigger ${triggerId}`);
-    if (disabledAt !== null) return refusal('DISABLED', `trigger ${triggerId} is disabled (since ${disabledAt}); an administrator can enable it again`);
-    const latest = await this.deps.registry.workflows.publishedVersionNumber(trigger.workflowId);
+    // Enabled or not is the one thing about a trigger that changes: asked every time, in the same
+    // query as the workflow's latest published version.
+    const live = await this.deps.registry.triggers.liveState(triggerId);
+    if (live === undefined) return refusal('UNKNOWN_TRIGGER', `no trigger ${triggerId}`);
+    if (live.disabledAt !== null) return refusal('DISABLED', `trigger ${triggerId} is disabled (since ${live.disabledAt}); an administrator can enable it again`);
+    const latest = live.publishedVersion;
     const version = latest ? await this.versions.getOrLoad(`${trigger.workflowId}@${latest}`, () => this.deps.registry.workflows.getVersion(trigger.workflowId, latest)) : undefined;
     if (!version) return refusal('NOT_PUBLISHED', `the workflow of trigger ${triggerId} has no published version`);
     return { ok: true, trigger, version };

@@ -7,10 +7,14 @@
  * scenario runs both sides in interleaved rounds (the order alternates per round) as a closed loop:
  * each of N callers makes its calls back to back. Prints per round and, at the end, the median
  * ratio (flowgate rate / raw rate) with each side's p50/p99. Asserts nothing: the targets of
- * issue 13 are printed next to the ratios.
+ * issue 13 are printed next to the ratios. Beside each rate it prints the CPU time each process
+ * spent per call (µs): on a shared machine wall-clock ratios move with the neighbours' load, CPU
+ * per call much less. `gen` is this process (the load generator, and the raw Temporal client
+ * during the raw side's turn), `fg` the flowgate process, `raw` the raw worker and bare Koa
+ * process, `tmp` the dev server.
  *
  * Knobs: BENCH_ROUNDS (3), BENCH_SCALE (1: multiplies every call count), BENCH_PAUSED (1000),
- * BENCH_ONLY (a word of the scenario names to run only those), BENCH_CPU_PROF (a directory: the
+ * BENCH_ONLY (words of the scenario names, comma-separated, to run only those), BENCH_CPU_PROF (a directory: the
  * flowgate process writes a --cpu-prof profile there).
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -41,6 +45,14 @@ const RAW_QUEUE = 'raw-bench';
 const NAMESPACE = 'default';
 
 const HelloSchema = z.object({ url: z.string(), pid: z.number() });
+const CpuReplySchema = z.object({ cpu: z.object({ user: z.number(), system: z.number() }) });
+
+/** Children answer a 'cpu' message with their process.cpuUsage() (all threads, µs). */
+function answerCpuRequests(): void {
+  process.on('message', (message) => {
+    if (message === 'cpu') process.send?.({ cpu: process.cpuUsage() });
+  });
+}
 
 // ---------------------------------------------------------------- children
 
@@ -64,6 +76,7 @@ async function flowgateChild(address: string): Promise<void> {
     FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
   });
   const fg = await startFlowgate(config, silentLogger, { serverSources: [{ servers: async () => [benchServer] }] });
+  answerCpuRequests();
   process.send?.({ url: fg.url, pid: process.pid });
   process.once('disconnect', () => {
     void fg.stop().finally(() => {
@@ -101,6 +114,7 @@ async function rawChild(address: string): Promise<void> {
     void handle(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  answerCpuRequests();
   process.send?.({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pid: process.pid });
   process.once('disconnect', () => {
     server.close();
@@ -118,6 +132,56 @@ interface Sample {
   p99: number;
   /** calls that failed (a query timing out on an overloaded worker, say): left out of rate and latency */
   errors: number;
+  /** CPU µs per successful call, by process */
+  cpu?: CpuPerCall;
+}
+
+interface CpuPerCall {
+  gen: number;
+  fg: number;
+  raw: number;
+  tmp: number;
+}
+
+/** Where each process's CPU time is read from. */
+interface CpuSources {
+  flowgate: ChildProcess;
+  raw: ChildProcess;
+  temporalPid?: number;
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** utime + stime of a process from /proc (clock ticks, all threads), in µs; NaN when unreadable. */
+function procCpuMicros(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is [0], utime [11], stime [12].
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return NaN;
+  }
+}
+
+function childCpuMicros(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown): void => {
+      const parsed = CpuReplySchema.safeParse(message);
+      if (!parsed.success) return;
+      child.off('message', onMessage);
+      resolve(parsed.data.cpu.user + parsed.data.cpu.system);
+    };
+    child.on('message', onMessage);
+    child.send('cpu');
+  });
+}
+
+async function cpuNow(sources: CpuSources): Promise<CpuPerCall> {
+  const own = process.cpuUsage();
+  const [fg, raw] = await Promise.all([childCpuMicros(sources.flowgate), childCpuMicros(sources.raw)]);
+  return { gen: own.user + own.system, fg, raw, tmp: procCpuMicros(sources.temporalPid) };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -170,7 +234,10 @@ const median = (values: number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-const fmt = (s: Sample): string => `${s.rate.toFixed(0)}/s p50=${s.p50.toFixed(1)}ms p99=${s.p99.toFixed(1)}ms${s.errors ? ` errors=${s.errors}` : ''}`;
+const fmtCpu = (cpu: CpuPerCall | undefined): string => (cpu
+  ? ` cpu µs/call gen=${cpu.gen.toFixed(0)} fg=${cpu.fg.toFixed(0)} raw=${cpu.raw.toFixed(0)} tmp=${cpu.tmp.toFixed(0)}` : '');
+
+const fmt = (s: Sample): string => `${s.rate.toFixed(0)}/s p50=${s.p50.toFixed(1)}ms p99=${s.p99.toFixed(1)}ms${s.errors ? ` errors=${s.errors}` : ''}${fmtCpu(s.cpu)}`;
 
 function rssMiB(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -218,6 +285,7 @@ async function parent(): Promise<void> {
     const raw = await forkChild('raw', dev.address);
     children.push(raw.child);
     const client = new Client({ connection: await Connection.connect({ address: dev.address }), namespace: NAMESPACE });
+    const cpuSources: CpuSources = { flowgate: fg.child, raw: raw.child, temporalPid: dev.pid };
 
     const admin = async <T>(method: string, pathname: string, body?: unknown): Promise<T> => {
       const res = await fetch(`${fg.url}${pathname}`, { method, headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -351,8 +419,9 @@ async function parent(): Promise<void> {
       });
     }
 
-    const only = process.env.BENCH_ONLY;
-    const results: Result[] = scenarios.filter((scenario) => !only || scenario.name.includes(only)).map((scenario) => ({ scenario, flowgate: [], raw: [] }));
+    // BENCH_ONLY: words (comma-separated) of the scenario names; a scenario naming any of them runs
+    const only = (process.env.BENCH_ONLY ?? '').split(',').map((word) => word.trim()).filter(Boolean);
+    const results: Result[] = scenarios.filter((scenario) => only.length === 0 || only.some((word) => scenario.name.includes(word))).map((scenario) => ({ scenario, flowgate: [], raw: [] }));
     // Warm-up: JIT, bundles, connections, caches on both sides.
     for (const { scenario } of results) {
       await closedLoop(Math.min(10, scenario.callers), 2, scenario.flowgate);
@@ -364,7 +433,16 @@ async function parent(): Promise<void> {
         const order: ('flowgate' | 'raw')[] = round % 2 ? ['flowgate', 'raw'] : ['raw', 'flowgate'];
         for (const side of order) {
           await settle(client);
-          result[side].push(await closedLoop(scenario.callers, scenario.perCaller, scenario[side]));
+          // CPU from the first call until every run the calls started has ended: a start's cost
+          // includes running what it started (flowgate's worker shares the gateway's process).
+          const before = await cpuNow(cpuSources);
+          const sample = await closedLoop(scenario.callers, scenario.perCaller, scenario[side]);
+          await settle(client);
+          const after = await cpuNow(cpuSources);
+          const calls = scenario.callers * scenario.perCaller - sample.errors;
+          const perCall = (k: keyof CpuPerCall): number => (after[k] - before[k]) / calls;
+          sample.cpu = { gen: perCall('gen'), fg: perCall('fg'), raw: perCall('raw'), tmp: perCall('tmp') };
+          result[side].push(sample);
         }
         const f = result.flowgate.at(-1)!;
         const r = result.raw.at(-1)!;
@@ -375,7 +453,10 @@ async function parent(): Promise<void> {
     console.log('\nsummary (median of rounds; ratio = flowgate rate / raw rate)');
     for (const { scenario, flowgate, raw: rawSamples } of results) {
       const ratio = median(flowgate.map((f, i) => f.rate / rawSamples[i]!.rate));
-      const side = (xs: Sample[]): string => `${median(xs.map((x) => x.rate)).toFixed(0)}/s p50=${median(xs.map((x) => x.p50)).toFixed(1)}ms p99=${median(xs.map((x) => x.p99)).toFixed(1)}ms`;
+      const cpu = (xs: Sample[]): CpuPerCall | undefined => (xs.every((x) => x.cpu) ? {
+        gen: median(xs.map((x) => x.cpu!.gen)), fg: median(xs.map((x) => x.cpu!.fg)), raw: median(xs.map((x) => x.cpu!.raw)), tmp: median(xs.map((x) => x.cpu!.tmp)),
+      } : undefined);
+      const side = (xs: Sample[]): string => `${median(xs.map((x) => x.rate)).toFixed(0)}/s p50=${median(xs.map((x) => x.p50)).toFixed(1)}ms p99=${median(xs.map((x) => x.p99)).toFixed(1)}ms${fmtCpu(cpu(xs))}`;
       console.log(`  ${scenario.name.padEnd(48)} ratio ${ratio.toFixed(2).padStart(6)}  (target ${scenario.target})  flowgate ${side(flowgate)} | raw ${side(rawSamples)}`);
     }
 

@@ -82,6 +82,44 @@ describe('the gateway fast path', function () {
     assert.equal(triggered.status, 401);
   });
 
+  it('answers every poll of a finished run with the same JSON status body and ETag (304 on If-None-Match), and results whose links open', async () => {
+    const p = await publishWorkflow(fg, hello);
+    const done = await trigger(fg, p, { who: 'kept' }, { 'x-api-wait': 'true' });
+    assert.equal(done.status, 200);
+    const base = `/ext/webhook/${p.apiKey}/runs/${p.workflowId}/${done.headers.get('X-Pf-Run-Id') ?? ''}`;
+    const polls = [await fg.request(`${base}/status`), await fg.request(`${base}/status`)];
+    const texts: string[] = [];
+    for (const poll of polls) {
+      assert.equal(poll.status, 200);
+      assert.equal(poll.headers.get('content-type'), 'application/json; charset=utf-8');
+      assert.equal(poll.headers.get('cache-control'), 'no-cache');
+      const text = await poll.text();
+      assert.equal(poll.headers.get('content-length'), String(Buffer.byteLength(text)));
+      texts.push(text);
+    }
+    assert.equal(texts[1], texts[0]);
+    assert.equal((JSON.parse(texts[0]!) as { status: string }).status, 'COMPLETE');
+    const etag = polls[0]!.headers.get('etag') ?? '';
+    assert.match(etag, /^"[A-Za-z0-9_-]{32}"$/);
+    assert.equal(polls[1]!.headers.get('etag'), etag);
+    assert.equal((await fg.request(`${base}/status`, { headers: { 'If-None-Match': etag } })).status, 304);
+    const head = await fg.request(`${base}/status`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('etag'), etag);
+
+    for (let i = 0; i < 2; i++) {
+      const results = await fg.request(`${base}/results`);
+      assert.equal(results.status, 200);
+      assert.equal(results.headers.get('content-type'), 'application/json; charset=utf-8');
+      assert.equal(results.headers.get('cache-control'), 'no-store');
+      const body = (await results.json()) as { status: string; results: { resultUrls: Record<string, { url: string }> }[] };
+      assert.equal(body.status, 'COMPLETE');
+      const file = await fetch(body.results[0]?.resultUrls['output.txt']?.url ?? '');
+      assert.equal(file.status, 200);
+      assert.equal(await file.text(), 'hello kept');
+    }
+  });
+
   it('answers 400 to a body nested 5,000 levels deep on every JSON surface', async () => {
     const p = await publishWorkflow(fg, hello);
     const deep = nested(5000);

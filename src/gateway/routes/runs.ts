@@ -58,6 +58,12 @@ export function watcherOf(deps: GatewayDeps): RunWatcher {
 /** Triggers and published versions never change, so neither does a run's designated output. */
 const CACHED_DESIGNATED_OUTPUTS = 10_000;
 
+/** A final view's results body as sent, good while its links' expiry (`exp`, whole seconds) is the same. */
+interface SerializedResults {
+  exp: string;
+  json: Buffer;
+}
+
 export function runRoutes(deps: GatewayDeps): Router {
   const router = new Router({ prefix: '/ext/webhook/:apiKey/runs/:automationId/:runId' });
   // `null`: no designated output (the cache keeps no undefined).
@@ -85,12 +91,25 @@ export function runRoutes(deps: GatewayDeps): Router {
     });
   });
 
+  // Results of a closed run change only with their links' expiry: within one second every poll
+  // gets the same signed links, so the body is built and serialized at most once a second per run.
+  // Keyed by the view the finished-run cache shares; an entry goes with its view.
+  const finalResults = new WeakMap<RunView, SerializedResults>();
   router.get('/results', async (ctx) => {
     const view = await visibleRun(ctx, deps);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = resultsBody(view, await designatedOf(view), {
-      blobs: deps.blobs, signer: deps.signer, resultUrlTtlSeconds: deps.config.resultUrlTtlSeconds,
-    });
+    const exp = deps.signer.expiry(deps.config.resultUrlTtlSeconds);
+    let serialized = view.final ? finalResults.get(view) : undefined;
+    if (serialized?.exp !== exp) {
+      const body = resultsBody(view, await designatedOf(view), {
+        blobs: deps.blobs, signer: deps.signer, resultUrlTtlSeconds: deps.config.resultUrlTtlSeconds,
+      });
+      serialized = { exp, json: Buffer.from(JSON.stringify(body)) };
+      // (not kept when the second turned while signing: its links may carry either expiry)
+      if (view.final && !view.callback && deps.signer.expiry(deps.config.resultUrlTtlSeconds) === exp) finalResults.set(view, serialized);
+    }
+    ctx.set('Content-Type', 'application/json; charset=utf-8');
+    ctx.body = serialized.json;
   });
   return router;
 }
