@@ -136,7 +136,8 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     await ensureSearchAttributes(client, temporal.namespace);
 
     const blobs = createFileBlobStore(path.join(config.dataDir, 'blobs'));
-    const key = await signingKey(config.dataDir);
+    const key = await signingKey(config.dataDir, config.signingKey);
+    if (config.role !== 'all') warnAboutLocalSecrets(config, log);
     // Links handed out by tools carry the public URL, known only once the gateway listens (port 0).
     let publicSigner = createSigner(key, config.publicUrl ?? '');
     // the organization's custom servers are listed by the catalog they need the services of
@@ -251,6 +252,20 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * A gateway or worker replica that keeps its keys in its own data dir cannot check the links and
+ * tokens another replica signed, nor open the credentials it sealed, unless they share that dir.
+ */
+function warnAboutLocalSecrets(config: Readonly<Config>, log: Logger): void {
+  const local = [
+    config.signingKey === undefined ? 'FLOWGATE_SIGNING_KEY' : undefined,
+    config.connectionKey === undefined ? 'FLOWGATE_CONNECTION_KEY' : undefined,
+    config.role === 'gateway' && config.adminToken === undefined ? 'FLOWGATE_ADMIN_TOKEN' : undefined,
+  ].filter((name) => name !== undefined);
+  if (local.length === 0) return;
+  log.warn(`${local.join(', ')} unset: this ${config.role} uses the one in its data dir (${config.dataDir}); replicas that do not share that dir must all be given the same value`);
 }
 
 function hostUrl(host: string, port: number): string {
