@@ -10,6 +10,7 @@ import { createCallAgentTool } from './agent-tool-call';
 import { createPostCallback, type CallbackDependencies } from './callback';
 import { createRenderValue } from './render-value';
 import { createResolveTrigger } from './resolve-trigger';
+import { createRetentionActivities } from './retention';
 import { createRecordComposite, createRecordStep, createRunStep, type StepDependencies } from './run-step';
 
 export type ActivityDependencies = StepDependencies & Omit<CallbackDependencies, 'allowPrivateNetwork'> & {
@@ -20,6 +21,8 @@ export type ActivityDependencies = StepDependencies & Omit<CallbackDependencies,
   llm?: Readonly<Config['llm']>;
   /** the tool catalog agents list their tools from (the dispatcher) */
   catalog?: ToolCatalogView;
+  /** what the retention sweep deletes; unset or disabled: the sweep's activities delete nothing */
+  retention?: Readonly<Config['retention']>;
 };
 
 export function createActivities(deps: ActivityDependencies) {
@@ -32,6 +35,7 @@ export function createActivities(deps: ActivityDependencies) {
     ...createAgentInvocationActivities({ registry: deps.registry, blobs: deps.blobs, llm: deps.llm ?? { timeoutMs: 120_000 }, catalog: deps.catalog }),
     callAgentTool: createCallAgentTool(deps),
     postCallback: createPostCallback(deps),
+    ...createRetentionActivities(deps),
   };
 }
 

@@ -3,7 +3,7 @@
  * the data dir; every write goes to a temporary file renamed into place, so no reader ever sees a
  * half-written file. Keys are relative paths of safe segments chosen by flowgate, never by callers.
  */
-import { createReadStream, promises as fs } from 'node:fs';
+import { createReadStream, promises as fs, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
@@ -11,6 +11,22 @@ import { pipeline } from 'node:stream/promises';
 
 export interface BlobInfo {
   size: number;
+}
+
+export interface BlobStat {
+  size: number;
+  /** when the blob was last written (the retention sweep ages blobs from this) */
+  modified: Date;
+}
+
+export interface BlobEntry extends BlobStat {
+  key: string;
+}
+
+export interface PresignOptions {
+  expiresInSeconds: number;
+  contentType?: string;
+  contentDisposition?: string;
 }
 
 export interface BlobStore {
@@ -21,9 +37,23 @@ export interface BlobStore {
    */
   putStream(key: string, source: Readable): Promise<BlobInfo>;
   /** undefined when there is no such blob */
-  open(key: string): Promise<{ stream: Readable; size: number } | undefined>;
+  open(key: string): Promise<{ stream: Readable; size: number; modified: Date } | undefined>;
   read(key: string): Promise<Buffer | undefined>;
+  /** undefined when there is no such blob */
+  stat(key: string): Promise<BlobStat | undefined>;
+  /** Removing a blob that is not there is no error. */
   remove(key: string): Promise<void>;
+  /** Every blob whose key starts with `prefix`: '' or a folder ending in '/' (`attachments/`). */
+  list(prefix: string): AsyncIterable<BlobEntry>;
+  /**
+   * Removes what interrupted writes left behind, if older than `before`: temporary files of a
+   * killed process, incomplete multipart uploads, empty folders. Returns how many it removed.
+   */
+  removeStale(before: Date): Promise<number>;
+  /** A URL the object store itself serves the blob at (S3 stores only): the `redirect` download mode. */
+  presign?(key: string, options: PresignOptions): Promise<string>;
+  /** Releases connections (S3 stores). */
+  close?(): void;
 }
 
 const SAFE_KEY = /^[A-Za-z0-9_-][A-Za-z0-9._-]*(\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$/;
@@ -103,7 +133,7 @@ export function createFileBlobStore(root: string): BlobStore {
       try {
         const stat = await fs.stat(file);
         if (!stat.isFile()) return undefined;
-        return { stream: createReadStream(file), size: stat.size };
+        return { stream: createReadStream(file), size: stat.size, modified: stat.mtime };
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
         throw err;
@@ -117,10 +147,81 @@ export function createFileBlobStore(root: string): BlobStore {
         throw err;
       }
     },
+    async stat(key) {
+      try {
+        const stat = await fs.stat(resolve(key));
+        return stat.isFile() ? { size: stat.size, modified: stat.mtime } : undefined;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw err;
+      }
+    },
     async remove(key) {
       const file = resolve(key);
       await fs.rm(file, { force: true });
       await removeIfEmpty(path.dirname(file), root);
     },
+    async *list(prefix) {
+      if (prefix !== '' && !prefix.endsWith('/')) throw new Error(`a blob listing prefix is a folder ending in '/': ${JSON.stringify(prefix)}`);
+      const start = prefix === '' ? root : resolve(prefix.slice(0, -1));
+      for await (const file of walk(start)) {
+        if (file.name.endsWith('.partial')) continue;
+        const stat = await fs.stat(file.path).catch(() => undefined);
+        if (!stat?.isFile()) continue; // removed meanwhile
+        yield { key: path.relative(root, file.path).split(path.sep).join('/'), size: stat.size, modified: stat.mtime };
+      }
+    },
+    async removeStale(before) {
+      let removed = 0;
+      for await (const file of walk(root)) {
+        if (!file.name.endsWith('.partial')) continue;
+        const stat = await fs.stat(file.path).catch(() => undefined);
+        if (stat && stat.mtime < before) {
+          await fs.rm(file.path, { force: true });
+          removed++;
+        }
+      }
+      return removed + await removeEmptyFolders(root, root);
+    },
   };
+}
+
+/** Every file under `dir` (none when it does not exist), depth first. */
+async function* walk(dir: string): AsyncIterable<{ path: string; name: string }> {
+  let entries: Dirent[];
+  try {
+    entries = await fs.readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return;
+    throw err;
+  }
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) yield* walk(full);
+    else if (entry.isFile()) yield { path: full, name: entry.name };
+  }
+}
+
+/** Removes the empty folders under `dir` (bottom up; `root` itself stays). A write racing this recreates its folder (openTemp). */
+async function removeEmptyFolders(dir: string, root: string): Promise<number> {
+  let removed = 0;
+  let entries: Dirent[];
+  try {
+    entries = await fs.readdir(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    if (entry.isDirectory()) removed += await removeEmptyFolders(path.join(dir, entry.name), root);
+  }
+  if (dir !== root) {
+    try {
+      await fs.rmdir(dir);
+      removed++;
+    } catch {
+      // not empty, or gone: either way nothing to do
+    }
+  }
+  return removed;
 }

@@ -76,6 +76,19 @@ const EnvSchema = z.object({
   OTEL_EXPORTER_OTLP_TRACES_HEADERS: z.string().optional(),
   OTEL_SERVICE_NAME: z.string().min(1).default('flowgate'),
   OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
+  FLOWGATE_BLOB_STORE: z.string().regex(/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/[A-Za-z0-9._-]+)*\/?$/, 'must be s3://bucket or s3://bucket/prefix (unset: the data dir)').optional(),
+  FLOWGATE_S3_ENDPOINT: z.url().optional(),
+  FLOWGATE_S3_REGION: z.string().min(1).optional(),
+  AWS_REGION: z.string().min(1).optional(),
+  AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  AWS_SESSION_TOKEN: z.string().min(1).optional(),
+  AWS_DEFAULT_REGION: z.string().min(1).optional(),
+  FLOWGATE_S3_FORCE_PATH_STYLE: bool.default(false),
+  FLOWGATE_S3_DOWNLOADS: z.enum(['proxy', 'redirect']).default('proxy'),
+  FLOWGATE_RETENTION: z.enum(['on', 'off']).default('on'),
+  FLOWGATE_RETENTION_STEP_FILES_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
+  FLOWGATE_RETENTION_FINISHED_RUNS_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(0).max(600_000).default(5000),
 });
 
@@ -109,6 +122,24 @@ function tracingConfig(e: z.infer<typeof EnvSchema>): Config['tracing'] {
     headers: { ...keyValueList(e.OTEL_EXPORTER_OTLP_HEADERS, 'OTEL_EXPORTER_OTLP_HEADERS'), ...keyValueList(e.OTEL_EXPORTER_OTLP_TRACES_HEADERS, 'OTEL_EXPORTER_OTLP_TRACES_HEADERS') },
     resourceAttributes: keyValueList(e.OTEL_RESOURCE_ATTRIBUTES, 'OTEL_RESOURCE_ATTRIBUTES'),
     scheduledDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
+  };
+}
+
+function blobStoreConfig(e: z.infer<typeof EnvSchema>, dataDir: string): Config['blobStore'] {
+  if (!e.FLOWGATE_BLOB_STORE) {
+    const s3Only = (['FLOWGATE_S3_ENDPOINT', 'FLOWGATE_S3_REGION'] as const).filter((name) => e[name] !== undefined);
+    if (s3Only.length > 0) throw new ConfigError(`invalid configuration: ${s3Only.join(', ')}: set FLOWGATE_BLOB_STORE=s3://bucket too`);
+    return { kind: 'local', root: path.join(dataDir, 'blobs') };
+  }
+  const [bucket = '', ...rest] = e.FLOWGATE_BLOB_STORE.slice('s3://'.length).replace(/\/+$/, '').split('/');
+  return {
+    kind: 's3', bucket, prefix: rest.join('/'), endpoint: e.FLOWGATE_S3_ENDPOINT,
+    region: e.FLOWGATE_S3_REGION ?? e.AWS_REGION ?? e.AWS_DEFAULT_REGION ?? 'us-east-1',
+    forcePathStyle: e.FLOWGATE_S3_FORCE_PATH_STYLE, downloads: e.FLOWGATE_S3_DOWNLOADS,
+    spoolDir: path.join(dataDir, 'spool'),
+    ...(e.AWS_ACCESS_KEY_ID && e.AWS_SECRET_ACCESS_KEY
+      ? { credentials: { accessKeyId: e.AWS_ACCESS_KEY_ID, secretAccessKey: e.AWS_SECRET_ACCESS_KEY, ...(e.AWS_SESSION_TOKEN ? { sessionToken: e.AWS_SESSION_TOKEN } : {}) } }
+      : {}),
   };
 }
 
@@ -190,6 +221,19 @@ export interface Config {
     /** host:port where the Temporal SDK's core serves its own Prometheus metrics; unset: not served */
     temporalAddress?: string;
   };
+  /**
+   * Where attachments and step files live: the data dir (`local`), or an S3-compatible bucket.
+   * `downloads`: `/files/...` streams the object through the gateway (proxy) or answers 302 to a
+   * presigned URL of the object store (redirect).
+   */
+  blobStore: { kind: 'local'; root: string } | {
+    kind: 's3'; bucket: string; prefix: string; endpoint?: string; region: string; forcePathStyle: boolean;
+    downloads: 'proxy' | 'redirect'; spoolDir: string;
+    /** AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN); unset: the AWS SDK's default credential chain (profile, web identity, instance role) */
+    credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  };
+  /** What the retention sweep (a Temporal Schedule) deletes, and when; enabled false: no sweep. */
+  retention: { enabled: boolean; stepFilesDays: number; finishedRunsDays: number };
   /** OpenTelemetry traces; undefined: off */
   tracing?: {
     tracesUrl: string;
@@ -256,6 +300,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       ...(e.FLOWGATE_REDIS_URL ? { shared: { kind: 'redis', url: e.FLOWGATE_REDIS_URL } } : e.DATABASE_URL ? { shared: { kind: 'postgres', url: e.DATABASE_URL } } : {}),
     },
     metrics: { port: e.FLOWGATE_METRICS_PORT, host: e.FLOWGATE_METRICS_HOST ?? e.HOST, temporalAddress: e.FLOWGATE_TEMPORAL_METRICS_ADDRESS },
+    blobStore: blobStoreConfig(e, dataDir),
+    retention: { enabled: e.FLOWGATE_RETENTION === 'on', stepFilesDays: e.FLOWGATE_RETENTION_STEP_FILES_DAYS, finishedRunsDays: e.FLOWGATE_RETENTION_FINISHED_RUNS_DAYS },
     tracing: tracingConfig(e),
   };
   if ((e.TEMPORAL_TLS_CERT_FILE === undefined) !== (e.TEMPORAL_TLS_KEY_FILE === undefined)) {

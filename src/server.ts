@@ -15,7 +15,9 @@ import { installRuntimeLogger } from '../temporal/runtime';
 import { createWorker } from '../temporal/worker';
 import { AgentService } from './agents/service';
 import { createApprovalLinks } from './approval-links';
-import { createFileBlobStore } from './blob-store';
+import { openBlobStore } from './open-blob-store';
+import { retentionMs } from './retention/policy';
+import { ensureRetentionSchedule } from './retention/schedule';
 import type { Config } from './config';
 import { generatedAdminToken, signingKey } from './data-dir';
 import { createApp } from './gateway/app';
@@ -135,11 +137,16 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     cleanups.push(() => client.connection.close());
     await ensureSearchAttributes(client, temporal.namespace);
 
-    const blobs = createFileBlobStore(path.join(config.dataDir, 'blobs'));
+    const blobs = openBlobStore(config);
+    cleanups.push(async () => blobs.close?.());
+    // Idempotent from every replica; with retention off it removes the schedule instead.
+    await ensureRetentionSchedule(client, { taskQueue: temporal.taskQueue, enabled: config.retention.enabled, log });
     const key = await signingKey(config.dataDir, config.signingKey);
     if (config.role !== 'all') warnAboutLocalSecrets(config, log);
     // Links handed out by tools carry the public URL, known only once the gateway listens (port 0).
-    let publicSigner = createSigner(key, config.publicUrl ?? '');
+    // A link never outlives its blob: no longer than the blob's family is kept (src/retention/policy.ts).
+    const signerOptions = { maxTtlSeconds: (k: string) => linkBound(k, config.retention) };
+    let publicSigner = createSigner(key, config.publicUrl ?? '', Date.now, signerOptions);
     // the organization's custom servers are listed by the catalog they need the services of
     const assembled: { dispatcher?: ToolDispatcher } = {};
     const customServers = new CustomServers({
@@ -172,7 +179,8 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
         connection: workerConnection, namespace: temporal.namespace, taskQueue: temporal.taskQueue,
         maxCachedWorkflows: config.temporal.maxCachedWorkflows,
         deps: { blobs, tools, registry, allowPrivateNetwork: config.allowPrivateNetwork, maxChainDepth: config.maxChainDepth,
-          llm: config.llm, catalog: tools, webhookSecrets, signer: toolSigner, resultUrlTtlSeconds: config.resultUrlTtlSeconds },
+          llm: config.llm, catalog: tools, webhookSecrets, signer: toolSigner, resultUrlTtlSeconds: config.resultUrlTtlSeconds,
+          retention: config.retention },
         metrics, tracing,
       });
       const done = worker.run().catch((err: unknown) => log.error('worker stopped with an error', { error: err }));
@@ -207,7 +215,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     const publicUrl = config.publicUrl ?? url;
-    publicSigner = createSigner(key, publicUrl);
+    publicSigner = createSigner(key, publicUrl, Date.now, signerOptions);
     const { perMinute, burst, shared } = config.rateLimit;
     let rateLimit: SharedRateLimit | undefined;
     if (perMinute > 0 && shared) {
@@ -266,6 +274,12 @@ function warnAboutLocalSecrets(config: Readonly<Config>, log: Logger): void {
   ].filter((name) => name !== undefined);
   if (local.length === 0) return;
   log.warn(`${local.join(', ')} unset: this ${config.role} uses the one in its data dir (${config.dataDir}); replicas that do not share that dir must all be given the same value`);
+}
+
+function linkBound(key: string, retention: Config['retention']): number | undefined {
+  if (!retention.enabled) return undefined;
+  const period = retentionMs(key, retention);
+  return period === undefined ? undefined : Math.floor(period / 1000);
 }
 
 function hostUrl(host: string, port: number): string {

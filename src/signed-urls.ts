@@ -5,17 +5,32 @@
 import { hmac, safeEqual } from './secrets';
 
 export interface SignedUrlSigner {
-  /** `name` becomes the download's file name, `type` its Content-Type; both are signed. */
-  sign(key: string, ttlSeconds: number, options?: { name?: string; type?: string }): string;
+  /**
+   * `name` becomes the download's file name, `type` its Content-Type; both are signed. `notAfter`
+   * (ms since the epoch): the link expires then at the latest (when its blob is deleted).
+   */
+  sign(key: string, ttlSeconds: number, options?: { name?: string; type?: string; notAfter?: number }): string;
   verify(key: string, params: { exp?: string; sig?: string; name?: string; type?: string }): 'ok' | 'expired' | 'invalid';
 }
 
-export function createSigner(secret: Buffer, publicUrl: string, now: () => number = Date.now): SignedUrlSigner {
+export interface SignerOptions {
+  /**
+   * The longest a link to `key` may live (the retention period of its family): a link is never
+   * signed for longer than its blob is kept. undefined: no bound.
+   */
+  maxTtlSeconds?: (key: string) => number | undefined;
+}
+
+export function createSigner(secret: Buffer, publicUrl: string, now: () => number = Date.now, signerOptions: SignerOptions = {}): SignedUrlSigner {
   // JSON keeps the fields apart whatever they contain, so text cannot move from one to another.
   const payload = (key: string, exp: string, name: string, type: string): string => JSON.stringify(['files', key, exp, name, type]);
   return {
     sign(key, ttlSeconds, options = {}) {
-      const exp = String(Math.floor(now() / 1000) + ttlSeconds);
+      const nowSeconds = Math.floor(now() / 1000);
+      const longest = signerOptions.maxTtlSeconds?.(key);
+      let expSeconds = nowSeconds + (longest === undefined ? ttlSeconds : Math.min(ttlSeconds, longest));
+      if (options.notAfter !== undefined) expSeconds = Math.min(expSeconds, Math.floor(options.notAfter / 1000));
+      const exp = String(expSeconds);
       const name = options.name ?? '';
       const type = options.type ?? '';
       const query = new URLSearchParams({ exp });

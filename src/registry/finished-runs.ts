@@ -33,4 +33,15 @@ export class FinishedRunStore {
       .onConflict((oc) => oc.column('run_id').doNothing())
       .execute();
   }
+
+  /**
+   * Deletes up to `limit` rows written before `cutoff` (ISO 8601 UTC, compared as text: every
+   * created_at is written by nowIso in the same format). Returns how many went.
+   */
+  async removeOlderThan(cutoff: string, limit: number): Promise<number> {
+    const result = await this.db.deleteFrom('finished_runs')
+      .where('run_id', 'in', (qb) => qb.selectFrom('finished_runs').select('run_id').where('created_at', '<', cutoff).limit(limit))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
 }

@@ -252,6 +252,17 @@ const triggerSchedules: Migration = {
   },
 };
 
+/** The retention sweep deletes finished_runs rows by age (src/retention/sweep.ts). */
+const finishedRunsAge: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createIndex('finished_runs_created_at_idx').on('finished_runs').column('created_at').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropIndex('finished_runs_created_at_idx').ifExists().execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
@@ -261,6 +272,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0006-finished-runs': finishedRuns,
   '0007-trigger-state-webhooks': triggerStateAndWebhooks,
   '0008-trigger-schedules': triggerSchedules,
+  '0009-finished-runs-age': finishedRunsAge,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

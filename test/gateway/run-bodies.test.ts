@@ -45,7 +45,7 @@ function countingStore(inner: BlobStore): BlobStore & { bytesStreamed: number } 
       });
       opened.stream.on('error', (err) => counter.destroy(err));
       counter.on('close', () => opened.stream.destroy());
-      return { stream: opened.stream.pipe(counter), size: opened.size };
+      return { stream: opened.stream.pipe(counter), size: opened.size, modified: opened.modified };
     },
   };
   return store;
