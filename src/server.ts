@@ -263,17 +263,19 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
 }
 
 /**
- * A gateway or worker replica that keeps its keys in its own data dir cannot check the links and
- * tokens another replica signed, nor open the credentials it sealed, unless they share that dir.
+ * A gateway or worker replica that keeps its keys or blobs in its own data dir cannot check the links
+ * and tokens another replica signed, open the credentials it sealed or read the files it stored,
+ * unless they share that dir.
  */
 function warnAboutLocalSecrets(config: Readonly<Config>, log: Logger): void {
   const local = [
     config.signingKey === undefined ? 'FLOWGATE_SIGNING_KEY' : undefined,
     config.connectionKey === undefined ? 'FLOWGATE_CONNECTION_KEY' : undefined,
     config.role === 'gateway' && config.adminToken === undefined ? 'FLOWGATE_ADMIN_TOKEN' : undefined,
+    config.blobStore.kind === 'local' ? 'FLOWGATE_BLOB_STORE' : undefined,
   ].filter((name) => name !== undefined);
   if (local.length === 0) return;
-  log.warn(`${local.join(', ')} unset: this ${config.role} uses the one in its data dir (${config.dataDir}); replicas that do not share that dir must all be given the same value`);
+  log.warn(`${local.join(', ')} unset: this ${config.role} keeps that in its data dir (${config.dataDir}); replicas that do not share that dir must all be given the same value`);
 }
 
 function linkBound(key: string, retention: Config['retention']): number | undefined {

@@ -40,10 +40,9 @@ export function replicaSecrets(): { FLOWGATE_SIGNING_KEY: string; FLOWGATE_CONNE
  * in a fresh data dir (or `dataDir`, to share one with an in-process flowgate), a gateway on a free
  * port; resolves once it listens or polls.
  */
-export async function startReplica(role: Role, env: Record<string, string>, options: { dataDir?: string; prepare?: (dataDir: string) => void } = {}): Promise<Replica> {
+export async function startReplica(role: Role, env: Record<string, string>, options: { dataDir?: string } = {}): Promise<Replica> {
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), `flowgate-${role}-`));
-  options.prepare?.(dataDir);
   const child = startMain({ PORT: '0', ...env, FLOWGATE_ROLE: role, FLOWGATE_DATA_DIR: dataDir });
   const removeDir = (): void => {
     if (ownDir) rmSync(dataDir, { recursive: true, force: true });
