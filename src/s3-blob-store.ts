@@ -61,7 +61,8 @@ export function createS3Client(options: Pick<S3BlobStoreOptions, 'endpoint' | 'r
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-    ...(options.credentials ? { credentials: options.credentials } : {}),
+    // A copy: the SDK marks the credentials object it is given ($source), and the configuration's is frozen.
+    ...(options.credentials ? { credentials: { ...options.credentials } } : {}),
   };
   return new S3Client(config);
 }

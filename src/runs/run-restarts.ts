@@ -47,6 +47,8 @@ export interface RunRestartDeps {
   signer: SignedUrlSigner;
   runs: RunService;
   triggers: TriggerService;
+  /** when a blob written at `modified` is deleted (ms since the epoch); undefined: never (retention off) */
+  blobExpiry?: (key: string, modified: Date) => number | undefined;
 }
 
 function refusal(code: RestartRefusalCode, message: string): RestartRefusal {
@@ -146,10 +148,14 @@ export class RunRestarts {
     const key = at < 0 ? undefined : decodeFileKey(url.pathname.slice(at + '/files/'.length));
     if (!key) return { ok: true, attachment };
     const opened = await this.deps.blobs.open(key);
-    if (!opened) return refusal('INPUTS_GONE', `attachment ${String(record.filename)} of the earlier run is no longer stored`);
-    opened.stream.destroy();
+    opened?.stream.destroy();
+    // A re-signed link ends when the original call's file does (24 hours after that call).
+    const notAfter = opened && this.deps.blobExpiry?.(key, opened.modified);
+    if (!opened || (notAfter !== undefined && notAfter <= Date.now())) {
+      return refusal('INPUTS_GONE', `attachment ${String(record.filename)} of the earlier run is no longer stored`);
+    }
     const name = url.searchParams.get('name') ?? undefined;
     const type = url.searchParams.get('type') ?? undefined;
-    return { ok: true, attachment: { ...record, url: this.deps.signer.sign(key, ATTACHMENT_LINK_TTL_SECONDS, { name, type }) } };
+    return { ok: true, attachment: { ...record, url: this.deps.signer.sign(key, ATTACHMENT_LINK_TTL_SECONDS, { name, type, notAfter }) } };
   }
 }

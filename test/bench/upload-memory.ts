@@ -84,7 +84,9 @@ async function main(): Promise<void> {
     });
     await new Promise((resolve) => setTimeout(resolve, 1000));
     for (const mode of ['one-request', 'concurrent-requests', 'one-request']) await measure(url, key, mode);
-    console.log(`stored: ${execFileSync('du', ['-sh', path.join(dataDir, 'blobs', 'attachments')]).toString().trim()}`);
+    // FLOWGATE_BLOB_STORE=s3://… (with FLOWGATE_S3_* and AWS_* set) measures the S3 store instead.
+    if (config.blobStore.kind === 'local') console.log(`stored: ${execFileSync('du', ['-sh', path.join(dataDir, 'blobs', 'attachments')]).toString().trim()}`);
+    else console.log(`stored in s3://${config.blobStore.bucket}/${config.blobStore.prefix}`);
   } finally {
     await fg.stop();
     rmSync(dataDir, { recursive: true, force: true });

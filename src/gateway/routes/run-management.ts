@@ -6,6 +6,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { expiresAt } from '../../retention/policy';
 import { RunRestarts, type RestartRefusal, type RestartRefusalCode } from '../../runs/run-restarts';
 import { TriggerService } from '../../runs/trigger-service';
 import { requireAdmin } from '../auth';
@@ -32,7 +33,11 @@ function refused(refusal: RestartRefusal): HttpError {
 export function runManagementRoutes(deps: GatewayDeps): Router {
   const router = new Router({ prefix: '/api/v1' });
   router.use(requireAdmin({ registry: deps.registry }), jsonBody());
-  const restarts = new RunRestarts({ registry: deps.registry, blobs: deps.blobs, signer: deps.signer, runs: deps.runs, triggers: new TriggerService(deps) });
+  const { retention } = deps.config;
+  const restarts = new RunRestarts({
+    registry: deps.registry, blobs: deps.blobs, signer: deps.signer, runs: deps.runs, triggers: new TriggerService(deps),
+    blobExpiry: (key, modified) => (retention.enabled ? expiresAt(key, modified, retention) : undefined),
+  });
 
   const setDisabled = (disabled: boolean) => async (ctx: Context): Promise<void> => {
     const trigger = await deps.registry.triggers.setDisabled(admin(ctx).orgId, ctx.params.id ?? '', disabled);
