@@ -256,8 +256,8 @@ async function waitForEnd(gateway: string, call: Call, workflowId: string): Prom
       await stream.arrayBuffer();
       await sleep(Number(stream.headers.get('Retry-After') ?? '1') * 1000);
     } else {
-      assert.equal(stream.status, 200, `status stream of call ${call.index}: ${stream.status} ${await stream.text()}`);
-      await stream.text(); // ends when the run has ended
+      const events = await stream.text(); // ends when the run has ended
+      assert.equal(stream.status, 200, `status stream of call ${call.index}: ${events}`);
     }
     const { body } = await limited(() => fetch(`${base}/status`), deadline);
     const status = body as { status: string };

@@ -1,7 +1,8 @@
 /**
  * A round-robin HTTP load balancer on loopback, as operators put in front of gateway replicas: the
- * address every replica hands out (FLOWGATE_PUBLIC_URL). A backend that refuses the connection (a
- * killed gateway) is skipped for a request without a body; the backends can change while it runs.
+ * address every replica hands out (FLOWGATE_PUBLIC_URL). A request without a body that a backend
+ * refuses or drops before answering (a killed gateway) goes to the next one; the backends can
+ * change while it runs.
  */
 import http from 'node:http';
 import { listenOnLoopback, type LoopbackServer } from './loopback';
@@ -23,11 +24,19 @@ export async function startLoadBalancer(initial: readonly string[], options: Loa
   let next = 0;
   const forwarded: Record<string, number> = {};
   const server = http.createServer((req, res) => {
+    const { delay } = options;
+    if (delay && (req.url ?? '').startsWith(delay.pathPrefix)) setTimeout(() => forward(req, res), delay.ms);
+    else forward(req, res);
+  });
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     // a body can be sent once only: only requests without one move on to another backend
     const retryable = req.method === 'GET' || req.method === 'HEAD';
-    const tries = retryable ? backends.length : 1;
+    // this request's own order: the next backend in turn, then the others once each
+    const order = backends.map((_, i) => backends[(next + i) % backends.length]!);
+    next += 1;
+    const tries = retryable ? order.length : Math.min(1, order.length);
     const attempt = (left: number): void => {
-      const backend = backends[next++ % backends.length];
+      const backend = order[tries - left];
       if (backend === undefined || left === 0) {
         res.writeHead(502, { 'Content-Type': 'text/plain' }).end('no backend answered\n');
         return;
@@ -38,10 +47,11 @@ export async function startLoadBalancer(initial: readonly string[], options: Loa
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       });
-      upstream.on('error', (err: NodeJS.ErrnoException) => {
+      upstream.on('error', (err: Error) => {
         if (res.headersSent) {
           res.destroy(err);
-        } else if (err.code === 'ECONNREFUSED' && retryable) {
+        } else if (retryable) {
+          // refused, or dropped before it answered (a killed gateway): like nginx's proxy_next_upstream
           attempt(left - 1);
         } else {
           res.writeHead(502, { 'Content-Type': 'text/plain' }).end(`backend ${backend}: ${err.message}\n`);
@@ -50,10 +60,8 @@ export async function startLoadBalancer(initial: readonly string[], options: Loa
       if (retryable) upstream.end();
       else req.pipe(upstream);
     };
-    const { delay } = options;
-    if (delay && (req.url ?? '').startsWith(delay.pathPrefix)) setTimeout(() => attempt(tries), delay.ms);
-    else attempt(tries);
-  });
+    attempt(tries);
+  };
   const listening = await listenOnLoopback(server);
   return {
     ...listening,

@@ -40,7 +40,7 @@ export function replicaSecrets(): { FLOWGATE_SIGNING_KEY: string; FLOWGATE_CONNE
  * in a fresh data dir (or `dataDir`, to share one with an in-process flowgate), a gateway on a free
  * port; resolves once it listens or polls.
  */
-export async function startReplica(role: Role, env: Record<string, string>, options: { dataDir?: string } = {}): Promise<Replica> {
+export async function startReplica(role: Role, env: Record<string, string>, options: { dataDir?: string; startTimeoutMs?: number } = {}): Promise<Replica> {
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), `flowgate-${role}-`));
   const child = startMain({ PORT: '0', ...env, FLOWGATE_ROLE: role, FLOWGATE_DATA_DIR: dataDir });
@@ -49,8 +49,10 @@ export async function startReplica(role: Role, env: Record<string, string>, opti
   };
   let url: string | undefined;
   try {
-    if (role === 'gateway') url = (await child.waitForLine(/gateway listening on (\S+)/))[1];
-    else await child.waitForLine(/worker polling task queue/);
+    // a worker bundles the workflow code first: on a loaded machine that alone can take a minute
+    const timeoutMs = options.startTimeoutMs ?? 240_000;
+    if (role === 'gateway') url = (await child.waitForLine(/gateway listening on (\S+)/, timeoutMs))[1];
+    else await child.waitForLine(/worker polling task queue/, timeoutMs);
   } catch (err) {
     child.process.kill('SIGKILL');
     await child.exited;
