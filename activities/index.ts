@@ -8,6 +8,7 @@ import type { Registry } from '../src/registry';
 import { createAgentInvocationActivities, type ToolCatalogView } from './agent-invocation';
 import { createCallAgentTool } from './agent-tool-call';
 import { createPostCallback, type CallbackDependencies } from './callback';
+import { createCodeAgentTaskActivities } from './codeagent-task';
 import { createRenderValue } from './render-value';
 import { createResolveTrigger } from './resolve-trigger';
 import { createRetentionActivities } from './retention';
@@ -36,6 +37,7 @@ export function createActivities(deps: ActivityDependencies) {
     callAgentTool: createCallAgentTool(deps),
     postCallback: createPostCallback(deps),
     ...createRetentionActivities(deps),
+    ...createCodeAgentTaskActivities({ tools: deps.tools }),
   };
 }
 

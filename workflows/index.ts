@@ -3,3 +3,4 @@ export { approvalSignal, decideUpdate, runAutomation, stateQuery } from './run-a
 export { agentStatusQuery, invokeAgent } from './agent-loop';
 export { deliverRunCallback } from './steps/callback';
 export { retentionSweep } from './retention-sweep';
+export { codeAgentTask } from './codeagent-task';
