@@ -5,6 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseSigningKey, SIGNING_KEY_MIN_BYTES } from './data-dir';
 import { parseConnectionKey } from './tools/connection-cipher';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -42,6 +43,8 @@ const EnvSchema = z.object({
   FLOWGATE_ALLOW_PRIVATE_NETWORK: bool.default(false),
   FLOWGATE_TOOLS_BASE_PATH: z.string().regex(/^\/[A-Za-z0-9/_-]*$/).default('/tools'),
   FLOWGATE_SEARCH_URL: z.url().optional(),
+  FLOWGATE_SIGNING_KEY: z.string().refine((v) => parseSigningKey(v) !== undefined,
+    `must be at least ${SIGNING_KEY_MIN_BYTES} bytes: ${SIGNING_KEY_MIN_BYTES * 2} or more hex digits, or base64 (openssl rand -base64 ${SIGNING_KEY_MIN_BYTES})`).optional(),
   FLOWGATE_CONNECTION_KEY: z.string().refine((v) => parseConnectionKey(v) !== undefined, 'must be 32 bytes: 64 hex digits or base64').optional(),
   FLOWGATE_MAX_CHAIN_DEPTH: z.coerce.number().int().min(1).max(100).default(8),
   FLOWGATE_SCHEDULE_RECONCILE_SECONDS: z.coerce.number().int().min(0, 'must be at least 0 (0: only at start)').max(86_400).default(300),
@@ -182,6 +185,11 @@ export interface Config {
   toolsBasePath: string;
   /** a SearXNG-compatible JSON search endpoint; unset: no web-search server */
   searchUrl?: string;
+  /**
+   * signs file links, approval links and runtime tokens (hex or base64, at least 32 bytes, checked
+   * here); unset: generated into <data>/secrets/signing.key
+   */
+  signingKey?: string;
   /** encrypts connection credentials; unset: generated into <data>/secrets/connection.key */
   connectionKey?: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
@@ -281,6 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     allowPrivateNetwork: e.FLOWGATE_ALLOW_PRIVATE_NETWORK,
     toolsBasePath: e.FLOWGATE_TOOLS_BASE_PATH,
     searchUrl: e.FLOWGATE_SEARCH_URL,
+    signingKey: e.FLOWGATE_SIGNING_KEY,
     connectionKey: e.FLOWGATE_CONNECTION_KEY,
     logLevel: e.FLOWGATE_LOG_LEVEL,
     role: e.FLOWGATE_ROLE,

@@ -144,7 +144,8 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     cleanups.push(async () => blobs.close?.());
     // Idempotent from every replica; with retention off it removes the schedule instead.
     await ensureRetentionSchedule(client, { taskQueue: temporal.taskQueue, enabled: config.retention.enabled, log });
-    const key = await signingKey(config.dataDir);
+    const key = await signingKey(config.dataDir, config.signingKey);
+    if (config.role !== 'all') warnAboutLocalSecrets(config, log);
     // Links handed out by tools carry the public URL, known only once the gateway listens (port 0).
     // A link never outlives its blob: no longer than the blob's family is kept (src/retention/policy.ts).
     const signerOptions = { maxTtlSeconds: (k: string) => linkBound(k, config.retention) };
@@ -268,6 +269,22 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * A gateway or worker replica that keeps its keys or blobs in its own data dir cannot check the links
+ * and tokens another replica signed, open the credentials it sealed or read the files it stored,
+ * unless they share that dir.
+ */
+function warnAboutLocalSecrets(config: Readonly<Config>, log: Logger): void {
+  const local = [
+    config.signingKey === undefined ? 'FLOWGATE_SIGNING_KEY' : undefined,
+    config.connectionKey === undefined ? 'FLOWGATE_CONNECTION_KEY' : undefined,
+    config.role === 'gateway' && config.adminToken === undefined ? 'FLOWGATE_ADMIN_TOKEN' : undefined,
+    config.blobStore.kind === 'local' ? 'FLOWGATE_BLOB_STORE' : undefined,
+  ].filter((name) => name !== undefined);
+  if (local.length === 0) return;
+  log.warn(`${local.join(', ')} unset: this ${config.role} keeps that in its data dir (${config.dataDir}); replicas that do not share that dir must all be given the same value`);
 }
 
 function linkBound(key: string, retention: Config['retention']): number | undefined {

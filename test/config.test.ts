@@ -77,6 +77,19 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ TEMPORAL_TLS_KEY_FILE: '/c.key' }), /TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE/);
   });
 
+  it('takes FLOWGATE_SIGNING_KEY as 32 or more bytes in hex or base64, and refuses a shorter one without echoing it', () => {
+    const hex = 'ab'.repeat(32);
+    assert.equal(loadConfig({ FLOWGATE_SIGNING_KEY: hex }).signingKey, hex);
+    assert.equal(loadConfig({}).signingKey, undefined, 'unset: the key file in the data dir');
+    const base64 = Buffer.alloc(48, 7).toString('base64');
+    assert.equal(loadConfig({ FLOWGATE_SIGNING_KEY: base64 }).signingKey, base64);
+    for (const short of ['ab'.repeat(31), Buffer.alloc(31, 9).toString('base64'), 'secret-but-short', 'not a key at all, though long enough to be one!']) {
+      const message = refusal({ FLOWGATE_SIGNING_KEY: short });
+      assert.match(message, /FLOWGATE_SIGNING_KEY: must be at least 32 bytes/);
+      assert.ok(!message.includes(short), 'the refused value is not repeated');
+    }
+  });
+
   it('takes FLOWGATE_RATE_LIMIT_PER_MINUTE=0 as limiting off, and refuses negative or fractional values, naming it', () => {
     assert.equal(loadConfig({ FLOWGATE_RATE_LIMIT_PER_MINUTE: '0' }).rateLimit.perMinute, 0);
     for (const value of ['-1', '1.5', 'many']) {

@@ -6,6 +6,7 @@ import { temporalAddress } from '../setup/root-hooks';
 import { getJson, pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback } from '../support/loopback';
 import { startMain, type Child } from '../support/processes';
+import { startReplica } from '../support/replicas';
 
 /** Counts calls per path; `/slow` answers after a delay. */
 async function countingServer(slowMs: number) {
@@ -35,14 +36,11 @@ describe('a worker crash in the middle of a run', () => {
     await gateway?.stop();
   });
 
-  const startWorker = async (): Promise<Child> => {
-    const child = startMain({
-      FLOWGATE_ROLE: 'worker', TEMPORAL_ADDRESS: temporalAddress(), FLOWGATE_TASK_QUEUE: gateway.taskQueue,
-      FLOWGATE_DATA_DIR: gateway.dataDir, FLOWGATE_ADMIN_TOKEN: gateway.adminToken, FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true',
-    });
-    await child.waitForLine(/worker polling task queue/);
-    return child;
-  };
+  // the worker shares the in-process gateway's data dir: its blobs and keys
+  const startWorker = async (): Promise<Child> => (await startReplica('worker', {
+    TEMPORAL_ADDRESS: temporalAddress(), FLOWGATE_TASK_QUEUE: gateway.taskQueue,
+    FLOWGATE_ADMIN_TOKEN: gateway.adminToken, FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true',
+  }, { dataDir: gateway.dataDir })).child;
 
   it('loses nothing: the killed step runs again on a new worker, finished steps do not, and the run completes', async function () {
     this.timeout(120_000);
