@@ -90,6 +90,8 @@ const HISTORY_LENGTH_BEFORE_FIRST_TASK = 3;
 const QUERY_DEADLINE_MS = 5000;
 /** How long to ask Temporal whether a run exists after its start failed: the caller is waiting. */
 const EXISTS_DEADLINE_MS = 5000;
+/** How long a poll waits for a run whose workflow reported its end to be closed by Temporal. */
+const CLOSING_WAIT_MS = 3000;
 
 /** A run ID derived from the trigger and an Idempotency-Key: the same call twice names the same workflow. */
 export function idempotentRunId(orgId: string, triggerId: string, idempotencyKey: string): string {
@@ -162,24 +164,29 @@ export class RunService {
    * `memo`: the run's memo when the caller started it, so a run that completed needs no describe.
    */
   async waitFor(runId: string, windowMs: number, memo?: RunMemo): Promise<WaitOutcome> {
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), windowMs);
-    let closing: Closing;
-    try {
-      closing = { summary: await this.client.connection.withAbortSignal(abort.signal, () => this.handle(runId).result()) };
-    } catch (err) {
-      if (abort.signal.aborted) return { done: false };
-      if (!(err instanceof WorkflowFailedError)) throw err;
-      closing = { failure: err };
-    } finally {
-      clearTimeout(timer);
-    }
+    const closing = await this.closingWithin(runId, windowMs);
+    if (!closing) return { done: false };
     // The view reuses what result() answered instead of reading the closing event again; with
     // the memo too, a completed run's view needs nothing more from Temporal.
     const view = memo && 'summary' in closing ? completedView(runId, memo, closing.summary) : await this.view(runId, closing);
     if (!view) throw new Error(`run ${runId} vanished after it closed`);
     await this.finished?.remember(view);
     return { done: true, view };
+  }
+
+  /** The run's result or failure once it closes; undefined if it is still open after `windowMs`. */
+  private async closingWithin(runId: string, windowMs: number): Promise<Closing | undefined> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), windowMs);
+    try {
+      return { summary: await this.client.connection.withAbortSignal(abort.signal, () => this.handle(runId).result()) };
+    } catch (err) {
+      if (abort.signal.aborted) return undefined;
+      if (!(err instanceof WorkflowFailedError)) throw err;
+      return { failure: err };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -256,6 +263,13 @@ export class RunService {
         if (historyLength <= HISTORY_LENGTH_BEFORE_FIRST_TASK) return { ...base, status: 'PENDING', steps: stepsFromMemo(memo, 'PENDING'), outcomes: [] };
         const state = await this.queryState(handle);
         if (!state) return { ...base, status: 'RUNNING', steps: stepsFromMemo(memo, 'PENDING'), outcomes: [] };
+        if (!closing && (state.status === 'COMPLETE' || state.status === 'FAILED' || state.status === 'TIMEOUT')) {
+          // The workflow has ended its work but Temporal has not closed it yet (its last task is on
+          // its way): answer from the closed run, so a terminal status is only shown once it is final
+          // and kept (a poll that saw it must find it again without Temporal).
+          const closed = await this.closingWithin(runId, CLOSING_WAIT_MS);
+          if (closed) return this.viewFromTemporal(runId, closed);
+        }
         return { ...base, status: state.status, steps: state.steps, outcomes: state.outcomes, ...(state.waitingOn ? { waitingOn: state.waitingOn } : {}), ...(state.error ? { error: state.error } : {}),
           ...(state.transitions ? { transitions: state.transitions } : {}) };
       }
