@@ -2,3 +2,4 @@
 export { approvalSignal, decideUpdate, runAutomation, stateQuery } from './run-automation';
 export { agentStatusQuery, invokeAgent } from './agent-loop';
 export { deliverRunCallback } from './steps/callback';
+export { runForEachChunk } from './for-each-chunk';
