@@ -124,6 +124,15 @@ describe('large forEach fan-outs run in child workflows (through the trigger sur
     await assert.rejects(fg.client.workflow.getHandle(`${runId}-foreach-1-3`).describe());
   });
 
+  it('refuses more than 10,000 items, failing the step before any chunk starts', async () => {
+    const p = await publishWorkflow(fg, templateFanOut('fan-out-too-many', 10_001, 5));
+    const runId = await start(p);
+    const final = await pollStatus(fg, p, runId, undefined, 60_000);
+    assert.equal(final.status, 'FAILED');
+    assert.match(final.error ?? '', /items has 10001 entries; a forEach takes at most 10000/);
+    await assert.rejects(fg.client.workflow.getHandle(`${runId}-foreach-1-1`).describe());
+  });
+
   it('cancelling the run cancels its chunk in flight', async function () {
     this.timeout(120_000);
     const p = await publishWorkflow(fg, {
