@@ -8,6 +8,7 @@ import type { Registry } from '../src/registry';
 import { createAgentInvocationActivities, type ToolCatalogView } from './agent-invocation';
 import { createCallAgentTool } from './agent-tool-call';
 import { createPostCallback, type CallbackDependencies } from './callback';
+import { createCodeAgentTaskActivities } from './codeagent-task';
 import { createRenderValue } from './render-value';
 import { createResolveTrigger } from './resolve-trigger';
 import { createRecordComposite, createRecordStep, createRunStep, type StepDependencies } from './run-step';
@@ -32,6 +33,7 @@ export function createActivities(deps: ActivityDependencies) {
     ...createAgentInvocationActivities({ registry: deps.registry, blobs: deps.blobs, llm: deps.llm ?? { timeoutMs: 120_000 }, catalog: deps.catalog }),
     callAgentTool: createCallAgentTool(deps),
     postCallback: createPostCallback(deps),
+    ...createCodeAgentTaskActivities({ tools: deps.tools }),
   };
 }
 

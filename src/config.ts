@@ -54,6 +54,8 @@ const EnvSchema = z.object({
   FLOWGATE_AGENT_WAIT_SECONDS: z.coerce.number().int().min(0).max(60, 'must be at most 60 (the contract\'s window)').default(50),
   FLOWGATE_LIVE_POLL_MS: z.coerce.number().int().min(100).max(10_000).default(500),
   FLOWGATE_TASKS_PAGE_SIZE: z.coerce.number().int().min(1).max(500).default(50),
+  // a task's longest ttl (and the ttl of one that asks for none): 7 days; at most a year
+  FLOWGATE_TASKS_MAX_TTL_SECONDS: z.coerce.number().int().min(1).max(365 * 24 * 3600).default(7 * 24 * 3600),
   FLOWGATE_ROLE: z.enum(['all', 'gateway', 'worker']).default('all'),
   FLOWGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   FLOWGATE_CACHE_DIR: z.string().min(1).optional(),
@@ -173,6 +175,8 @@ export interface Config {
   livePollMs: number;
   /** MCP Tasks per tasks/list page */
   tasksPageSize: number;
+  /** MCP Tasks: the longest ttl a task gets, and the ttl of one that asks for none */
+  tasksMaxTtlSeconds: number;
   /** all: gateway and worker in one process; gateway or worker alone for scale-out */
   role: 'all' | 'gateway' | 'worker';
   metrics: {
@@ -240,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     agentWaitSeconds: e.FLOWGATE_AGENT_WAIT_SECONDS,
     livePollMs: e.FLOWGATE_LIVE_POLL_MS,
     tasksPageSize: e.FLOWGATE_TASKS_PAGE_SIZE,
+    tasksMaxTtlSeconds: e.FLOWGATE_TASKS_MAX_TTL_SECONDS,
     maxChainDepth: e.FLOWGATE_MAX_CHAIN_DEPTH,
     scheduleReconcileSeconds: e.FLOWGATE_SCHEDULE_RECONCILE_SECONDS,
     rateLimit: {

@@ -34,6 +34,7 @@ import { startTracing, type Tracing } from './observability/tracing';
 import { hashSecret, randomToken } from './secrets';
 import { createSigner } from './signed-urls';
 import { createRuntimeTokens, createToolDispatcher, CustomServers, type ServerKind, type ServerSource, type ToolDispatcher } from './tools';
+import { CodeAgentTasks } from './tools/mcp/codeagent-tasks';
 import { WorkflowTasks } from './tools/mcp/tasks';
 import { WorkflowTools } from './tools/workflow-tools/workflow-tools';
 
@@ -221,7 +222,9 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       config, registry, temporal: client, blobs, log, tools, customServers, runtimeTokens: createRuntimeTokens(key, registry),
       runs, schedules,
       tasks: new WorkflowTasks({
-        client, runs, workflowTools, services: { blobs, signer: toolSigner }, pageSize: config.tasksPageSize,
+        client, runs, workflowTools, services: { blobs, signer: toolSigner }, pageSize: config.tasksPageSize, maxTtlMs: config.tasksMaxTtlSeconds * 1000,
+        // the code-agent tools that wait: a waiter workflow per task polls the backend
+        codeAgents: new CodeAgentTasks({ client, taskQueue: temporal.taskQueue, tools }),
         // agent_invoke as a task: the same service the agent-management tools and /api/v1/agents use
         agents: new AgentService({
           registry, blobs, temporal: client, taskQueue: temporal.taskQueue, config,

@@ -3,3 +3,4 @@ export { approvalSignal, decideUpdate, runAutomation, stateQuery } from './run-a
 export { agentStatusQuery, invokeAgent } from './agent-loop';
 export { deliverRunCallback } from './steps/callback';
 export { runForEachChunk } from './for-each-chunk';
+export { codeAgentTask } from './codeagent-task';

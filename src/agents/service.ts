@@ -57,6 +57,8 @@ export interface InvokeRequest {
   waitSeconds?: number;
   /** started by a task-augmented agent_invoke (MCP Tasks): the invocation is then a task of the organization */
   asTask?: boolean;
+  /** the task's ttl (ms), kept in the memo: past it the task is unknown */
+  taskTtlMs?: number;
 }
 
 export type InvocationView =
@@ -65,7 +67,7 @@ export type InvocationView =
 
 // Memos are written by flowgate, but a workflow ID may name anything in the namespace.
 const InvocationMemoSchema = z.object({
-  agent: z.object({ orgId: z.string(), agentId: z.string(), chatId: z.string(), mcpTask: z.boolean().optional() }).loose(),
+  agent: z.object({ orgId: z.string(), agentId: z.string(), chatId: z.string(), mcpTask: z.boolean().optional(), taskTtlMs: z.number().optional() }).loose(),
 }).loose();
 type InvocationMemo = z.infer<typeof InvocationMemoSchema>;
 
@@ -214,7 +216,7 @@ export class AgentService {
       taskQueue: this.deps.taskQueue,
       args: [input],
       workflowExecutionTimeout: agent.limits.timeoutSeconds * 1000,
-      memo: { agent: { orgId, agentId: agent.id, chatId, ...(request.asTask ? { mcpTask: true } : {}) } } satisfies InvocationMemo,
+      memo: { agent: { orgId, agentId: agent.id, chatId, ...(request.asTask ? { mcpTask: true, ...(request.taskTtlMs === undefined ? {} : { taskTtlMs: request.taskTtlMs }) } : {}) } } satisfies InvocationMemo,
       typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.orgId, value: orgId }, { key: SEARCH_ATTRIBUTES.agentId, value: agent.id }],
     });
     const waitMs = (request.waitSeconds ?? this.deps.config.agentWaitSeconds) * 1000;

@@ -23,6 +23,8 @@ export interface RunMemo {
   type?: 'SCHEDULE';
   /** the schedule revision (registry) whose action started the run */
   scheduleRevision?: number;
+  /** started by a task-augmented workflow-tool call: the MCP task's ttl (ms); past it the task is unknown (the run stays) */
+  taskTtlMs?: number;
 }
 
 export function buildRunMemo(input: Omit<RunInput, 'runId'>): RunMemo {

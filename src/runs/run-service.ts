@@ -115,11 +115,11 @@ export class RunService {
 
   /**
    * Starts the run as `runId` (runIdFor); with an idempotency key, a second call finds the first
-   * call's run instead.
+   * call's run instead. `task`: the MCP task's ttl, for a run started as a task (kept in the memo).
    */
   async start(input: Omit<RunInput, 'runId'>, idempotencyKey?: string,
-    runId: string = runIdFor(input.orgId, input.triggerId, idempotencyKey)): Promise<{ runId: string; existing: boolean }> {
-    const memo = buildRunMemo(input);
+    runId: string = runIdFor(input.orgId, input.triggerId, idempotencyKey), task: Pick<RunMemo, 'taskTtlMs'> = {}): Promise<{ runId: string; existing: boolean }> {
+    const memo: RunMemo = { ...buildRunMemo(input), ...task };
     try {
       await this.client.workflow.start<typeof runAutomation>('runAutomation', {
         workflowId: runId,

@@ -149,12 +149,12 @@ export class TriggerService {
    * so a start that fails can still ask Temporal about that run; see settleFailedStart. Throws
    * StartUnconfirmedError, or the start's own error once the run is known not to exist.
    */
-  async start(runs: RunStarts, run: PreparedRun, idempotencyKey?: string): Promise<StartedRun> {
+  async start(runs: RunStarts, run: PreparedRun, idempotencyKey?: string, task: { taskTtlMs?: number } = {}): Promise<StartedRun> {
     const runId = runIdFor(run.input.orgId, run.input.triggerId, idempotencyKey);
     let replayed = false;
     let recovered = false;
     try {
-      replayed = (await runs.start(run.input, idempotencyKey, runId)).existing;
+      replayed = (await runs.start(run.input, idempotencyKey, runId, task)).existing;
     } catch (err) {
       await this.settleFailedStart(runs, runId, run, err);
       recovered = true;

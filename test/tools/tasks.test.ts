@@ -6,46 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
-  CallToolResultSchema, ElicitRequestSchema, TaskStatusNotificationSchema, type CallToolResult, type ElicitRequest, type ElicitResult, type GetTaskResult,
-  type TaskStatusNotification,
+  CallToolResultSchema, TaskStatusNotificationSchema, type CallToolResult, type ElicitRequest, type TaskStatusNotification,
 } from '@modelcontextprotocol/sdk/types.js';
-import { temporalAddress } from '../setup/root-hooks';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm';
 import { publishWorkflow, type Published, type TestFlowgate } from '../support/flowgate';
-import { startMain } from '../support/processes';
+import { connectMcp as connect, pollTask, startTask, withKilledReplica } from './mcp-tasks-support';
 import { callTool, createOrg, rpc, runtimeToken, startToolFlowgate } from './support';
 
 const PAGE_SIZE = 2;
 const LLM_ENV = (llm: FakeLlm): Record<string, string> => ({ FLOWGATE_LLM_BASE_URL: llm.baseUrl, FLOWGATE_LLM_MODEL: 'fake-model', FLOWGATE_LLM_API_KEY: 'sk-test' });
-
-async function connect(url: string, server: string, token: string, elicit?: (request: ElicitRequest) => Promise<ElicitResult>): Promise<Client> {
-  const client = new Client({ name: 'flowgate-test', version: '1.0.0' }, elicit ? { capabilities: { elicitation: { form: {} } } } : {});
-  if (elicit) client.setRequestHandler(ElicitRequestSchema, elicit);
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/tools/${server}`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-  return client;
-}
-
-async function startTask(client: Client, name: string, args: Record<string, unknown>): Promise<GetTaskResult> {
-  for await (const message of client.experimental.tasks.callToolStream({ name, arguments: args }, undefined, { task: { ttl: 600_000 } })) {
-    if (message.type === 'taskCreated') return { ...message.task };
-    if (message.type === 'error') throw message.error;
-  }
-  throw new Error('the call ended without creating a task');
-}
-
-async function pollTask(client: Client, taskId: string, done: (t: GetTaskResult) => boolean, timeoutMs = 30_000): Promise<GetTaskResult> {
-  const deadline = Date.now() + timeoutMs;
-  let last: GetTaskResult | undefined;
-  while (Date.now() < deadline) {
-    last = await client.experimental.tasks.getTask(taskId);
-    if (done(last)) return last;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`task ${taskId} did not reach the expected state; last seen ${JSON.stringify(last)}`);
-}
 
 describe('MCP Tasks: agent_invoke, approvals through the task, status notifications, tasks/list paging', function () {
   this.timeout(120_000);
@@ -146,23 +116,14 @@ describe('MCP Tasks: agent_invoke, approvals through the task, status notificati
   it('finishes an agent task through this gateway after the gateway process that created it was killed', async () => {
     const agentId = await createAgent('orphaned');
     llm.script.push({ delayMs: 2000, then: { content: 'still answered' } });
-    const child = startMain({
-      FLOWGATE_ROLE: 'gateway', PORT: '0', TEMPORAL_ADDRESS: temporalAddress(), FLOWGATE_TASK_QUEUE: fg.taskQueue,
-      FLOWGATE_DATA_DIR: fg.dataDir, FLOWGATE_ADMIN_TOKEN: fg.adminToken, FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true', ...LLM_ENV(llm),
-    });
-    let taskId: string;
-    try {
-      const [, url] = await child.waitForLine(/gateway listening on (\S+)\n/);
-      const replica = await connect(url!, 'agent-management', token);
+    const taskId = await withKilledReplica(fg, LLM_ENV(llm), async (url) => {
+      const replica = await connect(url, 'agent-management', token);
       try {
-        taskId = (await startTask(replica, 'agent_invoke', { agentId, message: 'Are you there?' })).taskId;
+        return (await startTask(replica, 'agent_invoke', { agentId, message: 'Are you there?' })).taskId;
       } finally {
         await replica.close();
       }
-    } finally {
-      child.process.kill('SIGKILL');
-      await child.exited;
-    }
+    });
     const client = await connect(fg.url, 'agent-management', token);
     try {
       await pollTask(client, taskId, (t) => t.status === 'completed');

@@ -1,43 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, type CallToolResult, type GetTaskResult } from '@modelcontextprotocol/sdk/types.js';
-import { temporalAddress } from '../setup/root-hooks';
-import { startMain } from '../support/processes';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
+import { connectMcp, pollTask, startTask, withKilledReplica } from './mcp-tasks-support';
 import { createOrg, rpc, runtimeToken } from './support';
 
-/** The official MCP SDK client over Streamable HTTP, with the runtime token as its bearer header. */
-async function connect(fg: TestFlowgate, server: string, token: string): Promise<Client> {
-  const client = new Client({ name: 'flowgate-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${fg.url}/tools/${server}`), {
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  });
-  await client.connect(transport);
-  return client;
-}
-
-/** Starts a task-augmented call through the SDK and answers the task it created. */
-async function startTask(client: Client, name: string, args: Record<string, unknown>): Promise<GetTaskResult> {
-  const stream = client.experimental.tasks.callToolStream({ name, arguments: args }, undefined, { task: { ttl: 600_000 } });
-  for await (const message of stream) {
-    if (message.type === 'taskCreated') return { ...message.task };
-    if (message.type === 'error') throw message.error;
-  }
-  throw new Error('the call ended without creating a task');
-}
-
-async function pollTask(client: Client, taskId: string, done: (t: GetTaskResult) => boolean, timeoutMs = 30_000): Promise<GetTaskResult> {
-  const deadline = Date.now() + timeoutMs;
-  let last: GetTaskResult | undefined;
-  while (Date.now() < deadline) {
-    last = await client.experimental.tasks.getTask(taskId);
-    if (done(last)) return last;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`task ${taskId} did not reach the expected state; last seen ${JSON.stringify(last)}`);
-}
+/** The official MCP SDK client on a server path of `fg`. */
+const connect = (fg: TestFlowgate, server: string, token: string): Promise<Client> => connectMcp(fg.url, server, token);
 
 const GREET = {
   name: 'greet',
@@ -144,7 +114,7 @@ describe('workflows as MCP tools, and MCP Tasks on Temporal', function () {
       const created = await startTask(client, name, { who: 'Bo' });
       assert.equal(created.status, 'working');
       assert.equal(typeof created.pollInterval, 'number');
-      assert.equal(created.ttl, null);
+      assert.equal(created.ttl, 600_000, 'the requested ttl, under the maximum');
       const description = await fg.client.workflow.getHandle(created.taskId).describe();
       assert.equal(description.type, 'runAutomation', 'the task id is the run id');
 
@@ -261,24 +231,14 @@ describe('workflows as MCP tools, and MCP Tasks on Temporal', function () {
     const name = toolName('orphan');
     await publishTool({ name: 'orphan', steps: [{ name: 'Nap', type: 'delay', duration: '3s' }, { name: 'Done', type: 'template', template: 'still here' }] }, name);
     // a second gateway process on the same registry, key and task queue (a replica), killed once it took the call
-    const child = startMain({
-      FLOWGATE_ROLE: 'gateway', PORT: '0', TEMPORAL_ADDRESS: temporalAddress(), FLOWGATE_TASK_QUEUE: fg.taskQueue,
-      FLOWGATE_DATA_DIR: fg.dataDir, FLOWGATE_ADMIN_TOKEN: fg.adminToken, FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true',
-    });
-    let taskId: string;
-    try {
-      const [, url] = await child.waitForLine(/gateway listening on (\S+)\n/);
-      const replica = new Client({ name: 'flowgate-test', version: '1.0.0' });
-      await replica.connect(new StreamableHTTPClientTransport(new URL(`${url}/tools/workflows`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    const taskId = await withKilledReplica(fg, {}, async (url) => {
+      const replica = await connectMcp(url, 'workflows', token);
       try {
-        taskId = (await startTask(replica, name, {})).taskId;
+        return (await startTask(replica, name, {})).taskId;
       } finally {
         await replica.close();
       }
-    } finally {
-      child.process.kill('SIGKILL');
-      await child.exited;
-    }
+    });
     const client = await connect(fg, 'workflows', token);
     try {
       assert.equal((await pollTask(client, taskId, (t) => t.status === 'completed')).taskId, taskId);

@@ -198,7 +198,7 @@ export function toolRoutes(deps: GatewayDeps): Router {
             if (!deps.tasks?.supportsTool(server.name, call.data.name)) throw rpcError(ErrorCode.METHOD_NOT_FOUND, `${call.data.name} on /${server.name} cannot run as a task`);
             return success(id, {
               task: await deps.tasks.create(principal.orgId, server.name, call.data.name, call.data.arguments ?? {}, {
-                idempotencyKey, forwardHeaders: forwardableHeaders(ctx.req.headers),
+                idempotencyKey, forwardHeaders: forwardableHeaders(ctx.req.headers), ttl: augmentation.data.task.ttl,
               }),
             });
           }

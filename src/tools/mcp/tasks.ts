@@ -1,9 +1,14 @@
 /**
  * MCP Tasks (protocol 2025-11-25, experimental there) backed by Temporal: a task-augmented
  * `tools/call` on a long-running tool starts its workflow and answers at once; the task id is the
- * workflow id. Two kinds of tools run as tasks:
+ * workflow id. Three kinds of tools run as tasks:
  * - the `workflows` server's tools: the task is the run (a `runAutomation` workflow);
- * - `agent_invoke` on `agent-management`: the task is the invocation (an `invokeAgent` workflow).
+ * - `agent_invoke` on `agent-management`: the task is the invocation (an `invokeAgent` workflow);
+ * - the code-agent tools that wait (`codeagent_create_agent`, `_create_run`, `_stream_run`): the
+ *   task is a waiter (a `codeAgentTask` workflow, src/tools/mcp/codeagent-tasks.ts) that polls the
+ *   backend until the agent's run ends.
+ * A task lives its ttl (the requested one, clamped to the maximum; stored in the workflow's memo):
+ * past it, it is unknown, exactly like a missing one, whatever its workflow does.
  * Nothing is kept in this process: every answer is read from Temporal (describe, the `state`
  * query, the result, visibility for tasks/list), so a task outlives the gateway that created it
  * and any replica can answer for it. A task belongs to the organization whose token started it:
@@ -19,7 +24,9 @@ import type { RunMemo } from '../../common/run-memo';
 import type { ApprovalDecision, WaitingOn } from '../../common/run-types';
 import { SEARCH_ATTRIBUTES } from '../../common/search-attributes';
 import type { RunService } from '../../runs/run-service';
+import { CODEAGENT_SERVER, CODEAGENT_TASK_WORKFLOW, isCodeAgentTaskTool } from '../../common/codeagent-task';
 import { ToolCallError, type ToolResult, type ToolServices } from '../server';
+import { codeAgentTaskMemo, type CodeAgentTasks } from './codeagent-tasks';
 import { AGENT_INVOKE_TOOL, AGENT_MANAGEMENT_SERVER_NAME, agentInvokeInput, unprefixedAgentTool } from '../servers/agent-management';
 import { describeIssues } from '../define-tool';
 import { WORKFLOWS_SERVER, type WorkflowTools } from '../workflow-tools/workflow-tools';
@@ -38,7 +45,7 @@ export const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
 export interface McpTask {
   taskId: string;
   status: TaskStatus;
-  /** null: kept as long as Temporal keeps the closed workflow (the namespace's retention) */
+  /** ms from createdAt the task lives; null (tasks made before ttl was kept): as long as Temporal keeps the closed workflow */
   ttl: number | null;
   createdAt: string;
   lastUpdatedAt: string;
@@ -54,6 +61,10 @@ export const DEFAULT_TASK_POLL_INTERVAL_MS = 1000;
 export const TASK_RESULT_WAIT_MS = 50_000;
 /** Tasks per tasks/list page unless configured (FLOWGATE_TASKS_PAGE_SIZE). */
 export const DEFAULT_TASK_PAGE_SIZE = 50;
+/** The longest ttl a task gets unless configured (FLOWGATE_TASKS_MAX_TTL_SECONDS), and the ttl of a task that asked for none. */
+export const DEFAULT_TASK_MAX_TTL_MS = 7 * 24 * 3600 * 1000;
+/** The shortest ttl a task gets. */
+export const MIN_TASK_TTL_MS = 1000;
 /** Workflows read from visibility per tasks/list call at most: trigger runs and plain invocations are there too and are skipped. */
 const TASK_LIST_SCAN_LIMIT = 1000;
 const VISIBILITY_PAGE = 100;
@@ -62,6 +73,7 @@ const TERMINAL: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 const TOOL_STARTED_BY = `tool:${WORKFLOWS_SERVER}/`;
 const RUN_TYPE = 'runAutomation';
 const AGENT_TYPE = 'invokeAgent';
+const CODEAGENT_TYPE = CODEAGENT_TASK_WORKFLOW;
 
 /** The task id names no task of the caller's organization (missing, or another organization's). */
 export class TaskNotFoundError extends Error {
@@ -89,6 +101,8 @@ export class TaskCursorError extends Error {
 /** What a task-augmented call carries besides its arguments. */
 export interface TaskCallContext {
   idempotencyKey?: string;
+  /** the requested ttl (ms) */
+  ttl?: number;
   forwardHeaders: Readonly<Record<string, string>>;
 }
 
@@ -102,12 +116,16 @@ export interface WorkflowTasksOptions {
   /** agent invocations as tasks; without it agent_invoke is not task-capable here */
   agents?: AgentService;
   services: Pick<ToolServices, 'blobs' | 'signer'>;
+  /** the code-agent tools that wait as tasks; without it they are not task-capable here */
+  codeAgents?: CodeAgentTasks;
+  /** the longest ttl (ms); default DEFAULT_TASK_MAX_TTL_MS */
+  maxTtlMs?: number;
   pollIntervalMs?: number;
   resultWaitMs?: number;
   pageSize?: number;
 }
 
-const InvocationMemoSchema = z.object({ agent: z.object({ orgId: z.string(), mcpTask: z.literal(true) }).loose() }).loose();
+const InvocationMemoSchema = z.object({ agent: z.object({ orgId: z.string(), mcpTask: z.literal(true), taskTtlMs: z.number().optional() }).loose() }).loose();
 
 function isRunTask(memo: unknown, orgId: string): boolean {
   const m = memo as RunMemo | undefined;
@@ -122,7 +140,21 @@ function isAgentTask(memo: unknown, orgId: string): boolean {
 function isTask(type: string | undefined, memo: unknown, orgId: string): boolean {
   if (type === RUN_TYPE) return isRunTask(memo, orgId);
   if (type === AGENT_TYPE) return isAgentTask(memo, orgId);
+  if (type === CODEAGENT_TYPE) return codeAgentTaskMemo(memo, orgId) !== undefined;
   return false;
+}
+
+/** The ttl a task was given (ms), from its workflow's memo; null for tasks made before ttl was kept. */
+function ttlOf(type: string | undefined, memo: unknown): number | null {
+  let ttl: unknown;
+  if (type === RUN_TYPE) ttl = (memo as RunMemo | undefined)?.taskTtlMs;
+  else if (type === AGENT_TYPE) ttl = (memo as { agent?: { taskTtlMs?: unknown } } | undefined)?.agent?.taskTtlMs;
+  else if (type === CODEAGENT_TYPE) ttl = (memo as { codeAgentTask?: { ttlMs?: unknown } } | undefined)?.codeAgentTask?.ttlMs;
+  return typeof ttl === 'number' ? ttl : null;
+}
+
+function expired(created: Date, ttl: number | null, now = Date.now()): boolean {
+  return ttl !== null && now >= created.getTime() + ttl;
 }
 
 /** The tasks/list cursor: a visibility page token and how many of that page's entries were already looked at. */
@@ -159,27 +191,52 @@ export class WorkflowTasks {
 
   /** Whether some tool of this server may be task-augmented (the `tasks` capability of its path). */
   supports(serverName: string): boolean {
-    return serverName === WORKFLOWS_SERVER || (serverName === AGENT_MANAGEMENT_SERVER_NAME && this.options.agents !== undefined);
+    return serverName === WORKFLOWS_SERVER || (serverName === AGENT_MANAGEMENT_SERVER_NAME && this.options.agents !== undefined)
+      || (serverName === CODEAGENT_SERVER && this.options.codeAgents !== undefined);
   }
 
   /** Whether `tools/call` of this tool may be task-augmented. */
   supportsTool(serverName: string, toolName: string): boolean {
     if (serverName === WORKFLOWS_SERVER) return true;
+    if (serverName === CODEAGENT_SERVER) return this.options.codeAgents !== undefined && isCodeAgentTaskTool(toolName);
     return serverName === AGENT_MANAGEMENT_SERVER_NAME && this.options.agents !== undefined && unprefixedAgentTool(toolName) === AGENT_INVOKE_TOOL;
+  }
+
+  /** The ttl (ms) a task gets for the requested one: clamped to [MIN_TASK_TTL_MS, the maximum]; none asked: the maximum. */
+  effectiveTtl(requested: number | undefined): number {
+    const max = this.options.maxTtlMs ?? DEFAULT_TASK_MAX_TTL_MS;
+    if (requested === undefined || !Number.isFinite(requested)) return max;
+    return Math.min(max, Math.max(MIN_TASK_TTL_MS, Math.round(requested)));
   }
 
   /** Starts the workflow behind a task-augmented call and answers its task (working). */
   async create(orgId: string, serverName: string, toolName: string, args: Record<string, unknown>, call: TaskCallContext): Promise<McpTask> {
+    const taskTtlMs = this.effectiveTtl(call.ttl);
+    if (serverName === CODEAGENT_SERVER && this.options.codeAgents) {
+      const tool = toolName;
+      if (!isCodeAgentTaskTool(tool)) throw new ToolCallError('UNKNOWN_TOOL', `${toolName} on /${CODEAGENT_SERVER} cannot run as a task`);
+      const exists = async (taskId: string): Promise<boolean> => {
+        try {
+          await this.describe(orgId, taskId);
+          return true;
+        } catch (error) {
+          if (error instanceof TaskNotFoundError) return false;
+          throw error;
+        }
+      };
+      const taskId = await this.options.codeAgents.start(orgId, tool, args, { ...call, ttlMs: taskTtlMs }, exists);
+      return this.get(orgId, taskId);
+    }
     if (serverName === AGENT_MANAGEMENT_SERVER_NAME && this.options.agents) {
       const parsed = agentInvokeInput(Number.MAX_SAFE_INTEGER).safeParse(args);
       if (!parsed.success) throw new ToolCallError('INVALID_ARGUMENTS', describeIssues(AGENT_INVOKE_TOOL, parsed.error));
       const { waitSeconds: _ignored, ...request } = parsed.data;
       const view = await this.options.agents.invoke(orgId, {
-        ...request, forwardHeaders: { ...call.forwardHeaders }, startedBy: 'agent-management', waitSeconds: 0, asTask: true,
+        ...request, forwardHeaders: { ...call.forwardHeaders }, startedBy: 'agent-management', waitSeconds: 0, asTask: true, taskTtlMs,
       });
       return this.get(orgId, view.invocationId);
     }
-    const { runId } = await this.options.workflowTools.start(orgId, toolName, args, call.idempotencyKey);
+    const { runId } = await this.options.workflowTools.start(orgId, toolName, args, call.idempotencyKey, taskTtlMs);
     return this.get(orgId, runId);
   }
 
@@ -197,7 +254,7 @@ export class WorkflowTasks {
     const cursor = cursorText === undefined ? { p: null, s: 0 } : decodeCursor(cursorText);
     if (!/^[A-Za-z0-9_.-]+$/.test(orgId)) return { tasks: [] };
     const pageSize = this.options.pageSize ?? DEFAULT_TASK_PAGE_SIZE;
-    const query = `(WorkflowType = '${RUN_TYPE}' OR WorkflowType = '${AGENT_TYPE}') AND ${SEARCH_ATTRIBUTES.orgId.name} = '${orgId}'`;
+    const query = `(WorkflowType = '${RUN_TYPE}' OR WorkflowType = '${AGENT_TYPE}' OR WorkflowType = '${CODEAGENT_TYPE}') AND ${SEARCH_ATTRIBUTES.orgId.name} = '${orgId}'`;
     const { client } = this.options;
     const converter = client.workflow.options.loadedDataConverter.payloadConverter;
     const tasks: McpTask[] = [];
@@ -219,10 +276,13 @@ export class WorkflowTasks {
         const execution = executions[i]!;
         scanned++;
         const memo = Object.fromEntries(Object.entries(execution.memo?.fields ?? {}).map(([k, v]) => [k, converter.fromPayload(v)]));
-        if (isTask(execution.type?.name ?? undefined, memo, orgId)) {
+        const type = execution.type?.name ?? undefined;
+        const created = tsToDate(execution.startTime!);
+        const ttl = ttlOf(type, memo);
+        if (isTask(type, memo, orgId) && !expired(created, ttl)) {
           // Open workflows show as working here: telling input_required apart takes a query per run (tasks/get does).
           const status = statusOfClosed(STATUS_BY_CODE[execution.status ?? 1] ?? 'RUNNING') ?? 'working';
-          tasks.push(this.shape(execution.execution?.workflowId ?? '', status, tsToDate(execution.startTime!), optionalTsToDate(execution.closeTime)));
+          tasks.push(this.shape(execution.execution?.workflowId ?? '', status, created, ttl, optionalTsToDate(execution.closeTime)));
         }
         if (tasks.length >= pageSize || scanned >= TASK_LIST_SCAN_LIMIT) {
           const rest: Cursor | null = i + 1 < executions.length ? { p: page, s: i + 1 } : next === null ? null : { p: next, s: 0 };
@@ -240,7 +300,8 @@ export class WorkflowTasks {
     const task = await this.get(orgId, taskId);
     if (TERMINAL.includes(task.status)) throw new TaskTerminalError(`task ${taskId} is already ${task.status}; it cannot be cancelled`);
     await this.options.client.workflow.getHandle(taskId).cancel();
-    const message = (await this.describe(orgId, taskId)).type === AGENT_TYPE ? 'the invocation was cancelled' : 'the run was cancelled';
+    const type = (await this.describe(orgId, taskId)).type;
+    const message = type === AGENT_TYPE ? 'the invocation was cancelled' : type === CODEAGENT_TYPE ? 'the task was cancelled' : 'the run was cancelled';
     return { ...task, status: 'cancelled', statusMessage: message, lastUpdatedAt: new Date().toISOString() };
   }
 
@@ -252,6 +313,7 @@ export class WorkflowTasks {
     const description = await this.describe(orgId, taskId);
     const waitMs = this.resultWaitMs;
     if (description.type === AGENT_TYPE) return this.agentResult(orgId, taskId, description, waitMs, signal);
+    if (description.type === CODEAGENT_TYPE) return this.codeAgentResult(taskId, description, waitMs, signal);
     let view;
     if (description.status.name === 'RUNNING') {
       const outcome = await Promise.race([
@@ -303,11 +365,22 @@ export class WorkflowTasks {
     return agentToolResult(view, description.status.name === 'CANCELLED');
   }
 
+  private async codeAgentResult(taskId: string, description: WorkflowExecutionDescription, waitMs: number, signal?: AbortSignal): Promise<ToolResult> {
+    const codeAgents = this.options.codeAgents;
+    if (!codeAgents) throw new TaskNotFoundError(taskId);
+    const result = await codeAgents.result(taskId, description.status.name === 'RUNNING' ? waitMs : undefined, signal);
+    if (!result) throw new TaskNotReadyError(`task ${taskId} is still working; poll tasks/get and ask again`);
+    return result;
+  }
+
+  /** The task's workflow, if it is a task of the organization that has not outlived its ttl. */
   private async describe(orgId: string, taskId: string): Promise<WorkflowExecutionDescription> {
     try {
       const description = await this.options.client.workflow.getHandle(taskId).describe();
       if (!isTask(description.type, description.memo, orgId)) throw new TaskNotFoundError(taskId);
+      if (expired(description.startTime, ttlOf(description.type, description.memo))) throw new TaskNotFoundError(taskId);
       if (description.type === AGENT_TYPE && !this.options.agents) throw new TaskNotFoundError(taskId);
+      if (description.type === CODEAGENT_TYPE && !this.options.codeAgents) throw new TaskNotFoundError(taskId);
       return description;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new TaskNotFoundError(taskId);
@@ -317,25 +390,32 @@ export class WorkflowTasks {
 
   private async taskOf(orgId: string, taskId: string, description: WorkflowExecutionDescription): Promise<McpTask> {
     const closed = statusOfClosed(description.status.name);
+    const ttl = ttlOf(description.type, description.memo);
     if (description.type === AGENT_TYPE) {
       const ended = closed === 'failed' ? await this.options.agents?.wait(orgId, taskId, 0) : undefined;
       const message = ended && ended.status !== 'COMPLETE' ? ended.error : undefined;
-      return this.shape(taskId, closed ?? 'working', description.startTime, description.closeTime, message);
+      return this.shape(taskId, closed ?? 'working', description.startTime, ttl, description.closeTime, message);
+    }
+    if (description.type === CODEAGENT_TYPE) {
+      const result = closed === 'failed' ? await this.options.codeAgents?.result(taskId, undefined) : undefined;
+      const memo = codeAgentTaskMemo(description.memo, orgId);
+      const message = closed ? result?.isError ? result.message : undefined : memo ? `waiting for the agent's run ${memo.runId}` : undefined;
+      return this.shape(taskId, closed ?? 'working', description.startTime, ttl, description.closeTime, message);
     }
     if (closed) {
       const message = closed === 'failed' ? (await this.options.runs.view(taskId))?.error : undefined;
-      return this.shape(taskId, closed, description.startTime, description.closeTime, message);
+      return this.shape(taskId, closed, description.startTime, ttl, description.closeTime, message);
     }
     const view = await this.options.runs.view(taskId);
     if (view?.status === 'PAUSED' && view.waitingOn?.kind === 'approval') {
-      return this.shape(taskId, 'input_required', description.startTime, undefined, view.waitingOn.message);
+      return this.shape(taskId, 'input_required', description.startTime, ttl, undefined, view.waitingOn.message);
     }
-    return this.shape(taskId, 'working', description.startTime, undefined, view?.status === 'PAUSED' ? 'waiting for a timer' : undefined);
+    return this.shape(taskId, 'working', description.startTime, ttl, undefined, view?.status === 'PAUSED' ? 'waiting for a timer' : undefined);
   }
 
-  private shape(taskId: string, status: TaskStatus, started: Date, closed?: Date, statusMessage?: string): McpTask {
+  private shape(taskId: string, status: TaskStatus, started: Date, ttl: number | null, closed?: Date, statusMessage?: string): McpTask {
     return {
-      taskId, status, ttl: null, createdAt: started.toISOString(), lastUpdatedAt: (closed ?? started).toISOString(),
+      taskId, status, ttl, createdAt: started.toISOString(), lastUpdatedAt: (closed ?? started).toISOString(),
       pollInterval: this.pollInterval, ...(statusMessage ? { statusMessage } : {}),
     };
   }

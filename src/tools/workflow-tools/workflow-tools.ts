@@ -100,15 +100,18 @@ export class WorkflowTools {
     return entries.filter((e): e is ToolEntry => e !== undefined);
   }
 
-  /** Starts the run of tool `name` with `args` as its inputs; the same idempotency key names the same run. */
-  async start(orgId: string, name: string, args: Record<string, unknown>, idempotencyKey?: string): Promise<StartedToolRun> {
+  /**
+   * Starts the run of tool `name` with `args` as its inputs; the same idempotency key names the same
+   * run. `taskTtlMs`: started as an MCP task with this ttl.
+   */
+  async start(orgId: string, name: string, args: Record<string, unknown>, idempotencyKey?: string, taskTtlMs?: number): Promise<StartedToolRun> {
     const found = await this.options.registry.triggers.toolTrigger(orgId, name);
     if (!found) throw new ToolCallError('UNKNOWN_TOOL', `no tool ${name} on /${WORKFLOWS_SERVER}`);
     const target = await this.triggers.resolve(orgId, found.id);
     if (!target.ok) throw refusalError(target);
     const run = await this.triggers.prepare(target, { inputs: args, coerce: false, startedBy: `tool:${WORKFLOWS_SERVER}/${name}` });
     if (!run.ok) throw refusalError(run);
-    const { runId } = await this.triggers.start(this.options.runs, run, idempotencyKey);
+    const { runId } = await this.triggers.start(this.options.runs, run, idempotencyKey, taskTtlMs === undefined ? {} : { taskTtlMs });
     return { runId, trigger: target.trigger };
   }
 
