@@ -169,6 +169,13 @@ export function createRecordComposite(deps: Pick<StepDependencies, 'blobs'>) {
       const { part } = combine;
       return storeOutcome(deps.blobs, { ...rest, result: part ? await read(part.key) : '', resultType: part?.resultType ?? 'plaintext' });
     }
+    if (combine.kind === 'chunks') {
+      const arrays = await Promise.all(combine.parts.map(async ({ part, items }) => {
+        const value = part ? partValue(await read(part.key), part.resultType) : null;
+        return Array.isArray(value) ? value : new Array<null>(items).fill(null);
+      }));
+      return storeOutcome(deps.blobs, { ...rest, result: JSON.stringify(arrays.flat()), resultType: 'json' });
+    }
     const values = await Promise.all(combine.parts.map(async (part) => (part ? partValue(await read(part.key), part.resultType) : null)));
     return storeOutcome(deps.blobs, { ...rest, result: JSON.stringify(values), resultType: 'json' });
   };

@@ -3,4 +3,5 @@ export { approvalSignal, decideUpdate, runAutomation, stateQuery } from './run-a
 export { agentStatusQuery, invokeAgent } from './agent-loop';
 export { deliverRunCallback } from './steps/callback';
 export { retentionSweep } from './retention-sweep';
+export { runForEachChunk } from './for-each-chunk';
 export { codeAgentTask } from './codeagent-task';

@@ -322,6 +322,11 @@ export interface ResultPart {
 
 /** The recordComposite activity's argument: a construct's result assembled from its parts. */
 export interface RecordCompositeRequest extends Omit<RecordStepRequest, 'result' | 'resultType'> {
-  /** `array`: a JSON array of the parts (JSON parsed, text as strings, null for none); `single`: the part as it is */
-  combine: { kind: 'array'; parts: (ResultPart | null)[] } | { kind: 'single'; part: ResultPart | null };
+  /**
+   * `array`: a JSON array of the parts (JSON parsed, text as strings, null for none); `single`: the
+   * part as it is; `chunks`: the JSON arrays of a chunked forEach's chunks joined (`items` nulls for
+   * a chunk without a part)
+   */
+  combine: { kind: 'array'; parts: (ResultPart | null)[] } | { kind: 'single'; part: ResultPart | null }
+    | { kind: 'chunks'; parts: { part: ResultPart | null; items: number }[] };
 }

@@ -3,15 +3,21 @@
  * at a time, each item a list of its own (`<index>.<item>.<step>`, items from 1). Results come
  * back in item order (the last step's result of each item). A failed item (a step without
  * `onError: continue` failed) starts no more items; those in flight finish, then the step fails.
- * Progress shows in the step's `progress` (`12/40 done`).
+ * Progress shows in the step's `progress` (`12/40 done`). More than FANOUT_THRESHOLD items run in
+ * child workflows instead (fan-out.ts).
  */
+import { patched } from '@temporalio/workflow';
 import type { ForEachStep } from '../../src/common/definition';
 import type { StepOutcome, StepState } from '../../src/common/run-types';
 import { describeFailure, failedComposite, partOf, type CompositeDraft } from './composite';
 import { evaluateIn } from './conditions';
+import { chunkedForEach, FANOUT_PATCH, FANOUT_THRESHOLD, holdsApproval, MAX_FANOUT_ITEMS } from './fan-out';
 import { compactOutcomes, nestedScope, type ListScope, type RunList, type Runtime, type StepFailure } from './runtime';
 
-/** A forEach over more items than this fails: split the work over `trigger` steps instead. */
+/**
+ * The most items a forEach runs in the run's own workflow: one whose steps hold an approval, and
+ * any in runs started before large fan-outs moved to child workflows (fan-out.ts).
+ */
 export const MAX_FOREACH_ITEMS = 1000;
 
 export async function forEachStep(rt: Runtime, step: ForEachStep, address: string, scope: ListScope, stepState: StepState, runList: RunList): Promise<CompositeDraft> {
@@ -20,7 +26,12 @@ export async function forEachStep(rt: Runtime, step: ForEachStep, address: strin
   if ('error' in evaluated) return failedComposite(`items: ${evaluated.error}`, '', none);
   const items = evaluated.value === undefined ? [] : evaluated.value;
   if (!Array.isArray(items)) return failedComposite(`items must evaluate to an array; got ${items === null ? 'null' : typeof items}`, '', none);
-  if (items.length > MAX_FOREACH_ITEMS) return failedComposite(`items has ${items.length} entries; a forEach takes at most ${MAX_FOREACH_ITEMS}`, '', none);
+  // Past the threshold the items run in child workflows; runs from before that replay as they ran.
+  if (items.length > FANOUT_THRESHOLD && !holdsApproval(step.steps) && patched(FANOUT_PATCH)) {
+    if (items.length > MAX_FANOUT_ITEMS) return failedComposite(`items has ${items.length} entries; a forEach takes at most ${MAX_FANOUT_ITEMS}`, '', none);
+    return chunkedForEach(rt, step, address, scope, stepState, items);
+  }
+  if (items.length > MAX_FOREACH_ITEMS) return failedComposite(`items has ${items.length} entries; a forEach takes at most ${MAX_FOREACH_ITEMS}${holdsApproval(step.steps) ? ' when its steps hold an approval' : ''}`, '', none);
 
   const total = items.length;
   const lasts: (StepOutcome | undefined)[] = new Array<StepOutcome | undefined>(total).fill(undefined);

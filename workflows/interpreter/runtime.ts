@@ -15,6 +15,8 @@ export interface Runtime {
   nextOrder(): number;
   /** the workflow function, for `trigger` steps' child runs */
   runAutomation: (input: RunInput) => Promise<RunSummary>;
+  /** chunked forEach steps in flight, by address: where their chunks' progress signals go (fan-out.ts) */
+  fanOuts?: Map<string, (progress: { chunk: number; done: number }) => void>;
 }
 
 /** The step list being run: where it sits, and which steps its steps can see. */
