@@ -16,6 +16,7 @@ import { createFileBlobStore, type BlobStore } from '../src/blob-store';
 import { createS3BlobStore, MULTIPART_THRESHOLD } from '../src/s3-blob-store';
 import { DAY_MS, HOUR_MS } from '../src/retention/policy';
 import { sweepBlobs } from '../src/retention/sweep';
+import { holdCallFiles, holdKey } from '../src/retention/holds';
 import { missingPeer } from './support/ci';
 import { findVersitygw, startS3Server, type S3Server } from './support/versitygw';
 
@@ -191,6 +192,25 @@ function describeBlobStore(name: string, open: (ctx: Mocha.Context) => Promise<S
       assert.deepEqual(await keys(blobs), ['agents/o/chats/c/history.json']);
       // A sweep again is a no-op.
       assert.equal((await sweepBlobs(blobs, settings, new Date(latest + 31 * DAY_MS))).removed, 0);
+    });
+
+    it('keeps the call files of a run that may outlive them (a hold) until the run\'s latest end, then deletes them with the hold', async () => {
+      const settings = { stepFilesDays: 30 };
+      await blobs.put('attachments/h/long/a.txt', 'read by a run waiting days for an approval');
+      await blobs.put('inputs/h/long.json', '{}');
+      await blobs.put('attachments/h/short/b.txt', 'a run of an hour');
+      const written = (await blobs.stat('attachments/h/long/a.txt'))!.modified.getTime();
+      // The one-hour run writes no hold; the three-day run holds its two files for three days.
+      assert.equal(await holdCallFiles(blobs, { orgId: 'h', runId: 'r-short', keys: ['attachments/h/short/b.txt'], timeoutMs: HOUR_MS, now: written }), false);
+      assert.equal(await holdCallFiles(blobs, { orgId: 'h', runId: 'r-long', keys: ['attachments/h/long/a.txt', 'inputs/h/long.json'], timeoutMs: 3 * DAY_MS, now: written }), true);
+      const callFiles = async (): Promise<string[]> => (await keys(blobs)).filter((k) => k.startsWith('attachments/h/') || k.startsWith('inputs/h/') || k.startsWith('holds/h/'));
+
+      await sweepBlobs(blobs, settings, new Date(written + DAY_MS + 5000));
+      assert.deepEqual(await callFiles(), ['attachments/h/long/a.txt', holdKey('h', 'r-long'), 'inputs/h/long.json']);
+      await sweepBlobs(blobs, settings, new Date(written + 3 * DAY_MS - 60_000));
+      assert.deepEqual(await callFiles(), ['attachments/h/long/a.txt', holdKey('h', 'r-long'), 'inputs/h/long.json']);
+      await sweepBlobs(blobs, settings, new Date(written + 3 * DAY_MS + 5000));
+      assert.deepEqual(await callFiles(), []);
     });
   });
 }

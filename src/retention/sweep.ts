@@ -6,6 +6,7 @@
  */
 import type { BlobStore } from '../blob-store';
 import type { FinishedRunStore } from '../registry/finished-runs';
+import { currentHolds } from './holds';
 import { CALL_FILES_MS, DAY_MS, retentionGroup, retentionMs, SWEPT_PREFIXES, type RetentionSettings } from './policy';
 
 export interface BlobSweepReport {
@@ -23,6 +24,8 @@ const PARALLEL_REMOVES = 16;
  */
 export async function sweepBlobs(blobs: BlobStore, settings: RetentionSettings, now: Date, progress: () => void = () => undefined): Promise<BlobSweepReport> {
   const report: BlobSweepReport = { removed: 0, kept: 0, stale: 0 };
+  // Blobs a run that may still be open reads (holds.ts): kept past their period while held.
+  const held = await currentHolds(blobs, now);
   const pending: Promise<void>[] = [];
   const remove = async (keys: string[]): Promise<void> => {
     for (const key of keys) {
@@ -51,7 +54,7 @@ export async function sweepBlobs(blobs: BlobStore, settings: RetentionSettings, 
         continue;
       }
       group ??= { id, newest: 0, period, keys: [] };
-      group.newest = Math.max(group.newest, entry.modified.getTime());
+      group.newest = Math.max(group.newest, entry.modified.getTime(), (held.get(entry.key) ?? 0) - period);
       group.keys.push(entry.key);
     }
     await flush();

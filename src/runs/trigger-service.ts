@@ -16,6 +16,8 @@ import type { BlobStore } from '../blob-store';
 import { LruCache } from '../common/lru-cache';
 import { INPUTS_REF_FIELD, isInputsReference } from '../common/inputs-reference';
 import type { RunInput } from '../common/run-types';
+import { runExecutionTimeoutMs } from '../common/run-time-limit';
+import { holdCallFiles } from '../retention/holds';
 import type { Logger } from '../logger';
 import type { Registry, TriggerRecord, WorkflowVersion } from '../registry';
 import { checkInputs } from './input-schema';
@@ -154,6 +156,8 @@ export class TriggerService {
     const runId = runIdFor(run.input.orgId, run.input.triggerId, idempotencyKey);
     let replayed = false;
     let recovered = false;
+    // A run that may outlive its call's files (24 h) holds them until its latest possible end.
+    await holdCallFiles(this.deps.blobs, { orgId: run.input.orgId, runId, keys: run.storedKeys, timeoutMs: runExecutionTimeoutMs(run.input.definition.timeoutSeconds) });
     try {
       replayed = (await runs.start(run.input, idempotencyKey, runId, task)).existing;
     } catch (err) {
