@@ -9,10 +9,14 @@ import type { EndedStatus, MetricsSinks } from '../src/common/metrics-sinks';
 
 const { flowgateMetrics } = proxySinks<MetricsSinks>();
 
-/** runAutomation runs are counted by their automation; other workflow types by their type. */
-function workflowLabel(args: unknown[]): string {
+/** Workflow types that are runs (the rest, e.g. forEach chunks, callback deliveries, sweeps, are their parts or chores). */
+const RUN_TYPES = new Set(['runAutomation', 'invokeAgent']);
+
+/** runAutomation runs are counted by their automation, agent runs as invokeAgent; undefined: not a run. */
+function workflowLabel(args: unknown[]): string | undefined {
   const first = args[0] as { automationId?: unknown } | undefined;
   const { workflowType } = workflowInfo();
+  if (!RUN_TYPES.has(workflowType)) return undefined;
   return workflowType === 'runAutomation' && typeof first?.automationId === 'string' ? first.automationId : workflowType;
 }
 
@@ -27,6 +31,7 @@ export const interceptors: WorkflowInterceptorsFactory = () => ({
   inbound: [{
     async execute(input, next) {
       const workflow = workflowLabel(input.args);
+      if (workflow === undefined) return next(input);
       flowgateMetrics.runStarted(workflow);
       try {
         const result = await next(input);
