@@ -5,7 +5,33 @@ import { pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowg
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 import { startMain, type Child } from '../support/processes';
 
-describe('a forEach of 50 items, 5 at a time, survives its worker killed with SIGKILL', () => {
+/**
+ * A forEach survives its worker killed with SIGKILL: in the run's own workflow (50 items, 5 at a
+ * time) and in child workflows of 100-item chunks (250 items, 10 at a time). Each item is an http
+ * call to a loopback receiver that notes every request and its idempotency key.
+ */
+interface FanOutCase {
+  title: string;
+  items: number;
+  concurrency: number;
+  /** how long the receiver takes to answer one call (ms) */
+  callMs: number;
+  /** the kill falls once this many items have answered */
+  killAfter: number;
+  /** at least this many must have answered a second before the kill */
+  finishedBeforeKill: number;
+  /** repeated calls allowed (the calls in flight around the kill) */
+  maxRepeats: number;
+  /** the items ran in chunk workflows (and not in the run's own) */
+  chunked: boolean;
+}
+
+const CASES: FanOutCase[] = [
+  { title: 'a forEach of 50 items, 5 at a time', items: 50, concurrency: 5, callMs: 700, killAfter: 15, finishedBeforeKill: 5, maxRepeats: 10, chunked: false },
+  { title: 'a forEach of 250 items in child workflows, 10 at a time', items: 250, concurrency: 10, callMs: 400, killAfter: 130, finishedBeforeKill: 100, maxRepeats: 20, chunked: true },
+];
+
+for (const c of CASES) describe(`${c.title}, survives its worker killed with SIGKILL`, () => {
   let gateway: TestFlowgate;
   let worker: Child | undefined;
   let receiver: LoopbackServer;
@@ -26,7 +52,7 @@ describe('a forEach of 50 items, 5 at a time, survives its worker killed with SI
           entry.answeredAt = Date.now();
         });
         res.end(`done ${item}`);
-      }, 700);
+      }, c.callMs);
     }));
   });
   after(async () => {
@@ -44,12 +70,12 @@ describe('a forEach of 50 items, 5 at a time, survives its worker killed with SI
     return child;
   };
 
-  it('completes, every item ran, and no item that had finished before the kill ran again', async function () {
+  it('completes with results in order, every item ran, and no item that had finished before the kill ran again', async function () {
     this.timeout(240_000);
     const p = await publishWorkflow(gateway, {
-      name: 'fan-out',
+      name: `fan-out-${c.items}`,
       steps: [{
-        name: 'Each', type: 'forEach', items: '[1..50]', concurrency: 5,
+        name: 'Each', type: 'forEach', items: `[1..${c.items}]`, concurrency: c.concurrency,
         steps: [{ name: 'Call', type: 'http', method: 'POST', url: `${receiver.url}/item/{{item}}` }],
       }],
     });
@@ -61,20 +87,20 @@ describe('a forEach of 50 items, 5 at a time, survives its worker killed with SI
 
     const deadline = Date.now() + 60_000;
     const answered = () => [...seen.values()].filter((e) => e.answeredAt !== undefined).length;
-    while (answered() < 15 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (answered() < c.killAfter && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     const midway = await pollStatus(gateway, p, runId, () => true);
-    assert.match((midway.stepInfo['1'] as { progress?: string }).progress ?? '', /^\d+\/50 done$/);
+    assert.match((midway.stepInfo['1'] as { progress?: string }).progress ?? '', new RegExp(`^\\d+/${c.items} done$`));
     worker.process.kill('SIGKILL');
     const killedAt = Date.now();
     await worker.exited;
     const answeredBeforeKill = [...seen.entries()].filter(([, e]) => e.answeredAt !== undefined && e.answeredAt < killedAt - 1000).map(([item]) => item);
-    assert.ok(answeredBeforeKill.length >= 5, `only ${answeredBeforeKill.length} items had finished well before the kill`);
+    assert.ok(answeredBeforeKill.length >= c.finishedBeforeKill, `only ${answeredBeforeKill.length} items had finished well before the kill`);
     worker = await startWorker();
 
     const final = await pollStatus(gateway, p, runId, undefined, 180_000);
     assert.equal(final.status, 'COMPLETE', JSON.stringify(final));
-    assert.equal((final.stepInfo['1'] as { progress?: string }).progress, '50/50 done');
-    for (let item = 1; item <= 50; item++) {
+    assert.equal((final.stepInfo['1'] as { progress?: string }).progress, `${c.items}/${c.items} done`);
+    for (let item = 1; item <= c.items; item++) {
       const entry = seen.get(item);
       assert.ok(entry && entry.count >= 1, `item ${item} never ran`);
       // a repeat is the same request again (a call in flight at the kill), under the same key
@@ -82,10 +108,21 @@ describe('a forEach of 50 items, 5 at a time, survives its worker killed with SI
     }
     for (const item of answeredBeforeKill) assert.equal(seen.get(item)?.count, 1, `item ${item} finished before the kill but ran again`);
     const repeats = [...seen.values()].reduce((sum, e) => sum + e.count - 1, 0);
-    assert.ok(repeats <= 10, `${repeats} repeated calls: more than the calls in flight around the kill`);
+    assert.ok(repeats <= c.maxRepeats, `${repeats} repeated calls: more than the calls in flight around the kill`);
 
     const results = await gateway.request(`/ext/webhook/${p.apiKey}/runs/${p.workflowId}/${runId}/results`);
-    const body = (await results.json()) as { results: { stepIndex: number; stepPath?: string }[] };
-    assert.equal(body.results.filter((r) => r.stepPath !== undefined).length, 50);
+    const body = (await results.json()) as { results: { stepIndex: number; stepPath?: string; resultUrls?: Record<string, { url: string }> }[] };
+    const own = body.results.find((r) => r.stepPath === undefined);
+    assert.ok(own?.resultUrls?.['output.txt']);
+    const values = (await (await fetch(own.resultUrls['output.txt'].url)).json()) as unknown[];
+    assert.deepEqual(values, Array.from({ length: c.items }, (_, i) => `done ${i + 1}`));
+    if (c.chunked) {
+      // The chunk that was in flight was replayed on the new worker, not started again.
+      const chunk2 = await gateway.client.workflow.getHandle(`${runId}-foreach-1-2`).describe();
+      assert.equal(chunk2.status.name, 'COMPLETED');
+    } else {
+      // In the run's own workflow every item's inner step is a result of the run.
+      assert.equal(body.results.filter((r) => r.stepPath !== undefined).length, c.items);
+    }
   });
 });
