@@ -22,7 +22,7 @@ export interface CliLocation {
 
 export type Progress = (message: string) => void;
 
-async function isExecutable(file: string): Promise<boolean> {
+export async function isExecutable(file: string): Promise<boolean> {
   try {
     await fs.access(file, constants.X_OK);
     return (await fs.stat(file)).isFile();

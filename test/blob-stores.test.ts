@@ -17,8 +17,7 @@ import { createS3BlobStore, MULTIPART_THRESHOLD } from '../src/s3-blob-store';
 import { DAY_MS, HOUR_MS } from '../src/retention/policy';
 import { sweepBlobs } from '../src/retention/sweep';
 import { holdCallFiles, holdKey } from '../src/retention/holds';
-import { missingPeer } from './support/ci';
-import { findVersitygw, startS3Server, type S3Server } from './support/versitygw';
+import { s3ServerForSuite } from './support/versitygw';
 
 const MIB = 1024 * 1024;
 
@@ -229,20 +228,11 @@ describeBlobStore('local data dir', async () => {
 });
 
 describe('blob store: S3 (versitygw)', function () {
-  let server: S3Server | undefined;
+  const s3Server = s3ServerForSuite();
   let counter = 0;
-  before(async function () {
-    const binary = await findVersitygw();
-    if (!binary) missingPeer(this, 'versitygw (the S3-compatible test server)', 'not built: run `npm run s3:install`');
-    server = await startS3Server(binary);
-  });
-  after(async () => {
-    await server?.stop();
-  });
 
   describeBlobStore('S3 bucket', async () => {
-    if (!server) throw new Error('no S3 server');
-    const s3 = server;
+    const s3 = s3Server();
     const spoolDir = await mkdtemp(path.join(os.tmpdir(), 'flowgate-spool-'));
     const prefix = `t${++counter}/data`;
     const blobs = createS3BlobStore({ bucket: s3.bucket, prefix, endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, spoolDir, credentials: s3.credentials });

@@ -10,11 +10,10 @@ import { ScheduleNotFoundError } from '@temporalio/client';
 import { signingKey } from '../../src/data-dir';
 import { retentionScheduleId } from '../../src/retention/schedule';
 import { createSigner } from '../../src/signed-urls';
-import { missingPeer } from '../support/ci';
 import { echoInputsWorkflow, type EchoSyncBody } from '../support/echo-workflow';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
 import { MultipartBody, send } from '../support/multipart';
-import { findVersitygw, startS3Server, type S3Server } from '../support/versitygw';
+import { s3ServerForSuite } from '../support/versitygw';
 
 const MIB = 1024 * 1024;
 
@@ -194,15 +193,7 @@ function describeWithStore(name: string, env: () => Record<string, string>, s3: 
 describeWithStore('local data dir', () => ({}), false);
 
 describe('with an S3 bucket (versitygw)', function () {
-  let server: S3Server | undefined;
+  const s3Server = s3ServerForSuite();
   let prefix = 0;
-  before(async function () {
-    const binary = await findVersitygw();
-    if (!binary) missingPeer(this, 'versitygw (the S3-compatible test server)', 'not built: run `npm run s3:install`');
-    server = await startS3Server(binary);
-  });
-  after(async () => {
-    await server?.stop();
-  });
-  describeWithStore('S3 bucket', () => server!.env(`flowgate-${++prefix}`), true);
+  describeWithStore('S3 bucket', () => s3Server().env(`flowgate-${++prefix}`), true);
 });

@@ -6,14 +6,16 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { constants, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { loadConfig } from '../../src/config';
 import { createS3Client } from '../../src/s3-blob-store';
+import { isExecutable } from '../../temporal/cli';
 import { freePort } from '../../temporal/dev-server';
+import { missingPeer } from './ci';
 
 const run = promisify(execFile);
 
@@ -25,14 +27,6 @@ export function versitygwPath(cacheDir: string = loadConfig({ ...process.env, TE
   return path.join(cacheDir, `versitygw-${VERSITYGW_VERSION}`, 'versitygw');
 }
 
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    await fs.access(file, constants.X_OK);
-    return (await fs.stat(file)).isFile();
-  } catch {
-    return false;
-  }
-}
 
 /** The cached binary, or undefined when `npm run s3:install` has not built it. */
 export async function findVersitygw(): Promise<string | undefined> {
@@ -125,5 +119,25 @@ export async function startS3Server(binary: string, bucket = 'flowgate-test'): P
       AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
     }),
     stop,
+  };
+}
+
+/**
+ * Starts the S3 server for the enclosing describe (before/after hooks) and returns a getter for it.
+ * A missing binary fails under CI (missingPeer).
+ */
+export function s3ServerForSuite(bucket?: string): () => S3Server {
+  let server: S3Server | undefined;
+  before(async function () {
+    const binary = await findVersitygw();
+    if (!binary) missingPeer(this, 'versitygw (the S3-compatible test server)', 'not built: run `npm run s3:install`');
+    server = await startS3Server(binary, bucket);
+  });
+  after(async () => {
+    await server?.stop();
+  });
+  return () => {
+    if (!server) throw new Error('the S3 server is not started');
+    return server;
   };
 }
