@@ -62,15 +62,7 @@ export async function startTestFlowgate(env: Record<string, string> = {}, option
     dataDir,
     taskQueue,
     request,
-    async admin<T>(method: string, pathname: string, body?: unknown) {
-      const response = await request(pathname, {
-        method,
-        headers: { Authorization: `Bearer ${adminToken}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
-    },
+    admin: <T>(method: string, pathname: string, body?: unknown) => adminCall<T>(request, adminToken, method, pathname, body),
     /** stops everything; the data dir is removed unless `keepData` (a restart will reuse it) */
     async stop(keepData = false) {
       await flowgate.stop();
@@ -89,6 +81,21 @@ export interface Published {
 }
 
 /** Creates, publishes and triggers a workflow; returns an API key to call it with. */
+async function adminCall<T>(request: TestFlowgate['request'], adminToken: string, method: string, pathname: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const response = await request(pathname, {
+    method,
+    headers: { Authorization: `Bearer ${adminToken}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+/** The same flowgate seen as another organization's administrator (publishWorkflow etc. then act for it). */
+export function asAdminOf(fg: TestFlowgate, adminToken: string): TestFlowgate {
+  return { ...fg, adminToken, admin: <T>(method: string, pathname: string, body?: unknown) => adminCall<T>(fg.request, adminToken, method, pathname, body) };
+}
+
 export async function publishWorkflow(fg: TestFlowgate, definition: unknown, trigger: Record<string, unknown> = {}): Promise<Published> {
   const created = await fg.admin<{ id: string }>('POST', '/api/v1/workflows', definition);
   if (created.status !== 201) throw new Error(`create workflow: ${created.status} ${JSON.stringify(created.body)}`);

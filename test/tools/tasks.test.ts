@@ -10,7 +10,7 @@ import {
   CallToolResultSchema, TaskStatusNotificationSchema, type CallToolResult, type ElicitRequest, type TaskStatusNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm';
-import { publishWorkflow, type Published, type TestFlowgate } from '../support/flowgate';
+import { asAdminOf, publishWorkflow, type Published, type TestFlowgate } from '../support/flowgate';
 import { connectMcp as connect, pollTask, startTask, withKilledReplica } from './mcp-tasks-support';
 import { callTool, createOrg, rpc, runtimeToken, startToolFlowgate } from './support';
 
@@ -43,9 +43,9 @@ describe('MCP Tasks: agent_invoke, approvals through the task, status notificati
     return String((created.body?.result?.structuredContent as { id: string }).id);
   }
 
-  async function publishTool(definition: Record<string, unknown>): Promise<{ name: string; published: Published }> {
+  async function publishTool(definition: Record<string, unknown>, on: TestFlowgate = fg): Promise<{ name: string; published: Published }> {
     const name = `${String(definition.name)}_${randomUUID().slice(0, 8)}`;
-    const published = await publishWorkflow(fg, { ...definition, name: `${String(definition.name)}-${randomUUID()}` }, { tool: { name, description: `tool ${name}` } });
+    const published = await publishWorkflow(on, { ...definition, name: `${String(definition.name)}-${randomUUID()}` }, { tool: { name, description: `tool ${name}` } });
     return { name, published };
   }
 
@@ -229,13 +229,31 @@ describe('MCP Tasks: agent_invoke, approvals through the task, status notificati
   });
 
   it('pages tasks/list with a cursor, newest first, without repeats', async () => {
-    const { name } = await publishTool({ name: 'quick', steps: [{ name: 'Done', type: 'template', template: 'ok' }] });
-    const client = await connect(fg.url, 'workflows', token);
+    // An organization of its own: the other test files' tasks start and close meanwhile, and a
+    // cursor is a position in visibility's order (a task started while paging shifts it; README).
+    const org = await createOrg(fg);
+    const asOrg = asAdminOf(fg, org.adminToken);
+    const { name } = await publishTool({ name: 'quick', steps: [{ name: 'Done', type: 'template', template: 'ok' }] }, asOrg);
+    const client = await connect(fg.url, 'workflows', (await runtimeToken(fg, org.adminToken)).token);
     try {
       const mine: string[] = [];
       for (let i = 0; i < 5; i++) mine.push((await startTask(client, name, {})).taskId);
       // visibility orders open workflows first: a task that closes between two pages moves (README says so)
       for (const id of mine) await pollTask(client, id, (t) => t.status === 'completed');
+      // Visibility (what tasks/list reads) lags behind tasks/get: page once it shows all five closed.
+      const settleBy = Date.now() + 30_000;
+      for (;;) {
+        const shown: { taskId: string; status: string }[] = [];
+        let at: string | undefined;
+        do {
+          const page = await client.experimental.tasks.listTasks(at);
+          shown.push(...page.tasks);
+          at = page.nextCursor;
+        } while (at);
+        if (shown.filter((t) => t.status === 'completed').length >= mine.length) break;
+        assert.ok(Date.now() < settleBy, `visibility shows ${JSON.stringify(shown)}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
       const listed: string[] = [];
       let cursor: string | undefined;
       let pages = 0;
