@@ -23,6 +23,7 @@ import { runList } from './interpreter/run-list';
 import { compactOutcomes, nestedScope, type ListScope, type Runtime } from './interpreter/runtime';
 import { runAutomation, stateQuery } from './run-automation';
 import { ApprovalDesk } from './steps/approval';
+import { useEngine } from './steps/features';
 
 /** A chunk past this many history events continues as new between items (Temporal's own suggestion comes first). */
 export const CHUNK_HISTORY_EVENTS = 10_000;
@@ -36,6 +37,7 @@ const { recordComposite } = proxyActivities<Activities>({
 
 export async function runForEachChunk(c: ForEachChunkInput): Promise<ForEachChunkResult> {
   const { input, address, items } = c;
+  useEngine(input);
   const state: RunState = { status: 'RUNNING', steps: {}, outcomes: [] };
   setHandler(stateQuery, () => state);
   const run = { runId: input.runId, orgId: input.orgId, automationId: input.automationId, automationVersion: input.automationVersion,

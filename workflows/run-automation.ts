@@ -32,6 +32,7 @@ import { ApprovalDesk } from './steps/approval';
 import { withCompletionCallback } from './steps/callback';
 import { markTimedOut, withRunTimeLimit } from './steps/time-limit';
 import { trackTransitions } from './steps/transitions';
+import { useEngine } from './steps/features';
 
 export const stateQuery = defineQuery<RunState>('state');
 export const decideUpdate = defineUpdate<ApprovalDecision, [DecisionRequest]>('decide');
@@ -39,6 +40,7 @@ export const approvalSignal = defineSignal<[DecisionRequest]>('approvalDecision'
 
 export async function runAutomation(given: RunInput): Promise<RunSummary> {
   const input = asStartedRun(given);
+  useEngine(input);
   const state: RunState = {
     status: 'RUNNING',
     steps: Object.fromEntries(input.definition.steps.map((step, i) => [String(i + 1), { name: step.name, type: step.type, status: 'PENDING' as const }])),

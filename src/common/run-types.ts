@@ -54,7 +54,16 @@ export interface RunInput {
    * so `runId` and `started` are the schedule's; the run reads its own from Temporal (workflowInfo)
    */
   type?: 'SCHEDULE';
+  /**
+   * the workflow code level the starter knew (ENGINE_LEVEL): which history-changing revisions
+   * apply without a patch marker; absent on runs started before levels existed
+   * (workflows/steps/features.ts)
+   */
+  engine?: number;
 }
+
+/** The level of the workflow code's history-changing revisions new runs start at (workflows/steps/features.ts). */
+export const ENGINE_LEVEL = 1;
 
 /** Where a run came from when an operator started it from another run. */
 export interface RunOrigin {

@@ -9,7 +9,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotF
 import { temporal } from '@temporalio/proto';
 import { ApplicationFailure, arrayFromPayloads, TimeoutFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import type { runAutomation } from '../../workflows';
-import { CallbackState, DecisionRefusal, FailureType, type ApprovalDecision, type CallbackStatus, type StepTransition, type DecisionRequest, type RunInput, type RunState, type RunStatus, type RunSummary, type StepOutcome, type StepState, type WaitingOn } from '../common/run-types';
+import { CallbackState, DecisionRefusal, ENGINE_LEVEL, FailureType, type ApprovalDecision, type CallbackStatus, type StepTransition, type DecisionRequest, type RunInput, type RunState, type RunStatus, type RunSummary, type StepOutcome, type StepState, type WaitingOn } from '../common/run-types';
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
@@ -128,7 +128,7 @@ export class RunService {
       await this.client.workflow.start<typeof runAutomation>('runAutomation', {
         workflowId: runId,
         taskQueue: this.taskQueue,
-        args: [{ ...input, runId }],
+        args: [{ ...input, runId, engine: ENGINE_LEVEL }],
         workflowExecutionTimeout: runExecutionTimeoutMs(input.definition.timeoutSeconds),
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         memo: memo as unknown as Record<string, unknown>,

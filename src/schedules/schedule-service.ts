@@ -23,7 +23,7 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleDescription, type ScheduleOptionsStartWorkflowAction, type ScheduleHandle } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
-import type { RunInput } from '../common/run-types';
+import { ENGINE_LEVEL, type RunInput } from '../common/run-types';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import type { Logger } from '../logger';
@@ -251,6 +251,7 @@ export class ScheduleService {
     const input: Omit<RunInput, 'runId'> = {
       ...runInputFor({ orgId: trigger.orgId, version, triggerId: trigger.id, startedBy: scheduleIdFor(trigger.id), inputs }),
       type: 'SCHEDULE',
+      engine: ENGINE_LEVEL,
     };
     const memo: RunMemo = { ...buildRunMemo(input), scheduleRevision: record.revision };
     return {

@@ -6,7 +6,7 @@
  * Progress shows in the step's `progress` (`12/40 done`). More than FANOUT_THRESHOLD items run in
  * child workflows instead (fan-out.ts).
  */
-import { patched } from '@temporalio/workflow';
+import { feature } from '../steps/features';
 import type { ForEachStep } from '../../src/common/definition';
 import type { StepOutcome, StepState } from '../../src/common/run-types';
 import { describeFailure, failedComposite, partOf, type CompositeDraft } from './composite';
@@ -27,7 +27,7 @@ export async function forEachStep(rt: Runtime, step: ForEachStep, address: strin
   const items = evaluated.value === undefined ? [] : evaluated.value;
   if (!Array.isArray(items)) return failedComposite(`items must evaluate to an array; got ${items === null ? 'null' : typeof items}`, '', none);
   // Past the threshold the items run in child workflows; runs from before that replay as they ran.
-  if (items.length > FANOUT_THRESHOLD && !holdsApproval(step.steps) && patched(FANOUT_PATCH)) {
+  if (items.length > FANOUT_THRESHOLD && !holdsApproval(step.steps) && feature(FANOUT_PATCH)) {
     if (items.length > MAX_FANOUT_ITEMS) return failedComposite(`items has ${items.length} entries; a forEach takes at most ${MAX_FANOUT_ITEMS}`, '', none);
     return chunkedForEach(rt, step, address, scope, stepState, items);
   }

@@ -7,7 +7,8 @@
  * approver for a link (bound to that approver), `operator-signal` for a signal. An API key counts
  * once: whatever approver names it gives, its second approval on a step is refused.
  */
-import { ApplicationFailure, condition, patched } from '@temporalio/workflow';
+import { ApplicationFailure, condition } from '@temporalio/workflow';
+import { feature } from './features';
 import type { ApprovalStep } from '../../src/common/definition';
 import { durationMs } from '../../src/common/duration';
 import { render as renderedText } from '../../src/common/interpolate';
@@ -113,7 +114,7 @@ export class ApprovalDesk {
       message: renderedText(await render(step.message)), required: step.required, approvers: step.approvers, decisions: [],
     };
     // Asked once, when the step starts waiting: the answer must not change while it waits.
-    const perKey = patched(ACTOR_VOTES_PATCH);
+    const perKey = feature(ACTOR_VOTES_PATCH);
     this.current = wait;
     pauser.pause(wait);
     const rejection = (): ApprovalDecision | undefined => wait.decisions.find((d) => d.decision === 'reject');

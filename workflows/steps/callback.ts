@@ -11,9 +11,10 @@
  * response shows once it closed. Activity: 60 s per attempt, at most CALLBACK_MAX_ATTEMPTS attempts.
  */
 import {
-  ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, ParentClosePolicy, patched, proxyActivities, startChild,
+  ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, ParentClosePolicy, proxyActivities, startChild,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
+import { feature } from './features';
 import { FailureType, type CallbackRequest, type CallbackStatus, type RunInput, type RunState, type RunSummary } from '../../src/common/run-types';
 
 export const CALLBACK_PATCH = 'completion-callback';
@@ -26,7 +27,7 @@ export function callbackWorkflowId(runId: string): string {
 
 /** Runs `body` (the steps); when the run has a callback, starts its delivery once the outcome is known. */
 export async function withCompletionCallback(input: RunInput, state: RunState, body: () => Promise<RunSummary>): Promise<RunSummary> {
-  if (!input.callback || !patched(CALLBACK_PATCH)) return body();
+  if (!input.callback || !feature(CALLBACK_PATCH)) return body();
   let summary: RunSummary;
   try {
     summary = await body();

@@ -8,7 +8,7 @@ import { CancellationScope, ChildWorkflowFailure, isCancellation, ParentClosePol
 import type { Activities } from '../../activities';
 import type { TriggerStep } from '../../src/common/definition';
 import { buildRunMemo } from '../../src/common/run-memo';
-import type { RunInput, RunSummary } from '../../src/common/run-types';
+import { ENGINE_LEVEL, type RunInput, type RunSummary } from '../../src/common/run-types';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 import { childUuid } from './child-ids';
 import { childExecutionTimeoutMs, runDeadline } from './time-limit';
@@ -33,7 +33,7 @@ export async function startChainedRun(resolved: Omit<RunInput, 'runId'>, wait: b
   if (wait && expiry) timeoutMs = Math.max(1000, Math.min(timeoutMs, expiry.getTime() - Date.now()));
   // A waited-for child keeps its parent's deadline as its own when that comes first (ends TIMEOUT by then).
   const bounded = wait && expiry && timeoutMs < resolved.definition.timeoutSeconds * 1000;
-  const input: RunInput = { ...resolved, runId, ...(bounded ? { deadline: new Date(Date.now() + timeoutMs).toISOString() } : {}) };
+  const input: RunInput = { ...resolved, runId, engine: ENGINE_LEVEL, ...(bounded ? { deadline: new Date(Date.now() + timeoutMs).toISOString() } : {}) };
   const child = await startChild(runAutomation, {
     workflowId: runId,
     args: [input],

@@ -8,7 +8,8 @@
  * count is too), shaped as a version-4 UUID as the random ones were. Runs started before the patch
  * keep drawing random ones (their histories hold those IDs).
  */
-import { patched, uuid4, workflowInfo } from '@temporalio/workflow';
+import { uuid4, workflowInfo } from '@temporalio/workflow';
+import { feature } from './features';
 
 export const DERIVED_CHILD_IDS_PATCH = 'derived-child-ids';
 
@@ -48,7 +49,7 @@ export function uuidShape(hex: string): string {
 
 /** A derived ID for `purpose` (e.g. `child-run`, `chat`), or a random one in runs from before the patch. */
 export function childUuid(purpose: string): string {
-  if (!patched(DERIVED_CHILD_IDS_PATCH)) return uuid4();
+  if (!feature(DERIVED_CHILD_IDS_PATCH)) return uuid4();
   const { workflowId, runId } = workflowInfo();
   derived += 1;
   return uuidShape(hash128(`${workflowId}\n${runId}\n${purpose}\n${derived}`));

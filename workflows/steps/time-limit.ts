@@ -6,8 +6,9 @@
  * timeout stays as a backstop, RUN_TIME_LIMIT_MARGIN_SECONDS later (runExecutionTimeoutMs).
  * Runs started before the patch keep Temporal's timeout as their only limit.
  */
-import { ApplicationFailure, CancellationScope, isCancellation, patched, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import { runExecutionTimeoutMs } from '../../src/common/run-time-limit';
+import { feature } from './features';
 import { FailureType, type RunInput, type RunState, type RunSummary } from '../../src/common/run-types';
 
 export const RUN_TIME_LIMIT_PATCH = 'run-time-limit';
@@ -40,7 +41,7 @@ export function markTimedOut(): void {
 }
 
 export async function withRunTimeLimit(input: RunInput, state: RunState, body: () => Promise<RunSummary>): Promise<RunSummary> {
-  if (!patched(RUN_TIME_LIMIT_PATCH)) return body();
+  if (!feature(RUN_TIME_LIMIT_PATCH)) return body();
   const startedMs = workflowInfo().runStartTime.getTime();
   const ownDeadlineMs = startedMs + input.definition.timeoutSeconds * 1000;
   const parentDeadlineMs = input.deadline === undefined ? Number.NaN : Date.parse(input.deadline);

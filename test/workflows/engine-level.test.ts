@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { temporal } from '@temporalio/proto';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { writeFile } from 'node:fs/promises';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { ENGINE_LEVEL, type RunInput } from '../../src/common/run-types';
+import { workflowBundle } from '../../temporal/worker';
+import { recordHistoryPath } from '../support/ci';
+import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+const { EventType } = temporal.api.enums.v1;
+
+const eventNames = (events: HistoryEvent[]): string[] => events.map((e) => EventType[e.eventType ?? 0] ?? String(e.eventType));
+
+function startedInput(events: HistoryEvent[]): RunInput {
+  const payload = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  assert.ok(payload, 'the history starts with the run input');
+  return defaultPayloadConverter.fromPayload<RunInput>(payload);
+}
+
+/**
+ * Runs carry the workflow code level their starter knew (RunInput.engine), so the revisions up to
+ * it apply without patch markers: no marker event and no TemporalChangeVersion upsert (one more
+ * history event and visibility write per run). Runs without a level still take patched().
+ */
+describe('engine level: revisions without patch markers', () => {
+  let fg: TestFlowgate;
+
+  before(async () => {
+    fg = await startTestFlowgate();
+  });
+  after(async () => {
+    await fg?.stop();
+  });
+
+  it('a new run records no patch marker and no search attribute upsert, keeps its time limit, and replays', async () => {
+    const published = await publishWorkflow(fg, { name: 'engine-level', timeoutSeconds: 600, steps: [{ name: 'Hello', type: 'template', template: 'Hello {{inputs.name}}' }] });
+    const response = await trigger(fg, published, { name: 'level' }, { 'x-api-wait': 'true' });
+    assert.equal(response.status, 200, await response.clone().text());
+    const runId = response.headers.get('X-Pf-Run-Id');
+    assert.ok(runId);
+    const handle = fg.client.workflow.getHandle(runId);
+    const history = await handle.fetchHistory();
+    const events = history.events ?? [];
+    const names = eventNames(events);
+
+    assert.equal(startedInput(events).engine, ENGINE_LEVEL);
+    assert.ok(!names.includes('EVENT_TYPE_MARKER_RECORDED'), names.join(' '));
+    assert.ok(!names.includes('EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES'), names.join(' '));
+    // the run-time-limit revision applies: the run's own timer races its steps
+    assert.ok(names.includes('EVENT_TYPE_TIMER_STARTED'), names.join(' '));
+    const described = await handle.describe();
+    assert.equal(described.searchAttributes.TemporalChangeVersion, undefined);
+
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, runId);
+    // FLOWGATE_RECORD_HISTORY=<file>: keep it (committed as histories/run-automation-engine-1.json)
+    const recordTo = recordHistoryPath();
+    if (recordTo) await writeFile(recordTo, `${historyToJSON(history)}\n`, { flag: 'wx' });
+  });
+
+  it('a run without a level (started before levels existed) still asks patched() and replays', async () => {
+    const published = await publishWorkflow(fg, { name: 'engine-none', timeoutSeconds: 600, steps: [{ name: 'Hello', type: 'template', template: 'Hello {{inputs.name}}' }] });
+    const response = await trigger(fg, published, { name: 'old' }, { 'x-api-wait': 'true' });
+    assert.equal(response.status, 200, await response.clone().text());
+    const template = startedInput((await fg.client.workflow.getHandle(response.headers.get('X-Pf-Run-Id') ?? '').fetchHistory()).events ?? []);
+
+    const { engine: _level, ...withoutLevel } = template;
+    const oldRunId = randomUUID();
+    const summary = await fg.client.workflow.execute('runAutomation', {
+      workflowId: oldRunId, taskQueue: fg.taskQueue, args: [{ ...withoutLevel, runId: oldRunId }],
+    }) as { status: string };
+    assert.equal(summary.status, 'COMPLETE');
+
+    const history = await fg.client.workflow.getHandle(oldRunId).fetchHistory();
+    const events = history.events ?? [];
+    const markers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+    assert.ok(markers.length >= 1, `a patch marker: ${eventNames(events).join(' ')}`);
+    assert.ok(eventNames(events).includes('EVENT_TYPE_TIMER_STARTED'));
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, oldRunId);
+  });
+});

@@ -1,0 +1,32 @@
+/**
+ * Which of the workflow code's history-changing revisions apply to this run.
+ *
+ * Every change that alters the commands a run issues is gated, so that an open run started
+ * before the change replays: `patched(id)` records a marker in new runs and answers false when
+ * replaying a run whose history has none. But each patch marker also makes the SDK upsert the
+ * `TemporalChangeVersion` search attribute: one more history event and one more visibility write
+ * per run, on every run, for as long as the patch stays in the code.
+ *
+ * Runs now carry the workflow code level their starter knew (`RunInput.engine`, ENGINE_LEVEL): a
+ * revision introduced at or below that level applies with no marker, one introduced later does
+ * not (nothing to ask: the input is in the history, so replay decides the same). Runs started
+ * before levels existed carry none and ask `patched()` as before.
+ *
+ * A later revision: add it at ENGINE_LEVEL + 1, gate it with `feature(id, thatLevel)`, then raise
+ * ENGINE_LEVEL. Workers must be updated before the gateways that start runs at the new level.
+ */
+import { patched } from '@temporalio/workflow';
+import type { RunInput } from '../../src/common/run-types';
+
+/** The run's level; module state is per workflow execution in Temporal's sandbox. */
+let level: number | undefined;
+
+/** Called first thing by the workflows that run a RunInput (runAutomation, runForEachChunk). */
+export function useEngine(input: Pick<RunInput, 'engine'>): void {
+  level = input.engine;
+}
+
+/** Whether revision `patchId` (introduced at `sinceLevel`, 1 for those before levels existed) applies. */
+export function feature(patchId: string, sinceLevel = 1): boolean {
+  return level === undefined ? patched(patchId) : level >= sinceLevel;
+}
