@@ -14,8 +14,9 @@
  * process, `tmp` the dev server.
  *
  * Knobs: BENCH_ROUNDS (3), BENCH_SCALE (1: multiplies every call count), BENCH_PAUSED (1000),
- * BENCH_ONLY (words of the scenario names, comma-separated, to run only those), BENCH_CPU_PROF (a directory: the
- * flowgate process writes a --cpu-prof profile there).
+ * BENCH_ONLY (words of the scenario names, comma-separated, to run only those), BENCH_WARMUP_SECONDS (3: each side
+ * of each scenario runs unmeasured that long first), BENCH_CPU_PROF (a directory: the flowgate process writes a
+ * --cpu-prof profile there). HTTP calls go through undici's `request` on kept-alive connections.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -27,6 +28,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import Koa from 'koa';
+import { Agent, request } from 'undici';
 import { z } from 'zod';
 import { loadConfig } from '../../src/config';
 import { silentLogger } from '../../src/logger';
@@ -38,6 +40,7 @@ import { ensureTemporalCli } from '../../temporal/cli';
 import { freePort, startDevServer } from '../../temporal/dev-server';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3) * 1000;
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const PAUSED = Number(process.env.BENCH_PAUSED ?? 1000);
 const ADMIN = 'fga_bench_compare_0123456789';
@@ -267,9 +270,34 @@ async function settle(client: Client): Promise<void> {
   }
 }
 
-async function expectOk(res: Response, status = 200): Promise<void> {
-  const text = await res.text();
-  if (res.status !== status) throw new Error(`unexpected ${res.status}: ${text.slice(0, 300)}`);
+/**
+ * The load generator's HTTP client: undici's `request` on kept-alive connections. `fetch` costs the
+ * generator two to three times the CPU per call (it shares the two cores with what it measures),
+ * which a caller on another machine would not take from flowgate.
+ */
+const dispatcher = new Agent({ connections: 128, keepAliveTimeout: 30_000 });
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+async function call(url: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string } = {}): Promise<Reply> {
+  const res = await request(url, { method: init.method ?? 'GET', headers: init.headers, body: init.body, dispatcher });
+  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+}
+
+function expectOk(res: Reply, status = 200): void {
+  if (res.status !== status) throw new Error(`unexpected ${res.status}: ${res.text.slice(0, 300)}`);
+}
+
+/** `op` in a closed loop of `callers` for `ms` (JIT, connections, caches), nothing recorded. */
+async function warmUp(callers: number, ms: number, op: () => Promise<void>): Promise<void> {
+  const until = performance.now() + ms;
+  await Promise.all(Array.from({ length: callers }, async () => {
+    while (performance.now() < until) await op().catch(() => undefined);
+  }));
 }
 
 async function parent(): Promise<void> {
@@ -304,7 +332,7 @@ async function parent(): Promise<void> {
     const { key } = await admin<{ key: string }>('POST', '/api/v1/api-keys', {});
     const { token } = (await (await fetch(`${fg.url}/auth/token`, { method: 'POST', headers: { 'X-API-KEY': key } })).json()) as { token: string };
 
-    const trigger = (triggerId: string, wait: boolean): Promise<Response> => fetch(`${fg.url}/ext/triggers/${triggerId}`, {
+    const trigger = (triggerId: string, wait: boolean): Promise<Reply> => call(`${fg.url}/ext/triggers/${triggerId}`, {
       method: 'POST', headers: { 'X-API-KEY': key, 'Content-Type': 'application/json', ...(wait ? { 'x-api-wait': 'true' } : {}) }, body: '{"name":"bench"}',
     });
     const rawStart = { taskQueue: RAW_QUEUE, args: ['bench'] as [string] };
@@ -316,8 +344,8 @@ async function parent(): Promise<void> {
 
     // One finished run on each side for the status and results scenarios.
     const finished = await trigger(oneStep.triggerId, true);
-    const finishedRunId = finished.headers.get('X-Pf-Run-Id') ?? '';
-    await expectOk(finished);
+    const finishedRunId = String(finished.headers['x-pf-run-id'] ?? '');
+    expectOk(finished);
     const runPath = `${fg.url}/ext/webhook/${key}/runs/${oneStep.workflowId}/${finishedRunId}`;
     const rawFinished = randomUUID();
     await client.workflow.execute('rawOneStep', { ...rawStart, workflowId: rawFinished });
@@ -367,31 +395,31 @@ async function parent(): Promise<void> {
       },
       {
         name: 'status of a finished run vs raw describe', target: '(info)', callers: 50, perCaller: s(20),
-        flowgate: async () => expectOk(await fetch(`${runPath}/status`)),
+        flowgate: async () => expectOk(await call(`${runPath}/status`)),
         raw: async () => {
           await rawHandle.describe();
         },
       },
       {
         name: 'status of a finished run vs raw query', target: '>= 20, p99 <= 20ms', callers: 50, perCaller: s(10),
-        flowgate: async () => expectOk(await fetch(`${runPath}/status`)),
+        flowgate: async () => expectOk(await call(`${runPath}/status`)),
         raw: async () => {
           await rawHandle.query('state');
         },
       },
       {
         name: 'results of a finished run vs raw query', target: '>= 20, p99 <= 20ms', callers: 50, perCaller: s(10),
-        flowgate: async () => expectOk(await fetch(`${runPath}/results`)),
+        flowgate: async () => expectOk(await call(`${runPath}/results`)),
         raw: async () => {
           await rawHandle.query('state');
         },
       },
       {
         name: 'tools/call vs bare Koa JSON-RPC', target: '>= 0.9', callers: 50, perCaller: s(20),
-        flowgate: async () => expectOk(await fetch(`${fg.url}/tools/bench`, {
+        flowgate: async () => expectOk(await call(`${fg.url}/tools/bench`, {
           method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' }, body: rpcBody(),
         })),
-        raw: async () => expectOk(await fetch(`${raw.url}/rpc`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: rpcBody() })),
+        raw: async () => expectOk(await call(`${raw.url}/rpc`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: rpcBody() })),
       },
     ];
 
@@ -402,8 +430,8 @@ async function parent(): Promise<void> {
       const before = { flowgate: rssMiB(fg.pid), raw: rssMiB(raw.pid) };
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         const res = await trigger(paused.triggerId, false);
-        await expectOk(res);
-        pausedIds.push(res.headers.get('X-Pf-Run-Id') ?? '');
+        expectOk(res);
+        pausedIds.push(String(res.headers['x-pf-run-id'] ?? ''));
       });
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         pausedIds.push((await client.workflow.start('rawPaused', { taskQueue: RAW_QUEUE, workflowId: randomUUID() })).workflowId);
@@ -422,10 +450,13 @@ async function parent(): Promise<void> {
     // BENCH_ONLY: words (comma-separated) of the scenario names; a scenario naming any of them runs
     const only = (process.env.BENCH_ONLY ?? '').split(',').map((word) => word.trim()).filter(Boolean);
     const results: Result[] = scenarios.filter((scenario) => only.length === 0 || only.some((word) => scenario.name.includes(word))).map((scenario) => ({ scenario, flowgate: [], raw: [] }));
-    // Warm-up: JIT, bundles, connections, caches on both sides.
+    // Warm-up (BENCH_WARMUP_SECONDS per side and scenario): JIT, bundles, connections, caches on
+    // both sides; a few dozen calls leave the first rounds measuring V8's optimizer.
     for (const { scenario } of results) {
-      await closedLoop(Math.min(10, scenario.callers), 2, scenario.flowgate);
-      await closedLoop(Math.min(10, scenario.callers), 2, scenario.raw);
+      for (const side of ['flowgate', 'raw'] as const) {
+        await warmUp(scenario.callers, WARMUP_MS, scenario[side]);
+        await settle(client);
+      }
     }
     for (let round = 1; round <= ROUNDS; round++) {
       for (const result of results) {
@@ -462,6 +493,7 @@ async function parent(): Promise<void> {
 
     console.log(`loadavg at the end (1/5/15): ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     await client.connection.close();
+    await dispatcher.close();
   } finally {
     for (const child of children) child.disconnect();
     await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(undefined)))));
