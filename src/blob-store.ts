@@ -75,18 +75,21 @@ async function removeIfEmpty(dir: string, root: string): Promise<void> {
   }
 }
 
+const tempName = (target: string): string => `${target}.${randomBytes(6).toString('hex')}.partial`;
+
 /**
- * Opens a fresh temporary file beside `target`. A folder emptied by a concurrent removal between
- * our mkdir and open is created again (a few times, then the error stands).
+ * Runs `create` (which creates a fresh file beside `target`), making `target`'s folders first when
+ * they are missing: most writes go to a folder that exists, so the folders are made only on ENOENT.
+ * A folder emptied by a concurrent removal between our mkdir and the create is made again (a few
+ * times, then the error stands).
  */
-async function openTemp(target: string): Promise<{ temp: string; handle: fs.FileHandle }> {
+async function inFolderOf<T>(target: string, create: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
-    await fs.mkdir(path.dirname(target), { recursive: true });
-    const temp = `${target}.${randomBytes(6).toString('hex')}.partial`;
     try {
-      return { temp, handle: await fs.open(temp, 'wx') };
+      return await create();
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 4) throw err;
+      await fs.mkdir(path.dirname(target), { recursive: true });
     }
   }
 }
@@ -96,34 +99,44 @@ export function createFileBlobStore(root: string): BlobStore {
     assertSafeKey(key);
     return path.join(root, key);
   };
-  /** Writes through a temporary file renamed into place; on failure leaves neither it nor an emptied folder. */
-  const write = async (key: string, fill: (handle: fs.FileHandle) => Promise<void>): Promise<BlobInfo> => {
-    const target = resolve(key);
-    const { temp, handle } = await openTemp(target);
-    try {
-      await fill(handle);
-      await handle.close(); // a no-op when a write stream already closed it
-      const { size } = await fs.stat(temp);
-      await fs.rename(temp, target);
-      return { size };
-    } catch (err) {
-      await handle.close().catch(() => undefined);
-      await fs.rm(temp, { force: true });
-      await removeIfEmpty(path.dirname(target), root);
-      throw err;
-    }
+  /** Removes what a failed write left: its temporary file and a folder it emptied. */
+  const undo = async (temp: string, target: string): Promise<void> => {
+    await fs.rm(temp, { force: true });
+    await removeIfEmpty(path.dirname(target), root);
   };
   return {
-    put(key, data) {
-      return write(key, (handle) => handle.writeFile(data));
+    async put(key, data) {
+      // Through a temporary file renamed into place: a reader never sees a half-written file.
+      const target = resolve(key);
+      const temp = tempName(target);
+      try {
+        await inFolderOf(target, () => fs.writeFile(temp, data, { flag: 'wx' }));
+        await fs.rename(temp, target);
+      } catch (err) {
+        await undo(temp, target);
+        throw err;
+      }
+      return { size: typeof data === 'string' ? Buffer.byteLength(data) : data.length };
     },
     async putStream(key, source) {
       // The source may fail before the pipeline takes it (while the file opens): that error must
       // reject this put, not go unhandled. pipeline reports an already-failed source's error itself.
       const ignore = (): void => undefined;
       source.on('error', ignore);
+      const target = resolve(key);
+      const temp = tempName(target);
+      let handle: fs.FileHandle | undefined;
       try {
-        return await write(key, (handle) => pipeline(source, handle.createWriteStream()));
+        handle = await inFolderOf(target, () => fs.open(temp, 'wx'));
+        await pipeline(source, handle.createWriteStream());
+        await handle.close(); // a no-op: the write stream closed it
+        const { size } = await fs.stat(temp);
+        await fs.rename(temp, target);
+        return { size };
+      } catch (err) {
+        await handle?.close().catch(() => undefined);
+        await undo(temp, target);
+        throw err;
       } finally {
         source.off('error', ignore);
       }
@@ -203,7 +216,7 @@ async function* walk(dir: string): AsyncIterable<{ path: string; name: string }>
   }
 }
 
-/** Removes the empty folders under `dir` (bottom up; `root` itself stays). A write racing this recreates its folder (openTemp). */
+/** Removes the empty folders under `dir` (bottom up; `root` itself stays). A write racing this recreates its folder (inFolderOf). */
 async function removeEmptyFolders(dir: string, root: string): Promise<number> {
   let removed = 0;
   let entries: Dirent[];
