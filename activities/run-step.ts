@@ -98,7 +98,8 @@ export function createRunStep(deps: StepDependencies) {
     // whole limit, and they are how a cancellation reaches the activity: the answer to one carries
     // it. Calling often is cheap (the worker throttles what it sends, see HEARTBEAT_THROTTLE in
     // temporal/worker.ts), and lets a cancelled run's request stop within a second.
-    const heartbeat = setInterval(() => Context.current().heartbeat(), HEARTBEAT_EVERY_MS);
+    // Local activities (template steps) have no heartbeat: the worker running them runs the run.
+    const heartbeat = Context.current().info.isLocal ? undefined : setInterval(() => Context.current().heartbeat(), HEARTBEAT_EVERY_MS);
     const started = Date.now();
     let execution: StepExecution;
     try {

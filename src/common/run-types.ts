@@ -62,8 +62,13 @@ export interface RunInput {
   engine?: number;
 }
 
-/** The level of the workflow code's history-changing revisions new runs start at (workflows/steps/features.ts). */
-export const ENGINE_LEVEL = 1;
+/**
+ * The level of the workflow code's history-changing revisions new runs start at
+ * (workflows/steps/features.ts). 1: the revisions made with patch markers before levels existed
+ * (run-time-limit, derived-child-ids, foreach-child-chunks, approval-actor-votes, callbacks,
+ * resume); 2: template steps as local activities.
+ */
+export const ENGINE_LEVEL = 2;
 
 /** Where a run came from when an operator started it from another run. */
 export interface RunOrigin {

@@ -67,7 +67,10 @@ describe('runAutomation replay', () => {
     const runId = await liveThreeStepRun();
     const history = await fg.client.workflow.getHandle(runId).fetchHistory();
     const scheduled = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes);
-    assert.equal(scheduled.length, 3, 'expected one runStep activity per step');
+    assert.equal(scheduled.length, 1, 'expected one runStep activity task: the code step');
+    // template steps run as local activities (engine level 2), each recorded as a marker
+    const local = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+    assert.equal(local.length, 2, 'expected one local runStep per template step');
 
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, runId);
 

@@ -100,7 +100,8 @@ describe('large forEach fan-outs run in child workflows (through the trigger sur
     await assert.rejects(fg.client.workflow.getHandle(`${runId}-foreach-1-1`).describe());
     const events = await historyEvents(runId);
     console.log(`      history events: in-workflow forEach of 100 items ${events} (${(events / 100).toFixed(1)} per item; 2,500 items would be about ${Math.round(events * 25)})`);
-    assert.ok(events > 300, `only ${events} events`);
+    // at least one event per item: each item's template step (a local activity) leaves its marker
+    assert.ok(events > 100, `only ${events} events`);
   });
 
   it('a failed item stops the fan-out as in-workflow: no later item or chunk starts, the failing step shows', async function () {

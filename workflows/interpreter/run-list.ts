@@ -4,7 +4,7 @@
  * later steps see `status: "SKIPPED"`); a step that fails ends the list unless its `onError` is
  * `continue`. Each step's state is in the run's `state` query under its address (`2`, `3.2.1`).
  */
-import { proxyActivities, proxySinks } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, proxySinks } from '@temporalio/workflow';
 import type { MetricsSinks } from '../../src/common/metrics-sinks';
 import type { Activities } from '../../activities';
 import type { ActivityStep, Step } from '../../src/common/definition';
@@ -19,6 +19,7 @@ import { triggerStep } from '../steps/chain';
 import { pollToolStep } from '../steps/poll';
 import { reuseEarlierOutcome } from '../steps/resume';
 import type { Renderer, StepDraft } from '../steps/step-draft';
+import { feature } from '../steps/features';
 import { delayStep, waitUntilStep, type Pauser } from '../steps/timers';
 import { branchStep } from './branch';
 import type { CompositeDraft } from './composite';
@@ -34,15 +35,37 @@ const MARGIN_MS = 30_000;
 /** The step's activities: its own time limit plus a margin, and its own retry policy when it has one. */
 function stepActivities(step: ActivityStep): Activities {
   const ownLimitMs = step.type === 'template' ? 0 : step.timeoutMs;
-  const retry = step.retry ? {
-    maximumAttempts: step.retry.maxAttempts,
-    initialInterval: durationMs(step.retry.initialInterval),
-    backoffCoefficient: step.retry.backoff,
-    ...(step.retry.maxInterval === undefined ? {} : { maximumInterval: durationMs(step.retry.maxInterval) }),
-    nonRetryableErrorTypes: step.retry.nonRetryable.filter((t) => !t.endsWith('XX')),
-  } : RETRY;
+  const retry = step.retry ? stepActivityRetry(step.retry) : RETRY;
   return proxyActivities<Activities>({ startToCloseTimeout: ownLimitMs + MARGIN_MS, heartbeatTimeout: HEARTBEAT_TIMEOUT, retry });
 }
+
+/** A step's `retry` as Temporal's retry policy of its activity. */
+function stepActivityRetry(retry: NonNullable<ActivityStep['retry']>) {
+  return {
+    maximumAttempts: retry.maxAttempts,
+    initialInterval: durationMs(retry.initialInterval),
+    backoffCoefficient: retry.backoff,
+    ...(retry.maxInterval === undefined ? {} : { maximumInterval: durationMs(retry.maxInterval) }),
+    nonRetryableErrorTypes: retry.nonRetryable.filter((t) => !t.endsWith('XX')),
+  };
+}
+
+/**
+ * A `template` step renders text and stores its two files: milliseconds of work, which as a
+ * local activity runs in the worker that runs the workflow, recorded as one marker, instead of a
+ * task the server dispatches (three history events, a round trip, a second workflow task). Its
+ * writes are idempotent (same keys, atomic replace), so a re-run after a crash is harmless.
+ * Runs from level 2 (steps/features.ts); earlier runs keep the activity task their history holds.
+ */
+export const TEMPLATE_LOCAL_REVISION = 'template-local-activity';
+
+function runsLocally(step: ActivityStep): boolean {
+  return step.type === 'template' && feature(TEMPLATE_LOCAL_REVISION, 2);
+}
+
+const localSteps = (step: ActivityStep): Pick<Activities, 'runStep'> => proxyLocalActivities<Activities>({
+  startToCloseTimeout: MARGIN_MS, retry: step.retry ? stepActivityRetry(step.retry) : RETRY,
+});
 
 const { recordStep, recordComposite, renderValue } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: RETRY });
 /** The approvals-pending gauge (a sink call leaves no trace in the history). */
@@ -133,7 +156,7 @@ async function executeStep(rt: Runtime, step: Step, address: string, scope: List
     const record = (draft: StepDraft) => recordStep({ ...place, ...draft, duration: Date.now() - started });
     return pollToolStep({ ...step, until: step.until }, place.stepIndex, { callTool, record }, pauser);
   }
-  if (isActivityStep(step)) return stepActivities(step).runStep(activityRequest(step));
+  if (isActivityStep(step)) return (runsLocally(step) ? localSteps(step) : stepActivities(step)).runStep(activityRequest(step));
 
   let composite: CompositeDraft | undefined;
   switch (step.type) {
