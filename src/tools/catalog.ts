@@ -26,8 +26,11 @@ export class ToolCatalog {
     const name = serverPath.replace(/^\/+/, '');
     const builtIn = this.builtIns.find((s) => s.name === name);
     if (builtIn) return builtIn;
-    const found = (await this.servers(orgId)).find((s) => s.name === name);
-    if (!found) throw new ToolCallError('UNKNOWN_SERVER', `no tool server at /${name}`);
-    return found;
+    // The sources in order, as servers() lists them: the first that has the name answers.
+    for (const source of this.sources) {
+      const found = source.server ? await source.server(orgId, name) : (await source.servers(orgId)).find((s) => s.name === name);
+      if (found) return found;
+    }
+    throw new ToolCallError('UNKNOWN_SERVER', `no tool server at /${name}`);
   }
 }

@@ -79,15 +79,18 @@ export class ToolDispatcher implements ToolCaller {
     return server.listTools({ orgId, signal, services: this.options.services });
   }
 
-  /** One tool call, counted (flowgate_tool_calls_total) and traced (a `tool server/tool` span). */
-  async call(orgId: string, serverPath: string, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<ToolResult> {
+  /**
+   * One tool call, counted (flowgate_tool_calls_total) and traced (a `tool server/tool` span).
+   * `target`: the server's path, or the server itself when the caller resolved it already.
+   */
+  async call(orgId: string, target: string | ToolServer, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<ToolResult> {
     const started = performance.now();
-    const server = serverPath.replace(/^\/+|\/+$/g, '');
+    const server = typeof target === 'string' ? target.replace(/^\/+|\/+$/g, '') : target.name;
     return tracer().startActiveSpan(`tool ${server}/${toolName}`, { kind: SpanKind.INTERNAL, attributes: { 'flowgate.tool.server': server, 'flowgate.tool.name': toolName } }, async (span) => {
       let result: ToolResult | undefined;
       let failure: unknown;
       try {
-        result = await this.callOnce(orgId, serverPath, toolName, args, options);
+        result = await this.callOnce(orgId, target, toolName, args, options);
         return result;
       } catch (err) {
         failure = err;
@@ -105,8 +108,8 @@ export class ToolDispatcher implements ToolCaller {
     });
   }
 
-  private async callOnce(orgId: string, serverPath: string, toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
-    const server = await this.server(orgId, serverPath);
+  private async callOnce(orgId: string, target: string | ToolServer, toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
+    const server = typeof target === 'string' ? await this.server(orgId, target) : target;
     const connection = server.application === undefined ? undefined : await this.openConnection(orgId, server, args.PCID);
 
     const limits = [server.timeoutMs?.(toolName) ?? this.options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS, options.timeoutMs]

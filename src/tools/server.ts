@@ -108,6 +108,12 @@ export interface ToolServer {
 /** Where an organization's own servers come from (custom servers, workflows as tools, …). */
 export interface ServerSource {
   servers(orgId: string): Promise<readonly ToolServer[]>;
+  /**
+   * The organization's server named `name`, if the source has one; without this, the catalog
+   * looks through servers(). Every tools/call resolves its server: a lookup by name spares
+   * building the whole list.
+   */
+  server?(orgId: string, name: string): Promise<ToolServer | undefined>;
 }
 
 /**

@@ -202,7 +202,8 @@ export function toolRoutes(deps: GatewayDeps): Router {
               }),
             });
           }
-          const result = await deps.tools.call(principal.orgId, server.name, call.data.name, call.data.arguments ?? {}, {
+          // the server this request resolved: the call does not look it up again
+          const result = await deps.tools.call(principal.orgId, server, call.data.name, call.data.arguments ?? {}, {
             idempotencyKey, signal, forwardHeaders: forwardableHeaders(ctx.req.headers),
           });
           return success(id, callResult(result));

@@ -77,7 +77,7 @@ export class CustomServers {
         return deps.services().allowPrivateNetwork;
       },
     });
-    this.source = { servers: (orgId) => this.servers(orgId) };
+    this.source = { servers: (orgId) => this.servers(orgId), server: (orgId, name) => this.server(orgId, name) };
   }
 
   private get store() {
@@ -96,6 +96,18 @@ export class CustomServers {
       }
     }));
     return servers.filter((s): s is ToolServer => s !== undefined);
+  }
+
+  /** The organization's server at path `name` (its id: one row read), built as servers() builds it. */
+  async server(orgId: string, name: string): Promise<ToolServer | undefined> {
+    const record = await this.store.get(orgId, name);
+    if (!record) return undefined;
+    try {
+      return await this.serverOf(record);
+    } catch (error) {
+      this.deps.log.error('custom tool server could not be built', { server: record.id, orgId, error });
+      return undefined;
+    }
   }
 
   /**

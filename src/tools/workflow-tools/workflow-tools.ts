@@ -83,6 +83,7 @@ export class WorkflowTools {
     this.source = {
       // Only organizations with a tool trigger have the server: the others see no empty `workflows`.
       servers: async (orgId) => ((await options.registry.triggers.listTools(orgId)).length > 0 ? [this.server] : []),
+      server: async (orgId, name) => (name === WORKFLOWS_SERVER && (await options.registry.triggers.listTools(orgId)).length > 0 ? this.server : undefined),
     };
   }
 
