@@ -8,21 +8,14 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createSigner } from '../../src/signed-urls';
-import { echoInputsWorkflow, type EchoSyncBody } from '../support/echo-workflow';
+import { echoInputsWorkflow, type AttachmentsSyncBody } from '../support/echo-workflow';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
 import { filesUnder, MultipartBody, send, type Part, type SentResponse } from '../support/multipart';
 
 const MIB = 1024 * 1024;
 const ELF = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00]);
 
-interface Attachment {
-  filename: string;
-  contentType: string;
-  size: number;
-  url: string;
-}
-
-type SyncBody = EchoSyncBody<Record<string, unknown> & { attachments: Attachment[] }>;
+type SyncBody = AttachmentsSyncBody;
 
 describe('API trigger: multipart attachments', () => {
   let fg: TestFlowgate;

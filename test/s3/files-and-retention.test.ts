@@ -10,21 +10,14 @@ import { ScheduleNotFoundError } from '@temporalio/client';
 import { signingKey } from '../../src/data-dir';
 import { retentionScheduleId } from '../../src/retention/schedule';
 import { createSigner } from '../../src/signed-urls';
-import { echoInputsWorkflow, type EchoSyncBody } from '../support/echo-workflow';
+import { echoInputsWorkflow, type AttachmentsSyncBody } from '../support/echo-workflow';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
 import { MultipartBody, send } from '../support/multipart';
 import { s3ServerForSuite } from '../support/versitygw';
 
 const MIB = 1024 * 1024;
 
-interface Attachment {
-  filename: string;
-  contentType: string;
-  size: number;
-  url: string;
-}
-
-type SyncBody = EchoSyncBody<Record<string, unknown> & { attachments: Attachment[] }>;
+type SyncBody = AttachmentsSyncBody;
 
 async function hashOf(response: Response): Promise<{ hash: string; size: number }> {
   const hash = createHash('sha256');

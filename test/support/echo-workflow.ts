@@ -14,3 +14,14 @@ export interface EchoSyncBody<Inputs = unknown> {
   inputs: Inputs;
   results: { result: { result: string } }[];
 }
+
+/** One uploaded file as a run's inputs describe it (`inputs.attachments[]`). */
+export interface Attachment {
+  filename: string;
+  contentType: string;
+  size: number;
+  url: string;
+}
+
+/** The answer to a synchronous multipart call of an echo run. */
+export type AttachmentsSyncBody = EchoSyncBody<Record<string, unknown> & { attachments: Attachment[] }>;
