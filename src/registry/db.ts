@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Sqlite } from './sqlite';
+import { Sqlite, type SqliteDatabase as SqliteConnection } from './sqlite';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { Pool } from 'pg';
 
@@ -230,10 +230,35 @@ function createSqliteDb(file: string): Kysely<Database> {
       // SQLite ignores REFERENCES clauses unless this is set on each connection.
       db.pragma('foreign_keys = ON');
       db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-      return db;
+      return keepingStatements(db);
     },
   });
   return new Kysely<Database>({ dialect });
+}
+
+/** How many prepared statements one SQLite connection keeps (the registry's queries are a few dozen shapes). */
+const KEPT_STATEMENTS = 500;
+
+/**
+ * The connection as kysely sees it, with prepared statements kept by their SQL: kysely prepares
+ * every query anew, which costs more than running a small one (a trigger call's lookups, a tool
+ * call's server lookup). A statement is reusable once its run returned: kysely runs them with
+ * all() or run(), which finish at once (the registry never streams a query).
+ */
+function keepingStatements(db: SqliteConnection): Pick<SqliteConnection, 'close' | 'prepare'> {
+  const statements = new Map<string, ReturnType<SqliteConnection['prepare']>>();
+  return {
+    close: () => db.close(),
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        statement = db.prepare(sql);
+        if (statements.size >= KEPT_STATEMENTS) statements.delete(statements.keys().next().value!);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  } as Pick<SqliteConnection, 'close' | 'prepare'>;
 }
 
 function createPostgresDb(url: string, schema: string | undefined): Kysely<Database> {
