@@ -47,8 +47,22 @@ export interface RuntimeTokens {
 export function createRuntimeTokens(signingKey: Buffer, registry: Registry, now: () => number = Date.now): RuntimeTokens {
   const key = Buffer.from(hmac(signingKey, 'flowgate runtime token key v1'), 'base64url');
   const activeKeys = new LruCache<string, ApiKeyRecord>({ maxEntries: 10_000, ttlMs: KEY_RECHECK_MS });
+  /**
+   * Tokens whose signature checked out, with their claims: a client sends the same token for an
+   * hour, and each request reads it twice (rate limiter, then verify). Only genuine tokens are
+   * kept, so forged ones cannot fill it; the expiry is checked on every use.
+   */
+  const genuine = new LruCache<string, z.infer<typeof PayloadSchema>>({ maxEntries: 10_000, ttlMs: RUNTIME_TOKEN_TTL_SECONDS * 1000 });
   /** The claims of a token that is well formed, signed by us and not expired. */
   const signedClaims = (token: string): z.infer<typeof PayloadSchema> | undefined => {
+    const known = genuine.get(token);
+    if (known) return known.exp * 1000 > now() ? known : undefined;
+    const claims = checkedClaims(token);
+    if (claims) genuine.set(token, claims);
+    return claims && claims.exp * 1000 > now() ? claims : undefined;
+  };
+  /** The claims of a token that is well formed and signed by us (expired or not). */
+  const checkedClaims = (token: string): z.infer<typeof PayloadSchema> | undefined => {
     if (!token.startsWith(RUNTIME_TOKEN_PREFIX) || token.length > 1024) return undefined;
     const [payload, signature, ...rest] = token.slice(RUNTIME_TOKEN_PREFIX.length).split('.');
     if (!payload || !signature || rest.length > 0 || !safeEqual(signature, hmac(key, payload))) return undefined;
@@ -60,7 +74,7 @@ export function createRuntimeTokens(signingKey: Buffer, registry: Registry, now:
     } catch {
       return undefined;
     }
-    return claims.exp * 1000 > now() ? claims : undefined;
+    return claims;
   };
   return {
     keyIdOf: (token) => signedClaims(token)?.kid,
