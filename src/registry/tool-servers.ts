@@ -46,6 +46,9 @@ export function newToolServerId(): string {
   return id;
 }
 
+/** What newToolServerId() makes: a path of any other shape names no custom server (no query needed). */
+const TOOL_SERVER_ID = /^[0-9a-v]{20}$/;
+
 export class ToolServerStore {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -66,6 +69,8 @@ export class ToolServerStore {
   }
 
   async get(orgId: string, id: string): Promise<ToolServerRecord | undefined> {
+    // the catalog asks for every path it has no built-in for (`/workflows`, …) before other sources
+    if (!TOOL_SERVER_ID.test(id)) return undefined;
     const row = await this.db.selectFrom('tool_servers').selectAll().where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
     return row && toRecord(row);
   }

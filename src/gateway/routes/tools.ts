@@ -89,6 +89,7 @@ const ApprovalAnswerSchema = z.object({
 const JsonRpcResponseSchema = z.object({
   jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number()]), result: z.record(z.string(), z.unknown()).optional(), error: z.unknown().optional(),
 }).strict();
+const isMethodless = (raw: unknown): boolean => typeof raw === 'object' && raw !== null && !('method' in raw);
 /** SSE comment lines keep idle proxies from closing a waiting stream. */
 const SSE_KEEPALIVE_MS = 15_000;
 
@@ -154,8 +155,9 @@ export function toolRoutes(deps: GatewayDeps): Router {
   }
 
   async function handleMessage(raw: unknown, server: ToolServer, principal: RuntimePrincipal, ctx: Context, signal: AbortSignal): Promise<JsonRpcResponse | undefined> {
-    const response = JsonRpcResponseSchema.safeParse(raw);
-    if (response.success && (response.data.result !== undefined) !== (response.data.error !== undefined)) {
+    // a response has no method: the schema's failure (an error object built) is not paid by requests
+    const response = isMethodless(raw) ? JsonRpcResponseSchema.safeParse(raw) : undefined;
+    if (response?.success && (response.data.result !== undefined) !== (response.data.error !== undefined)) {
       await handleClientResponse(response.data, principal, ctx);
       return undefined;
     }
@@ -192,8 +194,8 @@ export function toolRoutes(deps: GatewayDeps): Router {
           if (!call.success) throw rpcError(ErrorCode.INVALID_PARAMS, 'tools/call needs params.name (a string) and params.arguments (an object)');
           const metaKey = call.data._meta?.idempotencyKey;
           const idempotencyKey = ctx.get('Idempotency-Key') || (typeof metaKey === 'string' ? metaKey : undefined);
-          const augmentation = TaskAugmentationSchema.safeParse(params);
-          if (augmentation.success && augmentation.data.task) {
+          const augmentation = 'task' in params ? TaskAugmentationSchema.safeParse(params) : undefined;
+          if (augmentation?.success && augmentation.data.task) {
             // MCP Tasks: servers answer -32601 to a task-augmented call on a tool without task support
             if (!deps.tasks?.supportsTool(server.name, call.data.name)) throw rpcError(ErrorCode.METHOD_NOT_FOUND, `${call.data.name} on /${server.name} cannot run as a task`);
             return success(id, {
