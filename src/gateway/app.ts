@@ -44,6 +44,35 @@ async function unmatched(ctx: Context, next: Next): Promise<void> {
   }
 }
 
+/** A path's first segment as the routers compare it (case-insensitively); undefined when it is percent-encoded. */
+function firstSegment(path: string): string | undefined {
+  const end = path.indexOf('/', 1);
+  const segment = (end === -1 ? path.slice(1) : path.slice(1, end)).toLowerCase();
+  return segment.includes('%') ? undefined : segment;
+}
+
+/**
+ * A router's routes and its 405s, skipped for a path whose first segment none of its routes
+ * starts with: each router's own dispatch (host, path, every layer's pattern) and allowedMethods
+ * would otherwise run on every request, sixteen times over. A router with a pattern for a first
+ * segment (a parameter, a RegExp, `use()` without a path) is never skipped.
+ */
+function guarded(router: Router): Koa.Middleware {
+  const routes = router.routes();
+  const allowed = router.allowedMethods();
+  const both = (ctx: Context, next: Next): Promise<unknown> => routes(ctx as Parameters<typeof routes>[0], () => allowed(ctx as Parameters<typeof allowed>[0], next));
+  const segments = new Set<string>();
+  for (const layer of router.stack) {
+    const segment = typeof layer.path === 'string' && layer.path.startsWith('/') ? firstSegment(layer.path) : undefined;
+    if (segment === undefined || /[:(*{?]/.test(segment)) return both;
+    segments.add(segment);
+  }
+  return (ctx, next) => {
+    const segment = firstSegment(ctx.path);
+    return segment === undefined || segments.has(segment) ? both(ctx, next) : next();
+  };
+}
+
 export interface RouteInfo {
   method: string;
   /** the path in OpenAPI form (`/api/v1/runs/{runId}`); a RegExp route's name */
@@ -92,10 +121,7 @@ export function createApp(given: GatewayDeps): Koa {
   const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), scheduleRoutes(deps), approvalRoutes(deps)];
   routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
-  for (const router of routers) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
-  }
+  for (const router of routers) app.use(guarded(router));
   ROUTES.set(app, routesOfRouters(routers));
   return app;
 }

@@ -194,6 +194,15 @@ describe('gateway errors and credentials', () => {
         await expectError(await fg.request(pathname, { headers: { 'X-API-KEY': unknownKey() } }), 404);
       }
     });
+
+    it('matches paths case-insensitively, as its routers always have, whichever router serves them', async () => {
+      const p = await publishWorkflow(fg, hello);
+      assert.equal((await fg.request('/HEALTHZ')).status, 200);
+      const started = await fg.request(`/EXT/Triggers/${p.triggerId}`, { method: 'POST', headers: { 'X-API-KEY': p.apiKey, 'Content-Type': 'application/json' }, body: '{"who":"caps"}' });
+      assert.equal(started.status, 200, await started.text());
+      await expectError(await fg.request(`/Ext/triggers/${p.triggerId}`, { method: 'PUT', headers: { 'X-API-KEY': p.apiKey } }), 405, 'method_not_allowed');
+      await expectError(await fg.request('/%65xt/nothing-here'), 404);
+    });
   });
 
   describe('polling (GET /ext/webhook/{apiKey}/runs/{automationId}/{runId}/status|results)', () => {
