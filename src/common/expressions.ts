@@ -5,8 +5,21 @@
  * sandbox makes `$now()`/`$millis()` the workflow's own (replayed) time and `$random()` seeded by
  * the run, so evaluation is deterministic on replay.
  */
-import jsonata from 'jsonata';
+import type jsonataModule from 'jsonata';
 import { lookup, type InterpolationContext } from './interpolate';
+
+let loaded: typeof jsonataModule | undefined;
+/**
+ * jsonata, loaded at the first expression and not before: in the workflow sandbox each run
+ * evaluates the modules it loads and keeps them while it is cached (jsonata is the bundle's
+ * largest), and most runs evaluate no expression. A plain require (no `import()`) so that loading
+ * adds no await: workflow code keeps the same order of commands as before.
+ */
+function jsonata(expression: string, options: typeof EVAL_OPTIONS): ReturnType<typeof jsonataModule> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  loaded ??= require('jsonata') as typeof jsonataModule;
+  return loaded(expression, options);
+}
 
 /**
  * jsonata's own guards against runaway evaluation. In a workflow the clock stands still during a
