@@ -50,10 +50,17 @@ const NAMESPACE = 'default';
 const HelloSchema = z.object({ url: z.string(), pid: z.number() });
 const CpuReplySchema = z.object({ cpu: z.object({ user: z.number(), system: z.number() }) });
 
-/** Children answer a 'cpu' message with their process.cpuUsage() (all threads, µs). */
+/**
+ * Children answer a 'cpu' message with their process.cpuUsage() (all threads, µs), and a 'gc'
+ * message with 'gc' once a full collection of their main heap ran (they run with --expose-gc).
+ */
 function answerCpuRequests(): void {
   process.on('message', (message) => {
     if (message === 'cpu') process.send?.({ cpu: process.cpuUsage() });
+    if (message === 'gc') {
+      (globalThis as { gc?: () => void }).gc?.();
+      process.send?.('gc');
+    }
   });
 }
 
@@ -247,10 +254,24 @@ function rssMiB(pid: number): number {
   return Number(match?.[1] ?? NaN) / 1024;
 }
 
+/** A child's RSS once it collected its main heap: what it holds, without the garbage it has not collected yet. */
+async function collectedRssMiB(child: ChildProcess, pid: number): Promise<number> {
+  await new Promise<void>((resolve) => {
+    const onMessage = (message: unknown): void => {
+      if (message !== 'gc') return;
+      child.off('message', onMessage);
+      resolve();
+    };
+    child.on('message', onMessage);
+    child.send('gc');
+  });
+  return rssMiB(pid);
+}
+
 function forkChild(role: string, address: string): Promise<{ child: ChildProcess; url: string; pid: number }> {
   // BENCH_CPU_PROF=<dir>: the flowgate process writes a V8 CPU profile there when it exits.
   const profile = role === 'flowgate' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = fork(__filename, [], { env: { ...process.env, BENCH_ROLE: role, BENCH_TEMPORAL: address }, execArgv: [...process.execArgv, ...profile] });
+  const child = fork(__filename, [], { env: { ...process.env, BENCH_ROLE: role, BENCH_TEMPORAL: address }, execArgv: [...process.execArgv, ...profile, '--expose-gc'] });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, ...HelloSchema.parse(m) }));
     child.once('exit', (code) => reject(new Error(`${role} child exited with ${code}`)));
@@ -427,7 +448,11 @@ async function parent(): Promise<void> {
     // deltas meaningless): PAUSED runs waiting on each side, then terminated before the rounds.
     if (PAUSED > 0) {
       const pausedIds: string[] = [];
+      const collected = async (): Promise<{ flowgate: number; raw: number }> => ({
+        flowgate: await collectedRssMiB(fg.child, fg.pid), raw: await collectedRssMiB(raw.child, raw.pid),
+      });
       const before = { flowgate: rssMiB(fg.pid), raw: rssMiB(raw.pid) };
+      const beforeCollected = await collected();
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         const res = await trigger(paused.triggerId, false);
         expectOk(res);
@@ -441,6 +466,12 @@ async function parent(): Promise<void> {
       const after = { flowgate: rssMiB(fg.pid), raw: rssMiB(raw.pid) };
       console.log(`  ${PAUSED} paused runs: flowgate RSS ${before.flowgate.toFixed(0)} -> ${after.flowgate.toFixed(0)} MiB (+${(after.flowgate - before.flowgate).toFixed(0)}, target <= 100)`
         + ` | raw worker RSS ${before.raw.toFixed(0)} -> ${after.raw.toFixed(0)} MiB (+${(after.raw - before.raw).toFixed(0)})`);
+      // The same after a full collection of each main heap (worker threads' heaps as they are):
+      // RSS read right after 1,000 trigger calls also counts their garbage, which V8 frees when it wants.
+      const afterCollected = await collected();
+      console.log(`  ${PAUSED} paused runs, RSS after a full GC: flowgate ${beforeCollected.flowgate.toFixed(0)} -> ${afterCollected.flowgate.toFixed(0)} MiB`
+        + ` (+${(afterCollected.flowgate - beforeCollected.flowgate).toFixed(0)}) | raw worker ${beforeCollected.raw.toFixed(0)} -> ${afterCollected.raw.toFixed(0)} MiB`
+        + ` (+${(afterCollected.raw - beforeCollected.raw).toFixed(0)})`);
       await closedLoop(20, Math.ceil(pausedIds.length / 20), async () => {
         const id = pausedIds.pop();
         if (id) await client.workflow.getHandle(id).terminate('benchmark memory step done');
