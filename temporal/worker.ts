@@ -25,9 +25,10 @@ export function workflowBundle(options: { tracing?: boolean } = {}): Promise<Wor
     bundle = bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH, logger: quiet,
       workflowInterceptorModules: [METRICS_INTERCEPTORS_PATH, ...(tracing ? [OTEL_WORKFLOW_INTERCEPTORS_PATH] : [])],
-      // Loaded once into the reusable V8 context and shared, instead of once per run (each cached
-      // run kept its own copy: ~0.8 MiB). Only stateless libraries belong here: jsonata keeps no
-      // module-level state, and reads Date and Math.random at call time (the workflow's own).
+      // Loaded once into the reusable V8 context and shared, instead of once per run that uses an
+      // expression (each cached run kept its own copy; with the lazy load in src/common/expressions.ts,
+      // 1,000 paused runs went from +141..+184 to +69..+100 MiB). Only stateless libraries belong
+      // here: jsonata keeps no module-level state, and reads Date and Math.random at call time.
       preloadModules: ['jsonata'],
     });
     bundles.set(tracing, bundle);

@@ -55,10 +55,11 @@ export function createRuntimeTokens(signingKey: Buffer, registry: Registry, now:
   const genuine = new LruCache<string, z.infer<typeof PayloadSchema>>({ maxEntries: 10_000, ttlMs: RUNTIME_TOKEN_TTL_SECONDS * 1000 });
   /** The claims of a token that is well formed, signed by us and not expired. */
   const signedClaims = (token: string): z.infer<typeof PayloadSchema> | undefined => {
-    const known = genuine.get(token);
-    if (known) return known.exp * 1000 > now() ? known : undefined;
-    const claims = checkedClaims(token);
-    if (claims) genuine.set(token, claims);
+    let claims = genuine.get(token);
+    if (!claims) {
+      claims = checkedClaims(token);
+      if (claims) genuine.set(token, claims);
+    }
     return claims && claims.exp * 1000 > now() ? claims : undefined;
   };
   /** The claims of a token that is well formed and signed by us (expired or not). */
