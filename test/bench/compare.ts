@@ -250,6 +250,7 @@ async function openLoop(ratePerSecond: number, seconds: number, op: () => Promis
   }
   await Promise.all(calls);
   const elapsed = (performance.now() - started) / 1000;
+  if (latencies.length === 0) throw new Error(`every one of the ${errors} open-loop calls failed`);
   latencies.sort((a, b) => a - b);
   return { rate: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
 }

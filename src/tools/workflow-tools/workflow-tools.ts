@@ -80,11 +80,9 @@ export class WorkflowTools {
       callTool: (name, args, ctx) => this.call(name, args, ctx),
       timeoutMs: () => syncTimeoutMs,
     };
-    this.source = {
-      // Only organizations with a tool trigger have the server: the others see no empty `workflows`.
-      servers: async (orgId) => ((await options.registry.triggers.listTools(orgId)).length > 0 ? [this.server] : []),
-      server: async (orgId, name) => (name === WORKFLOWS_SERVER && (await options.registry.triggers.listTools(orgId)).length > 0 ? this.server : undefined),
-    };
+    // Only organizations with a tool trigger have the server: the others see no empty `workflows`.
+    const servers = async (orgId: string): Promise<ToolServer[]> => ((await options.registry.triggers.listTools(orgId)).length > 0 ? [this.server] : []);
+    this.source = { servers, server: async (orgId, name) => (name === WORKFLOWS_SERVER ? (await servers(orgId))[0] : undefined) };
   }
 
   async listTools(orgId: string): Promise<ToolEntry[]> {
