@@ -5,21 +5,28 @@
  * of application servers, runs the call under a deadline, and tells a tool that failed (a result
  * with `isError`) from a call that could not be made (a ToolCallError).
  */
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
+import { LazyAbortController } from '../common/lazy-abort';
 import type { Logger } from '../logger';
 import type { FlowgateMetrics } from '../observability/metrics';
-import { tracer } from '../observability/tracing';
+import { tracer, tracingOn } from '../observability/tracing';
 import type { ToolCatalog } from './catalog';
 import type { ConnectionStore } from './connections';
 import {
-  ToolCallError, ToolFailure, type CallContext, type ToolConnection, type ToolEntry, type ToolProgress, type ToolResult, type ToolServer,
+  ToolCallError, ToolFailure, type CallContext, type ToolConnection, type ToolEntry, type ToolProgress, type ToolResult, type ToolOutput, type ToolServer,
   type ToolServices,
 } from './server';
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
+const noop = (): void => undefined;
+
 export interface CallOptions {
   idempotencyKey?: string;
+  /**
+   * The caller's cancellation. Read only when the tool reads its own signal or the call fails, so
+   * a caller may pass a getter that makes it then (the tool gateway does: see LazyAbortController).
+   */
   signal?: AbortSignal;
   /** `X-Pf-Forward-*` headers of the invoking request, already reduced by forwardableHeaders() */
   forwardHeaders?: Readonly<Record<string, string>>;
@@ -83,64 +90,86 @@ export class ToolDispatcher implements ToolCaller {
    * One tool call, counted (flowgate_tool_calls_total) and traced (a `tool server/tool` span).
    * `target`: the server's path, or the server itself when the caller resolved it already.
    */
-  async call(orgId: string, target: string | ToolServer, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<ToolResult> {
-    const started = performance.now();
+  call(orgId: string, target: string | ToolServer, toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<ToolResult> {
     const server = typeof target === 'string' ? target.replace(/^\/+|\/+$/g, '') : target.name;
-    return tracer().startActiveSpan(`tool ${server}/${toolName}`, { kind: SpanKind.INTERNAL, attributes: { 'flowgate.tool.server': server, 'flowgate.tool.name': toolName } }, async (span) => {
-      let result: ToolResult | undefined;
-      let failure: unknown;
-      try {
-        result = await this.callOnce(orgId, target, toolName, args, options);
-        return result;
-      } catch (err) {
-        failure = err;
-        throw err;
-      } finally {
-        const outcome = outcomeOf(result, failure);
-        // Names a caller made up are not labels: one scan of random names would flood the registry.
-        const unknownServer = outcome === 'unknown_server';
-        this.options.metrics?.toolCall(unknownServer ? '(unknown)' : server, unknownServer || outcome === 'unknown_tool' ? '(unknown)' : toolName,
-          outcome, (performance.now() - started) / 1000);
+    if (!tracingOn()) return this.measured(server, orgId, target, toolName, args, options, undefined);
+    return tracer().startActiveSpan(`tool ${server}/${toolName}`, { kind: SpanKind.INTERNAL, attributes: { 'flowgate.tool.server': server, 'flowgate.tool.name': toolName } },
+      (span) => this.measured(server, orgId, target, toolName, args, options, span));
+  }
+
+  private async measured(
+    server: string, orgId: string, target: string | ToolServer, toolName: string, args: Record<string, unknown>, options: CallOptions, span: Span | undefined,
+  ): Promise<ToolResult> {
+    const started = performance.now();
+    let result: ToolResult | undefined;
+    let failure: unknown;
+    try {
+      result = await this.callOnce(orgId, target, toolName, args, options);
+      return result;
+    } catch (err) {
+      failure = err;
+      throw err;
+    } finally {
+      const outcome = outcomeOf(result, failure);
+      // Names a caller made up are not labels: one scan of random names would flood the registry.
+      const unknownServer = outcome === 'unknown_server';
+      this.options.metrics?.toolCall(unknownServer ? '(unknown)' : server, unknownServer || outcome === 'unknown_tool' ? '(unknown)' : toolName,
+        outcome, (performance.now() - started) / 1000);
+      if (span) {
         span.setAttribute('flowgate.tool.outcome', outcome);
         if (outcome !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
         span.end();
       }
-    });
+    }
   }
 
   private async callOnce(orgId: string, target: string | ToolServer, toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
     const server = typeof target === 'string' ? await this.server(orgId, target) : target;
     const connection = server.application === undefined ? undefined : await this.openConnection(orgId, server, args.PCID);
 
-    const limits = [server.timeoutMs?.(toolName) ?? this.options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS, options.timeoutMs]
-      .filter((n): n is number => n !== undefined);
-    const timeoutMs = Math.min(...limits);
-    const controller = new AbortController();
-    const onOuterAbort = (): void => controller.abort(options.signal?.reason);
-    if (options.signal?.aborted) controller.abort(options.signal.reason);
-    options.signal?.addEventListener('abort', onOuterAbort, { once: true });
-    let timer: NodeJS.Timeout | undefined;
-    // made only when needed: an Error captures a stack, which costs on every call
-    let timeoutError: ToolCallError | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        timeoutError = new ToolCallError('TIMEOUT', `${toolName} did not finish within ${timeoutMs} ms`);
-        reject(timeoutError);
-        controller.abort(timeoutError);
-      }, timeoutMs);
-    });
+    const limit = server.timeoutMs?.(toolName) ?? this.options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    const timeoutMs = options.timeoutMs === undefined ? limit : Math.min(limit, options.timeoutMs);
+    // The call's signal is made (and tied to the caller's) only when the tool reads it.
+    const abort = new LazyAbortController();
+    let untie: (() => void) | undefined;
+    const signal = (): AbortSignal => {
+      if (untie === undefined) {
+        const outer = options.signal;
+        untie = noop;
+        if (outer?.aborted) {
+          abort.abort(outer.reason);
+        } else if (outer) {
+          const onOuterAbort = (): void => abort.abort(outer.reason);
+          outer.addEventListener('abort', onOuterAbort, { once: true });
+          untie = () => outer.removeEventListener('abort', onOuterAbort);
+        }
+      }
+      return abort.signal;
+    };
     const context: CallContext = {
       orgId,
-      signal: controller.signal,
+      get signal() {
+        return signal();
+      },
       services: this.options.services,
       forwardHeaders: options.forwardHeaders ?? {},
       idempotencyKey: options.idempotencyKey,
       deadline: Date.now() + timeoutMs,
       connection,
-      progress: options.progress ?? (() => undefined),
+      progress: options.progress ?? noop,
     };
+    let timer: NodeJS.Timeout | undefined;
+    // made only when needed: an Error captures a stack, which costs on every call
+    let timeoutError: ToolCallError | undefined;
     try {
-      const output = await Promise.race([server.callTool(toolName, args, context), timedOut]);
+      const output = await new Promise<ToolOutput>((resolve, reject) => {
+        timer = setTimeout(() => {
+          timeoutError = new ToolCallError('TIMEOUT', `${toolName} did not finish within ${timeoutMs} ms`);
+          reject(timeoutError);
+          abort.abort(timeoutError);
+        }, timeoutMs);
+        server.callTool(toolName, args, context).then(resolve, reject);
+      });
       if (output.isError) {
         const message = typeof output.value.error === 'string' ? output.value.error : firstText(output.content) ?? `${toolName} failed`;
         return { isError: true, message, value: output.value, content: output.content };
@@ -157,7 +186,7 @@ export class ToolDispatcher implements ToolCaller {
       throw error;
     } finally {
       clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onOuterAbort);
+      untie?.();
     }
   }
 

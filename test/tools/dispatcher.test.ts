@@ -87,6 +87,44 @@ describe('ToolDispatcher', () => {
     assert.deepEqual(logged, []);
   });
 
+  it('gives a tool that reads its signal late a signal already aborted with the caller\'s reason', async () => {
+    let seen: { aborted: boolean; reason: unknown } | undefined;
+    const late: ToolServer = toolServer({
+      name: 'late', description: 'Reads its signal late.',
+      tools: [defineTool({
+        name: 'look', description: 'Looks at its signal after a while.', input: z.object({}),
+        handler: async (_args, context) => {
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          seen = { aborted: context.signal.aborted, reason: context.signal.reason };
+          return {};
+        },
+      })],
+    });
+    const caller = new AbortController();
+    const reason = new Error('gone');
+    const call = new ToolDispatcher({ services, catalog: new ToolCatalog([late]) }).call(orgA, 'late', 'look', {}, { signal: caller.signal });
+    caller.abort(reason);
+    // the tool chose to finish anyway: its answer stands
+    assert.deepEqual((await call).value, {});
+    assert.deepEqual(seen, { aborted: true, reason });
+  });
+
+  it('aborts the signal of a tool that runs past its time limit, and answers TIMEOUT', async () => {
+    let abortedWith: unknown;
+    const stuck: ToolServer = toolServer({
+      name: 'stuck', description: 'Never answers.',
+      tools: [defineTool({
+        name: 'hang', description: 'Waits for its signal.', input: z.object({}),
+        handler: (_args, context) => new Promise((_, reject) => context.signal.addEventListener('abort', () => {
+          abortedWith = context.signal.reason;
+          reject(new Error('handler noise'));
+        }, { once: true })),
+      })],
+    });
+    const call = new ToolDispatcher({ services, catalog: new ToolCatalog([stuck]), defaultTimeoutMs: 50 }).call(orgA, 'stuck', 'hang', {});
+    await assert.rejects(call, (e: unknown) => e instanceof ToolCallError && e.code === 'TIMEOUT' && e === abortedWith);
+  });
+
   it('shows zod-declared arguments as the contract\'s JSON Schema, with PCID required on an application server', async () => {
     const [entry] = await dispatcher.list(orgA, 'crm');
     assert.deepEqual(entry?.inputSchema.required, ['PCID', 'q']);

@@ -26,6 +26,7 @@ import {
   TaskTerminalError, type McpTask, type PendingApproval, type WorkflowTasks,
 } from '../../tools/mcp/tasks';
 import type { RuntimePrincipal } from '../../tools/runtime-token';
+import { LazyAbortController } from '../../common/lazy-abort';
 import type { GatewayDeps } from '../deps';
 import { jsonDepthExceeds, tooDeepMessage } from '../json-depth';
 import type { TakeRateTokens } from '../middleware/rate-limit';
@@ -154,7 +155,7 @@ export function toolRoutes(deps: GatewayDeps): Router {
     }
   }
 
-  async function handleMessage(raw: unknown, server: ToolServer, principal: RuntimePrincipal, ctx: Context, signal: AbortSignal): Promise<JsonRpcResponse | undefined> {
+  async function handleMessage(raw: unknown, server: ToolServer, principal: RuntimePrincipal, ctx: Context, caller: LazyAbortController): Promise<JsonRpcResponse | undefined> {
     // a response has no method: the schema's failure (an error object built) is not paid by requests
     const response = isMethodless(raw) ? JsonRpcResponseSchema.safeParse(raw) : undefined;
     if (response?.success && (response.data.result !== undefined) !== (response.data.error !== undefined)) {
@@ -206,7 +207,12 @@ export function toolRoutes(deps: GatewayDeps): Router {
           }
           // the server this request resolved: the call does not look it up again
           const result = await deps.tools.call(principal.orgId, server, call.data.name, call.data.arguments ?? {}, {
-            idempotencyKey, signal, forwardHeaders: forwardableHeaders(ctx.req.headers),
+            idempotencyKey,
+            forwardHeaders: forwardableHeaders(ctx.req.headers),
+            // made only if the tool reads its signal (most never do)
+            get signal() {
+              return caller.signal;
+            },
           });
           return success(id, callResult(result));
         }
@@ -219,7 +225,7 @@ export function toolRoutes(deps: GatewayDeps): Router {
           const { taskId } = task.data;
           if (message.method === 'tasks/get') return success(id, { ...await deps.tasks.get(principal.orgId, taskId) });
           if (message.method === 'tasks/cancel') return success(id, { ...await deps.tasks.cancel(principal.orgId, taskId) });
-          const result = await deps.tasks.result(principal.orgId, taskId, signal);
+          const result = await deps.tasks.result(principal.orgId, taskId, caller.signal);
           return success(id, { ...callResult(result), _meta: { [RELATED_TASK_META_KEY]: { taskId } } });
         }
         case 'tasks/list': {
@@ -248,7 +254,7 @@ export function toolRoutes(deps: GatewayDeps): Router {
    * for the first): an entry without a token is answered with an error and not run. At most
    * BATCH_CONCURRENCY entries run at once, in order of the batch.
    */
-  async function handleBatch(raw: unknown[], server: ToolServer, principal: RuntimePrincipal, ctx: Context, signal: AbortSignal): Promise<(JsonRpcResponse | undefined)[]> {
+  async function handleBatch(raw: unknown[], server: ToolServer, principal: RuntimePrincipal, ctx: Context, caller: LazyAbortController): Promise<(JsonRpcResponse | undefined)[]> {
     const take = ctx.state.takeRateTokens as TakeRateTokens | undefined;
     const answers: (JsonRpcResponse | undefined)[] = new Array(raw.length);
     // the entries past the first, in order, as far as the budget goes
@@ -266,7 +272,7 @@ export function toolRoutes(deps: GatewayDeps): Router {
     await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, runnable.length) }, async () => {
       while (next < runnable.length) {
         const index = runnable[next++]!;
-        answers[index] = await handleMessage(raw[index], server, principal, ctx, signal);
+        answers[index] = await handleMessage(raw[index], server, principal, ctx, caller);
       }
     }));
     return answers;
@@ -278,7 +284,8 @@ export function toolRoutes(deps: GatewayDeps): Router {
    * not-ready error). Answers false (nothing sent) when the task cannot be read: the caller then
    * answers the request as JSON, error included.
    */
-  async function streamTaskResult(tasks: WorkflowTasks, raw: unknown, server: ToolServer, principal: RuntimePrincipal, ctx: Context, signal: AbortSignal): Promise<boolean> {
+  async function streamTaskResult(tasks: WorkflowTasks, raw: unknown, server: ToolServer, principal: RuntimePrincipal, ctx: Context, caller: LazyAbortController): Promise<boolean> {
+    const { signal } = caller;
     const message = JsonRpcMessageSchema.safeParse(raw);
     const params = TaskIdParamsSchema.safeParse(message.data?.params);
     if (!message.success || message.data.id === undefined || !params.success) return false;
@@ -326,7 +333,7 @@ export function toolRoutes(deps: GatewayDeps): Router {
       }
       if (signal.aborted) return;
       const closed = ['completed', 'failed', 'cancelled'].includes(task.status);
-      const answer = closed ? await handleMessage(raw, server, principal, ctx, signal)
+      const answer = closed ? await handleMessage(raw, server, principal, ctx, caller)
         : failure(id, rpcError(ErrorCode.TOOL_ERROR, `task ${taskId} is still ${task.status}; poll tasks/get and ask again`));
       if (answer) send(answer);
     };
@@ -373,9 +380,9 @@ export function toolRoutes(deps: GatewayDeps): Router {
       return;
     }
 
-    const controller = new AbortController();
+    const caller = new LazyAbortController();
     ctx.res.once('close', () => {
-      if (!ctx.res.writableFinished) controller.abort(new Error('the caller went away'));
+      if (!ctx.res.writableFinished) caller.abort(new Error('the caller went away'));
     });
     if (jsonDepthExceeds(raw)) {
       reply(ctx, 400, failure(null, rpcError(ErrorCode.INVALID_REQUEST, `invalid request: ${tooDeepMessage()}`)));
@@ -390,13 +397,13 @@ export function toolRoutes(deps: GatewayDeps): Router {
         reply(ctx, 400, failure(null, rpcError(ErrorCode.INVALID_REQUEST, `a batch may hold at most ${MAX_BATCH_ENTRIES} entries, not ${raw.length}`)));
         return;
       }
-      const answers = (await handleBatch(raw, server, principal, ctx, controller.signal)).filter((a): a is JsonRpcResponse => a !== undefined);
+      const answers = (await handleBatch(raw, server, principal, ctx, caller)).filter((a): a is JsonRpcResponse => a !== undefined);
       reply(ctx, answers.length === 0 ? 202 : 200, answers.length === 0 ? undefined : answers);
       return;
     }
     if (deps.tasks && acceptsEventStream(ctx.get('Accept')) && (raw as { method?: unknown } | null)?.method === 'tasks/result'
-      && await streamTaskResult(deps.tasks, raw, server, principal, ctx, controller.signal)) return;
-    const answer = await handleMessage(raw, server, principal, ctx, controller.signal);
+      && await streamTaskResult(deps.tasks, raw, server, principal, ctx, caller)) return;
+    const answer = await handleMessage(raw, server, principal, ctx, caller);
     if (answer === undefined) {
       reply(ctx, 202, undefined);
       return;
