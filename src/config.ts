@@ -56,6 +56,8 @@ const EnvSchema = z.object({
   FLOWGATE_LLM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(120),
   FLOWGATE_AGENT_WAIT_SECONDS: z.coerce.number().int().min(0).max(60, 'must be at most 60 (the contract\'s window)').default(50),
   FLOWGATE_LIVE_POLL_MS: z.coerce.number().int().min(100).max(10_000).default(500),
+  // longer than the 60 s idle timeout of common load balancers, which must never find a connection the gateway just closed
+  FLOWGATE_KEEP_ALIVE_SECONDS: z.coerce.number().int().min(1).max(600).default(65),
   FLOWGATE_TASKS_PAGE_SIZE: z.coerce.number().int().min(1).max(500).default(50),
   // a task's longest ttl (and the ttl of one that asks for none): 7 days; at most a year
   FLOWGATE_TASKS_MAX_TTL_SECONDS: z.coerce.number().int().min(1).max(365 * 24 * 3600).default(7 * 24 * 3600),
@@ -212,6 +214,8 @@ export interface Config {
   agentWaitSeconds: number;
   /** how often a gateway reads an open run that long polls or status streams are waiting on (one reader per run) */
   livePollMs: number;
+  /** how long the gateway keeps an idle keep-alive connection open */
+  keepAliveMs: number;
   /** MCP Tasks per tasks/list page */
   tasksPageSize: number;
   /** MCP Tasks: the longest ttl a task gets, and the ttl of one that asks for none */
@@ -296,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     llm: { baseUrl: e.FLOWGATE_LLM_BASE_URL, apiKey: e.FLOWGATE_LLM_API_KEY, model: e.FLOWGATE_LLM_MODEL, timeoutMs: e.FLOWGATE_LLM_TIMEOUT_SECONDS * 1000 },
     agentWaitSeconds: e.FLOWGATE_AGENT_WAIT_SECONDS,
     livePollMs: e.FLOWGATE_LIVE_POLL_MS,
+    keepAliveMs: e.FLOWGATE_KEEP_ALIVE_SECONDS * 1000,
     tasksPageSize: e.FLOWGATE_TASKS_PAGE_SIZE,
     tasksMaxTtlSeconds: e.FLOWGATE_TASKS_MAX_TTL_SECONDS,
     maxChainDepth: e.FLOWGATE_MAX_CHAIN_DEPTH,

@@ -263,6 +263,11 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     // requestTimeout bounds receiving a request (headers and body), not the answer: a 100 MiB
     // upload on a slow link needs minutes. The sync wait starts once the body is in.
     server.requestTimeout = REQUEST_RECEIVE_TIMEOUT_MS;
+    // Node's default (5 s) closes idle connections that load balancers (60 s idle) and pooled clients
+    // still count on: each reopened one costs a handshake, and a request sent as the gateway closes
+    // its socket fails. Headers must be allowed at least that long (Node's own rule).
+    server.keepAliveTimeout = config.keepAliveMs;
+    server.headersTimeout = Math.max(server.headersTimeout, config.keepAliveMs + 1000);
 
     return { ...base, url, routes: routesOf(app) };
   } catch (err) {

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Sqlite as Database } from '../../src/registry/sqlite';
 import { getJson, publishWorkflow, startTestFlowgate, trigger, type Published, type TestFlowgate } from '../support/flowgate';
@@ -461,6 +462,35 @@ describe('gateway errors and credentials', () => {
       const { status, body } = await getJson(fg, '/healthz');
       assert.equal(status, 200);
       assert.deepEqual(body, { status: 'ok', temporal: 'ok', registry: 'ok' });
+    });
+
+    it('keeps an idle keep-alive connection open past Node\'s 5 s default (FLOWGATE_KEEP_ALIVE_SECONDS, 65 s), as its Keep-Alive header says', async () => {
+      const { port, hostname } = new URL(fg.url);
+      const socket = net.connect(Number(port), hostname);
+      socket.setEncoding('latin1');
+      let received = '';
+      socket.on('data', (chunk: string) => {
+        received += chunk;
+      });
+      const answers = async (count: number): Promise<void> => {
+        const deadline = Date.now() + 10_000;
+        while ((received.match(/HTTP\/1\.1 200 /g) ?? []).length < count) {
+          assert.ok(Date.now() < deadline && !socket.destroyed, `no answer ${count} on the connection: ${received}`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      };
+      try {
+        const get = `GET /healthz HTTP/1.1\r\nHost: ${hostname}\r\nConnection: keep-alive\r\n\r\n`;
+        socket.write(get);
+        await answers(1);
+        assert.match(received, /^Keep-Alive: timeout=65\r$/im);
+        await new Promise((resolve) => setTimeout(resolve, 5_500));
+        assert.ok(!socket.destroyed && !socket.readableEnded, 'the gateway closed the idle connection');
+        socket.write(get);
+        await answers(2);
+      } finally {
+        socket.destroy();
+      }
     });
   });
 });
