@@ -22,6 +22,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,15 +51,31 @@ const RAW_QUEUE = 'raw-bench';
 const NAMESPACE = 'default';
 
 const HelloSchema = z.object({ url: z.string(), pid: z.number() });
-const CpuReplySchema = z.object({ cpu: z.object({ user: z.number(), system: z.number() }) });
+const CpuReplySchema = z.object({ cpu: z.object({ user: z.number(), system: z.number() }), stall: z.number() });
 
 /**
- * Children answer a 'cpu' message with their process.cpuUsage() (all threads, µs), and a 'gc'
- * message with 'gc' once a full collection of their main heap ran (they run with --expose-gc).
+ * The longest event-loop delay (ms) of this process since the last reading: a call waiting behind
+ * a stall (a long GC, a long task) of the process that answers it, or of the generator that times it.
+ */
+function stallMeter(): () => number {
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  return () => {
+    const max = delay.max / 1e6;
+    delay.reset();
+    return max;
+  };
+}
+
+/**
+ * Children answer a 'cpu' message with their process.cpuUsage() (all threads, µs) and their
+ * longest event-loop stall since the last 'cpu' message, and a 'gc' message with 'gc' once a full
+ * collection of their main heap ran (they run with --expose-gc).
  */
 function answerCpuRequests(): void {
+  const stall = stallMeter();
   process.on('message', (message) => {
-    if (message === 'cpu') process.send?.({ cpu: process.cpuUsage() });
+    if (message === 'cpu') process.send?.({ cpu: process.cpuUsage(), stall: stall() });
     if (message === 'gc') {
       (globalThis as { gc?: () => void }).gc?.();
       process.send?.('gc');
@@ -146,6 +163,8 @@ interface Sample {
   errors: number;
   /** CPU µs per successful call, by process */
   cpu?: CpuPerCall;
+  /** the longest event-loop stall (ms) of each process during the sample */
+  stall?: CpuPerCall;
 }
 
 interface CpuPerCall {
@@ -177,23 +196,34 @@ function procCpuMicros(pid: number | undefined): number {
   }
 }
 
-function childCpuMicros(child: ChildProcess): Promise<number> {
+interface Reading {
+  cpu: number;
+  stall: number;
+}
+
+function childReading(child: ChildProcess): Promise<Reading> {
   return new Promise((resolve) => {
     const onMessage = (message: unknown): void => {
       const parsed = CpuReplySchema.safeParse(message);
       if (!parsed.success) return;
       child.off('message', onMessage);
-      resolve(parsed.data.cpu.user + parsed.data.cpu.system);
+      resolve({ cpu: parsed.data.cpu.user + parsed.data.cpu.system, stall: parsed.data.stall });
     };
     child.on('message', onMessage);
     child.send('cpu');
   });
 }
 
-async function cpuNow(sources: CpuSources): Promise<CpuPerCall> {
+const ownStall = stallMeter();
+
+/** Each process's CPU time so far, and its longest stall since the last reading (the dev server's: NaN). */
+async function cpuNow(sources: CpuSources): Promise<{ cpu: CpuPerCall; stall: CpuPerCall }> {
   const own = process.cpuUsage();
-  const [fg, raw] = await Promise.all([childCpuMicros(sources.flowgate), childCpuMicros(sources.raw)]);
-  return { gen: own.user + own.system, fg, raw, tmp: procCpuMicros(sources.temporalPid) };
+  const [fg, raw] = await Promise.all([childReading(sources.flowgate), childReading(sources.raw)]);
+  return {
+    cpu: { gen: own.user + own.system, fg: fg.cpu, raw: raw.cpu, tmp: procCpuMicros(sources.temporalPid) },
+    stall: { gen: ownStall(), fg: fg.stall, raw: raw.stall, tmp: NaN },
+  };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -285,7 +315,9 @@ const median = (values: number[]): number => {
 const fmtCpu = (cpu: CpuPerCall | undefined): string => (cpu
   ? ` cpu µs/call gen=${cpu.gen.toFixed(0)} fg=${cpu.fg.toFixed(0)} raw=${cpu.raw.toFixed(0)} tmp=${cpu.tmp.toFixed(0)}` : '');
 
-const fmt = (s: Sample): string => `${s.rate.toFixed(0)}/s p50=${s.p50.toFixed(1)}ms p99=${s.p99.toFixed(1)}ms${s.errors ? ` errors=${s.errors}` : ''}${fmtCpu(s.cpu)}`;
+const fmtStall = (stall: CpuPerCall | undefined): string => (stall ? ` longest stall ms gen=${stall.gen.toFixed(0)} fg=${stall.fg.toFixed(0)} raw=${stall.raw.toFixed(0)}` : '');
+
+const fmt = (s: Sample): string => `${s.rate.toFixed(0)}/s p50=${s.p50.toFixed(1)}ms p99=${s.p99.toFixed(1)}ms${s.errors ? ` errors=${s.errors}` : ''}${fmtCpu(s.cpu)}${fmtStall(s.stall)}`;
 
 function rssMiB(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -535,13 +567,14 @@ async function parent(): Promise<void> {
           await settle(client);
           // CPU from the first call until every run the calls started has ended: a start's cost
           // includes running what it started (flowgate's worker shares the gateway's process).
-          const before = await cpuNow(cpuSources);
+          const { cpu: before } = await cpuNow(cpuSources);
           const sample = await closedLoop(scenario.callers, scenario.perCaller, scenario[side]);
           await settle(client);
-          const after = await cpuNow(cpuSources);
+          const { cpu: after, stall } = await cpuNow(cpuSources);
           const calls = scenario.callers * scenario.perCaller - sample.errors;
           const perCall = (k: keyof CpuPerCall): number => (after[k] - before[k]) / calls;
           sample.cpu = { gen: perCall('gen'), fg: perCall('fg'), raw: perCall('raw'), tmp: perCall('tmp') };
+          sample.stall = stall;
           result[side].push(sample);
         }
         const f = result.flowgate.at(-1)!;
@@ -564,9 +597,11 @@ async function parent(): Promise<void> {
       if (!scenario.openLoopTimesRaw) continue;
       const rate = scenario.openLoopTimesRaw * median(rawSamples.map((x) => x.rate));
       await settle(client);
+      await cpuNow(cpuSources);
       const sample = await openLoop(rate, OPEN_LOOP_SECONDS, scenario.flowgate);
+      const { stall } = await cpuNow(cpuSources);
       console.log(`  ${scenario.name}, flowgate in an open loop at ${scenario.openLoopTimesRaw}× the raw rate (${rate.toFixed(0)}/s offered for ${OPEN_LOOP_SECONDS} s):`
-        + ` ${sample.rate.toFixed(0)}/s answered, p50=${sample.p50.toFixed(1)}ms p99=${sample.p99.toFixed(1)}ms${sample.errors ? ` errors=${sample.errors}` : ''}`);
+        + ` ${sample.rate.toFixed(0)}/s answered, p50=${sample.p50.toFixed(1)}ms p99=${sample.p99.toFixed(1)}ms${sample.errors ? ` errors=${sample.errors}` : ''}${fmtStall(stall)}`);
     }
     console.log(`loadavg at the end (1/5/15): ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     await client.connection.close();
