@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { ToolCallError, type ToolResult, type ToolServer } from '../../tools';
 import { forwardableHeaders } from '../../tools/forward-headers';
 import {
-  ErrorCode, InitializeParamsSchema, JsonRpcError, JsonRpcMessageSchema, ToolsCallParamsSchema, failure, negotiateProtocolVersion,
+  ErrorCode, InitializeParamsSchema, JsonRpcError, JsonRpcMessageSchema, failure, negotiateProtocolVersion, parseJsonRpcMessage, parseToolsCallParams,
   salvageId, success, type JsonRpcResponse,
 } from '../../tools/jsonrpc';
 import {
@@ -162,9 +162,8 @@ export function toolRoutes(deps: GatewayDeps): Router {
       await handleClientResponse(response.data, principal, ctx);
       return undefined;
     }
-    const parsed = JsonRpcMessageSchema.safeParse(raw);
-    if (!parsed.success) return failure(salvageId(raw), rpcError(ErrorCode.INVALID_REQUEST, 'not a JSON-RPC 2.0 request: needs jsonrpc "2.0", a method and an integer or string id'));
-    const message = parsed.data;
+    const message = parseJsonRpcMessage(raw);
+    if (!message) return failure(salvageId(raw), rpcError(ErrorCode.INVALID_REQUEST, 'not a JSON-RPC 2.0 request: needs jsonrpc "2.0", a method and an integer or string id'));
     // Notifications (no id) get no answer, whatever their method.
     if (message.id === undefined) return undefined;
     const id = message.id;
@@ -191,22 +190,22 @@ export function toolRoutes(deps: GatewayDeps): Router {
           if (Array.isArray(params)) throw rpcError(ErrorCode.INVALID_PARAMS, 'tools/list takes no positional params');
           return success(id, { tools: await deps.tools.list(principal.orgId, server.name) });
         case 'tools/call': {
-          const call = ToolsCallParamsSchema.safeParse(params);
-          if (!call.success) throw rpcError(ErrorCode.INVALID_PARAMS, 'tools/call needs params.name (a string) and params.arguments (an object)');
-          const metaKey = call.data._meta?.idempotencyKey;
+          const call = parseToolsCallParams(params);
+          if (!call) throw rpcError(ErrorCode.INVALID_PARAMS, 'tools/call needs params.name (a string) and params.arguments (an object)');
+          const metaKey = call._meta?.idempotencyKey;
           const idempotencyKey = ctx.get('Idempotency-Key') || (typeof metaKey === 'string' ? metaKey : undefined);
           const augmentation = 'task' in params ? TaskAugmentationSchema.safeParse(params) : undefined;
           if (augmentation?.success && augmentation.data.task) {
             // MCP Tasks: servers answer -32601 to a task-augmented call on a tool without task support
-            if (!deps.tasks?.supportsTool(server.name, call.data.name)) throw rpcError(ErrorCode.METHOD_NOT_FOUND, `${call.data.name} on /${server.name} cannot run as a task`);
+            if (!deps.tasks?.supportsTool(server.name, call.name)) throw rpcError(ErrorCode.METHOD_NOT_FOUND, `${call.name} on /${server.name} cannot run as a task`);
             return success(id, {
-              task: await deps.tasks.create(principal.orgId, server.name, call.data.name, call.data.arguments ?? {}, {
+              task: await deps.tasks.create(principal.orgId, server.name, call.name, call.arguments ?? {}, {
                 idempotencyKey, forwardHeaders: forwardableHeaders(ctx.req.headers), ttl: augmentation.data.task.ttl,
               }),
             });
           }
           // the server this request resolved: the call does not look it up again
-          const result = await deps.tools.call(principal.orgId, server, call.data.name, call.data.arguments ?? {}, {
+          const result = await deps.tools.call(principal.orgId, server, call.name, call.arguments ?? {}, {
             idempotencyKey,
             forwardHeaders: forwardableHeaders(ctx.req.headers),
             // made only if the tool reads its signal (most never do)
