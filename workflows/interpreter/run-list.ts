@@ -126,7 +126,27 @@ function where(rt: Runtime, address: string, scope: ListScope): Pick<RecordStepR
   return { run: rt.run, stepIndex: Number(address.split('.')[0]), ...(scope.prefix === undefined ? {} : { stepPath: address }) };
 }
 
-async function executeStep(rt: Runtime, step: Step, address: string, scope: ListScope, stepState: StepState): Promise<StepOutcome> {
+/** What an activity step's activity takes: the step, its place and what it may see. */
+function activityRequest(place: Pick<RecordStepRequest, 'run' | 'stepIndex' | 'stepPath'>, step: ActivityStep, scope: ListScope, stepScope: StepScope | undefined): RunStepRequest {
+  return {
+    ...place, step, previous: previousSteps(scope.seen),
+    ...(stepScope ? { scope: stepScope } : {}),
+    ...(step.retry ? { retry: { maxAttempts: step.retry.maxAttempts, nonRetryable: step.retry.nonRetryable } } : {}),
+  };
+}
+
+/**
+ * Runs one step. Not async itself: an activity step (most steps) hands back its activity's own
+ * promise, since every promise a workflow makes costs a stack capture in the SDK's promise hook.
+ */
+function executeStep(rt: Runtime, step: Step, address: string, scope: ListScope, stepState: StepState): Promise<StepOutcome> {
+  if (isActivityStep(step) && !(step.type === 'tool' && step.until !== undefined)) {
+    return (runsLocally(step) ? localSteps(step) : stepActivities(step)).runStep(activityRequest(where(rt, address, scope), step, scope, stepScopeOf(scope)));
+  }
+  return executeWorkflowStep(rt, step, address, scope, stepState);
+}
+
+async function executeWorkflowStep(rt: Runtime, step: Step, address: string, scope: ListScope, stepState: StepState): Promise<StepOutcome> {
   const { state, run, input } = rt;
   const place = where(rt, address, scope);
   const stepScope = stepScopeOf(scope);
@@ -145,18 +165,13 @@ async function executeStep(rt: Runtime, step: Step, address: string, scope: List
     },
   };
   const started = Date.now();
-  const activityRequest = (s: ActivityStep) => ({
-    ...place, step: s, previous: previousSteps(scope.seen),
-    ...(stepScope ? { scope: stepScope } : {}),
-    ...(s.retry ? { retry: { maxAttempts: s.retry.maxAttempts, nonRetryable: s.retry.nonRetryable } } : {}),
-  });
 
   if (step.type === 'tool' && step.until !== undefined) {
-    const callTool = () => stepActivities(step).runStep(activityRequest(step));
+    const callTool = () => stepActivities(step).runStep(activityRequest(place, step, scope, stepScope));
     const record = (draft: StepDraft) => recordStep({ ...place, ...draft, duration: Date.now() - started });
     return pollToolStep({ ...step, until: step.until }, place.stepIndex, { callTool, record }, pauser);
   }
-  if (isActivityStep(step)) return (runsLocally(step) ? localSteps(step) : stepActivities(step)).runStep(activityRequest(step));
+  if (isActivityStep(step)) throw new Error(`activity step ${step.type} reached the workflow-side steps`);
 
   let composite: CompositeDraft | undefined;
   switch (step.type) {

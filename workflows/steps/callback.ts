@@ -25,19 +25,27 @@ export function callbackWorkflowId(runId: string): string {
   return `${runId}-callback`;
 }
 
-/** Runs `body` (the steps); when the run has a callback, starts its delivery once the outcome is known. */
-export async function withCompletionCallback(input: RunInput, state: RunState, body: () => Promise<RunSummary>): Promise<RunSummary> {
+/**
+ * Runs `body` (the steps); when the run has a callback, starts its delivery once the outcome is known.
+ * Not async itself: a run without a callback gets `body()`'s own promise (each promise a workflow
+ * makes costs a stack capture in the SDK's promise hook, ~0.1 ms on a 2-core machine).
+ */
+export function withCompletionCallback(input: RunInput, state: RunState, body: () => Promise<RunSummary>): Promise<RunSummary> {
   if (!input.callback || !feature(CALLBACK_PATCH)) return body();
+  return deliveringCallback(input, input.callback.url, state, body);
+}
+
+async function deliveringCallback(input: RunInput, url: string, state: RunState, body: () => Promise<RunSummary>): Promise<RunSummary> {
   let summary: RunSummary;
   try {
     summary = await body();
   } catch (err) {
     const ended = endedWith(err, state);
     // A cancelled run still sends its callback: outside the cancelled scope.
-    await CancellationScope.nonCancellable(() => startDelivery(input, input.callback!.url, ended));
+    await CancellationScope.nonCancellable(() => startDelivery(input, url, ended));
     throw err;
   }
-  await startDelivery(input, input.callback.url, summary);
+  await startDelivery(input, url, summary);
   return summary;
 }
 
