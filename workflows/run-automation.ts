@@ -38,7 +38,10 @@ export const stateQuery = defineQuery<RunState>('state');
 export const decideUpdate = defineUpdate<ApprovalDecision, [DecisionRequest]>('decide');
 export const approvalSignal = defineSignal<[DecisionRequest]>('approvalDecision');
 
-export async function runAutomation(given: RunInput): Promise<RunSummary> {
+// Not async itself: it hands back its steps' promise (every promise a workflow makes costs a stack
+// capture in the SDK's promise hook), and the SDK awaits the workflow function in an async handler,
+// so a throw here still fails the run as a rejection would.
+export function runAutomation(given: RunInput): Promise<RunSummary> {
   const input = asStartedRun(given);
   useEngine(input);
   const state: RunState = {
