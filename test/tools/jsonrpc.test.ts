@@ -3,6 +3,7 @@
  * schemas that define them: the same verdict and the same data on every message of the corpus.
  */
 import assert from 'node:assert/strict';
+import type { z } from 'zod';
 import { JsonRpcMessageSchema, ToolsCallParamsSchema, parseJsonRpcMessage, parseToolsCallParams } from '../../src/tools/jsonrpc';
 
 /** Values as JSON.parse makes them (the only source of messages): no prototype-less objects, no undefined inside. */
@@ -45,26 +46,26 @@ function callParams(): unknown[] {
   return corpus;
 }
 
+/** Holds `parse` to `schema` on every value of the corpus (verdict and data); answers how many were valid. */
+function sameAsSchema(corpus: unknown[], schema: z.ZodType, parse: (raw: unknown) => unknown): number {
+  let valid = 0;
+  for (const raw of corpus) {
+    const expected = schema.safeParse(raw);
+    const actual = parse(raw);
+    assert.deepEqual(actual, expected.success ? expected.data : undefined, JSON.stringify(raw));
+    if (actual) valid++;
+  }
+  return valid;
+}
+
 describe('JSON-RPC parsing without zod', () => {
   it('parses every message exactly as JsonRpcMessageSchema does', () => {
-    let valid = 0;
-    for (const raw of messages()) {
-      const expected = JsonRpcMessageSchema.safeParse(raw);
-      const actual = parseJsonRpcMessage(raw);
-      assert.deepEqual(actual, expected.success ? expected.data : undefined, JSON.stringify(raw));
-      if (actual) valid++;
-    }
+    const valid = sameAsSchema(messages(), JsonRpcMessageSchema, parseJsonRpcMessage);
     assert.ok(valid >= 25, `the corpus holds valid messages too (${valid})`);
   });
 
   it('parses every tools/call params exactly as ToolsCallParamsSchema does', () => {
-    let valid = 0;
-    for (const raw of callParams()) {
-      const expected = ToolsCallParamsSchema.safeParse(raw);
-      const actual = parseToolsCallParams(raw);
-      assert.deepEqual(actual, expected.success ? expected.data : undefined, JSON.stringify(raw));
-      if (actual) valid++;
-    }
+    const valid = sameAsSchema(callParams(), ToolsCallParamsSchema, parseToolsCallParams);
     assert.ok(valid >= 9, `the corpus holds valid params too (${valid})`);
   });
 });
