@@ -51,52 +51,25 @@ function firstSegment(path: string): string | undefined {
   return segment.includes('%') ? undefined : segment;
 }
 
-/** Middleware run in order as one: each `next` leads to the following one, the last to the outer `next`. */
-function inOrder(middleware: readonly Koa.Middleware[]): Koa.Middleware {
-  return (ctx, next) => {
-    const from = (i: number): Promise<unknown> => {
-      const layer = middleware[i];
-      return layer ? Promise.resolve(layer(ctx, () => from(i + 1))) : next();
-    };
-    return from(0);
-  };
-}
-
 /**
- * The routers as one middleware that runs, for a request, only the routers with a route starting
- * with its path's first segment (in their order): every router's own dispatch (host, path, each
- * layer's pattern) and allowedMethods, and a middleware layer (a promise) per router, would otherwise
- * run on every request, sixteen times over. A router with a pattern for a first segment (a
- * parameter, a RegExp, `use()` without a path) runs for every path; a percent-encoded first
- * segment, which only the routers can decode, goes through all of them. Chains are built once per
- * known segment: one for segments no router names, so a scan of random paths adds nothing.
+ * A router's routes and its 405s, skipped for a path whose first segment none of its routes
+ * starts with: each router's own dispatch (host, path, every layer's pattern) and allowedMethods
+ * would otherwise run on every request, sixteen times over. A router with a pattern for a first
+ * segment (a parameter, a RegExp, `use()` without a path) is never skipped.
  */
-function routed(routers: readonly Router[]): Koa.Middleware {
-  const entries = routers.map((router) => {
-    const routes = router.routes();
-    const allowed = router.allowedMethods();
-    const both: Koa.Middleware = (ctx, next) => routes(ctx as Parameters<typeof routes>[0], () => allowed(ctx as Parameters<typeof allowed>[0], next));
-    let segments: Set<string> | undefined = new Set<string>();
-    for (const layer of router.stack) {
-      const segment = typeof layer.path === 'string' && layer.path.startsWith('/') ? firstSegment(layer.path) : undefined;
-      if (segment === undefined || /[:(*{?]/.test(segment)) {
-        segments = undefined;
-        break;
-      }
-      segments.add(segment);
-    }
-    return { both, segments };
-  });
-  const chainOf = (segment: string | undefined): Koa.Middleware => inOrder(entries
-    .filter((entry) => segment === undefined || entry.segments === undefined || entry.segments.has(segment)).map((entry) => entry.both));
-  const bySegment = new Map<string, Koa.Middleware>();
-  for (const { segments } of entries) for (const segment of segments ?? []) if (!bySegment.has(segment)) bySegment.set(segment, chainOf(segment));
-  const everyRouter = chainOf(undefined);
-  const patternsOnly = inOrder(entries.filter((entry) => entry.segments === undefined).map((entry) => entry.both));
+function guarded(router: Router): Koa.Middleware {
+  const routes = router.routes();
+  const allowed = router.allowedMethods();
+  const both = (ctx: Context, next: Next): Promise<unknown> => routes(ctx as Parameters<typeof routes>[0], () => allowed(ctx as Parameters<typeof allowed>[0], next));
+  const segments = new Set<string>();
+  for (const layer of router.stack) {
+    const segment = typeof layer.path === 'string' && layer.path.startsWith('/') ? firstSegment(layer.path) : undefined;
+    if (segment === undefined || /[:(*{?]/.test(segment)) return both;
+    segments.add(segment);
+  }
   return (ctx, next) => {
     const segment = firstSegment(ctx.path);
-    const chain = segment === undefined ? everyRouter : bySegment.get(segment) ?? patternsOnly;
-    return chain(ctx, next);
+    return segment === undefined || segments.has(segment) ? both(ctx, next) : next();
   };
 }
 
@@ -148,7 +121,7 @@ export function createApp(given: GatewayDeps): Koa {
   const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), scheduleRoutes(deps), approvalRoutes(deps)];
   routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
-  app.use(routed(routers));
+  for (const router of routers) app.use(guarded(router));
   ROUTES.set(app, routesOfRouters(routers));
   return app;
 }
