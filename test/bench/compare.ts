@@ -217,7 +217,7 @@ function childReading(child: ChildProcess): Promise<Reading> {
 const ownStall = stallMeter();
 
 /** Each process's CPU time so far, and its longest stall since the last reading (the dev server's: NaN). */
-async function cpuNow(sources: CpuSources): Promise<{ cpu: CpuPerCall; stall: CpuPerCall }> {
+async function readProcesses(sources: CpuSources): Promise<{ cpu: CpuPerCall; stall: CpuPerCall }> {
   const own = process.cpuUsage();
   const [fg, raw] = await Promise.all([childReading(sources.flowgate), childReading(sources.raw)]);
   return {
@@ -567,10 +567,10 @@ async function parent(): Promise<void> {
           await settle(client);
           // CPU from the first call until every run the calls started has ended: a start's cost
           // includes running what it started (flowgate's worker shares the gateway's process).
-          const { cpu: before } = await cpuNow(cpuSources);
+          const { cpu: before } = await readProcesses(cpuSources);
           const sample = await closedLoop(scenario.callers, scenario.perCaller, scenario[side]);
           await settle(client);
-          const { cpu: after, stall } = await cpuNow(cpuSources);
+          const { cpu: after, stall } = await readProcesses(cpuSources);
           const calls = scenario.callers * scenario.perCaller - sample.errors;
           const perCall = (k: keyof CpuPerCall): number => (after[k] - before[k]) / calls;
           sample.cpu = { gen: perCall('gen'), fg: perCall('fg'), raw: perCall('raw'), tmp: perCall('tmp') };
@@ -597,9 +597,10 @@ async function parent(): Promise<void> {
       if (!scenario.openLoopTimesRaw) continue;
       const rate = scenario.openLoopTimesRaw * median(rawSamples.map((x) => x.rate));
       await settle(client);
-      await cpuNow(cpuSources);
+      // a reading restarts each process's stall meter: the one after covers the open loop only
+      await readProcesses(cpuSources);
       const sample = await openLoop(rate, OPEN_LOOP_SECONDS, scenario.flowgate);
-      const { stall } = await cpuNow(cpuSources);
+      const { stall } = await readProcesses(cpuSources);
       console.log(`  ${scenario.name}, flowgate in an open loop at ${scenario.openLoopTimesRaw}× the raw rate (${rate.toFixed(0)}/s offered for ${OPEN_LOOP_SECONDS} s):`
         + ` ${sample.rate.toFixed(0)}/s answered, p50=${sample.p50.toFixed(1)}ms p99=${sample.p99.toFixed(1)}ms${sample.errors ? ` errors=${sample.errors}` : ''}${fmtStall(stall)}`);
     }
