@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { ensureTemporalCli } from '../temporal/cli';
-import { connectClient, connectWorker, ensureSearchAttributes } from '../temporal/client';
+import { connectClient, connectWorker, eagerStartClient, ensureSearchAttributes } from '../temporal/client';
 import { startDevServer, type DevServer } from '../temporal/dev-server';
 import { installRuntimeLogger } from '../temporal/runtime';
 import { createWorker } from '../temporal/worker';
@@ -159,7 +159,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
         return assembled.dispatcher.services;
       },
     });
-    const runs = new RunService(client, temporal.taskQueue, log, new FinishedRunCache(registry.finishedRuns, log));
+    const runs = new RunService(client, temporal.taskQueue, log, new FinishedRunCache(registry.finishedRuns, log), metrics);
     const connectionKey = config.connectionKey === undefined ? await connectionKeyFile(config.dataDir) : parseConnectionKey(config.connectionKey);
     if (!connectionKey) throw new Error('FLOWGATE_CONNECTION_KEY is not a 32-byte key');
     const webhookSecrets = new WebhookSecrets(registry, createConnectionCipher(connectionKey));
@@ -181,7 +181,11 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     let running: { worker: Worker; done: Promise<void> } | undefined;
     const startWorker = async (): Promise<void> => {
       if (running) return;
-      workerConnection ??= await connectWorker(temporal);
+      if (!workerConnection) {
+        workerConnection = await connectWorker(temporal);
+        // runs whose caller waits start eagerly: this worker takes their first task from the start's answer
+        runs.startEagerlyThrough(eagerStartClient(workerConnection, temporal.namespace, { tracing: tracing !== undefined }));
+      }
       const worker = await createWorker({
         connection: workerConnection, namespace: temporal.namespace, taskQueue: temporal.taskQueue,
         maxCachedWorkflows: config.temporal.maxCachedWorkflows,

@@ -3,7 +3,7 @@
  * search attributes flowgate writes on every run so visibility can list an organization's runs.
  */
 import { readFileSync } from 'node:fs';
-import { Client, Connection, type TLSConfig } from '@temporalio/client';
+import { Client, Connection, type ConnectionLike, type TLSConfig } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { NativeConnection } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
@@ -29,12 +29,26 @@ function connectionOptions(settings: TemporalSettings) {
 }
 
 /** `tracing`: starting, signalling and querying a run carry the caller's trace into the workflow. */
-export async function connectClient(settings: TemporalSettings, options: { tracing?: boolean } = {}): Promise<Client> {
-  const connection = await Connection.connect(connectionOptions(settings));
+function clientOn(connection: ConnectionLike, namespace: string, options: { tracing?: boolean }): Client {
   return new Client({
-    connection, namespace: settings.namespace,
+    connection, namespace,
     interceptors: options.tracing ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined,
   });
+}
+
+export async function connectClient(settings: TemporalSettings, options: { tracing?: boolean } = {}): Promise<Client> {
+  return clientOn(await Connection.connect(connectionOptions(settings)), settings.namespace, options);
+}
+
+/**
+ * A client over the worker's own native connection, for starts that ask for eager execution: the
+ * server hands the run's first workflow task back in the start's answer, and this process's worker
+ * runs it at once instead of waiting for it to be matched and polled. Only the Rust core's
+ * connection can do that. It serves starts only: its calls cannot be cancelled with an AbortSignal,
+ * which waiting for a result needs.
+ */
+export function eagerStartClient(connection: NativeConnection, namespace: string, options: { tracing?: boolean } = {}): Client {
+  return clientOn(connection, namespace, options);
 }
 
 export async function connectWorker(settings: TemporalSettings): Promise<NativeConnection> {

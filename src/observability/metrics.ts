@@ -19,6 +19,7 @@ export class FlowgateMetrics {
   private readonly httpRequests: Counter<'route' | 'method' | 'status'>;
   private readonly httpDuration: Histogram<'route' | 'method' | 'status'>;
   private readonly syncAnswers: Counter<'status'>;
+  private readonly eagerStarts: Counter<'result'>;
   private readonly runsStarted: Counter<'workflow'>;
   private readonly runsEnded: Counter<'workflow' | 'status'>;
   private readonly toolCalls: Counter<'server' | 'tool' | 'outcome'>;
@@ -39,6 +40,10 @@ export class FlowgateMetrics {
     this.syncAnswers = new Counter({
       name: 'flowgate_sync_calls_total', help: 'Trigger calls that waited for the run: answered 200 (run ended in the window) or 202 (polling handle)',
       labelNames: ['status'], registers,
+    });
+    this.eagerStarts = new Counter({
+      name: 'flowgate_eager_starts_total', help: 'Starts of runs whose caller waits that asked for eager execution: eager (the first workflow task came back in the start\'s answer) or declined (no free local worker slot, or eager start is off on the server)',
+      labelNames: ['result'], registers,
     });
     this.runsStarted = new Counter({
       name: 'flowgate_runs_started_total', help: 'Runs started on this process\'s worker, by workflow (automation id, or workflow type for agent invocations)',
@@ -75,6 +80,10 @@ export class FlowgateMetrics {
 
   syncAnswer(status: 200 | 202): void {
     this.syncAnswers.inc({ status: String(status) });
+  }
+
+  eagerStart(eager: boolean): void {
+    this.eagerStarts.inc({ result: eager ? 'eager' : 'declined' });
   }
 
   toolCall(server: string, tool: string, outcome: ToolOutcome, seconds: number): void {

@@ -14,6 +14,7 @@ import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import type { Logger } from '../logger';
+import type { FlowgateMetrics } from '../observability/metrics';
 import type { FinishedRunCache } from './finished-run-cache';
 import { LruCache } from '../common/lru-cache';
 
@@ -107,25 +108,47 @@ export function runIdFor(orgId: string, triggerId: string, idempotencyKey?: stri
   return idempotencyKey ? idempotentRunId(orgId, triggerId, idempotencyKey) : randomUUID();
 }
 
+export interface StartOptions {
+  /** the MCP task's ttl, for a run started as a task (kept in the memo) */
+  taskTtlMs?: number;
+  /**
+   * The caller waits for the run: ask Temporal to hand its first workflow task straight to this
+   * process's worker (eager start), which saves the matching round trip. Used only when a worker
+   * runs in this process (startEagerlyThrough); a start without a free local worker slot is an
+   * ordinary start.
+   */
+  eager?: boolean;
+}
+
 /** How many delivered or failed callbacks' states one process keeps (they never change). */
 const KEPT_CALLBACK_STATES = 5_000;
 
 export class RunService {
   private readonly callbacks = new LruCache<string, CallbackStatus>({ maxEntries: KEPT_CALLBACK_STATES, ttlMs: Infinity });
+  /** a client over the local worker's connection (eager starts), once that worker runs */
+  private eagerStarter?: Client;
 
   /** `finished`: where closed runs' views are kept, so polling them needs no Temporal call */
   constructor(private readonly client: Client, private readonly taskQueue: string, private readonly log: Logger,
-    private readonly finished?: FinishedRunCache) {}
+    private readonly finished?: FinishedRunCache, private readonly metrics?: Pick<FlowgateMetrics, 'eagerStart'>) {}
+
+  /** Starts with `eager` go through `client`: one over the connection of a worker of this task queue in this process. */
+  startEagerlyThrough(client: Client): void {
+    this.eagerStarter = client;
+  }
 
   /**
    * Starts the run as `runId` (runIdFor); with an idempotency key, a second call finds the first
-   * call's run instead. `task`: the MCP task's ttl, for a run started as a task (kept in the memo).
+   * call's run instead.
    */
   async start(input: Omit<RunInput, 'runId'>, idempotencyKey?: string,
-    runId: string = runIdFor(input.orgId, input.triggerId, idempotencyKey), task: Pick<RunMemo, 'taskTtlMs'> = {}): Promise<{ runId: string; existing: boolean }> {
-    const memo: RunMemo = { ...buildRunMemo(input), ...task };
+    runId: string = runIdFor(input.orgId, input.triggerId, idempotencyKey), options: StartOptions = {}): Promise<{ runId: string; existing: boolean }> {
+    const memo: RunMemo = buildRunMemo(input);
+    if (options.taskTtlMs !== undefined) memo.taskTtlMs = options.taskTtlMs;
+    const eagerStarter = options.eager ? this.eagerStarter : undefined;
     try {
-      await this.client.workflow.start<typeof runAutomation>('runAutomation', {
+      const handle = await (eagerStarter ?? this.client).workflow.start<typeof runAutomation>('runAutomation', {
+        requestEagerStart: eagerStarter !== undefined,
         workflowId: runId,
         taskQueue: this.taskQueue,
         args: [{ ...input, runId, engine: ENGINE_LEVEL }],
@@ -138,6 +161,7 @@ export class RunService {
           { key: SEARCH_ATTRIBUTES.triggerId, value: input.triggerId },
         ],
       });
+      if (eagerStarter) this.metrics?.eagerStart(handle.eagerlyStarted);
       return { runId, existing: false };
     } catch (err) {
       if (idempotencyKey && err instanceof WorkflowExecutionAlreadyStartedError) return { runId, existing: true };

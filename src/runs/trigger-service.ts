@@ -22,7 +22,7 @@ import type { Logger } from '../logger';
 import type { Registry, TriggerRecord, WorkflowVersion } from '../registry';
 import { checkInputs } from './input-schema';
 import { inputsForRun, runInputFor } from './run-input';
-import { runIdFor, type RunService } from './run-service';
+import { runIdFor, type RunService, type StartOptions } from './run-service';
 
 export type TriggerRefusalCode = 'UNKNOWN_TRIGGER' | 'DISABLED' | 'NOT_PUBLISHED' | 'INVALID_INPUTS' | 'INVALID_INPUT_SCHEMA';
 
@@ -152,14 +152,14 @@ export class TriggerService {
    * so a start that fails can still ask Temporal about that run; see settleFailedStart. Throws
    * StartUnconfirmedError, or the start's own error once the run is known not to exist.
    */
-  async start(runs: RunStarts, run: PreparedRun, idempotencyKey?: string, task: { taskTtlMs?: number } = {}): Promise<StartedRun> {
+  async start(runs: RunStarts, run: PreparedRun, idempotencyKey?: string, options: StartOptions = {}): Promise<StartedRun> {
     const runId = runIdFor(run.input.orgId, run.input.triggerId, idempotencyKey);
     let replayed = false;
     let recovered = false;
     // A run that may outlive its call's files (24 h) holds them until its latest possible end.
     await holdCallFiles(this.deps.blobs, { orgId: run.input.orgId, runId, keys: run.storedKeys, timeoutMs: runExecutionTimeoutMs(run.input.definition.timeoutSeconds) });
     try {
-      replayed = (await runs.start(run.input, idempotencyKey, runId, task)).existing;
+      replayed = (await runs.start(run.input, idempotencyKey, runId, options)).existing;
     } catch (err) {
       await this.settleFailedStart(runs, runId, run, err);
       recovered = true;

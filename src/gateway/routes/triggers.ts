@@ -111,7 +111,8 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerSe
   if (!run.ok) throw refused(run);
   let started: StartedRun;
   try {
-    started = await service.start(deps.runs, run, idempotencyKey);
+    // a caller that waits gets its run's first step sooner when this process's worker takes it at once
+    started = await service.start(deps.runs, run, idempotencyKey, { eager: (plan.waitSeconds ?? 0) > 0 });
   } catch (err) {
     throw startFailed(err);
   }

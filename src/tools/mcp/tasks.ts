@@ -236,7 +236,7 @@ export class WorkflowTasks {
       });
       return this.get(orgId, view.invocationId);
     }
-    const { runId } = await this.options.workflowTools.start(orgId, toolName, args, call.idempotencyKey, taskTtlMs);
+    const { runId } = await this.options.workflowTools.start(orgId, toolName, args, call.idempotencyKey, { taskTtlMs });
     return this.get(orgId, runId);
   }
 

@@ -10,7 +10,7 @@ import { resultsBody, syncResultBody, type BodyContext } from '../../gateway/run
 import type { Logger } from '../../logger';
 import type { DesignatedOutput, Registry, TriggerRecord } from '../../registry';
 import { TriggerService, type TriggerRefusal } from '../../runs/trigger-service';
-import type { RunService, RunView } from '../../runs/run-service';
+import type { RunService, RunView, StartOptions } from '../../runs/run-service';
 import {
   ToolCallError, ToolFailure, type CallContext, type ContentBlock, type JsonSchemaObject, type ServerSource, type ToolEntry, type ToolOutput,
   type ToolServer, type ToolServices,
@@ -103,19 +103,20 @@ export class WorkflowTools {
    * Starts the run of tool `name` with `args` as its inputs; the same idempotency key names the same
    * run. `taskTtlMs`: started as an MCP task with this ttl.
    */
-  async start(orgId: string, name: string, args: Record<string, unknown>, idempotencyKey?: string, taskTtlMs?: number): Promise<StartedToolRun> {
+  async start(orgId: string, name: string, args: Record<string, unknown>, idempotencyKey?: string, options: StartOptions = {}): Promise<StartedToolRun> {
     const found = await this.options.registry.triggers.toolTrigger(orgId, name);
     if (!found) throw new ToolCallError('UNKNOWN_TOOL', `no tool ${name} on /${WORKFLOWS_SERVER}`);
     const target = await this.triggers.resolve(orgId, found.id);
     if (!target.ok) throw refusalError(target);
     const run = await this.triggers.prepare(target, { inputs: args, coerce: false, startedBy: `tool:${WORKFLOWS_SERVER}/${name}` });
     if (!run.ok) throw refusalError(run);
-    const { runId } = await this.triggers.start(this.options.runs, run, idempotencyKey, taskTtlMs === undefined ? {} : { taskTtlMs });
+    const { runId } = await this.triggers.start(this.options.runs, run, idempotencyKey, options);
     return { runId, trigger: target.trigger };
   }
 
   private async call(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<ToolOutput> {
-    const { runId } = await this.start(ctx.orgId, name, args, ctx.idempotencyKey);
+    // the caller waits for the run (eager start: this process's worker takes its first task at once)
+    const { runId } = await this.start(ctx.orgId, name, args, ctx.idempotencyKey, { eager: true });
     const windowMs = Math.max(0, ctx.deadline - Date.now() - ANSWER_MARGIN_MS);
     const outcome = await this.options.runs.waitFor(runId, windowMs);
     if (!outcome.done) {
