@@ -16,7 +16,7 @@
  * Knobs: BENCH_ROUNDS (3), BENCH_SCALE (1: multiplies every call count), BENCH_PAUSED (1000),
  * BENCH_ONLY (words of the scenario names, comma-separated, to run only those), BENCH_WARMUP_SECONDS (3: each side
  * of each scenario runs unmeasured that long first), BENCH_CPU_PROF (a directory: the flowgate process writes a
- * --cpu-prof profile there). HTTP calls go through undici's `request` on kept-alive connections.
+ * --cpu-prof profile there), BENCH_HTTP_CLIENT (raw or undici: the generator's HTTP client, see call()).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -38,6 +38,7 @@ import type { ToolServer } from '../../src/tools';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 import { defineTool, toolServer } from '../../src/tools/define-tool';
 import { ensureTemporalCli } from '../../temporal/cli';
+import { RawHttpClient } from './raw-http';
 import { freePort, startDevServer } from '../../temporal/dev-server';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -362,21 +363,43 @@ async function settle(client: Client): Promise<void> {
 }
 
 /**
- * The load generator's HTTP client: undici's `request` on kept-alive connections. `fetch` costs the
- * generator two to three times the CPU per call (it shares the two cores with what it measures),
- * which a caller on another machine would not take from flowgate.
+ * The load generator's HTTP client (BENCH_HTTP_CLIENT): `raw` (the default), a minimal kept-alive
+ * HTTP/1.1 client (raw-http.ts) that costs the generator some tens of µs per call, or `undici`
+ * (its `request` on kept-alive connections, as earlier figures were taken), which costs it 200 to
+ * 300 µs. The generator shares the two cores with what it measures; a caller on another machine
+ * would take nothing from flowgate. `fetch` cost two to three times undici's `request`.
  */
+const HTTP_CLIENT = z.enum(['raw', 'undici']).parse(process.env.BENCH_HTTP_CLIENT ?? 'raw');
 const dispatcher = new Agent({ connections: 128, keepAliveTimeout: 30_000 });
+const rawClients = new Map<string, RawHttpClient>();
 
 interface Reply {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
   text: string;
+  header(name: string): string | undefined;
 }
 
 async function call(url: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string } = {}): Promise<Reply> {
-  const res = await request(url, { method: init.method ?? 'GET', headers: init.headers, body: init.body, dispatcher });
-  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+  const method = init.method ?? 'GET';
+  if (HTTP_CLIENT === 'raw') {
+    const split = /^(https?:\/\/[^/]+)(\/.*)?$/.exec(url);
+    if (!split?.[1]) throw new Error(`not an absolute URL: ${url}`);
+    let client = rawClients.get(split[1]);
+    if (!client) {
+      client = new RawHttpClient(split[1]);
+      rawClients.set(split[1], client);
+    }
+    return client.request(method, split[2] ?? '/', init.headers, init.body);
+  }
+  const res = await request(url, { method, headers: init.headers, body: init.body, dispatcher });
+  const { headers } = res;
+  return {
+    status: res.statusCode, text: await res.body.text(),
+    header: (name) => {
+      const value = headers[name.toLowerCase()];
+      return Array.isArray(value) ? value[0] : value;
+    },
+  };
 }
 
 function expectOk(res: Reply, status = 200): void {
@@ -393,7 +416,7 @@ async function warmUp(callers: number, ms: number, op: () => Promise<void>): Pro
 
 async function parent(): Promise<void> {
   const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
-  console.log(`bench:compare  rounds=${ROUNDS} scale=${SCALE} paused=${PAUSED}  cpus=${os.cpus().length} loadavg(1/5/15)=${load}  node ${process.version}`);
+  console.log(`bench:compare  rounds=${ROUNDS} scale=${SCALE} paused=${PAUSED} http client=${HTTP_CLIENT}  cpus=${os.cpus().length} loadavg(1/5/15)=${load}  node ${process.version}`);
   const config = loadConfig({ ...process.env, FLOWGATE_DATA_DIR: os.tmpdir() });
   const dbDir = mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-temporal-'));
   const dev = await startDevServer({ cliPath: await ensureTemporalCli(config.temporal), port: await freePort(), namespace: NAMESPACE, dbFile: path.join(dbDir, 'temporal.sqlite') });
@@ -435,7 +458,7 @@ async function parent(): Promise<void> {
 
     // One finished run on each side for the status and results scenarios.
     const finished = await trigger(oneStep.triggerId, true);
-    const finishedRunId = String(finished.headers['x-pf-run-id'] ?? '');
+    const finishedRunId = finished.header('x-pf-run-id') ?? '';
     expectOk(finished);
     const runPath = `${fg.url}/ext/webhook/${key}/runs/${oneStep.workflowId}/${finishedRunId}`;
     const rawFinished = randomUUID();
@@ -526,7 +549,7 @@ async function parent(): Promise<void> {
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         const res = await trigger(paused.triggerId, false);
         expectOk(res);
-        pausedIds.push(String(res.headers['x-pf-run-id'] ?? ''));
+        pausedIds.push(res.header('x-pf-run-id') ?? '');
       });
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         pausedIds.push((await client.workflow.start('rawPaused', { taskQueue: RAW_QUEUE, workflowId: randomUUID() })).workflowId);
@@ -607,6 +630,7 @@ async function parent(): Promise<void> {
     console.log(`loadavg at the end (1/5/15): ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     await client.connection.close();
     await dispatcher.close();
+    for (const client of rawClients.values()) client.close();
   } finally {
     for (const child of children) child.disconnect();
     await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(undefined)))));
