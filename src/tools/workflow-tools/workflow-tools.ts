@@ -101,7 +101,7 @@ export class WorkflowTools {
 
   /**
    * Starts the run of tool `name` with `args` as its inputs; the same idempotency key names the same
-   * run. `taskTtlMs`: started as an MCP task with this ttl.
+   * run. `options`: the MCP task's ttl for a run started as a task; eager for a caller that waits.
    */
   async start(orgId: string, name: string, args: Record<string, unknown>, idempotencyKey?: string, options: StartOptions = {}): Promise<StartedToolRun> {
     const found = await this.options.registry.triggers.toolTrigger(orgId, name);
