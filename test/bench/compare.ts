@@ -38,8 +38,8 @@ import type { ToolServer } from '../../src/tools';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 import { defineTool, toolServer } from '../../src/tools/define-tool';
 import { ensureTemporalCli } from '../../temporal/cli';
-import { RawHttpClient } from './raw-http';
 import { freePort, startDevServer } from '../../temporal/dev-server';
+import { RawHttpClient } from './raw-http';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3) * 1000;
@@ -364,10 +364,10 @@ async function settle(client: Client): Promise<void> {
 
 /**
  * The load generator's HTTP client (BENCH_HTTP_CLIENT): `raw` (the default), a minimal kept-alive
- * HTTP/1.1 client (raw-http.ts) that costs the generator some tens of µs per call, or `undici`
- * (its `request` on kept-alive connections, as earlier figures were taken), which costs it 200 to
- * 300 µs. The generator shares the two cores with what it measures; a caller on another machine
- * would take nothing from flowgate. `fetch` cost two to three times undici's `request`.
+ * HTTP/1.1 client (raw-http.ts) that costs the generator 30 to 50 µs per call alone and 100 to 160
+ * µs here, or `undici` (its `request` on kept-alive connections, as earlier figures were taken),
+ * 200 to 240 µs here. The generator shares the two cores with what it measures; a caller on another
+ * machine would take nothing from flowgate. `fetch` cost two to three times undici's `request`.
  */
 const HTTP_CLIENT = z.enum(['raw', 'undici']).parse(process.env.BENCH_HTTP_CLIENT ?? 'raw');
 const dispatcher = new Agent({ connections: 128, keepAliveTimeout: 30_000 });
