@@ -2,7 +2,7 @@
  * The load generator's HTTP/1.1 client for bench:compare: kept-alive sockets, requests written as
  * one buffer, answers parsed only as far as a benchmark needs (status, headers on demand, a body of
  * `Content-Length` bytes). On two cores the generator shares the CPU with what it measures: undici
- * spent 200 to 300 µs per call there, as much as flowgate spent answering a poll, so the rates read
+ * spent 200 to 240 µs per call there, as much as flowgate spent answering a poll, so the rates read
  * the generator as much as the server. A caller on another machine takes nothing from the gateway.
  *
  * Not a general client: no chunked bodies (the gateway and the bare route always send a length),
