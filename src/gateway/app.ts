@@ -5,12 +5,10 @@ import Koa, { type Context, type Next } from 'koa';
 import type Router from '@koa/router';
 import { RunWatcher } from '../runs/run-watcher';
 import type { GatewayDeps } from './deps';
-import { HttpError } from './http-error';
 import { LocalRateLimit } from './rate-limit';
-import { errorHandler } from './middleware/error-handler';
-import { observeRequests } from './middleware/observe';
+import { edge } from './middleware/edge';
+import { tracedRequests } from './middleware/observe';
 import { rateLimit } from './middleware/rate-limit';
-import { requestContext } from './middleware/request-context';
 import { agentRoutes } from './routes/agents';
 import { authTokenRoutes } from './routes/auth-token';
 import { connectionRoutes } from './routes/connections';
@@ -26,23 +24,6 @@ import { scheduleRoutes } from './routes/schedules';
 import { oauthCallbackRoutes, serverRoutes } from './routes/servers';
 import { toolRoutes } from './routes/tools';
 import { triggerRoutes } from './routes/triggers';
-
-/**
- * Routers leave an unmatched path as 404 and a known path with a wrong method as 405 (with
- * `Allow`); this gives both the `{error, message}` body every other error has.
- */
-async function unmatched(ctx: Context, next: Next): Promise<void> {
-  await next();
-  if (ctx.body !== undefined && ctx.body !== null) return;
-  if (ctx.status === 405 || ctx.status === 501) {
-    throw new HttpError(ctx.status, 'method_not_allowed', `${ctx.method} is not allowed here; allowed: ${ctx.response.get('Allow') || 'none'}`,
-      { headers: { Allow: ctx.response.get('Allow') } });
-  }
-  if (ctx.status === 404) {
-    // Webhook paths carry a credential: never echo them.
-    throw new HttpError(404, 'not_found', `no such endpoint: ${ctx.method} ${ctx.path.startsWith('/ext/webhook/') ? '/ext/webhook/…' : ctx.path}`);
-  }
-}
 
 /** A path's first segment as the routers compare it (case-insensitively); undefined when it is percent-encoded. */
 function firstSegment(path: string): string | undefined {
@@ -106,9 +87,12 @@ export function routesOf(app: Koa): RouteInfo[] {
 export function createApp(given: GatewayDeps): Koa {
   const deps: GatewayDeps = { ...given, watcher: given.watcher ?? new RunWatcher((runId) => given.runs.view(runId), given.config.livePollMs, given.log) };
   const app = new Koa({ proxy: false });
-  app.use(observeRequests({ metrics: deps.metrics, tracing: deps.config.tracing !== undefined }));
-  app.use(requestContext({ log: deps.log }));
-  app.use(errorHandler({ log: deps.log }));
+  if (deps.config.tracing !== undefined) {
+    app.use(tracedRequests({ metrics: deps.metrics }));
+    app.use(edge({ log: deps.log }));
+  } else {
+    app.use(edge({ log: deps.log, metrics: deps.metrics }));
+  }
   const { perMinute, burst } = deps.config.rateLimit;
   if (perMinute > 0) {
     // Before every route: a refused request costs no credential lookup and leaves its body unread.
@@ -117,7 +101,6 @@ export function createApp(given: GatewayDeps): Koa {
       runtimeKeyId: (token) => deps.runtimeTokens.keyIdOf(token),
     }));
   }
-  app.use(unmatched);
   const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), scheduleRoutes(deps), approvalRoutes(deps)];
   routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));

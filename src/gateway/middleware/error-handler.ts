@@ -1,4 +1,4 @@
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { HttpError } from '../http-error';
 import type { Logger } from '../../logger';
 
@@ -19,32 +19,26 @@ const CODE_BY_STATUS: Record<number, string> = {
  * Every error leaves as `{error, message}` with its status. Unexpected errors are a plain 500 for
  * the client and a full record (with the request id) in the log; no stack trace crosses the wire.
  */
-export function errorHandler(options: { log: Logger }) {
-  return async function handleErrors(ctx: Context, next: Next): Promise<void> {
-    try {
-      await next();
-    } catch (raw) {
-      const err = raw as KoaLikeError;
-      const requestId = ctx.state.requestId as string | undefined;
-      if (err instanceof HttpError) {
-        ctx.status = err.status;
-        for (const [name, value] of Object.entries(err.options.headers ?? {})) ctx.set(name, value);
-        ctx.body = err.expose ? { error: err.code, message: err.message } : { error: 'internal', message: 'internal error' };
-        if (!err.expose) options.log.error('request failed', { requestId, error: err });
-        return;
-      }
-      const status = err.status ?? err.statusCode;
-      if (status && ((status >= 400 && status < 500) || status === 501) && err.expose !== false) {
-        ctx.status = status;
-        ctx.body = { error: CODE_BY_STATUS[status] ?? 'bad_request', message: clientMessage(err, status) };
-        return;
-      }
-      // The route pattern, not the path: webhook paths carry an API key.
-      options.log.error('request failed', { requestId, method: ctx.method, route: String((ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched'), error: err });
-      ctx.status = 500;
-      ctx.body = { error: 'internal', message: `internal error (request ${requestId ?? 'unknown'})` };
-    }
-  };
+export function answerError(ctx: Context, raw: unknown, log: Logger): void {
+  const err = raw as KoaLikeError;
+  const requestId = ctx.state.requestId as string | undefined;
+  if (err instanceof HttpError) {
+    ctx.status = err.status;
+    for (const [name, value] of Object.entries(err.options.headers ?? {})) ctx.set(name, value);
+    ctx.body = err.expose ? { error: err.code, message: err.message } : { error: 'internal', message: 'internal error' };
+    if (!err.expose) log.error('request failed', { requestId, error: err });
+    return;
+  }
+  const status = err.status ?? err.statusCode;
+  if (status && ((status >= 400 && status < 500) || status === 501) && err.expose !== false) {
+    ctx.status = status;
+    ctx.body = { error: CODE_BY_STATUS[status] ?? 'bad_request', message: clientMessage(err, status) };
+    return;
+  }
+  // The route pattern, not the path: webhook paths carry an API key.
+  log.error('request failed', { requestId, method: ctx.method, route: String((ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched'), error: err });
+  ctx.status = 500;
+  ctx.body = { error: 'internal', message: `internal error (request ${requestId ?? 'unknown'})` };
 }
 
 function clientMessage(err: KoaLikeError, status: number): string {

@@ -15,25 +15,11 @@ export function routeTemplate(ctx: Context): string {
 }
 
 /**
- * Outermost middleware: counts every answer by route, method and status with its latency, and
- * opens the request's server span (continuing a caller's `traceparent`), so the trigger's run,
- * its activities and their outbound calls join the caller's trace. A no-op span while tracing is off.
+ * Outermost middleware while tracing is on: opens the request's server span (continuing a caller's
+ * `traceparent`), so the trigger's run, its activities and their outbound calls join the caller's
+ * trace, and counts the answer as the edge does without tracing (middleware/edge.ts).
  */
-export function observeRequests(options: {
-  metrics?: Pick<FlowgateMetrics, 'httpRequest'>;
-  /** false: tracing is off for good in this process, so no span (not even a no-op one) is opened */
-  tracing?: boolean;
-}) {
-  if (options.tracing === false) {
-    return async function countRequest(ctx: Context, next: Next): Promise<void> {
-      const started = performance.now();
-      try {
-        await next();
-      } finally {
-        options.metrics?.httpRequest(routeTemplate(ctx), ctx.method, ctx.status, (performance.now() - started) / 1000);
-      }
-    };
-  }
+export function tracedRequests(options: { metrics?: Pick<FlowgateMetrics, 'httpRequest'> }) {
   return async function observeRequest(ctx: Context, next: Next): Promise<void> {
     const started = performance.now();
     const parent = propagation.extract(context.active(), ctx.headers);
