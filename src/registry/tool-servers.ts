@@ -49,6 +49,11 @@ export function newToolServerId(): string {
 /** What newToolServerId() makes: a path of any other shape names no custom server (no query needed). */
 const TOOL_SERVER_ID = /^[0-9a-v]{20}$/;
 
+/** Whether `path` has the shape of a custom server id (no other path can name one). */
+export function isToolServerId(path: string): boolean {
+  return TOOL_SERVER_ID.test(path);
+}
+
 export class ToolServerStore {
   constructor(private readonly db: Kysely<Database>) {}
 

@@ -9,10 +9,12 @@ import { ToolCallError } from './server';
 
 export class ToolCatalog {
   private readonly builtInNames: Set<string>;
+  private readonly builtInsByName: Map<string, ToolServer>;
 
   constructor(private readonly builtIns: readonly ToolServer[], private readonly sources: readonly ServerSource[] = []) {
     this.builtInNames = new Set(builtIns.map((s) => s.name));
     if (this.builtInNames.size !== builtIns.length) throw new Error('two built-in tool servers share a name');
+    this.builtInsByName = new Map(builtIns.map((s) => [s.name, s]));
   }
 
   /** Every server the organization may use: the built-ins, then its own. */
@@ -21,14 +23,25 @@ export class ToolCatalog {
     return [...this.builtIns, ...own.filter((s) => !this.builtInNames.has(s.name))];
   }
 
-  /** The server at `serverPath` for the organization; UNKNOWN_SERVER when it has none there. */
-  async server(orgId: string, serverPath: string): Promise<ToolServer> {
+  /**
+   * The server at `serverPath` for the organization; UNKNOWN_SERVER when it has none there. A
+   * built-in comes back as a plain value (no promise made: every tools/call resolves its server).
+   */
+  server(orgId: string, serverPath: string): ToolServer | Promise<ToolServer> {
     const name = serverPath.replace(/^\/+/, '');
-    const builtIn = this.builtIns.find((s) => s.name === name);
-    if (builtIn) return builtIn;
-    // The sources in order, as servers() lists them: the first that has the name answers.
+    return this.builtInsByName.get(name) ?? this.ownServer(orgId, name);
+  }
+
+  /** The sources in order, as servers() lists them: the first that has the name answers. */
+  private async ownServer(orgId: string, name: string): Promise<ToolServer> {
     for (const source of this.sources) {
-      const found = source.server ? await source.server(orgId, name) : (await source.servers(orgId)).find((s) => s.name === name);
+      let found: ToolServer | undefined;
+      if (source.server) {
+        const answer = source.server(orgId, name);
+        found = answer instanceof Promise ? await answer : answer;
+      } else {
+        found = (await source.servers(orgId)).find((s) => s.name === name);
+      }
       if (found) return found;
     }
     throw new ToolCallError('UNKNOWN_SERVER', `no tool server at /${name}`);

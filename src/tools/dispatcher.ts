@@ -72,7 +72,8 @@ export class ToolDispatcher implements ToolCaller {
     return this.options.catalog.servers(orgId);
   }
 
-  server(orgId: string, serverPath: string): Promise<ToolServer> {
+  /** A built-in as a plain value, another server as a promise (see ToolCatalog.server). */
+  server(orgId: string, serverPath: string): ToolServer | Promise<ToolServer> {
     return this.options.catalog.server(orgId, serverPath);
   }
 

@@ -33,8 +33,12 @@ export interface RuntimePrincipal {
 
 export interface RuntimeTokens {
   issue(principal: RuntimePrincipal): { token: string; expiresAt: string };
-  /** undefined for a malformed, forged, expired or revoked token */
-  verify(token: string): Promise<RuntimePrincipal | undefined>;
+  /**
+   * undefined for a malformed, forged, expired or revoked token. A plain value when this process
+   * checked the key within KEY_RECHECK_MS (nearly every call of a busy client: no promise made),
+   * else a promise.
+   */
+  verify(token: string): RuntimePrincipal | undefined | Promise<RuntimePrincipal | undefined>;
   /**
    * The API key a genuine, unexpired token was minted from, checked without the registry (so a
    * revoked key's token still answers here): what the rate limiter counts a token against.
@@ -85,12 +89,14 @@ export function createRuntimeTokens(signingKey: Buffer, registry: Registry, now:
       const payload = Buffer.from(JSON.stringify({ v: 1, org: orgId, kid: keyId, exp })).toString('base64url');
       return { token: `${RUNTIME_TOKEN_PREFIX}${payload}.${hmac(key, payload)}`, expiresAt: new Date(exp * 1000).toISOString() };
     },
-    async verify(token) {
+    verify(token) {
       const claims = signedClaims(token);
       if (!claims) return undefined;
-      const apiKey = await activeKeys.getOrLoad(claims.kid, () => registry.apiKeys.getActive(claims.kid));
-      if (!apiKey || apiKey.orgId !== claims.org) return undefined;
-      return { orgId: claims.org, keyId: claims.kid };
+      const principalOf = (apiKey: ApiKeyRecord | undefined): RuntimePrincipal | undefined => (
+        apiKey && apiKey.orgId === claims.org ? { orgId: claims.org, keyId: claims.kid } : undefined);
+      const known = activeKeys.get(claims.kid);
+      if (known !== undefined) return principalOf(known);
+      return activeKeys.getOrLoad(claims.kid, () => registry.apiKeys.getActive(claims.kid)).then(principalOf);
     },
   };
 }

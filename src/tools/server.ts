@@ -111,9 +111,10 @@ export interface ServerSource {
   /**
    * The organization's server named `name`, if the source has one; without this, the catalog
    * looks through servers(). Every tools/call resolves its server: a lookup by name spares
-   * building the whole list.
+   * building the whole list. A plain value when the answer needs no lookup (a name the source
+   * cannot have): the catalog then makes no promise for it.
    */
-  server?(orgId: string, name: string): Promise<ToolServer | undefined>;
+  server?(orgId: string, name: string): ToolServer | undefined | Promise<ToolServer | undefined>;
 }
 
 /**

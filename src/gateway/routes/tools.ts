@@ -130,7 +130,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 export function toolRoutes(deps: GatewayDeps): Router {
   const router = new Router({ prefix: deps.config.toolsBasePath === '/' ? '' : deps.config.toolsBasePath.replace(/\/+$/, '') });
 
-  async function authenticate(ctx: Context): Promise<RuntimePrincipal | undefined> {
+  /** A plain value for a token whose key this process checked within the last second (see RuntimeTokens.verify). */
+  function authenticate(ctx: Context): RuntimePrincipal | undefined | Promise<RuntimePrincipal | undefined> {
     const match = /^Bearer\s+(\S+)$/i.exec(ctx.get('Authorization'));
     return match?.[1] ? deps.runtimeTokens.verify(match[1]) : undefined;
   }
@@ -345,7 +346,9 @@ export function toolRoutes(deps: GatewayDeps): Router {
 
   router.post('/:server', async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
-    const principal = await authenticate(ctx);
+    // no promise (nor the await's) for the common case of an answer already known
+    const verified = authenticate(ctx);
+    const principal = verified instanceof Promise ? await verified : verified;
     if (!principal) {
       ctx.set('WWW-Authenticate', 'Bearer realm="flowgate-tools"');
       reply(ctx, 401, failure(null, rpcError(ErrorCode.TOOL_ERROR, 'unauthorized: send Authorization: Bearer <runtime token> (from POST /auth/token)')));
@@ -361,7 +364,8 @@ export function toolRoutes(deps: GatewayDeps): Router {
     }
     let server: ToolServer;
     try {
-      server = await deps.tools.server(principal.orgId, ctx.params.server ?? '');
+      const resolved = deps.tools.server(principal.orgId, ctx.params.server ?? '');
+      server = resolved instanceof Promise ? await resolved : resolved;
     } catch (error) {
       if (!(error instanceof ToolCallError)) throw error;
       reply(ctx, 404, failure(null, rpcError(ErrorCode.TOOL_ERROR, error.message)));

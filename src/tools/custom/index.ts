@@ -8,7 +8,7 @@ import type { Logger } from '../../logger';
 import { assertUrlAllowed, OutboundRefusedError } from '../../net/address-policy';
 import type { ConnectionSummary } from '../connections';
 import type { Registry } from '../../registry';
-import type { ConnectionStatus, ToolServerRecord } from '../../registry/tool-servers';
+import { isToolServerId, type ConnectionStatus, type ToolServerRecord } from '../../registry/tool-servers';
 import { ToolCallError, type ServerSource, type ToolEntry, type ToolServer, type ToolServices } from '../server';
 import { CustomAuth, parseBody, TokenRefusedError, type CustomConnectionRef } from './auth';
 import { CUSTOM_APPLICATION, CustomCredentialsSchema, underBase } from './credentials';
@@ -77,7 +77,8 @@ export class CustomServers {
         return deps.services().allowPrivateNetwork;
       },
     });
-    this.source = { servers: (orgId) => this.servers(orgId), server: (orgId, name) => this.server(orgId, name) };
+    // another path's lookup makes no promise: the catalog asks this source for every non-built-in path
+    this.source = { servers: (orgId) => this.servers(orgId), server: (orgId, name) => (isToolServerId(name) ? this.server(orgId, name) : undefined) };
   }
 
   private get store() {
