@@ -8,19 +8,17 @@ import type { ServerSource, ToolServer } from './server';
 import { ToolCallError } from './server';
 
 export class ToolCatalog {
-  private readonly builtInNames: Set<string>;
   private readonly builtInsByName: Map<string, ToolServer>;
 
   constructor(private readonly builtIns: readonly ToolServer[], private readonly sources: readonly ServerSource[] = []) {
-    this.builtInNames = new Set(builtIns.map((s) => s.name));
-    if (this.builtInNames.size !== builtIns.length) throw new Error('two built-in tool servers share a name');
     this.builtInsByName = new Map(builtIns.map((s) => [s.name, s]));
+    if (this.builtInsByName.size !== builtIns.length) throw new Error('two built-in tool servers share a name');
   }
 
   /** Every server the organization may use: the built-ins, then its own. */
   async servers(orgId: string): Promise<ToolServer[]> {
     const own = (await Promise.all(this.sources.map((source) => source.servers(orgId)))).flat();
-    return [...this.builtIns, ...own.filter((s) => !this.builtInNames.has(s.name))];
+    return [...this.builtIns, ...own.filter((s) => !this.builtInsByName.has(s.name))];
   }
 
   /**
