@@ -74,8 +74,8 @@ export class ToolServerStore {
   }
 
   async get(orgId: string, id: string): Promise<ToolServerRecord | undefined> {
-    // the catalog asks for every path it has no built-in for (`/workflows`, …) before other sources
-    if (!TOOL_SERVER_ID.test(id)) return undefined;
+    // a path of another shape (from the management API's URL) names no server: no query
+    if (!isToolServerId(id)) return undefined;
     const row = await this.db.selectFrom('tool_servers').selectAll().where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
     return row && toRecord(row);
   }

@@ -42,8 +42,9 @@ export function edge(options: { log: Logger; metrics?: Pick<FlowgateMetrics, 'ht
       answerError(ctx, raw, log);
     } finally {
       const elapsedMs = performance.now() - started;
-      logRequest(log, ctx, requestId, elapsedMs);
-      metrics?.httpRequest(routeTemplate(ctx), ctx.method, ctx.status, elapsedMs / 1000);
+      const route = routeTemplate(ctx);
+      logRequest(log, ctx, requestId, route, elapsedMs);
+      metrics?.httpRequest(route, ctx.method, ctx.status, elapsedMs / 1000);
     }
   };
 }

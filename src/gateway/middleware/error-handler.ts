@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { HttpError } from '../http-error';
 import type { Logger } from '../../logger';
+import { routeTemplate } from './observe';
 
 /** Koa errors carry `status` and `expose` (body parsers, `ctx.throw`): keep their meaning. */
 interface KoaLikeError extends Error {
@@ -36,7 +37,7 @@ export function answerError(ctx: Context, raw: unknown, log: Logger): void {
     return;
   }
   // The route pattern, not the path: webhook paths carry an API key.
-  log.error('request failed', { requestId, method: ctx.method, route: String((ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched'), error: err });
+  log.error('request failed', { requestId, method: ctx.method, route: routeTemplate(ctx), error: err });
   ctx.status = 500;
   ctx.body = { error: 'internal', message: `internal error (request ${requestId ?? 'unknown'})` };
 }

@@ -13,10 +13,7 @@ export function assignRequestId(ctx: Context): string {
   return requestId;
 }
 
-/** The request's access line: the route pattern only, since webhook and file URLs carry credentials in the path or query. */
-export function logRequest(log: Logger, ctx: Context, requestId: string, elapsedMs: number): void {
-  log.info('request', {
-    requestId, method: ctx.method, route: String((ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched'),
-    status: ctx.status, ms: Math.round(elapsedMs),
-  });
+/** The request's access line: the route template only (routeTemplate), since webhook and file URLs carry credentials in the path or query. */
+export function logRequest(log: Logger, ctx: Context, requestId: string, route: string, elapsedMs: number): void {
+  log.info('request', { requestId, method: ctx.method, route, status: ctx.status, ms: Math.round(elapsedMs) });
 }
