@@ -117,6 +117,10 @@ Object.defineProperty(globalThis, 'console', {
   writable: true, configurable: true, enumerable: false,
 });
 
+// A nested forEach's enclosing item: a global, not a parameter as item and index are, so that
+// code declaring an 'outer' of its own (const, let) still compiles.
+Object.defineProperty(globalThis, 'outer', { value: data.outer, writable: true, configurable: true, enumerable: false });
+
 return (async () => {
   try {
     const AsyncFunction = (async function () {}).constructor;

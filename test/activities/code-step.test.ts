@@ -52,6 +52,16 @@ describe('runCodeStep', () => {
     assert.deepEqual(JSON.parse(execution.result), ['Ada', 2, 'HELLO', 3, ctx.run.id, 2]);
   });
 
+  it('reads item, index and a nested forEach\'s outer item; code declaring its own outer still runs', async () => {
+    const nested = { ...context(), local: {}, item: 'x', index: 1, outer: { item: { name: 'g' }, index: 0 } };
+    const execution = await runCodeStep(codeStep('return [item, index, outer.item.name, outer.index]'), nested);
+    assert.deepEqual(JSON.parse(execution.result), ['x', 1, 'g', 0]);
+    const own = await runCodeStep(codeStep('const outer = 5; return outer + index'), nested);
+    assert.equal(own.result, '6');
+    const flat = await runCodeStep(codeStep('return typeof outer'), context());
+    assert.equal(flat.result, 'undefined');
+  });
+
   it('works on copies: changes in the sandbox do not reach the caller', async () => {
     const ctx = context();
     await runCodeStep(codeStep("inputs.name = 'changed'; steps['1'].result = 'changed'"), ctx);
