@@ -3,9 +3,10 @@
  * workflow of the run (or of the chunk holding a nested large forEach).
  *
  * Input: ForEachChunkInput (the chunk's items, the item step list, the steps visible at the
- *   forEach). Runs the items `concurrency` at a time through the interpreter, exactly as the run
- *   would in its own workflow (same addresses, file keys and idempotency keys, `onError`
- *   semantics: a failed item starts no more items, those in flight finish). Answers
+ *   forEach, the forEach item it sits in). Runs the items `concurrency` at a time through the
+ *   interpreter, exactly as the run would in its own workflow (same addresses, file keys and
+ *   idempotency keys, `item`/`index`/`outer`, `onError` semantics: a failed item starts no more
+ *   items, those in flight finish). Answers
  *   ForEachChunkResult: the count done, the chunk's results stored as one JSON array, the failure.
  * Query `state`: the chunk's own step states and outcomes (results cut, as in a run).
  * Signals sent: `forEachProgress` to the parent, every tenth of the chunk's items at most, and not
@@ -44,7 +45,8 @@ export async function runForEachChunk(c: ForEachChunkInput): Promise<ForEachChun
     triggerId: input.triggerId, started: input.started, inputs: input.inputs };
   let executionOrder = 0;
   const rt: Runtime = { input, run, state, approvals: new ApprovalDesk(), nextOrder: () => ++executionOrder, runAutomation };
-  const scope: ListScope = { depth: c.depth, seen: c.seen };
+  // the list holding the forEach: its items see that list's forEach item as `outer`
+  const scope: ListScope = { depth: c.depth, seen: c.seen, ...(c.enclosing ?? {}) };
   const total = items.length;
   const parts: (ResultPart | null)[] = c.carried?.parts ?? new Array<ResultPart | null>(total).fill(null);
   let next = c.carried?.next ?? 0;

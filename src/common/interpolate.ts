@@ -2,10 +2,12 @@
  * `{{path}}` interpolation over a run's context (ARCHITECTURE.md). Pure and deterministic: the same
  * function serves workflow and activity code. Paths read `inputs.*`,
  * `steps.<index>.result|json|exitCode|status` (a nested step by its address: `steps.3.2.1.result`)
- * and `run.*`; inside a list also `local.<n>` (the list's own steps), `item` and `index` (forEach).
+ * and `run.*`; inside a list also `local.<n>` (the list's own steps), and anywhere inside a forEach
+ * item (branch and parallel lists in it included) `item` and `index`; a forEach nested in another's
+ * item shadows them and reaches the enclosing ones as `outer.item`, `outer.index` (`outer.outer`…).
  * An unknown path renders as an empty string. Objects render as JSON.
  */
-import type { PreviousStep, RunInput, StepScope } from './run-types';
+import type { ItemScope, PreviousStep, RunInput, StepScope } from './run-types';
 
 export interface StepView {
   result: string;
@@ -24,6 +26,7 @@ export interface InterpolationContext {
   local?: unknown;
   item?: unknown;
   index?: number;
+  outer?: ItemScope;
 }
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_$.\-[\]]+)\s*\}\}/g;
@@ -54,6 +57,7 @@ export function buildContext(run: Pick<RunInput, 'runId' | 'automationId' | 'aut
   if (scope) {
     context.local = lookup(context, `steps.${scope.prefix}`) ?? {};
     if (scope.index !== undefined) Object.assign(context, { item: scope.item, index: scope.index });
+    if (scope.outer !== undefined) context.outer = scope.outer;
   }
   return context;
 }

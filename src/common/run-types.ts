@@ -66,9 +66,10 @@ export interface RunInput {
  * The level of the workflow code's history-changing revisions new runs start at
  * (workflows/steps/features.ts). 1: the revisions made with patch markers before levels existed
  * (run-time-limit, derived-child-ids, foreach-child-chunks, approval-actor-votes, callbacks,
- * resume); 2: template steps as local activities.
+ * resume); 2: template steps as local activities; 3: lists nested in a forEach item keep its
+ * `item` and `index`, and a nested forEach sees the enclosing item as `outer`.
  */
-export const ENGINE_LEVEL = 2;
+export const ENGINE_LEVEL = 3;
 
 /** Where a run came from when an operator started it from another run. */
 export interface RunOrigin {
@@ -145,13 +146,26 @@ export function previousSteps(outcomes: readonly (StepOutcome | VisibleStep)[]):
   return compact;
 }
 
-/** Where a step sits inside lists: the innermost list's address prefix, and the forEach item. */
+/**
+ * A forEach item a step sits in, however deep (branch and parallel lists inside the item see it
+ * too), and the item of the forEach around that forEach, if any (`outer`).
+ */
+export interface ItemScope {
+  item: unknown;
+  /** the item's position in the array, from 0 */
+  index: number;
+  outer?: ItemScope;
+}
+
+/** Where a step sits inside lists: the innermost list's address prefix, and the innermost forEach item. */
 export interface StepScope {
   /** `3.2` for the steps of item 2 of step 3 (`local.1` is then `3.2.1`) */
   prefix: string;
   item?: unknown;
   /** the item's position in the array, from 0 */
   index?: number;
+  /** in a forEach nested in a forEach item: the enclosing forEach's item (`outer.item`, `outer.index`, `outer.outer`…) */
+  outer?: ItemScope;
 }
 
 /** A step's retry policy as the runStep activity applies it (definition.ts RetrySchema). */
@@ -166,7 +180,7 @@ export interface RunStepRequest {
   stepIndex: number;
   /** a nested step's address */
   stepPath?: string;
-  /** inside a list: `local`, `item` and `index` of the interpolation context */
+  /** inside a list: `local`, `item`, `index` and `outer` of the interpolation context */
   scope?: StepScope;
   /** the step's own retry policy: a failed attempt is thrown (Temporal retries it) until the last */
   retry?: StepRetry;

@@ -14,9 +14,10 @@ import {
   CancellationScope, ChildWorkflowFailure, defineSignal, executeChild, isCancellation, ParentClosePolicy, setHandler, workflowInfo,
 } from '@temporalio/workflow';
 import type { ForEachStep, Step } from '../../src/common/definition';
-import type { ResultPart, RunInput, StepState, VisibleStep } from '../../src/common/run-types';
+import type { ItemScope, ResultPart, RunInput, StepState, VisibleStep } from '../../src/common/run-types';
+import { feature } from '../steps/features';
 import { describeFailure, failedComposite, type CompositeDraft } from './composite';
-import type { ListScope, Runtime, StepFailure } from './runtime';
+import { itemScopeOf, NESTED_ITEM_SCOPE_REVISION, type ListScope, type Runtime, type StepFailure } from './runtime';
 
 /** A forEach over more items than this runs them in child workflows (runs started before the patch excepted). */
 export const FANOUT_THRESHOLD = 100;
@@ -55,6 +56,8 @@ export interface ForEachChunkInput {
   depth: number;
   /** the steps visible at the forEach step */
   seen: VisibleStep[];
+  /** the forEach item the forEach step sits in, if any: the items' `outer` (runs from engine level 3) */
+  enclosing?: ItemScope;
   /** where progress signals go */
   parentWorkflowId: string;
   /** set when a chunk continued as new: where it stands */
@@ -109,6 +112,7 @@ export async function chunkedForEach(rt: Runtime, step: ForEachStep, address: st
   const { resume: _resume, callback: _callback, ...rest } = rt.input;
   const input: RunInput = { ...rest, definition: { ...rt.input.definition, steps: [] } };
   const routes = progressRoutes(rt);
+  const enclosing = feature(NESTED_ITEM_SCOPE_REVISION, 3) ? itemScopeOf(scope) : undefined;
   const parts: { part: ResultPart | null; items: number }[] = [];
   let doneBefore = 0;
   let failed: { item: number; why: string; failure?: StepFailure } | undefined;
@@ -130,7 +134,7 @@ export async function chunkedForEach(rt: Runtime, step: ForEachStep, address: st
     const expiry = workflowInfo().executionExpirationTime;
     const chunkInput: ForEachChunkInput = {
       input, address, steps: step.steps, items: chunkItems, first, chunk: k, concurrency: step.concurrency,
-      depth: scope.depth, seen: scope.seen, parentWorkflowId: workflowInfo().workflowId,
+      depth: scope.depth, seen: scope.seen, parentWorkflowId: workflowInfo().workflowId, ...(enclosing ? { enclosing } : {}),
     };
     try {
       const result = await executeChild<(c: ForEachChunkInput) => Promise<ForEachChunkResult>>('runForEachChunk', {

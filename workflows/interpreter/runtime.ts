@@ -1,10 +1,11 @@
 /**
  * What the interpreter's modules share: the run being interpreted (its state, answered by the
- * `state` query) and the scope of the step list being run. Types and small pure helpers only.
+ * `state` query) and the scope of the step list being run. Types and small helpers only.
  */
 import type { Step } from '../../src/common/definition';
-import type { RunInput, RunState, RunStepRequest, RunSummary, StepOutcome, StepScope, StepState, VisibleStep } from '../../src/common/run-types';
+import type { ItemScope, RunInput, RunState, RunStepRequest, RunSummary, StepOutcome, StepScope, StepState, VisibleStep } from '../../src/common/run-types';
 import type { ApprovalDesk } from '../steps/approval';
+import { feature } from '../steps/features';
 
 export interface Runtime {
   input: RunInput;
@@ -27,9 +28,11 @@ export interface ListScope {
   depth: number;
   /** the steps visible here, in order: those before the enclosing constructs, then this list's own */
   seen: VisibleStep[];
-  /** inside a forEach item */
+  /** inside a forEach item, at any depth within it */
   item?: unknown;
   index?: number;
+  /** inside a forEach nested in a forEach item: the enclosing item */
+  outer?: ItemScope;
 }
 
 export interface StepFailure {
@@ -50,12 +53,33 @@ export type RunList = (rt: Runtime, steps: Step[], scope: ListScope) => Promise<
 /** The scope part of an activity's request and of the interpolation context. */
 export function stepScopeOf(scope: ListScope): StepScope | undefined {
   if (scope.prefix === undefined) return undefined;
-  return { prefix: scope.prefix, ...(scope.index === undefined ? {} : { item: scope.item, index: scope.index }) };
+  return {
+    prefix: scope.prefix,
+    ...(scope.index === undefined ? {} : { item: scope.item, index: scope.index }),
+    ...(scope.outer === undefined ? {} : { outer: scope.outer }),
+  };
 }
 
-/** The scope of one nested list of the step at `address`. */
+/** The forEach item a list sits in, with the items around it. */
+export function itemScopeOf(scope: ListScope): ItemScope | undefined {
+  if (scope.index === undefined) return undefined;
+  return { item: scope.item, index: scope.index, ...(scope.outer === undefined ? {} : { outer: scope.outer }) };
+}
+
+/**
+ * Runs from engine level 3 keep the forEach item in every list nested in it (branch cases,
+ * parallel branches, nested forEach items, which see it as `outer`). Earlier runs replay without:
+ * a condition reading the item there was false, which decided what the run did.
+ */
+export const NESTED_ITEM_SCOPE_REVISION = 'nested-item-scope';
+
+/** The scope of one nested list of the step at `address`; `item` for a forEach item's list. */
 export function nestedScope(scope: ListScope, address: string, list: number, item?: { item: unknown; index: number }): ListScope {
-  return { prefix: `${address}.${list}`, depth: scope.depth + 1, seen: [...scope.seen], ...(item ?? {}) };
+  const nested = { prefix: `${address}.${list}`, depth: scope.depth + 1, seen: [...scope.seen] };
+  if (!feature(NESTED_ITEM_SCOPE_REVISION, 3)) return { ...nested, ...(item ?? {}) };
+  const around = itemScopeOf(scope);
+  if (item) return { ...nested, ...item, ...(around ? { outer: around } : {}) };
+  return { ...nested, ...(around ?? {}) };
 }
 
 export function visible(outcome: StepOutcome): VisibleStep {
