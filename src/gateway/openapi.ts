@@ -212,7 +212,15 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
       post: {
         operationId: 'toolGateway', tags: ['tools'], security: [{ runtimeBearer: [] }],
         summary: 'The tool gateway: JSON-RPC 2.0 (MCP: initialize, ping, tools/list, tools/call, tasks/*), one request or a batch',
-        requestParams: { path: z.object({ server: z.string().meta({ description: 'a tool server path: a built-in, a custom server or `workflows`' }) }) },
+        requestParams: {
+          path: z.object({ server: z.string().meta({ description: 'a tool server path: a built-in, a custom server or `workflows`' }) }),
+          header: z.object({
+            'Idempotency-Key': IdempotencyKeySchema.meta({
+              description: 'the idempotency key of the call (of each entry of a batch: `<key>:<index>`), unless its `params._meta.idempotencyKey` gives one; '
+                + 'generated servers send it on as Idempotency-Key, remote servers get it in `_meta` as `io.flowgate/idempotencyKey`',
+            }),
+          }),
+        },
         requestBody: { content: { 'application/json': { schema: z.union([JsonRpcMessageSchema, z.array(JsonRpcMessageSchema)]).meta({ id: 'JsonRpcRequest' }) } } },
         responses: {
           '200': json(z.union([JsonRpcResponseSchema, z.array(JsonRpcResponseSchema)]), 'the JSON-RPC answer (errors too are JSON-RPC error objects)'),

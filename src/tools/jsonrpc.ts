@@ -43,6 +43,14 @@ export const ToolsCallParamsSchema = z.object({
 });
 export type ToolsCallParams = z.infer<typeof ToolsCallParamsSchema>;
 
+/**
+ * Where a tools/call's `_meta` carries its idempotency key: flowgate sends it to remote MCP servers
+ * under this name (an MCP `_meta` key with a prefix), and accepts it, or a bare `idempotencyKey`.
+ */
+export const IDEMPOTENCY_META_KEY = 'io.flowgate/idempotencyKey';
+/** What an idempotency key may be, as on triggers: 1 to 255 visible ASCII characters (it travels as a header). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /*

@@ -15,6 +15,8 @@ export interface RemoteRequest {
   method: string;
   /** the JSON-RPC method of a POST, when it carried one */
   rpcMethod?: string;
+  /** the JSON-RPC params of a POST, when it carried them */
+  rpcParams?: Record<string, unknown>;
   headers: http.IncomingHttpHeaders;
 }
 
@@ -23,6 +25,8 @@ export interface FakeRemoteMcp {
   requests: RemoteRequest[];
   /** the headers of the last tools/call */
   lastCallHeaders(): http.IncomingHttpHeaders | undefined;
+  /** the params of the last tools/call (its `_meta` included) */
+  lastCallParams(): Record<string, unknown> | undefined;
   /** sessions handed out (the stateful server only) */
   sessions: Set<string>;
   /** accept requests and never answer them (a remote that hangs) */
@@ -58,16 +62,23 @@ function rpcMethodOf(body: unknown): string | undefined {
   return typeof first === 'object' && first !== null && 'method' in first && typeof first.method === 'string' ? first.method : undefined;
 }
 
+function rpcParamsOf(body: unknown): Record<string, unknown> | undefined {
+  const first = Array.isArray(body) ? body[0] : body;
+  const params = typeof first === 'object' && first !== null && 'params' in first ? first.params : undefined;
+  return typeof params === 'object' && params !== null && !Array.isArray(params) ? params as Record<string, unknown> : undefined;
+}
+
 export async function startFakeRemoteMcp(options: { sessions: boolean }): Promise<FakeRemoteMcp> {
   const fake: FakeRemoteMcp = {
     url: '', requests: [], sessions: new Set(), hang: false, close: async () => undefined,
     lastCallHeaders: () => [...fake.requests].reverse().find((r) => r.rpcMethod === 'tools/call')?.headers,
+    lastCallParams: () => [...fake.requests].reverse().find((r) => r.rpcMethod === 'tools/call')?.rpcParams,
   };
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const httpServer = http.createServer((req, res) => {
     void (async () => {
       const body = req.method === 'POST' ? await readJson(req) : undefined;
-      fake.requests.push({ method: req.method ?? '', rpcMethod: rpcMethodOf(body), headers: { ...req.headers } });
+      fake.requests.push({ method: req.method ?? '', rpcMethod: rpcMethodOf(body), rpcParams: rpcParamsOf(body), headers: { ...req.headers } });
       if (fake.hang) return;
       if (!options.sessions) {
         // stateless: a fresh server and transport per request, JSON answers

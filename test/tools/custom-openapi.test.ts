@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
+import { DEFAULT_ORG_ID } from '../../src/registry';
 import { generateApi, toolNameOf } from '../../src/tools/custom/openapi';
 import { startFakeCustomerApi, API_KEY, type FakeCustomerApi } from '../support/fake-customer-api';
 import type { TestFlowgate } from '../support/flowgate';
 import { asAdmin, createCustomConnection, createServer, ORG_CHART_YAML, PETSTORE, type ServerBody } from './custom-support';
-import { callTool, rpc, runtimeToken, startToolFlowgate } from './support';
+import { callTool, rpc, RPC_HEADERS, runtimeToken, startToolFlowgate } from './support';
 
 describe('OpenAPI documents as tools', () => {
   it('makes one tool per Petstore 3.0 operation, named by operationId, with every $ref resolved', async () => {
@@ -105,6 +106,21 @@ describe('generated tool servers', () => {
     assert.equal(result.structuredContent.status, 404);
     assert.deepEqual(result.structuredContent.body, { code: 1, type: 'error', message: 'Pet not found' });
     assert.match(result.structuredContent.error, /GET \/pet\/\{petId\} answered 404/);
+  });
+
+  it('sends the call\'s idempotency key to the API as Idempotency-Key: the caller\'s, an in-process call\'s, none without one', async () => {
+    const pet = { PCID: pcid, body: { id: 880, name: 'Keyed', photoUrls: [] } };
+    const keyed = await rpc(fg, petstore.id, token, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'addPet', arguments: pet } },
+      { ...RPC_HEADERS, 'Idempotency-Key': 'order-2026-0042' });
+    assert.equal(keyed.body?.result?.isError, false, JSON.stringify(keyed.body));
+    assert.equal(api.requests.at(-1)?.headers['idempotency-key'], 'order-2026-0042');
+
+    const inProcess = await fg.tools.call(DEFAULT_ORG_ID, petstore.id, 'getPetById', { PCID: pcid, petId: 10 }, { idempotencyKey: 'run-9:4' });
+    assert.equal(inProcess.isError, false);
+    assert.equal(api.requests.at(-1)?.headers['idempotency-key'], 'run-9:4', 'a step\'s or an agent\'s key the same way');
+
+    await callTool(fg, petstore.id, token, 'getPetById', { PCID: pcid, petId: 10 });
+    assert.equal(api.requests.at(-1)?.headers['idempotency-key'], undefined, 'none is made up');
   });
 
   it('checks arguments against the generated schema (ajv) before any request', async () => {

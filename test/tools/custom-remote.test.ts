@@ -90,6 +90,20 @@ describe('remote tool servers', () => {
     assert.equal(stateless.lastCallHeaders()?.['x-tenant'], 'stored-tenant', 'a forwarded header cannot replace the stored credential of the same name');
   });
 
+  it('passes the call\'s idempotency key in the tools/call _meta as io.flowgate/idempotencyKey, and none without one', async () => {
+    const keyed = await rpc(fg, plain.id, token, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'add', arguments: { a: 1, b: 2 } } },
+      { ...RPC_HEADERS, 'Idempotency-Key': 'caller-key-9' });
+    assert.deepEqual(keyed.body?.result?.structuredContent, { sum: 3 });
+    assert.deepEqual(stateless.lastCallParams()?._meta, { 'io.flowgate/idempotencyKey': 'caller-key-9' });
+    assert.equal(stateless.lastCallHeaders()?.['idempotency-key'], undefined, 'in _meta, not as a header');
+
+    await fg.tools.call(DEFAULT_ORG_ID, sessionful.id, 'add', { a: 2, b: 2 }, { idempotencyKey: 'run-7:2' });
+    assert.deepEqual(sessions.lastCallParams()?._meta, { 'io.flowgate/idempotencyKey': 'run-7:2' }, 'in-process calls (steps, agents) the same way');
+
+    await callTool(fg, plain.id, token, 'add', { a: 1, b: 1 });
+    assert.equal(stateless.lastCallParams()?._meta, undefined);
+  });
+
   it('answers a remote that is down with a clear -32000, quickly, and refuses to register one', async () => {
     const doomed = await startFakeRemoteMcp({ sessions: false });
     const server = await createServer(fg, fg.adminToken, { url: doomed.url });
@@ -236,5 +250,9 @@ describe('custom servers across organizations', () => {
     assert.equal(body.status, 'COMPLETE', JSON.stringify(body));
     assert.equal((JSON.parse(body.results[0]?.result.result ?? '{}') as { name: string }).name, 'doggie');
     assert.deepEqual(JSON.parse(body.results[1]?.result.result ?? '{}'), { sum: 42 });
+    // each step's stable key, <runId>:<stepIndex>: a header for the API, the tools/call _meta for the remote
+    const runId = response.headers.get('X-Pf-Run-Id');
+    assert.equal(api.requests.filter((r) => r.path === '/api/v3/pet/10').at(-1)?.headers['idempotency-key'], `${runId}:1`);
+    assert.deepEqual(remote.lastCallParams()?._meta, { 'io.flowgate/idempotencyKey': `${runId}:2` });
   });
 });

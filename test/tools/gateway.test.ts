@@ -318,6 +318,37 @@ describe('tool gateway (JSON-RPC over HTTP)', () => {
         { ...RPC_HEADERS, 'Idempotency-Key': 'abc-123' });
       assert.deepEqual((answer.body?.result as { structuredContent: unknown }).structuredContent, { echoed: { text: 'hi' }, orgId: DEFAULT_ORG_ID, idempotencyKey: 'abc-123' });
     });
+
+    it('gives a call its own _meta key before the header\'s, and none when neither is sent', async () => {
+      const keyOf = (answer: Awaited<ReturnType<typeof rpc>>): unknown => (answer.body?.result as { structuredContent: { idempotencyKey: unknown } }).structuredContent.idempotencyKey;
+      const echo = (meta?: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' }, ...(meta ? { _meta: meta } : {}) } });
+      const withHeader = { ...RPC_HEADERS, 'Idempotency-Key': 'from-header' };
+      assert.equal(keyOf(await rpc(fg, 'lab', token, echo({ idempotencyKey: 'own-1' }), withHeader)), 'own-1');
+      assert.equal(keyOf(await rpc(fg, 'lab', token, echo({ 'io.flowgate/idempotencyKey': 'own-2' }))), 'own-2', 'the name flowgate sends remotes is accepted too');
+      assert.equal(keyOf(await rpc(fg, 'lab', token, echo())), null, 'no key is made up for a call without one');
+    });
+
+    it('gives each entry of a batch under one Idempotency-Key a key of its own, <key>:<index>', async () => {
+      const entry = (id: number, meta?: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `t${id}` }, ...(meta ? { _meta: meta } : {}) } });
+      const answer = await rpc(fg, 'lab', token, [entry(7), entry(8), entry(9, { idempotencyKey: 'mine' })], { ...RPC_HEADERS, 'Idempotency-Key': 'batch-1' });
+      const replies = answer.body as unknown as { id: number; result: { structuredContent: { idempotencyKey: string } } }[];
+      assert.deepEqual(replies.map((r) => [r.id, r.result.structuredContent.idempotencyKey]), [[7, 'batch-1:0'], [8, 'batch-1:1'], [9, 'mine']]);
+      const single = await rpc(fg, 'lab', token, [entry(1)], { ...RPC_HEADERS, 'Idempotency-Key': 'batch-2' });
+      assert.equal((single.body as unknown as { result: { structuredContent: { idempotencyKey: string } } }[])[0]?.result.structuredContent.idempotencyKey, 'batch-2');
+    });
+
+    it('refuses an idempotency key that could not travel as a header: 400 for the header, -32602 for _meta', async () => {
+      const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } };
+      const header = await rpc(fg, 'lab', token, call, { ...RPC_HEADERS, 'Idempotency-Key': 'x'.repeat(256) });
+      assert.equal(header.status, 400);
+      assert.equal(header.body?.error?.code, -32600);
+      assert.match(header.body?.error?.message ?? '', /Idempotency-Key must be 1 to 255 visible ASCII characters/);
+      for (const bad of ['line\r\nbreak', 42, '']) {
+        const meta = await rpc(fg, 'lab', token, { ...call, params: { ...call.params, _meta: { idempotencyKey: bad } } });
+        assert.equal(meta.body?.error?.code, -32602, JSON.stringify(bad));
+        assert.match(meta.body?.error?.message ?? '', /params\._meta\.idempotencyKey must be/);
+      }
+    });
   });
 
   describe('/mcp: listServers, capabilities_discover, capability_details', () => {

@@ -18,8 +18,8 @@ import { z } from 'zod';
 import { ToolCallError, type ToolResult, type ToolServer } from '../../tools';
 import { forwardableHeaders } from '../../tools/forward-headers';
 import {
-  ErrorCode, InitializeParamsSchema, JsonRpcError, JsonRpcMessageSchema, failure, negotiateProtocolVersion, parseJsonRpcMessage, parseToolsCallParams,
-  salvageId, success, type JsonRpcResponse,
+  ErrorCode, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_META_KEY, InitializeParamsSchema, JsonRpcError, JsonRpcMessageSchema, failure, negotiateProtocolVersion,
+  parseJsonRpcMessage, parseToolsCallParams, salvageId, success, type JsonRpcResponse,
 } from '../../tools/jsonrpc';
 import {
   ListTasksParamsSchema, RELATED_TASK_META_KEY, TaskCreationParamsSchema, TaskCursorError, TaskIdParamsSchema, TaskNotFoundError, TaskNotReadyError,
@@ -69,6 +69,18 @@ function callResult(result: ToolResult): Record<string, unknown> {
 }
 
 const rpcError = (code: (typeof ErrorCode)[keyof typeof ErrorCode], message: string): JsonRpcError => new JsonRpcError(code, message);
+
+/**
+ * A tools/call's idempotency key: its own `_meta` key (`idempotencyKey` or `io.flowgate/idempotencyKey`),
+ * else the one the request's `Idempotency-Key` header gives it (`requestKey`). Without either the
+ * call has none: a JSON-RPC id is no identity (clients count from 1 again on every connection).
+ */
+function callKey(meta: Record<string, unknown> | undefined, requestKey: string | undefined): string | undefined {
+  const own = meta?.idempotencyKey ?? meta?.[IDEMPOTENCY_META_KEY];
+  if (own === undefined) return requestKey;
+  if (typeof own !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(own)) throw rpcError(ErrorCode.INVALID_PARAMS, 'params._meta.idempotencyKey must be 1 to 255 visible ASCII characters');
+  return own;
+}
 
 /** The `task` field that makes a `tools/call` task-augmented (MCP Tasks). */
 const TaskAugmentationSchema = z.object({ task: TaskCreationParamsSchema.optional() }).loose();
@@ -156,7 +168,10 @@ export function toolRoutes(deps: GatewayDeps): Router {
     }
   }
 
-  async function handleMessage(raw: unknown, server: ToolServer, principal: RuntimePrincipal, ctx: Context, caller: LazyAbortController): Promise<JsonRpcResponse | undefined> {
+  /** `requestKey`: the idempotency key the request's header gives this message (see callKey). */
+  async function handleMessage(
+    raw: unknown, server: ToolServer, principal: RuntimePrincipal, ctx: Context, caller: LazyAbortController, requestKey?: string,
+  ): Promise<JsonRpcResponse | undefined> {
     // a response has no method: the schema's failure (an error object built) is not paid by requests
     const response = isMethodless(raw) ? JsonRpcResponseSchema.safeParse(raw) : undefined;
     if (response?.success && (response.data.result !== undefined) !== (response.data.error !== undefined)) {
@@ -193,8 +208,7 @@ export function toolRoutes(deps: GatewayDeps): Router {
         case 'tools/call': {
           const call = parseToolsCallParams(params);
           if (!call) throw rpcError(ErrorCode.INVALID_PARAMS, 'tools/call needs params.name (a string) and params.arguments (an object)');
-          const metaKey = call._meta?.idempotencyKey;
-          const idempotencyKey = ctx.get('Idempotency-Key') || (typeof metaKey === 'string' ? metaKey : undefined);
+          const idempotencyKey = callKey(call._meta, requestKey);
           const augmentation = 'task' in params ? TaskAugmentationSchema.safeParse(params) : undefined;
           if (augmentation?.success && augmentation.data.task) {
             // MCP Tasks: servers answer -32601 to a task-augmented call on a tool without task support
@@ -252,9 +266,13 @@ export function toolRoutes(deps: GatewayDeps): Router {
   /**
    * A batch's entries each count against the caller's rate limit (the request's own token pays
    * for the first): an entry without a token is answered with an error and not run. At most
-   * BATCH_CONCURRENCY entries run at once, in order of the batch.
+   * BATCH_CONCURRENCY entries run at once, in order of the batch. With an `Idempotency-Key` header
+   * each entry of a batch of several gets a key of its own, `<key>:<index>` (from 0): one key for
+   * different calls would make the second look like a repeat of the first.
    */
-  async function handleBatch(raw: unknown[], server: ToolServer, principal: RuntimePrincipal, ctx: Context, caller: LazyAbortController): Promise<(JsonRpcResponse | undefined)[]> {
+  async function handleBatch(
+    raw: unknown[], server: ToolServer, principal: RuntimePrincipal, ctx: Context, caller: LazyAbortController, requestKey: string | undefined,
+  ): Promise<(JsonRpcResponse | undefined)[]> {
     const take = ctx.state.takeRateTokens as TakeRateTokens | undefined;
     const answers: (JsonRpcResponse | undefined)[] = new Array(raw.length);
     // the entries past the first, in order, as far as the budget goes
@@ -272,7 +290,8 @@ export function toolRoutes(deps: GatewayDeps): Router {
     await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, runnable.length) }, async () => {
       while (next < runnable.length) {
         const index = runnable[next++]!;
-        answers[index] = await handleMessage(raw[index], server, principal, ctx, caller);
+        const key = requestKey === undefined || raw.length === 1 ? requestKey : `${requestKey}:${index}`;
+        answers[index] = await handleMessage(raw[index], server, principal, ctx, caller, key);
       }
     }));
     return answers;
@@ -362,6 +381,11 @@ export function toolRoutes(deps: GatewayDeps): Router {
       reply(ctx, 406, failure(null, rpcError(ErrorCode.TOOL_ERROR, 'not acceptable: the Accept header must include application/json')));
       return;
     }
+    const requestKey = ctx.get('Idempotency-Key') || undefined;
+    if (requestKey !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(requestKey)) {
+      reply(ctx, 400, failure(null, rpcError(ErrorCode.INVALID_REQUEST, 'invalid request: Idempotency-Key must be 1 to 255 visible ASCII characters')));
+      return;
+    }
     let server: ToolServer;
     try {
       const resolved = deps.tools.server(principal.orgId, ctx.params.server ?? '');
@@ -400,13 +424,13 @@ export function toolRoutes(deps: GatewayDeps): Router {
         reply(ctx, 400, failure(null, rpcError(ErrorCode.INVALID_REQUEST, `a batch may hold at most ${MAX_BATCH_ENTRIES} entries, not ${raw.length}`)));
         return;
       }
-      const answers = (await handleBatch(raw, server, principal, ctx, caller)).filter((a): a is JsonRpcResponse => a !== undefined);
+      const answers = (await handleBatch(raw, server, principal, ctx, caller, requestKey)).filter((a): a is JsonRpcResponse => a !== undefined);
       reply(ctx, answers.length === 0 ? 202 : 200, answers.length === 0 ? undefined : answers);
       return;
     }
     if (deps.tasks && acceptsEventStream(ctx.get('Accept')) && (raw as { method?: unknown } | null)?.method === 'tasks/result'
       && await streamTaskResult(deps.tasks, raw, server, principal, ctx, caller)) return;
-    const answer = await handleMessage(raw, server, principal, ctx, caller);
+    const answer = await handleMessage(raw, server, principal, ctx, caller, requestKey);
     if (answer === undefined) {
       reply(ctx, 202, undefined);
       return;

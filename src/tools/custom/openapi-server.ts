@@ -4,6 +4,7 @@
  * (the schema is the customer's, not ours, so zod has nothing to say about it). A call builds
  * the request from the operation (path templating, query arrays, headers, a JSON or form body)
  * and answers the response: JSON as structured content, text as text, anything else as a blob.
+ * The call's idempotency key, when it has one, is sent as `Idempotency-Key`.
  */
 import { randomUUID } from 'node:crypto';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
@@ -70,6 +71,10 @@ export function openApiServer(spec: OpenApiServerSpec): ToolServer {
       if (!credentials.success) throw new ToolCallError('CONNECTION_REFUSED', `connection ${connection.id} is not a valid custom connection`);
       const ref = { orgId: context.orgId, id: connection.id, credentials: credentials.data };
       const request = buildRequest(tool.operation, credentials.data.baseUrl, args);
+      // A call is at least once (a worker killed mid-call repeats it): every attempt carries the
+      // call's one key, so an API that honours Idempotency-Key drops the repeat. A header argument
+      // of that name the document declares wins: the caller set it on purpose.
+      if (context.idempotencyKey !== undefined && request.headers['idempotency-key'] === undefined) request.headers['idempotency-key'] = context.idempotencyKey;
       let response: BufferedResponse;
       try {
         response = await sendToCustomerApi(spec.auth, ref, request, {

@@ -4,13 +4,15 @@
  * time and size limits) and carries exactly: the SDK's own protocol headers, the caller's
  * `X-Pf-Forward-*` headers (already reduced, contract 4.7), and the Authorization (or API key)
  * of the server's stored connection, which nothing forwarded can override. The tool list is
- * cached for a minute; a remote that cannot be reached is UNAVAILABLE, never a hang.
+ * cached for a minute; a remote that cannot be reached is UNAVAILABLE, never a hang. A call's
+ * idempotency key goes in the tools/call `_meta` as `io.flowgate/idempotencyKey`.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { httpRequest } from '../../net/http-client';
+import { IDEMPOTENCY_META_KEY } from '../jsonrpc';
 import type { ConnectionStore } from '../connections';
 import { ToolCallError, ToolFailure, type ContentBlock, type JsonSchemaObject, type ListContext, type ToolEntry, type ToolServer, type ToolServices } from '../server';
 import type { CustomAuth } from './auth';
@@ -162,7 +164,11 @@ export function remoteServer(spec: RemoteServerSpec, version: string): ToolServe
       let session: Session | undefined;
       try {
         session = await open(context.services, context.forwardHeaders, context.signal, context.deadline);
-        const result = await session.client.callTool({ name, arguments: args }, undefined, { signal: context.signal, timeout: Math.max(1, context.deadline - Date.now()) });
+        // MCP has no idempotency header: the call's key travels in its `_meta`, the same on every attempt
+        const meta = context.idempotencyKey === undefined ? undefined : { [IDEMPOTENCY_META_KEY]: context.idempotencyKey };
+        const result = await session.client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }, undefined, {
+          signal: context.signal, timeout: Math.max(1, context.deadline - Date.now()),
+        });
         const content = Array.isArray(result.content) ? result.content.filter(isRecord).filter((c): c is ContentBlock => typeof c.type === 'string') : [];
         const structured = isRecord(result.structuredContent) ? result.structuredContent : valueOf(content);
         return { value: structured, content, isError: result.isError === true };
