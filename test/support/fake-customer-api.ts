@@ -37,6 +37,11 @@ export interface FakeCustomerApi {
   tokenDelayMs: number;
   /** refuse refresh-token grants with invalid_grant */
   refuseRefresh: boolean;
+  /**
+   * Hold this many of the next API requests (recorded, authorized) without ever answering them,
+   * until their client goes away: a call in flight when its caller dies.
+   */
+  holdNext: number;
   /** forget every access token issued so far (the API then answers 401 to them) */
   revokeAccessTokens(): void;
   pets: Map<number, Record<string, unknown>>;
@@ -54,7 +59,7 @@ export async function startFakeCustomerApi(): Promise<FakeCustomerApi> {
   const refreshTokens = new Set<string>();
   const codes = new Map<string, IssuedCode>();
   const fake: FakeCustomerApi = {
-    url: '', requests: [], tokenRequests: [], expiresIn: 3600, tokenDelayMs: 0, refuseRefresh: false,
+    url: '', requests: [], tokenRequests: [], expiresIn: 3600, tokenDelayMs: 0, refuseRefresh: false, holdNext: 0,
     revokeAccessTokens: () => accessTokens.clear(),
     pets: new Map([[10, { id: 10, name: 'doggie', category: { id: 1, name: 'Dogs' }, photoUrls: ['https://pets.example/d.jpg'], tags: [{ id: 1, name: 'good' }], status: 'available' }]]),
     close: async () => undefined,
@@ -142,6 +147,12 @@ export async function startFakeCustomerApi(): Promise<FakeCustomerApi> {
       ctx.status = 401;
       ctx.set('WWW-Authenticate', 'Bearer error="invalid_token"');
       ctx.body = { code: 401, type: 'error', message: 'not authorized' };
+      return;
+    }
+    if (fake.holdNext > 0) {
+      fake.holdNext--;
+      await new Promise((resolve) => ctx.req.socket.once('close', resolve));
+      ctx.respond = false;
       return;
     }
     await next();
