@@ -42,6 +42,8 @@ const EnvSchema = z.object({
   FLOWGATE_RESULT_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
   FLOWGATE_ALLOW_PRIVATE_NETWORK: bool.default(false),
   FLOWGATE_TOOLS_BASE_PATH: z.string().regex(/^\/[A-Za-z0-9/_-]*$/).default('/tools'),
+  // MB of tool-gateway request bodies over 4 MiB (codeagent calls with images) one process holds at once; 0: none taken
+  FLOWGATE_TOOLS_LARGE_BODIES_MB: z.coerce.number().int().min(0).max(65_536).default(256),
   FLOWGATE_SEARCH_URL: z.url().optional(),
   FLOWGATE_SIGNING_KEY: z.string().refine((v) => parseSigningKey(v) !== undefined,
     `must be at least ${SIGNING_KEY_MIN_BYTES} bytes: ${SIGNING_KEY_MIN_BYTES * 2} or more hex digits, or base64 (openssl rand -base64 ${SIGNING_KEY_MIN_BYTES})`).optional(),
@@ -185,6 +187,11 @@ export interface Config {
   resultUrlTtlSeconds: number;
   allowPrivateNetwork: boolean;
   toolsBasePath: string;
+  /**
+   * Bytes of tool-gateway request bodies over the default 4 MiB that one process reads and holds at
+   * once (a codeagent call with five 15 MB images is about 100 MB); a body past it is answered 503.
+   */
+  toolsLargeBodyBytes: number;
   /** a SearXNG-compatible JSON search endpoint; unset: no web-search server */
   searchUrl?: string;
   /**
@@ -292,6 +299,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     resultUrlTtlSeconds: e.FLOWGATE_RESULT_URL_TTL_SECONDS,
     allowPrivateNetwork: e.FLOWGATE_ALLOW_PRIVATE_NETWORK,
     toolsBasePath: e.FLOWGATE_TOOLS_BASE_PATH,
+    toolsLargeBodyBytes: e.FLOWGATE_TOOLS_LARGE_BODIES_MB * 1024 * 1024,
     searchUrl: e.FLOWGATE_SEARCH_URL,
     signingKey: e.FLOWGATE_SIGNING_KEY,
     connectionKey: e.FLOWGATE_CONNECTION_KEY,

@@ -225,8 +225,11 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
         responses: {
           '200': json(z.union([JsonRpcResponseSchema, z.array(JsonRpcResponseSchema)]), 'the JSON-RPC answer (errors too are JSON-RPC error objects)'),
           '202': { description: 'notifications only: nothing to answer' },
+          '400': json(JsonRpcResponseSchema, 'not JSON, not a JSON-RPC request, nested too deep, or a bad Idempotency-Key (a JSON-RPC error)'),
           '401': json(JsonRpcResponseSchema, 'missing or invalid runtime token (a JSON-RPC error)'),
+          '413': json(JsonRpcResponseSchema, 'a body over the server\'s limit (4 MiB; codeagent about 110 MiB), or over 4 MiB outside its strings (a JSON-RPC error)'),
           '429': json(JsonRpcResponseSchema, 'rate limited (a JSON-RPC error)'),
+          '503': json(JsonRpcResponseSchema, 'no room left for another large body (FLOWGATE_TOOLS_LARGE_BODIES_MB); see Retry-After (a JSON-RPC error)'),
         },
       },
     },

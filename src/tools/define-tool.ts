@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { CallContext, JsonSchemaObject, ToolEntry, ToolOutput, ToolServer } from './server';
-import { ToolCallError } from './server';
+import { DEFAULT_MAX_REQUEST_BYTES, REQUEST_ENVELOPE_BYTES, ToolCallError } from './server';
 
 export interface ToolSpec<Input extends z.ZodObject> {
   name: string;
@@ -16,6 +16,11 @@ export interface ToolSpec<Input extends z.ZodObject> {
   timeoutMs?: number;
   /** MCP Tasks: advertised as the tool's `execution.taskSupport` (absent: forbidden); the gateway's tasks module runs the task */
   taskSupport?: 'optional' | 'required';
+  /**
+   * The most bytes the tool's `arguments` can take as JSON, when that is more than the HTTP
+   * gateway's default body limit: the server's body limit is sized from it (ToolServer.maxRequestBytes).
+   */
+  maxArgumentBytes?: number;
   handler(args: z.output<Input>, context: CallContext): Promise<Record<string, unknown> | ToolOutput>;
 }
 
@@ -25,6 +30,7 @@ export interface DefinedTool {
   readonly description: string;
   readonly timeoutMs?: number;
   readonly taskSupport?: 'optional' | 'required';
+  readonly maxArgumentBytes?: number;
   schema(application: string | undefined): z.ZodObject;
   run(args: unknown, context: CallContext): Promise<Record<string, unknown> | ToolOutput>;
 }
@@ -35,6 +41,7 @@ export function defineTool<Input extends z.ZodObject>(spec: ToolSpec<Input>): De
     description: spec.description,
     timeoutMs: spec.timeoutMs,
     taskSupport: spec.taskSupport,
+    maxArgumentBytes: spec.maxArgumentBytes,
     schema: (application) => (application === undefined ? spec.input : spec.input.extend({ PCID: pcidSchema(application) })),
     run: (args, context) => spec.handler(args as z.output<Input>, context),
   };
@@ -98,11 +105,14 @@ export function toolServer(spec: ToolServerSpec): ToolServer {
     compiled.set(tool.name, { tool, schema, entry });
   }
   const entries = [...compiled.values()].map((c) => c.entry);
+  // the largest call any tool takes, in its envelope; only a server that needs more than the default says so
+  const largest = Math.max(0, ...spec.tools.map((t) => t.maxArgumentBytes ?? 0)) + REQUEST_ENVELOPE_BYTES;
   return {
     name: spec.name,
     description: spec.description,
     embedded: spec.embedded ?? true,
     application: spec.application,
+    ...(largest > DEFAULT_MAX_REQUEST_BYTES ? { maxRequestBytes: largest } : {}),
     listTools: async () => entries,
     timeoutMs: (name) => compiled.get(name)?.tool.timeoutMs,
     async callTool(name, args, context) {

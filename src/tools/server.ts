@@ -11,6 +11,11 @@ import type { Logger } from '../logger';
 import type { SignedUrlSigner } from '../signed-urls';
 import type { ConnectionStore } from './connections';
 
+/** The largest JSON-RPC request body the HTTP gateway takes on the path of a server that says nothing of its own (4 MiB). */
+export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+/** Room in a request body for the envelope around one call's arguments (jsonrpc, id, method, params, _meta). */
+export const REQUEST_ENVELOPE_BYTES = 64 * 1024;
+
 /** A JSON Schema object as the contract's 2.7 tool entry carries it. */
 export interface JsonSchemaObject {
   type: 'object';
@@ -98,6 +103,12 @@ export interface ToolServer {
   readonly embedded: boolean;
   /** set on application servers: every tool needs a `PCID` of a connection of this application */
   readonly application?: string;
+  /**
+   * The largest JSON-RPC request body the HTTP gateway takes on this server's path, when its tools
+   * accept more than DEFAULT_MAX_REQUEST_BYTES (codeagent: five 15 MB images); in-process calls
+   * (steps, agents) have no such limit.
+   */
+  readonly maxRequestBytes?: number;
   listTools(context: ListContext): Promise<readonly ToolEntry[]>;
   /** throws ToolFailure (ran and failed) or ToolCallError (could not be called: unknown tool, bad arguments) */
   callTool(name: string, args: Record<string, unknown>, context: CallContext): Promise<ToolOutput>;

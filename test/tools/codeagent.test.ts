@@ -4,7 +4,7 @@ import { DEFAULT_ORG_ID } from '../../src/registry';
 import { ToolCallError } from '../../src/tools/server';
 import { startFakeCodeAgent, type FakeCodeAgent, type FakeEvent } from '../support/fake-codeagent';
 import { startTestFlowgate, type TestFlowgate } from '../support/flowgate';
-import { callTool, rpc, runtimeToken, type RpcAnswer } from './support';
+import { callTool, rawPost, rpc, runtimeToken, type RpcAnswer } from './support';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex').toString('base64');
 const GIF = Buffer.from('GIF89a\x01\x00\x01\x00', 'latin1').toString('base64');
@@ -248,7 +248,33 @@ describe('codeagent server (Cursor Cloud Agents v1)', function () {
     assert.equal(fake.requests.length, before, 'nothing reached the backend');
   });
 
-  it('refuses an image over 15 MB (in process: the HTTP gateway caps bodies lower)', async () => {
+  it('takes five 15 MB images over HTTP (a body of about 100 MB) and hands them to the backend unchanged', async function () {
+    this.timeout(120_000);
+    const images = Array.from({ length: 5 }, (_, i) => {
+      const image = Buffer.alloc(15 * 1024 * 1024, i + 1);
+      Buffer.from(PNG, 'base64').copy(image);
+      return { data: image.toString('base64'), mimeType: 'image/png' };
+    });
+    const answer = await call('codeagent_create_agent', { prompt: { text: 'Match the mock-ups', images }, repos });
+    const created = structured<{ agent: { id: string } }>(answer);
+    const sent = fake.requests.filter((r) => r.method === 'POST' && r.path === '/v1/agents').at(-1)?.body as { prompt: { images: { data: string; mimeType: string }[] } };
+    assert.ok(created.agent.id);
+    assert.equal(sent.prompt.images.length, 5);
+    sent.prompt.images.forEach((image, i) => {
+      assert.equal(image.data.length, images[i]!.data.length, `image ${i}: ${image.data.length} base64 characters`);
+      assert.ok(image.data === images[i]!.data, `image ${i} arrived unchanged`);
+    });
+  });
+
+  it('refuses a body over its limit (about 110 MiB, sized from the tools\' arguments) with 413 from Content-Length, before reading it', async () => {
+    const over = rawPost(fg, 'codeagent', token, { declared: 115_118_721, chunks: [], end: false });
+    const refused = await over.answer;
+    over.request.destroy();
+    assert.equal(refused.status, 413);
+    assert.equal(refused.body?.error?.message, 'the body is larger than 115118720 bytes (109.8 MiB), the most /codeagent takes');
+  });
+
+  it('refuses an image over 15 MB, in process too', async () => {
     const big = Buffer.alloc(15 * 1024 * 1024 + 1);
     Buffer.from(PNG, 'base64').copy(big);
     await assert.rejects(

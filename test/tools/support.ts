@@ -93,3 +93,44 @@ export async function startFakeSearch(): Promise<FakeSearch> {
   fake.close = listening.close;
   return fake;
 }
+
+export interface RawAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: { error?: { code: number; message: string }; result?: unknown } | undefined;
+}
+
+/**
+ * A POST to the tool gateway over a raw socket, so a test controls what a client may: the declared
+ * Content-Length (or none: chunked), and how much of the body it actually sends before waiting.
+ */
+export function rawPost(fg: TestFlowgate, server: string, token: string, options: { declared?: number; chunks: (string | Buffer)[]; end?: boolean }): {
+  answer: Promise<RawAnswer>;
+  request: http.ClientRequest;
+} {
+  const url = new URL(`${fg.url}/tools/${server}`);
+  const request = http.request(url, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json',
+      ...(options.declared === undefined ? {} : { 'Content-Length': String(options.declared) }),
+    },
+  });
+  const answer = new Promise<RawAnswer>((resolve, reject) => {
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (c: Buffer) => chunks.push(c));
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text ? JSON.parse(text) as RawAnswer['body'] : undefined });
+      });
+    });
+    // the server may close after answering while the client still writes: that is not the answer
+    request.on('error', (error) => setTimeout(() => reject(error), 2000));
+  });
+  // the headers leave now, even when no body follows yet
+  request.flushHeaders();
+  for (const chunk of options.chunks) request.write(chunk);
+  if (options.end !== false) request.end();
+  return { answer, request };
+}

@@ -9,13 +9,16 @@
  * accepts `text/event-stream` gets an SSE stream carrying `notifications/tasks/status` while it
  * waits, an `elicitation/create` request when the run waits on an approval, then the result. The
  * client's answer to that request (a JSON-RPC response POSTed to any replica, answered 202) is
- * an approval decision by the token's API key.
+ * an approval decision by the token's API key. Bodies are limited per server before they are read
+ * (4 MiB; codeagent, whose tools take images, about 110 MiB: ToolServer.maxRequestBytes), and one
+ * over 4 MiB is parsed off the event loop (json-thread.ts) within a budget of such bodies per process.
  */
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { ToolCallError, type ToolResult, type ToolServer } from '../../tools';
+import { DEFAULT_MAX_REQUEST_BYTES } from '../../tools/server';
 import { forwardableHeaders } from '../../tools/forward-headers';
 import {
   ErrorCode, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_META_KEY, InitializeParamsSchema, JsonRpcError, JsonRpcMessageSchema, failure, negotiateProtocolVersion,
@@ -28,15 +31,22 @@ import {
 import type { RuntimePrincipal } from '../../tools/runtime-token';
 import { LazyAbortController } from '../../common/lazy-abort';
 import type { GatewayDeps } from '../deps';
-import { jsonDepthExceeds, tooDeepMessage } from '../json-depth';
+import { jsonDepthExceeds, MAX_JSON_DEPTH, tooDeepMessage } from '../json-depth';
 import type { TakeRateTokens } from '../middleware/rate-limit';
-import { BodyTooLargeError, readBoundedBody } from '../read-body';
+import { parseJsonOffThread } from '../../json-thread';
+import { LargeBodyBudget } from '../large-body-budget';
+import { BodyNotAdmittedError, BodyTooLargeError, readBoundedBody } from '../read-body';
 
-export const TOOLS_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+/** The body limit of a server whose tools take no more (most); codeagent's is about 110 MiB. */
+export const TOOLS_BODY_LIMIT_BYTES = DEFAULT_MAX_REQUEST_BYTES;
+/** What a caller refused for want of room for its large body is told to wait. */
+const LARGE_BODY_RETRY_SECONDS = 2;
 /** A JSON-RPC batch's most entries, and how many of them run at once. */
 export const MAX_BATCH_ENTRIES = 100;
 export const BATCH_CONCURRENCY = 8;
 const SERVER_VERSION = '0.1.0';
+
+const mebibytes = (bytes: number): number => Math.round((bytes / (1024 * 1024)) * 10) / 10;
 
 function acceptsEventStream(accept: string): boolean {
   return accept.split(',').some((part) => part.split(';')[0]?.trim().toLowerCase() === 'text/event-stream');
@@ -141,6 +151,67 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 export function toolRoutes(deps: GatewayDeps): Router {
   const router = new Router({ prefix: deps.config.toolsBasePath === '/' ? '' : deps.config.toolsBasePath.replace(/\/+$/, '') });
+
+  const largeBodies = new LargeBodyBudget(deps.config.toolsLargeBodyBytes);
+
+  /**
+   * The most a request to `server` may carry: the default, or what the server's tools take (see
+   * ToolServer.maxRequestBytes), though never more than this process may hold of large bodies.
+   */
+  function bodyLimitOf(server: ToolServer): number {
+    const wanted = server.maxRequestBytes ?? TOOLS_BODY_LIMIT_BYTES;
+    return wanted <= TOOLS_BODY_LIMIT_BYTES ? wanted : Math.max(TOOLS_BODY_LIMIT_BYTES, Math.min(wanted, largeBodies.bytes));
+  }
+
+  /**
+   * The request's JSON, or undefined once a refusal has been answered. A body over the default
+   * limit is read only when `admit` grants its memory, and parsed off the event loop, after a
+   * pass that refuses one nesting too deep or large otherwise than through its strings.
+   */
+  async function readJson(ctx: Context, server: ToolServer, limit: number, admit: (bytes: number) => boolean): Promise<{ raw: unknown } | undefined> {
+    const refuse = (status: number, code: (typeof ErrorCode)[keyof typeof ErrorCode], message: string): undefined => {
+      reply(ctx, status, failure(null, rpcError(code, message)));
+      return undefined;
+    };
+    const notJson = (): undefined => refuse(400, ErrorCode.PARSE_ERROR, 'parse error: the body is not valid JSON');
+    const tooDeep = (): undefined => refuse(400, ErrorCode.INVALID_REQUEST, `invalid request: ${tooDeepMessage()}`);
+    let body: Buffer;
+    try {
+      body = await readBoundedBody(ctx.req, limit, { freeBytes: TOOLS_BODY_LIMIT_BYTES, admit });
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) return refuse(413, ErrorCode.TOOL_ERROR, `the body is larger than ${limit} bytes (${mebibytes(limit)} MiB), the most /${server.name} takes`);
+      if (error instanceof BodyNotAdmittedError) {
+        ctx.set('Retry-After', String(LARGE_BODY_RETRY_SECONDS));
+        return refuse(503, ErrorCode.TOOL_ERROR,
+          `busy: this gateway holds as many large request bodies as it may (FLOWGATE_TOOLS_LARGE_BODIES_MB); retry in ${LARGE_BODY_RETRY_SECONDS} s`);
+      }
+      return notJson();
+    }
+    if (body.length <= TOOLS_BODY_LIMIT_BYTES) {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(body.toString('utf8'));
+      } catch {
+        return notJson();
+      }
+      return jsonDepthExceeds(raw) ? tooDeep() : { raw };
+    }
+    const parsed = await parseJsonOffThread(body, { maxDepth: MAX_JSON_DEPTH, maxStructureBytes: TOOLS_BODY_LIMIT_BYTES });
+    switch (parsed.kind) {
+      case 'parsed':
+        return { raw: parsed.value };
+      case 'invalid':
+        return notJson();
+      case 'too-deep':
+        return tooDeep();
+      case 'too-structured':
+        return refuse(413, ErrorCode.TOOL_ERROR,
+          `a body over ${TOOLS_BODY_LIMIT_BYTES} bytes may be large only through its strings (base64 images, say): at most ${TOOLS_BODY_LIMIT_BYTES} bytes outside them`);
+      case 'failed':
+        deps.log.error('the tool gateway could not parse a large body', { requestId: ctx.state.requestId, server: server.name, bytes: body.length, reason: parsed.reason });
+        return refuse(500, ErrorCode.INTERNAL_ERROR, `internal error (request ${String(ctx.state.requestId ?? 'unknown')})`);
+    }
+  }
 
   /** A plain value for a token whose key this process checked within the last second (see RuntimeTokens.verify). */
   function authenticate(ctx: Context): RuntimePrincipal | undefined | Promise<RuntimePrincipal | undefined> {
@@ -395,26 +466,26 @@ export function toolRoutes(deps: GatewayDeps): Router {
       reply(ctx, 404, failure(null, rpcError(ErrorCode.TOOL_ERROR, error.message)));
       return;
     }
-    let raw: unknown;
+    const limit = bodyLimitOf(server);
+    let held = 0;
     try {
-      raw = JSON.parse((await readBoundedBody(ctx.req, TOOLS_BODY_LIMIT_BYTES)).toString('utf8'));
-    } catch (error) {
-      if (error instanceof BodyTooLargeError) {
-        reply(ctx, 413, failure(null, rpcError(ErrorCode.TOOL_ERROR, `the body is larger than ${TOOLS_BODY_LIMIT_BYTES} bytes`)));
-      } else {
-        reply(ctx, 400, failure(null, rpcError(ErrorCode.PARSE_ERROR, 'parse error: the body is not valid JSON')));
-      }
-      return;
+      const read = await readJson(ctx, server, limit, (bytes) => {
+        if (!largeBodies.take(bytes)) return false;
+        held = bytes;
+        return true;
+      });
+      if (read) await answerRequest(ctx, read.raw, server, principal, requestKey);
+    } finally {
+      // a large body's share is given back once it has been answered: its parsed arguments lived that long
+      largeBodies.give(held);
     }
+  });
 
+  async function answerRequest(ctx: Context, raw: unknown, server: ToolServer, principal: RuntimePrincipal, requestKey: string | undefined): Promise<void> {
     const caller = new LazyAbortController();
     ctx.res.once('close', () => {
       if (!ctx.res.writableFinished) caller.abort(new Error('the caller went away'));
     });
-    if (jsonDepthExceeds(raw)) {
-      reply(ctx, 400, failure(null, rpcError(ErrorCode.INVALID_REQUEST, `invalid request: ${tooDeepMessage()}`)));
-      return;
-    }
     if (Array.isArray(raw)) {
       if (raw.length === 0) {
         reply(ctx, 400, failure(null, rpcError(ErrorCode.INVALID_REQUEST, 'an empty batch is not a request')));
@@ -436,7 +507,7 @@ export function toolRoutes(deps: GatewayDeps): Router {
       return;
     }
     reply(ctx, 'error' in answer && answer.error.code === ErrorCode.INVALID_REQUEST ? 400 : 200, answer);
-  });
+  }
 
   return router;
 }

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { httpRequest, OutboundRefusedError, OutboundTimeoutError, ResponseTooLargeError } from '../../../net/http-client';
+import { jsonText } from '../../../json-thread';
 import { ToolCallError, ToolFailure, type ToolConnection } from '../../server';
 import { CodeAgentCredentialsSchema, type CodeAgentCredentials } from './schemas';
 
@@ -82,7 +83,8 @@ export class CodeAgentClient {
           authorization: this.authorization(), accept: 'application/json',
           ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        // a prompt with images is about 100 MB of JSON: written off the event loop
+        body: options.body === undefined ? undefined : await jsonText(options.body),
       });
     } catch (error) {
       throw this.transportError(error, timeoutMs, secrets);

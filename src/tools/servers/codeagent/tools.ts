@@ -12,7 +12,7 @@ import { defineTool, type DefinedTool } from '../../define-tool';
 import { ToolFailure, type CallContext } from '../../server';
 import { CodeAgentClient, credentialsOf, JSON_TIMEOUT_MS } from './client';
 import {
-  AgentInput, CreateAgentInput, CreateRunInput, CreateSubTokenInput, DownloadArtifactInput, ListAgentsInput, ListRunsInput, MAX_STREAM_WAIT_SECONDS,
+  AgentInput, CreateAgentInput, CreateRunInput, CreateSubTokenInput, DownloadArtifactInput, ListAgentsInput, ListRunsInput, MAX_PROMPT_CALL_JSON_BYTES, MAX_STREAM_WAIT_SECONDS,
   NoInput, RunInput, StreamRunInput,
 } from './schemas';
 import { readRunStream } from './stream';
@@ -81,6 +81,8 @@ const createAgent = defineTool({
   input: CreateAgentInput,
   // MCP Tasks: a task-augmented call waits for the agent's run to end (src/tools/mcp/codeagent-tasks.ts)
   taskSupport: 'optional',
+  // five 15 MB images: the HTTP gateway takes bodies this large on /codeagent
+  maxArgumentBytes: MAX_PROMPT_CALL_JSON_BYTES,
   timeoutMs: JSON_TIMEOUT_MS + MARGIN_MS,
   async handler(args, context) {
     const secrets = Object.values(args.envVars ?? {});
@@ -94,6 +96,7 @@ const createRun = defineTool({
   input: CreateRunInput,
   // MCP Tasks: a task-augmented call waits for the agent's run to end (src/tools/mcp/codeagent-tasks.ts)
   taskSupport: 'optional',
+  maxArgumentBytes: MAX_PROMPT_CALL_JSON_BYTES,
   timeoutMs: JSON_TIMEOUT_MS + MARGIN_MS,
   handler: ({ id, prompt }, context) => clientOf(context).json('POST', `${agentPath(id)}/runs`, z.object({ run: RunSchema }).loose(), { body: { prompt } }),
 });
