@@ -25,7 +25,7 @@ const TIMEOUT_MS = 15_000;
 
 const EVENT_TYPES = { COMPLETE: 'run.completed', FAILED: 'run.failed', TIMEOUT: 'run.timeout' } as const;
 
-/** The JSON body of a callback (README "Completion callbacks"). */
+/** The JSON body of a callback (docs/http-api.md "Completion callbacks"). */
 export function callbackBody(request: CallbackRequest, deps: Pick<CallbackDependencies, 'signer' | 'resultUrlTtlSeconds'>) {
   const { run } = request;
   return {

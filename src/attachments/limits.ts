@@ -1,7 +1,7 @@
 /**
  * The trigger surface's size limits (interface.md 8). "MB" there is read as a binary megabyte
  * (MiB, 1024 × 1024 bytes): the most a caller may send is 25 × 1024 × 1024 = 26,214,400 bytes per
- * file, exactly; one byte more is refused. README.md ("Triggers: limits") states the same numbers.
+ * file, exactly; one byte more is refused. docs/http-api.md ("Limits") states the same numbers.
  */
 const MIB = 1024 * 1024;
 

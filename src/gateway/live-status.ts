@@ -1,5 +1,5 @@
 /**
- * Live run status (README "Live run status"): the status endpoints honour `Prefer: wait=N` as a
+ * Live run status (docs/http-api.md "Live run status"): the status endpoints honour `Prefer: wait=N` as a
  * long poll with an `ETag` and `If-None-Match`, and a Server-Sent Events stream beside them sends
  * the run's step transitions until it ends, resumable with `Last-Event-ID`. Both read the run
  * through the process's RunWatcher: one reader per run, however many callers wait.

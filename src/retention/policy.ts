@@ -1,5 +1,5 @@
 /**
- * How long flowgate keeps what it stores, by the key's family (README "Storage and retention"):
+ * How long flowgate keeps what it stores, by the key's family (docs/operations.md "Storage and retention"):
  *
  *   attachments/<org>/...            24 h after the call (the contract's attachment link validity)
  *   inputs/<org>/...                 24 h after the call (stored trigger inputs over 256 KiB)

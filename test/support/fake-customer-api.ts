@@ -219,7 +219,7 @@ export async function startFakeCustomerApi(): Promise<FakeCustomerApi> {
   return fake;
 }
 
-// `node dist/test/support/fake-customer-api.js`: the fake on its own, for the README's example
+// `node dist/test/support/fake-customer-api.js`: the fake on its own, for the example in docs/tool-gateway.md
 if (require.main === module) {
   void startFakeCustomerApi().then((fake) => {
     console.log(`fake customer API at ${fake.url} (Petstore under ${fake.url}/api/v3, api_key ${API_KEY}); Ctrl-C stops it`);

@@ -230,7 +230,7 @@ describe('MCP Tasks: agent_invoke, approvals through the task, status notificati
 
   it('pages tasks/list with a cursor, newest first, without repeats', async () => {
     // An organization of its own: the other test files' tasks start and close meanwhile, and a
-    // cursor is a position in visibility's order (a task started while paging shifts it; README).
+    // cursor is a position in visibility's order (a task started while paging shifts it; docs/mcp-tasks.md).
     const org = await createOrg(fg);
     const asOrg = asAdminOf(fg, org.adminToken);
     const { name } = await publishTool({ name: 'quick', steps: [{ name: 'Done', type: 'template', template: 'ok' }] }, asOrg);
@@ -238,7 +238,7 @@ describe('MCP Tasks: agent_invoke, approvals through the task, status notificati
     try {
       const mine: string[] = [];
       for (let i = 0; i < 5; i++) mine.push((await startTask(client, name, {})).taskId);
-      // visibility orders open workflows first: a task that closes between two pages moves (README says so)
+      // visibility orders open workflows first: a task that closes between two pages moves (docs/mcp-tasks.md says so)
       for (const id of mine) await pollTask(client, id, (t) => t.status === 'completed');
       // Visibility (what tasks/list reads) lags behind tasks/get: page once it shows all five closed.
       const settleBy = Date.now() + 30_000;

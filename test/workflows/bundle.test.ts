@@ -106,7 +106,7 @@ describe('runAutomation replay', () => {
   /**
    * Temporal's OpenTelemetry workflow interceptors draw span IDs from the workflow's seeded random
    * numbers, which shifts every later uuid4() of the run: a `trigger` or `agent` step's child
-   * workflow ID then differs from the one in a history recorded with tracing off (README,
+   * workflow ID then differs from the one in a history recorded with tracing off (docs/operations.md,
    * "Traces": switch tracing while no such run is open). A history without those steps replays.
    */
   it('replays a saved history without chained runs with the tracing bundle (Temporal\'s OpenTelemetry workflow interceptors)', async () => {
