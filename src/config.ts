@@ -18,7 +18,8 @@ const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
  */
 const DEFAULT_CACHED_WORKFLOWS = 100;
 
-const EnvSchema = z.object({
+/** Every variable flowgate reads; docs/configuration.md lists exactly these (test/docs.test.ts). */
+export const EnvSchema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
   FLOWGATE_DATA_DIR: z.string().min(1).default('./data'),
@@ -73,7 +74,7 @@ const EnvSchema = z.object({
   FLOWGATE_METRICS_PORT: port.optional(),
   FLOWGATE_METRICS_HOST: z.string().min(1).optional(),
   FLOWGATE_TEMPORAL_METRICS_ADDRESS: z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port').optional(),
-  // OpenTelemetry's standard variables (the subset flowgate honours; README "Traces")
+  // OpenTelemetry's standard variables (the subset flowgate honours; docs/operations.md "Traces")
   OTEL_SDK_DISABLED: bool.optional(),
   OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none'], 'must be "otlp" or "none" (the only trace exporters flowgate has)').optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
