@@ -61,6 +61,12 @@ export const EnvSchema = z.object({
   FLOWGATE_LIVE_POLL_MS: z.coerce.number().int().min(100).max(10_000).default(500),
   // longer than the 60 s idle timeout of common load balancers, which must never find a connection the gateway just closed
   FLOWGATE_KEEP_ALIVE_SECONDS: z.coerce.number().int().min(1).max(600).default(65),
+  // a request's headers must be in within this long: a slow mobile link's retransmissions (1+2+4+8 s) fit, a header drip does not
+  FLOWGATE_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(20),
+  // a request body may pause this long: a stall past it is a dead link or a client holding the socket on purpose
+  FLOWGATE_BODY_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(900).default(30),
+  // open connections per client address (0: no limit, which is what a gateway behind a load balancer or proxy needs)
+  FLOWGATE_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).max(1_000_000).default(100),
   FLOWGATE_TASKS_PAGE_SIZE: z.coerce.number().int().min(1).max(500).default(50),
   // a task's longest ttl (and the ttl of one that asks for none): 7 days; at most a year
   FLOWGATE_TASKS_MAX_TTL_SECONDS: z.coerce.number().int().min(1).max(365 * 24 * 3600).default(7 * 24 * 3600),
@@ -224,6 +230,8 @@ export interface Config {
   livePollMs: number;
   /** how long the gateway keeps an idle keep-alive connection open */
   keepAliveMs: number;
+  /** bounds on slow clients: headers in within headersTimeoutMs, no body pause over bodyIdleTimeoutMs, open connections per address (0: no limit) */
+  inbound: { headersTimeoutMs: number; bodyIdleTimeoutMs: number; maxConnectionsPerAddress: number };
   /** MCP Tasks per tasks/list page */
   tasksPageSize: number;
   /** MCP Tasks: the longest ttl a task gets, and the ttl of one that asks for none */
@@ -310,6 +318,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     agentWaitSeconds: e.FLOWGATE_AGENT_WAIT_SECONDS,
     livePollMs: e.FLOWGATE_LIVE_POLL_MS,
     keepAliveMs: e.FLOWGATE_KEEP_ALIVE_SECONDS * 1000,
+    inbound: {
+      headersTimeoutMs: e.FLOWGATE_HEADERS_TIMEOUT_SECONDS * 1000, bodyIdleTimeoutMs: e.FLOWGATE_BODY_IDLE_TIMEOUT_SECONDS * 1000,
+      maxConnectionsPerAddress: e.FLOWGATE_MAX_CONNECTIONS_PER_ADDRESS,
+    },
     tasksPageSize: e.FLOWGATE_TASKS_PAGE_SIZE,
     tasksMaxTtlSeconds: e.FLOWGATE_TASKS_MAX_TTL_SECONDS,
     maxChainDepth: e.FLOWGATE_MAX_CHAIN_DEPTH,

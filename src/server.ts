@@ -31,6 +31,7 @@ import { WebhookSecrets } from './runs/webhook-secrets';
 import { connectionKeyFile, createConnectionCipher, parseConnectionKey } from './tools/connection-cipher';
 import { ScheduleReconciler } from './schedules/reconciler';
 import { ScheduleService } from './schedules/schedule-service';
+import { createInboundServer } from './net/inbound-limits';
 import { FlowgateMetrics } from './observability/metrics';
 import { startTracing, type Tracing } from './observability/tracing';
 import { hashSecret, randomToken } from './secrets';
@@ -214,7 +215,12 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const base = { tools, schedules, metrics, metricsUrl, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, stop: stopAll, routes: [] as RouteInfo[] };
     if (config.role === 'worker') return base;
 
-    const server = http.createServer();
+    // Slow clients are cut at the bounds (src/net/inbound-limits.ts). requestTimeout bounds
+    // receiving a request (headers and body), not the answer: a 100 MiB upload on a slow link
+    // needs minutes, and the sync wait starts once the body is in. keepAliveTimeout: Node's default
+    // (5 s) closes idle connections that load balancers (60 s idle) and pooled clients still count
+    // on; each reopened one costs a handshake, and a request sent as the gateway closes fails.
+    const server = createInboundServer({ ...config.inbound, requestTimeoutMs: REQUEST_RECEIVE_TIMEOUT_MS, keepAliveMs: config.keepAliveMs }, log);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());
@@ -264,14 +270,6 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     // Fire-and-forget on purpose: Koa's handler answers every failure itself (ctx.onerror) and
     // never rejects, and Node's 'request' event has no use for a promise.
     server.on('request', (req, res) => { void handle(req, res); });
-    // requestTimeout bounds receiving a request (headers and body), not the answer: a 100 MiB
-    // upload on a slow link needs minutes. The sync wait starts once the body is in.
-    server.requestTimeout = REQUEST_RECEIVE_TIMEOUT_MS;
-    // Node's default (5 s) closes idle connections that load balancers (60 s idle) and pooled clients
-    // still count on: each reopened one costs a handshake, and a request sent as the gateway closes
-    // its socket fails. Headers must be allowed at least that long (Node's own rule).
-    server.keepAliveTimeout = config.keepAliveMs;
-    server.headersTimeout = Math.max(server.headersTimeout, config.keepAliveMs + 1000);
 
     return { ...base, url, routes: routesOf(app) };
   } catch (err) {

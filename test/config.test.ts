@@ -110,6 +110,16 @@ describe('loadConfig', () => {
     assert.match(refusal({ FLOWGATE_WORKER_CACHED_WORKFLOWS: '1' }), /FLOWGATE_WORKER_CACHED_WORKFLOWS: must be 0 \(no cache\) or at least 2/);
   });
 
+  it('bounds slow clients at 20 s for headers, 30 s of body silence and 100 connections per address, 0 turning the last off', () => {
+    assert.deepEqual(loadConfig({}).inbound, { headersTimeoutMs: 20_000, bodyIdleTimeoutMs: 30_000, maxConnectionsPerAddress: 100 });
+    const set = loadConfig({ FLOWGATE_HEADERS_TIMEOUT_SECONDS: '5', FLOWGATE_BODY_IDLE_TIMEOUT_SECONDS: '90', FLOWGATE_MAX_CONNECTIONS_PER_ADDRESS: '0' });
+    assert.deepEqual(set.inbound, { headersTimeoutMs: 5000, bodyIdleTimeoutMs: 90_000, maxConnectionsPerAddress: 0 });
+    for (const [name, value] of [['FLOWGATE_HEADERS_TIMEOUT_SECONDS', '0'], ['FLOWGATE_HEADERS_TIMEOUT_SECONDS', '601'], ['FLOWGATE_BODY_IDLE_TIMEOUT_SECONDS', '0'],
+      ['FLOWGATE_BODY_IDLE_TIMEOUT_SECONDS', '1.5'], ['FLOWGATE_BODY_IDLE_TIMEOUT_SECONDS', '901'], ['FLOWGATE_MAX_CONNECTIONS_PER_ADDRESS', '-1']] as const) {
+      assert.match(refusal({ [name]: value }), new RegExp(name), `${name}=${value}`);
+    }
+  });
+
   it('refuses a PORT that is not a number, naming PORT', () => {
     const message = refusal({ PORT: 'abc' });
     assert.match(message, /\bPORT\b/);

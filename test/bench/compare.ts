@@ -104,6 +104,8 @@ async function flowgateChild(address: string): Promise<void> {
     FLOWGATE_TASK_QUEUE: `flowgate-bench-${randomUUID()}`,
     // 50 callers share one credential: limiting would measure 429s.
     FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
+    // the load generator is one address: a connection limit per address would refuse its callers too
+    FLOWGATE_MAX_CONNECTIONS_PER_ADDRESS: '0',
   });
   const fg = await startFlowgate(config, silentLogger, { serverSources: [{ servers: async () => [benchServer] }] });
   answerCpuRequests();

@@ -22,6 +22,8 @@ async function main(): Promise<void> {
     TEMPORAL_ADDRESS: undefined, TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_UI_PORT: String(await freePort()),
     // Concurrent callers share one credential: limiting would measure 429s, not latency.
     FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
+    // the load generator is one address: a connection limit per address would refuse its callers too
+    FLOWGATE_MAX_CONNECTIONS_PER_ADDRESS: '0',
   });
   const fg = await startFlowgate(config, silentLogger);
   try {

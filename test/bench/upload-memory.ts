@@ -65,6 +65,8 @@ async function main(): Promise<void> {
     ...(process.env.TEMPORAL_ADDRESS ? {} : { TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_UI_PORT: String(await freePort()) }),
     // 20 concurrent requests share one key: limiting could refuse some and skew the measurement.
     FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
+    // the load generator is one address: a connection limit per address would refuse its callers too
+    FLOWGATE_MAX_CONNECTIONS_PER_ADDRESS: '0',
   });
   const fg = await startFlowgate(config, silentLogger);
   try {
