@@ -105,7 +105,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       const cliPath = await ensureTemporalCli(config.temporal, options.progress);
       devServer = await startDevServer({
         cliPath, port: config.temporal.devPort, uiPort: config.temporal.uiPort, namespace: config.temporal.namespace,
-        dbFile: path.join(config.dataDir, 'temporal.sqlite'),
+        dbFile: path.join(config.dataDir, 'temporal.sqlite'), notice: (message) => log.warn(message),
       });
       cleanups.push(() => devServer!.stop());
       address = devServer.address;

@@ -2,10 +2,25 @@
  * Starts and stops the embedded Temporal dev server (`temporal server start-dev`): the real server
  * with SQLite file persistence in WAL mode (the default journal is an order of magnitude slower)
  * and the Web UI. Used by `npm start` when TEMPORAL_ADDRESS is unset, and by the test suite.
+ *
+ * The server runs under a guardian (temporal/guardian.ts) that stops it within seconds of this
+ * process ending, however it ends; a server on a database file whose guardian died too is found
+ * through the file's pid file and stopped by the next start (temporal/orphan.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { reclaimOrphan } from './orphan';
+
+const GUARDIAN = path.join(__dirname, 'guardian.js');
+/** How long the server may take to stop on SIGTERM before it is killed. */
+const STOP_GRACE_MS = 5000;
+
+/** Beside the database: names the server running on it, its guardian and the flowgate that started them. */
+export function devServerPidFile(dbFile: string): string {
+  return `${dbFile}.pid`;
+}
 
 export interface DevServerOptions {
   cliPath: string;
@@ -17,6 +32,8 @@ export interface DevServerOptions {
   dbFile?: string;
   namespace: string;
   startTimeoutMs?: number;
+  /** told when an orphaned server of `dbFile` is stopped */
+  notice?: (message: string) => void;
 }
 
 export interface DevServer {
@@ -48,6 +65,10 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
 
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const ip = options.ip ?? '127.0.0.1';
+  const pidFile = options.dbFile === undefined ? undefined : devServerPidFile(options.dbFile);
+  if (options.dbFile !== undefined) {
+    await reclaimOrphan({ pidFile: devServerPidFile(options.dbFile), dbFile: options.dbFile, graceMs: STOP_GRACE_MS, notice: options.notice });
+  }
   if (!(await portIsFree(options.port, ip))) {
     throw new Error(`port ${options.port} on ${ip} is taken: set TEMPORAL_ADDRESS=${ip}:${options.port} to use the Temporal server already there, or TEMPORAL_DEV_PORT to another port`);
   }
@@ -61,32 +82,43 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=NORMAL');
   }
 
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // The guardian's stdin is a pipe from this process: its end of file is this process's end.
+  const child = spawn(process.execPath, [GUARDIAN, pidFile ?? '-', String(STOP_GRACE_MS), options.cliPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin?.on('error', () => undefined);
   let stderrTail = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderrTail = (stderrTail + chunk.toString('utf8')).slice(-4000);
+  });
+  let serverPid: number | undefined;
+  let stdoutHead = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    if (serverPid !== undefined) return;
+    stdoutHead += chunk.toString('utf8');
+    const line = /^pid (\d+)\n/.exec(stdoutHead);
+    if (line) serverPid = Number(line[1]);
   });
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   child.once('exit', (code, signal) => {
     exited = { code, signal };
   });
-  // Never leave an orphaned server behind, whatever way this process ends.
-  const killOnExit = (): void => {
-    if (!exited) child.kill('SIGKILL');
+  // Stop the server at once when this process exits normally; on any other end the guardian
+  // sees its stdin close and does the same.
+  const stopOnExit = (): void => {
+    if (!exited) child.kill('SIGTERM');
   };
-  process.once('exit', killOnExit);
+  process.once('exit', stopOnExit);
 
   const address = `${ip}:${options.port}`;
   const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   for (;;) {
     if (exited) {
-      process.removeListener('exit', killOnExit);
+      process.removeListener('exit', stopOnExit);
       throw new Error(`the Temporal dev server exited during start (code ${exited.code}, signal ${exited.signal}): ${stderrTail.trim()}`);
     }
     if (await namespaceReady(address, options.namespace)) break;
     if (Date.now() > deadline) {
-      await stopChild(child, () => exited !== undefined);
-      process.removeListener('exit', killOnExit);
+      await stopGuarded(child, serverPid, () => exited !== undefined);
+      process.removeListener('exit', stopOnExit);
       throw new Error(`the Temporal dev server did not become ready at ${address}: ${stderrTail.trim()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -95,10 +127,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   return {
     address,
     uiUrl: options.uiPort === undefined ? undefined : `http://${ip}:${options.uiPort}`,
-    pid: child.pid,
+    pid: serverPid,
     async stop() {
-      await stopChild(child, () => exited !== undefined);
-      process.removeListener('exit', killOnExit);
+      await stopGuarded(child, serverPid, () => exited !== undefined);
+      process.removeListener('exit', stopOnExit);
     },
   };
 }
@@ -116,11 +148,24 @@ async function namespaceReady(address: string, namespace: string): Promise<boole
   }
 }
 
-async function stopChild(child: ChildProcess, hasExited: () => boolean): Promise<void> {
+/**
+ * The guardian stops the server on SIGTERM (SIGKILL after the grace period) and exits with it; one
+ * that has not exited well after that is killed, and the server with it.
+ */
+async function stopGuarded(guardian: ChildProcess, serverPid: number | undefined, hasExited: () => boolean): Promise<void> {
   if (hasExited()) return;
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  const gone = new Promise<void>((resolve) => guardian.once('exit', () => resolve()));
+  guardian.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    if (serverPid !== undefined) {
+      try {
+        process.kill(serverPid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    guardian.kill('SIGKILL');
+  }, STOP_GRACE_MS + 5000);
   await gone;
   clearTimeout(timer);
 }

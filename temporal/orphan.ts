@@ -1,0 +1,102 @@
+/**
+ * A dev server left running on a database by an earlier start whose flowgate and guardian both
+ * died (temporal/guardian.ts): found through the database's pid file and stopped before a new
+ * server starts on the same file and ports. A process is stopped only when /proc shows it is
+ * `temporal server start-dev --db-filename <this file>` and no live flowgate owns it; anything
+ * else named by a stale pid file is left alone. Without /proc (macOS) nothing is reclaimed: the
+ * port check then names the port that is taken, as before.
+ */
+import { promises as fs } from 'node:fs';
+import type { PidFile } from './guardian';
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  argv: string[];
+}
+
+/** A live process as /proc shows it; undefined when it is gone, a zombie, or cannot be read. */
+export async function processInfo(pid: number): Promise<ProcessInfo | undefined> {
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  try {
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (state === 'Z' || state === 'X') return undefined;
+    const argv = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+    if (argv.at(-1) === '') argv.pop();
+    return { pid, ppid: Number(ppid), argv };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `argv` is a Temporal dev server keeping its state in `dbFile`. */
+export function isDevServerOf(argv: readonly string[], dbFile: string): boolean {
+  const at = argv.indexOf('--db-filename');
+  return argv.includes('start-dev') && at >= 0 && argv[at + 1] === dbFile;
+}
+
+async function readPidFile(file: string): Promise<PidFile | undefined> {
+  try {
+    const parsed = JSON.parse(await fs.readFile(file, 'utf8')) as Partial<PidFile>;
+    const pids = [parsed.server, parsed.guardian, parsed.owner];
+    return pids.every((pid) => Number.isInteger(pid) && (pid as number) > 0) ? parsed as PidFile : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function waitGone(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (!(await processInfo(pid))) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export interface ReclaimOptions {
+  pidFile: string;
+  dbFile: string;
+  /** how long the orphan may take to stop on SIGTERM before it is killed */
+  graceMs: number;
+  notice?: (message: string) => void;
+}
+
+/**
+ * Stops the orphaned dev server of `dbFile`, if one runs; throws when a live flowgate's server runs
+ * on it (a second start on the same data dir), or when the orphan cannot be stopped.
+ */
+export async function reclaimOrphan({ pidFile, dbFile, graceMs, notice }: ReclaimOptions): Promise<void> {
+  if (!(await processInfo(process.pid))) return; // no /proc: nothing can be verified, so nothing is touched
+  const recorded = await readPidFile(pidFile);
+  if (!recorded) {
+    await fs.rm(pidFile, { force: true });
+    return;
+  }
+  const server = await processInfo(recorded.server);
+  if (!server || !isDevServerOf(server.argv, dbFile)) {
+    await fs.rm(pidFile, { force: true }); // stale: the server is gone and the pid may be another's now
+    return;
+  }
+  // Owned: its guardian is still its parent, and the guardian's parent is still the flowgate that
+  // started it (a guardian whose flowgate died is reparented, and is already stopping the server).
+  const guardian = server.ppid === recorded.guardian ? await processInfo(recorded.guardian) : undefined;
+  if (guardian && guardian.ppid === recorded.owner) {
+    throw new Error(`the Temporal dev server on ${dbFile} (pid ${server.pid}) belongs to a flowgate that is running (pid ${recorded.owner}): stop that one first, or give this one another FLOWGATE_DATA_DIR`);
+  }
+  notice?.(`stopping the Temporal dev server (pid ${server.pid}) an earlier start left running on ${dbFile}`);
+  try {
+    process.kill(server.pid, 'SIGTERM');
+    if (!(await waitGone(server.pid, graceMs))) {
+      process.kill(server.pid, 'SIGKILL');
+      if (!(await waitGone(server.pid, 5000))) throw new Error('it outlived SIGKILL');
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') {
+      throw new Error(`the Temporal dev server an earlier start left running on ${dbFile} (pid ${server.pid}) could not be stopped: ${(err as Error).message}`);
+    }
+  }
+  await fs.rm(pidFile, { force: true });
+}
