@@ -66,6 +66,7 @@ export function createInboundServer(limits: InboundLimits, log: Logger): http.Se
 function limitConnectionsPerAddress(server: http.Server, max: number, warn: ThrottledWarning): void {
   const open = new Map<string, number>();
   const parse = server.listeners('connection') as ((socket: Socket) => void)[];
+  if (parse.length === 0) throw new Error('http.Server has no connection listener to put the per-address limit in front of');
   server.removeAllListeners('connection');
   const refusal = rawAnswer('429 Too Many Requests', 'too_many_connections',
     `this address already holds ${max} open connections to the gateway: reuse connections (keep-alive) or close idle ones`);
@@ -79,7 +80,9 @@ function limitConnectionsPerAddress(server: http.Server, max: number, warn: Thro
     if (count >= max) {
       warn('too_many_connections', `refused connections from an address that already holds ${max} (FLOWGATE_MAX_CONNECTIONS_PER_ADDRESS)`, { address });
       socket.on('error', () => undefined);
-      socket.setTimeout(1000, () => socket.destroy());
+      // a second in all, not of silence: a client that keeps sending cannot hold a refused socket
+      const timer = setTimeout(() => socket.destroy(), 1000).unref();
+      socket.once('close', () => clearTimeout(timer));
       socket.end(refusal);
       socket.resume(); // read and drop what the client sends, so the close is a clean one
       return;

@@ -39,8 +39,9 @@ class RawClient {
     });
   }
 
-  static async open(port: number, localAddress?: string): Promise<RawClient> {
-    const socket = net.connect({ host: '127.0.0.1', port, ...(localAddress ? { localAddress } : {}) });
+  /** `allowHalfOpen`: keep sending after the server has finished its side */
+  static async open(port: number, localAddress?: string, allowHalfOpen = false): Promise<RawClient> {
+    const socket = net.connect({ host: '127.0.0.1', port, allowHalfOpen, ...(localAddress ? { localAddress } : {}) });
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve);
       socket.once('error', reject);
@@ -157,8 +158,8 @@ describe('gateway listener: slow clients are cut at the bounds', function () {
     await fg?.stop();
   });
 
-  const open = async (localAddress?: string): Promise<RawClient> => {
-    const client = await RawClient.open(port, localAddress);
+  const open = async (localAddress?: string, allowHalfOpen = false): Promise<RawClient> => {
+    const client = await RawClient.open(port, localAddress, allowHalfOpen);
     clients.push(client);
     return client;
   };
@@ -237,9 +238,15 @@ describe('gateway listener: slow clients are cut at the bounds', function () {
     }
     assert.deepEqual(held.map((c) => c.statuses()), held.map(() => [200]));
 
-    const extra = await open('127.0.0.2');
+    const extra = await open('127.0.0.2', true);
     ask(extra);
-    await extra.until('the connection over the limit is closed', () => extra.closedAt !== undefined, 15_000);
+    // it keeps sending after the refusal, which must not keep the refused connection open
+    const flood = setInterval(() => extra.write('x'.repeat(1024)), 50);
+    try {
+      await extra.until('the connection over the limit is closed', () => extra.closedAt !== undefined, 10_000);
+    } finally {
+      clearInterval(flood);
+    }
     assert.deepEqual(extra.statuses(), [429], extra.text);
     assert.match(extra.text, /"error":"too_many_connections"/);
 
