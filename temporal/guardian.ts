@@ -11,7 +11,7 @@
  * Usage: node guardian.js <pid file, or - for none> <grace ms> <temporal CLI> <its arguments...>
  */
 import { spawn } from 'node:child_process';
-import { renameSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 
 export interface PidFile {
@@ -59,13 +59,17 @@ function main(): void {
   });
   if (server.pid === undefined) return; // 'error' follows
   if (pidFile !== '-') {
+    // Written whole, and never over another's: the start removed a stale one before it came here,
+    // so one that exists belongs to a concurrent start on the same database (whose server wins the port).
     const record: PidFile = { server: server.pid, guardian: process.pid, owner: process.ppid };
     const temp = `${pidFile}.${process.pid}.tmp`;
     try {
       writeFileSync(temp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
-      renameSync(temp, pidFile);
+      linkSync(temp, pidFile);
     } catch (err) {
       process.stderr.write(`the dev server's pid file ${pidFile} could not be written: ${(err as Error).message}\n`);
+    } finally {
+      rmSync(temp, { force: true });
     }
   }
   process.stdout.write(`pid ${server.pid}\n`);
