@@ -18,6 +18,17 @@ const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
  */
 const DEFAULT_CACHED_WORKFLOWS = 100;
 
+/**
+ * How long a gateway's call to Temporal keeps retrying while Temporal is unreachable before the
+ * caller gets its 503 (Temporal's client would retry about 20 s; a trigger call then took 24-28 s).
+ */
+const DEFAULT_TEMPORAL_UNREACHABLE_MS = 2000;
+/**
+ * The longest pause between a gateway's attempts to reconnect to an unreachable Temporal (gRPC's
+ * own grows to 120 s, so a gateway stayed away up to that long after Temporal came back).
+ */
+const DEFAULT_TEMPORAL_RECONNECT_MS = 1000;
+
 /** Every variable flowgate reads; docs/configuration.md lists exactly these (test/docs.test.ts). */
 export const EnvSchema = z.object({
   PORT: port.default(8080),
@@ -73,6 +84,8 @@ export const EnvSchema = z.object({
   FLOWGATE_ROLE: z.enum(['all', 'gateway', 'worker']).default('all'),
   FLOWGATE_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   FLOWGATE_CACHE_DIR: z.string().min(1).optional(),
+  FLOWGATE_TEMPORAL_UNREACHABLE_MS: z.coerce.number().int().min(100).max(60_000).default(DEFAULT_TEMPORAL_UNREACHABLE_MS),
+  FLOWGATE_TEMPORAL_RECONNECT_MS: z.coerce.number().int().min(100).max(120_000).default(DEFAULT_TEMPORAL_RECONNECT_MS),
   FLOWGATE_WORKER_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).refine((n) => n !== 1, 'must be 0 (no cache) or at least 2').default(DEFAULT_CACHED_WORKFLOWS),
   XDG_CACHE_HOME: z.string().min(1).optional(),
   HOME: z.string().min(1).optional(),
@@ -187,6 +200,10 @@ export interface Config {
     searchPath: string;
     /** the worker's sticky cache of workflow executions (0: none) */
     maxCachedWorkflows: number;
+    /** how long a gateway's Temporal call retries an unreachable Temporal before it fails (the caller's 503) */
+    unreachableMs: number;
+    /** the longest pause between a gateway's attempts to reconnect to an unreachable Temporal */
+    reconnectMs: number;
   };
   /** `schema`: tests give each registry a PostgreSQL schema of its own (never from the environment) */
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; schema?: string };
@@ -302,6 +319,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       cacheDir: path.resolve(e.FLOWGATE_CACHE_DIR ?? path.join(e.XDG_CACHE_HOME ?? path.join(e.HOME ?? os.tmpdir(), '.cache'), 'flowgate')),
       searchPath: e.PATH,
       maxCachedWorkflows: e.FLOWGATE_WORKER_CACHED_WORKFLOWS,
+      unreachableMs: e.FLOWGATE_TEMPORAL_UNREACHABLE_MS,
+      reconnectMs: e.FLOWGATE_TEMPORAL_RECONNECT_MS,
     },
     database: e.DATABASE_URL ? { kind: 'postgres', url: e.DATABASE_URL } : { kind: 'sqlite', file: path.join(dataDir, 'registry.sqlite') },
     syncWaitSeconds: e.FLOWGATE_SYNC_WAIT_SECONDS,

@@ -2,6 +2,8 @@ import Router from '@koa/router';
 import type { GatewayDeps } from '../deps';
 
 const CHECK_TIMEOUT_MS = 2000;
+/** As on every 503 temporal_unavailable (http-error.ts): when to ask again. */
+const RETRY_AFTER_SECONDS = '5';
 
 async function check(fn: () => Promise<unknown>): Promise<'ok' | 'down'> {
   let timer: NodeJS.Timeout | undefined;
@@ -19,11 +21,13 @@ export function healthRoutes(deps: GatewayDeps): Router {
   const router = new Router();
   router.get('/healthz', async (ctx) => {
     const [temporal, registry] = await Promise.all([
-      check(() => deps.temporal.workflowService.getSystemInfo({})),
+      // the deadline ends the call itself (and its retries), not only this check's wait for it
+      check(() => deps.temporal.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () => deps.temporal.workflowService.getSystemInfo({}))),
       check(() => deps.registry.ping()),
     ]);
     const ok = temporal === 'ok' && registry === 'ok';
     ctx.status = ok ? 200 : 503;
+    if (!ok) ctx.set('Retry-After', RETRY_AFTER_SECONDS);
     ctx.body = { status: ok ? 'ok' : 'down', temporal, registry };
   });
   return router;
