@@ -160,7 +160,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
         return assembled.dispatcher.services;
       },
     });
-    const runs = new RunService(client, temporal.taskQueue, log, new FinishedRunCache(registry.finishedRuns, log), metrics);
+    const runs = new RunService(client, temporal.taskQueue, log, new FinishedRunCache(registry.finishedRuns, log), metrics, { unreachableMs: config.temporal.unreachableMs });
     const connectionKey = config.connectionKey === undefined ? await connectionKeyFile(config.dataDir) : parseConnectionKey(config.connectionKey);
     if (!connectionKey) throw new Error('FLOWGATE_CONNECTION_KEY is not a 32-byte key');
     const webhookSecrets = new WebhookSecrets(registry, createConnectionCipher(connectionKey));

@@ -13,6 +13,7 @@ import { CallbackState, DecisionRefusal, ENGINE_LEVEL, FailureType, type Approva
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import { channelReady, GRPC_UNAVAILABLE, temporalStatusCode } from '../../temporal/client';
 import type { Logger } from '../logger';
 import type { FlowgateMetrics } from '../observability/metrics';
 import type { FinishedRunCache } from './finished-run-cache';
@@ -89,8 +90,14 @@ export type WaitOutcome = { done: true; view: RunView } | { done: false };
 /** Workflow task events before the first one completes: started, scheduled, (started). */
 const HISTORY_LENGTH_BEFORE_FIRST_TASK = 3;
 const QUERY_DEADLINE_MS = 5000;
-/** How long to ask Temporal whether a run exists after its start failed: the caller is waiting. */
-const EXISTS_DEADLINE_MS = 5000;
+/**
+ * How long to ask Temporal whether a run exists after its start failed: the caller is waiting, and
+ * a reachable Temporal answers a describe in milliseconds (after a start that found Temporal
+ * unreachable, this one usually fails too, and the caller gets its 503 this much later).
+ */
+const EXISTS_DEADLINE_MS = 1000;
+/** See FLOWGATE_TEMPORAL_UNREACHABLE_MS (src/config.ts). */
+const DEFAULT_UNREACHABLE_MS = 2000;
 /** How long a poll waits for a run whose workflow reported its end to be closed by Temporal. */
 const CLOSING_WAIT_MS = 3000;
 
@@ -120,6 +127,23 @@ export interface StartOptions {
   eager?: boolean;
 }
 
+/**
+ * A start over the worker's connection that has not answered while the gateway's own connection
+ * finds Temporal unreachable: it goes on in the background and may still create the run, so the
+ * run's stored files must stay and the caller must be told the start is unconfirmed.
+ */
+export class StartInFlightError extends Error {
+  constructor(readonly runId: string, waitedMs: number) {
+    super(`the start of run ${runId} has not answered after ${waitedMs} ms and Temporal looks unreachable`);
+    this.name = 'StartInFlightError';
+  }
+}
+
+export interface RunServiceOptions {
+  /** FLOWGATE_TEMPORAL_UNREACHABLE_MS: how often an eager start's wait looks whether Temporal is reachable */
+  unreachableMs?: number;
+}
+
 /** How many delivered or failed callbacks' states one process keeps (they never change). */
 const KEPT_CALLBACK_STATES = 5_000;
 
@@ -127,10 +151,13 @@ export class RunService {
   private readonly callbacks = new LruCache<string, CallbackStatus>({ maxEntries: KEPT_CALLBACK_STATES, ttlMs: Infinity });
   /** a client over the local worker's connection (eager starts), once that worker runs */
   private eagerStarter?: Client;
+  private readonly unreachableMs: number;
 
   /** `finished`: where closed runs' views are kept, so polling them needs no Temporal call */
   constructor(private readonly client: Client, private readonly taskQueue: string, private readonly log: Logger,
-    private readonly finished?: FinishedRunCache, private readonly metrics?: Pick<FlowgateMetrics, 'eagerStart'>) {}
+    private readonly finished?: FinishedRunCache, private readonly metrics?: Pick<FlowgateMetrics, 'eagerStart'>, options: RunServiceOptions = {}) {
+    this.unreachableMs = options.unreachableMs ?? DEFAULT_UNREACHABLE_MS;
+  }
 
   /** Starts with `eager` go through `client`: one over the connection of a worker of this task queue in this process. */
   startEagerlyThrough(client: Client): void {
@@ -139,15 +166,17 @@ export class RunService {
 
   /**
    * Starts the run as `runId` (runIdFor); with an idempotency key, a second call finds the first
-   * call's run instead.
+   * call's run instead. An eager start is asked for only while the gateway's connection has a live
+   * connection to Temporal: the worker's connection cannot be told to give up on an unreachable one
+   * (see eagerly()), the gateway's gives up after FLOWGATE_TEMPORAL_UNREACHABLE_MS.
    */
   async start(input: Omit<RunInput, 'runId'>, idempotencyKey?: string,
     runId: string = runIdFor(input.orgId, input.triggerId, idempotencyKey), options: StartOptions = {}): Promise<{ runId: string; existing: boolean }> {
     const memo: RunMemo = buildRunMemo(input);
     if (options.taskTtlMs !== undefined) memo.taskTtlMs = options.taskTtlMs;
-    const eagerStarter = options.eager ? this.eagerStarter : undefined;
+    const eagerStarter = options.eager && this.eagerStarter && channelReady(this.client.connection) ? this.eagerStarter : undefined;
     try {
-      const handle = await (eagerStarter ?? this.client).workflow.start<typeof runAutomation>('runAutomation', {
+      const starting = (eagerStarter ?? this.client).workflow.start<typeof runAutomation>('runAutomation', {
         requestEagerStart: eagerStarter !== undefined,
         workflowId: runId,
         taskQueue: this.taskQueue,
@@ -161,11 +190,37 @@ export class RunService {
           { key: SEARCH_ATTRIBUTES.triggerId, value: input.triggerId },
         ],
       });
+      const handle = eagerStarter ? await this.eagerly(starting, runId) : await starting;
       if (eagerStarter) this.metrics?.eagerStart(handle.eagerlyStarted);
       return { runId, existing: false };
     } catch (err) {
       if (idempotencyKey && err instanceof WorkflowExecutionAlreadyStartedError) return { runId, existing: true };
       throw err;
+    }
+  }
+
+  /**
+   * Awaits a start over the worker's native connection. The Rust core behind it retries an
+   * unreachable Temporal for about 10 s, whatever deadline the call carries; a slow but reachable
+   * Temporal (a burst of starts) must still be waited for. So the start is awaited as long as the
+   * gateway's own connection to Temporal is live, looked at every FLOWGATE_TEMPORAL_UNREACHABLE_MS;
+   * once it is not, StartInFlightError, and the start goes on without its caller.
+   */
+  private async eagerly<T>(starting: Promise<T>, runId: string): Promise<T> {
+    const began = Date.now();
+    const lookAgain = Symbol('look again');
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([starting, new Promise<symbol>((resolve) => { timer = setTimeout(() => resolve(lookAgain), this.unreachableMs); })])
+        .finally(() => clearTimeout(timer));
+      if (outcome !== lookAgain) return outcome as T;
+      if (!channelReady(this.client.connection)) {
+        starting.then(
+          () => this.log.warn('an eager start whose caller was told it is unconfirmed went through', { runId }),
+          (err: unknown) => this.log.warn('an eager start whose caller was told it is unconfirmed failed', { runId, error: err }),
+        );
+        throw new StartInFlightError(runId, Date.now() - began);
+      }
     }
   }
 
@@ -372,6 +427,8 @@ export class RunService {
       if (cause instanceof ApplicationFailure && cause.type && cause.type in DecisionRefusal) {
         return { ok: false, refusal: cause.type as keyof typeof DecisionRefusal, message: cause.message };
       }
+      // Unreachable: a describe would only make the caller wait for its 503 twice as long.
+      if (temporalStatusCode(err) === GRPC_UNAVAILABLE) throw err;
       // A closed run cannot take updates; say so the same way as a run that is not waiting.
       const description = await handle.describe().catch(() => undefined);
       if (description && description.status.name !== 'RUNNING') {

@@ -22,7 +22,7 @@ import type { Logger } from '../logger';
 import type { Registry, TriggerRecord, WorkflowVersion } from '../registry';
 import { checkInputs } from './input-schema';
 import { inputsForRun, runInputFor } from './run-input';
-import { runIdFor, type RunService, type StartOptions } from './run-service';
+import { runIdFor, StartInFlightError, type RunService, type StartOptions } from './run-service';
 
 export type TriggerRefusalCode = 'UNKNOWN_TRIGGER' | 'DISABLED' | 'NOT_PUBLISHED' | 'INVALID_INPUTS' | 'INVALID_INPUT_SCHEMA';
 
@@ -192,10 +192,15 @@ export class TriggerService {
    * error then stands. When the run exists, this returns and the call goes on as started: the
    * caller gets its run. When Temporal cannot tell (unreachable), the blobs stay and this throws
    * StartUnconfirmedError: the run's status says whether it started, and a retry with the same
-   * Idempotency-Key is safe either way. Not covered: a start the server is still committing when
+   * Idempotency-Key is safe either way. A start still under way (StartInFlightError) is not asked
+   * about: it may yet create the run. Not covered: a start the server is still committing when
    * describe answers (a DEADLINE_EXCEEDED mid-write); that window is short and rare.
    */
   private async settleFailedStart(runs: RunStarts, runId: string, run: PreparedRun, startError: unknown): Promise<void> {
+    if (startError instanceof StartInFlightError) {
+      this.deps.log.warn('a run start did not answer and Temporal looks unreachable; its stored files are kept', { runId, error: startError, blobs: run.storedKeys });
+      throw new StartUnconfirmedError(runId, run.input.automationId, { cause: startError });
+    }
     let exists: boolean;
     try {
       exists = await runs.exists(runId);

@@ -7,7 +7,8 @@ import { INLINE_INPUTS_LIMIT } from '../../src/attachments/limits';
 import { WorkflowDefinitionSchema } from '../../src/common/definition';
 import { INPUTS_REF_FIELD, isInputsReference } from '../../src/common/inputs-reference';
 import { openRegistry, type Registry } from '../../src/registry';
-import { TriggerService, type TriggerTarget } from '../../src/runs/trigger-service';
+import { StartInFlightError } from '../../src/runs/run-service';
+import { StartUnconfirmedError, TriggerService, type RunStarts, type TriggerTarget } from '../../src/runs/trigger-service';
 
 describe('TriggerService (resolve and prepare, shared by the trigger route and the trigger step)', () => {
   let dir: string;
@@ -106,5 +107,24 @@ describe('TriggerService (resolve and prepare, shared by the trigger route and t
     await service.discard(run.storedKeys);
     assert.equal(await blobs.read(stored), undefined);
     assert.deepEqual(warnings, []);
+  });
+
+  it('answers a start still under way (StartInFlightError) as unconfirmed without asking Temporal, and keeps the stored inputs', async () => {
+    const { orgId, triggerId } = await published();
+    const run = await service.prepare(await target(orgId, triggerId), { inputs: { count: 1, padding: 'x'.repeat(INLINE_INPUTS_LIMIT) }, coerce: false, startedBy: 'key_x' });
+    assert.ok(run.ok);
+    const asked: string[] = [];
+    // the run service as it is when its eager start has not answered and Temporal looks unreachable
+    const runs: RunStarts = {
+      start: async (_input, _key, runId) => { throw new StartInFlightError(runId ?? '', 1000); },
+      exists: async (runId) => { asked.push(runId); return false; },
+      startedInputs: async () => ({}),
+    };
+    const failed = await service.start(runs, run, 'key-1', { eager: true }).then(() => undefined, (err: unknown) => err);
+    assert.ok(failed instanceof StartUnconfirmedError, String(failed));
+    assert.ok(failed.cause instanceof StartInFlightError);
+    assert.deepEqual(asked, [], 'the start may still create the run: Temporal is not asked whether it exists');
+    assert.ok(await blobs.read(run.storedKeys[0]!), 'the run\'s stored inputs are kept');
+    warnings.length = 0;
   });
 });
