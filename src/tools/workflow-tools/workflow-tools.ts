@@ -9,7 +9,8 @@ import type { BlobStore } from '../../blob-store';
 import { resultsBody, syncResultBody, type BodyContext } from '../../gateway/run-bodies';
 import type { Logger } from '../../logger';
 import type { DesignatedOutput, Registry, TriggerRecord } from '../../registry';
-import { TriggerService, type TriggerRefusal } from '../../runs/trigger-service';
+import { isTemporalUnavailable } from '../../../temporal/client';
+import { StartUnconfirmedError, TriggerService, type TriggerRefusal } from '../../runs/trigger-service';
 import type { RunService, RunView, StartOptions } from '../../runs/run-service';
 import {
   ToolCallError, ToolFailure, type CallContext, type ContentBlock, type JsonSchemaObject, type ServerSource, type ToolEntry, type ToolOutput,
@@ -52,6 +53,14 @@ function refusalError(refusal: TriggerRefusal): ToolCallError | ToolFailure {
   if (refusal.code === 'INVALID_INPUTS') return new ToolCallError('INVALID_ARGUMENTS', `arguments: ${refusal.message}`);
   if (refusal.code === 'UNKNOWN_TRIGGER') return new ToolCallError('UNKNOWN_TOOL', refusal.message);
   return new ToolFailure(refusal.message, { code: refusal.code });
+}
+
+/** Temporal unreachable (or unsure whether the run started): a call that could not be made, said so. */
+function unreachable(err: unknown): unknown {
+  if (err instanceof StartUnconfirmedError) {
+    return new ToolCallError('UNAVAILABLE', `the workflow service did not confirm whether run ${err.runId} started; call again with the same idempotency key, or call tasks/get ${err.runId} (an unknown task means it did not start)`);
+  }
+  return isTemporalUnavailable(err) ? new ToolCallError('UNAVAILABLE', 'the workflow service is unreachable; retry shortly') : err;
 }
 
 function parsedResult(text: string, resultType: string): unknown {
@@ -110,15 +119,21 @@ export class WorkflowTools {
     if (!target.ok) throw refusalError(target);
     const run = await this.triggers.prepare(target, { inputs: args, coerce: false, startedBy: `tool:${WORKFLOWS_SERVER}/${name}` });
     if (!run.ok) throw refusalError(run);
-    const { runId } = await this.triggers.start(this.options.runs, run, idempotencyKey, options);
-    return { runId, trigger: target.trigger };
+    try {
+      const { runId } = await this.triggers.start(this.options.runs, run, idempotencyKey, options);
+      return { runId, trigger: target.trigger };
+    } catch (err) {
+      throw unreachable(err);
+    }
   }
 
   private async call(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<ToolOutput> {
     // the caller waits for the run (eager start: this process's worker takes its first task at once)
     const { runId } = await this.start(ctx.orgId, name, args, ctx.idempotencyKey, { eager: true });
     const windowMs = Math.max(0, ctx.deadline - Date.now() - ANSWER_MARGIN_MS);
-    const outcome = await this.options.runs.waitFor(runId, windowMs);
+    const outcome = await this.options.runs.waitFor(runId, windowMs).catch((err: unknown) => {
+      throw isTemporalUnavailable(err) ? new ToolCallError('UNAVAILABLE', `the workflow service became unreachable while run ${runId} was going; call tasks/get ${runId} later`) : err;
+    });
     if (!outcome.done) {
       throw new ToolFailure(`run ${runId} is still going after ${Math.round(windowMs / 1000)} seconds; call the tool as an MCP task to wait for it`,
         { runId, status: 'RUNNING' });
