@@ -12,11 +12,12 @@ import { Client } from 'pg';
 import { startMain, type Child } from './processes';
 import { TEST_POSTGRES_URL } from './registry-dialects';
 
-export type Role = 'gateway' | 'worker';
+/** `all`: a gateway with a worker in the same process (eager starts go through the worker's connection) */
+export type Role = 'gateway' | 'worker' | 'all';
 
 export interface Replica {
   role: Role;
-  /** `http://127.0.0.1:<port>` of a gateway; undefined for a worker */
+  /** `http://127.0.0.1:<port>` of a gateway (or `all`); undefined for a worker */
   url?: string;
   dataDir: string;
   child: Child;
@@ -51,8 +52,8 @@ export async function startReplica(role: Role, env: Record<string, string>, opti
   try {
     // a worker bundles the workflow code first: on a loaded machine that alone can take a minute
     const timeoutMs = options.startTimeoutMs ?? 240_000;
-    if (role === 'gateway') url = (await child.waitForLine(/gateway listening on (\S+)/, timeoutMs))[1];
-    else await child.waitForLine(/worker polling task queue/, timeoutMs);
+    if (role === 'worker') await child.waitForLine(/worker polling task queue/, timeoutMs);
+    else url = (await child.waitForLine(/gateway listening on (\S+)/, timeoutMs))[1];
   } catch (err) {
     child.process.kill('SIGKILL');
     await child.exited;
