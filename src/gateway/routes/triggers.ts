@@ -92,8 +92,15 @@ function announceRun(ctx: Context, statusLink: string, runId: string, automation
   ctx.res.writeEarlyHints({ link: `<${statusLink}>; rel="monitor"`, 'x-pf-run-id': runId, 'x-pf-automation-id': automationId });
 }
 
-/** Every trigger form: authenticate, resolve the trigger, read the inputs, start (TriggerService), answer. */
+/**
+ * Every trigger form: authenticate, resolve the trigger, read the inputs, start (TriggerService),
+ * answer. A synchronous call's wait window counts from the moment the call reached this handler,
+ * not from the start's answer: under a burst the start itself can take seconds, and the caller
+ * still gets its answer (the 202 handle at the latest) when the window ends, or as soon as the
+ * start answers if that is later.
+ */
 async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerService, kind: TriggerKind, apiKey: string): Promise<void> {
+  const accepted = Date.now();
   if (ctx.method === 'HEAD') {
     throw new HttpError(405, 'method_not_allowed', `HEAD is not allowed here (it would start a run); allowed: ${TRIGGER_METHODS}`, { headers: { Allow: TRIGGER_METHODS } });
   }
@@ -134,7 +141,8 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerSe
   if (plan.waitSeconds > 0) announceRun(ctx, statusPath(apiKey, automationId, runId), runId, automationId);
   // A run this call started has the memo built here: its completed view needs no describe.
   const memo = replayed || recovered ? undefined : buildRunMemo(run.input);
-  const outcome = plan.waitSeconds > 0 ? await callTemporal(() => deps.runs.waitFor(runId, plan.waitSeconds! * 1000, memo)) : { done: false as const };
+  const windowLeftMs = accepted + plan.waitSeconds * 1000 - Date.now();
+  const outcome = windowLeftMs > 0 ? await callTemporal(() => deps.runs.waitFor(runId, windowLeftMs, memo)) : { done: false as const };
   if (outcome.done) {
     deps.metrics?.syncAnswer(200);
     ctx.status = 200;
