@@ -120,6 +120,16 @@ describe('loadConfig', () => {
     }
   });
 
+  it('gives up on an unreachable Temporal after 2 s and reconnects at most 1 s apart by default; refuses values outside their bounds, naming them', () => {
+    assert.equal(loadConfig({}).temporal.unreachableMs, 2000);
+    assert.equal(loadConfig({}).temporal.reconnectMs, 1000);
+    assert.equal(loadConfig({ FLOWGATE_TEMPORAL_UNREACHABLE_MS: '500', FLOWGATE_TEMPORAL_RECONNECT_MS: '250' }).temporal.unreachableMs, 500);
+    for (const value of ['50', '60001', '1.5', 'soon']) {
+      assert.match(refusal({ FLOWGATE_TEMPORAL_UNREACHABLE_MS: value }), /FLOWGATE_TEMPORAL_UNREACHABLE_MS/, value);
+      assert.match(refusal({ FLOWGATE_TEMPORAL_RECONNECT_MS: value === '60001' ? '120001' : value }), /FLOWGATE_TEMPORAL_RECONNECT_MS/, value);
+    }
+  });
+
   it('refuses a PORT that is not a number, naming PORT', () => {
     const message = refusal({ PORT: 'abc' });
     assert.match(message, /\bPORT\b/);
