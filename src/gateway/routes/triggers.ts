@@ -94,13 +94,12 @@ function announceRun(ctx: Context, statusLink: string, runId: string, automation
 
 /**
  * Every trigger form: authenticate, resolve the trigger, read the inputs, start (TriggerService),
- * answer. A synchronous call's wait window counts from the moment the call reached this handler,
- * not from the start's answer: under a burst the start itself can take seconds, and the caller
- * still gets its answer (the 202 handle at the latest) when the window ends, or as soon as the
- * start answers if that is later.
+ * answer. A synchronous call's wait window counts from the moment the call has been received (its
+ * body in: a large upload on a slow link is the client's time, not the wait), not from the start's
+ * answer: under a burst the start itself takes seconds, and the caller still gets its answer (the
+ * 202 handle at the latest) when the window ends, or as soon as the start answers if that is later.
  */
 async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerService, kind: TriggerKind, apiKey: string): Promise<void> {
-  const accepted = Date.now();
   if (ctx.method === 'HEAD') {
     throw new HttpError(405, 'method_not_allowed', `HEAD is not allowed here (it would start a run); allowed: ${TRIGGER_METHODS}`, { headers: { Allow: TRIGGER_METHODS } });
   }
@@ -114,6 +113,7 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerSe
   const received = await readTriggerInputs(ctx, {
     multipart: kind === 'api', blobs: deps.blobs, signer: deps.signer, orgId: principal.orgId, limits: TRIGGER_LIMITS,
   });
+  const accepted = Date.now();
   const run = await service.prepare(target, { inputs: received.inputs, coerce: received.textual, startedBy: principal.keyId, storedKeys: received.storedKeys, callbackUrl });
   if (!run.ok) throw refused(run);
   let started: StartedRun;
