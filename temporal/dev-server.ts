@@ -138,7 +138,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 async function namespaceReady(address: string, namespace: string): Promise<boolean> {
   let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({ address, connectTimeout: 1000 });
+    // A subchannel of its own: the process-wide pool would hand back one that an earlier connection
+    // to this address is still backing off on, delaying a restarted server's readiness by minutes.
+    connection = await Connection.connect({ address, connectTimeout: 1000, channelArgs: { 'grpc.use_local_subchannel_pool': 1 } });
     await connection.workflowService.describeNamespace({ namespace });
     return true;
   } catch {
