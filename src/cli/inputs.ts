@@ -1,7 +1,11 @@
 /** Reading documents (JSON or YAML files, or stdin) and `k=v` pairs for commands. */
 import { readFileSync } from 'node:fs';
-import YAML from 'yaml';
+import { DocumentTextError, parseDocumentText } from '../document-text';
+import { MAX_JSON_DEPTH } from '../gateway/json-depth';
 import { CliError, EXIT } from './errors';
+
+/** what the server would accept anyway: a JSON body nests at most MAX_JSON_DEPTH levels */
+const DOCUMENT_LIMITS = { maxDepth: MAX_JSON_DEPTH, maxValues: 1_000_000, maxAliasCount: 100 };
 
 export function readText(file: string): string {
   try {
@@ -11,13 +15,14 @@ export function readText(file: string): string {
   }
 }
 
-/** A JSON or YAML document (YAML is a superset of JSON, so one parser reads both). */
+/** A JSON or YAML document, read without recursing over its nesting (src/document-text.ts). */
 export function readDocument(file: string): unknown {
+  const text = readText(file);
   try {
-    return YAML.parse(readText(file));
+    return parseDocumentText(text, DOCUMENT_LIMITS);
   } catch (err) {
-    if (err instanceof CliError) throw err;
-    throw new CliError(`${file} is neither JSON nor YAML: ${err instanceof Error ? err.message : String(err)}`, EXIT.USAGE);
+    if (err instanceof DocumentTextError) throw new CliError(`${file}: ${err.message}`, EXIT.USAGE);
+    throw err;
   }
 }
 

@@ -197,7 +197,13 @@ export class CustomServers {
       }
       if (api.operations.length === 0) throw new ServerRegistrationError('the document has no operations: a server needs at least one tool');
       const description = input.description ?? (api.description ? `${api.title}: ${api.description}` : api.title);
-      const server = openApiServer({ id, description, connectionId: connectionId ?? '', api, auth: this.auth });
+      let server: ToolServer;
+      try {
+        // compiles each tool's input schema: a schema ajv cannot use is the document's mistake
+        server = openApiServer({ id, description, connectionId: connectionId ?? '', api, auth: this.auth });
+      } catch (error) {
+        throw new ServerRegistrationError(`the document's schemas cannot check a tool's arguments: ${error instanceof Error ? error.message : String(error)}`);
+      }
       const tools = await server.listTools({ orgId, signal: AbortSignal.timeout(REGISTER_TIMEOUT_MS), services });
       return { fields: { name: input.name ?? api.title, description, connectionId, source: api.source }, tools };
     }

@@ -6,11 +6,18 @@
  * parameters by name, and the JSON request body as `body`.
  */
 import SwaggerParser from '@apidevtools/swagger-parser';
-import YAML from 'yaml';
 import { z } from 'zod';
+import { DocumentTextError, parseDocumentText, tooDeepText, type DocumentTextLimits } from '../../document-text';
+import { MAX_JSON_DEPTH } from '../../gateway/json-depth';
+import { jsonShapeProblem } from '../../json-shape';
 import type { JsonSchemaObject } from '../server';
 
 export const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
+/**
+ * A document nests as deep as a JSON body may (text or object alike) and holds at most as many
+ * values as its largest text has bytes, however often YAML aliases repeat a part of it.
+ */
+const DOCUMENT_LIMITS: DocumentTextLimits = { maxDepth: MAX_JSON_DEPTH, maxValues: MAX_DOCUMENT_BYTES, maxAliasCount: 100 };
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 const TOOL_NAME_MAX = 64;
 
@@ -89,19 +96,30 @@ export function readDocument(input: unknown): Record<string, unknown> {
   if (typeof input === 'string') {
     if (Buffer.byteLength(input) > MAX_DOCUMENT_BYTES) throw new OpenApiDocumentError(`the document is larger than ${MAX_DOCUMENT_BYTES} bytes`);
     try {
-      // YAML 1.2 is a superset of JSON, so one parser reads both
-      value = YAML.parse(input, { maxAliasCount: 100 }) as unknown;
+      value = parseDocumentText(input, DOCUMENT_LIMITS);
     } catch (error) {
-      throw new OpenApiDocumentError(`the document is neither JSON nor YAML: ${error instanceof Error ? error.message : String(error)}`);
+      if (error instanceof DocumentTextError) throw new OpenApiDocumentError(error.message);
+      throw error;
     }
+  } else {
+    const problem = jsonShapeProblem(value, DOCUMENT_LIMITS);
+    if (problem === 'depth') throw new OpenApiDocumentError(tooDeepText(DOCUMENT_LIMITS.maxDepth));
+    if (problem === 'size') throw new OpenApiDocumentError(`the document holds more than ${DOCUMENT_LIMITS.maxValues} values`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new OpenApiDocumentError('the document must be an OpenAPI object');
   return value as Record<string, unknown>;
 }
 
+/** zod's issues as one line for the sender: `info.title: Invalid input: expected string, received number` */
+function describeIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || 'document'}: ${issue.message}`).join('; ');
+}
+
 export async function generateApi(input: unknown): Promise<GeneratedApi> {
   const document = readDocument(input);
-  const head = DocumentHeadSchema.parse(document);
+  const parsedHead = DocumentHeadSchema.safeParse(document);
+  if (!parsedHead.success) throw new OpenApiDocumentError(`the document is not a valid OpenAPI document: ${describeIssues(parsedHead.error)}`);
+  const head = parsedHead.data;
   if (head.swagger !== undefined) {
     throw new OpenApiDocumentError(`Swagger ${head.swagger} documents are not accepted: convert it to OpenAPI 3 first (for example with swagger2openapi, or the converter at converter.swagger.io)`);
   }

@@ -1,0 +1,33 @@
+/**
+ * How deep and how large a parsed value is, judged without recursion and with bounded work, so
+ * that the judgement itself can neither overflow the stack nor run long. A value that holds the
+ * same object more than once (YAML aliases) is counted as often as it appears, which is how every
+ * later consumer (JSON.stringify, schema validators, copies) will walk it; a value that contains
+ * itself is infinitely deep.
+ */
+
+export interface JsonShapeLimits {
+  /** levels of objects and arrays; a scalar is level 0 */
+  maxDepth: number;
+  /** values of any kind (objects, arrays and scalars), counted with repetition */
+  maxValues: number;
+}
+
+export type JsonShapeProblem = 'depth' | 'size';
+
+/** The first limit `value` exceeds, or undefined; stops as soon as one is exceeded. */
+export function jsonShapeProblem(value: unknown, limits: JsonShapeLimits): JsonShapeProblem | undefined {
+  const stack: [unknown, number][] = [[value, 0]];
+  let values = 0;
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (++values > limits.maxValues) return 'size';
+    if (current === null || typeof current !== 'object') continue;
+    if (depth + 1 > limits.maxDepth) return 'depth';
+    const children = Array.isArray(current) ? current : Object.values(current);
+    // each child is one more value: a container too wide for the budget is refused before it is copied
+    if (values + stack.length + children.length > limits.maxValues) return 'size';
+    for (const child of children) stack.push([child, depth + 1]);
+  }
+  return undefined;
+}
