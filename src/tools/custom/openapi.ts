@@ -11,6 +11,7 @@ import { DocumentTextError, parseDocumentText, tooDeepText, type DocumentTextLim
 import { MAX_JSON_DEPTH } from '../../gateway/json-depth';
 import { jsonShapeProblem } from '../../json-shape';
 import type { JsonSchemaObject } from '../server';
+import { resolvedProblem } from './resolved-shape';
 
 export const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
 /**
@@ -18,6 +19,12 @@ export const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
  * values as its largest text has bytes, however often YAML aliases repeat a part of it.
  */
 const DOCUMENT_LIMITS: DocumentTextLimits = { maxDepth: MAX_JSON_DEPTH, maxValues: MAX_DOCUMENT_BYTES, maxAliasCount: 100 };
+/**
+ * What swagger-parser may make of it by following `$ref`s (src/tools/custom/resolved-shape.ts):
+ * its dereferencer recurses once per level (a chain of 600 schemas each referring to the next
+ * overflowed the stack), and its validator walks the resolved tree.
+ */
+const RESOLVED_LIMITS = { maxDepth: 400, maxValues: 2 * MAX_DOCUMENT_BYTES };
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 const TOOL_NAME_MAX = 64;
 
@@ -126,6 +133,13 @@ export async function generateApi(input: unknown): Promise<GeneratedApi> {
   if (head.openapi === undefined || !/^3\.[01]\.\d+$/.test(head.openapi)) {
     throw new OpenApiDocumentError(`only OpenAPI 3.0 and 3.1 documents are accepted (the document says openapi: ${head.openapi ?? 'nothing'})`);
   }
+  const resolved = resolvedProblem(document, RESOLVED_LIMITS);
+  if (resolved === 'depth') {
+    throw new OpenApiDocumentError(`the document nests deeper than ${RESOLVED_LIMITS.maxDepth} levels once its $refs are followed (a long chain of schemas each referring to the next, or $refs pointing at each other)`);
+  }
+  if (resolved === 'size') {
+    throw new OpenApiDocumentError(`the document grows past ${RESOLVED_LIMITS.maxValues} values once its $refs are resolved (schemas referring several times to schemas that do the same)`);
+  }
   const source = JSON.stringify(document);
   let api: Record<string, unknown>;
   try {
@@ -138,11 +152,11 @@ export async function generateApi(input: unknown): Promise<GeneratedApi> {
   } catch (error) {
     throw new OpenApiDocumentError(`the document is not a valid OpenAPI document: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const operations = listOperations(api);
+  const operations = listOperations(api, { values: TOOL_SCHEMA_LIMITS.maxValues });
   return { title: head.info?.title ?? 'API', description: head.info?.description ?? '', source, operations };
 }
 
-function listOperations(api: Record<string, unknown>): GeneratedOperation[] {
+function listOperations(api: Record<string, unknown>, budget: SchemaBudget): GeneratedOperation[] {
   const paths = z.record(z.string(), z.record(z.string(), z.unknown())).catch({}).parse(api.paths ?? {});
   const operations: GeneratedOperation[] = [];
   const taken = new Set<string>();
@@ -153,13 +167,13 @@ function listOperations(api: Record<string, unknown>): GeneratedOperation[] {
       if (item[method] === undefined || !parsed.success) continue;
       const operation = parsed.data;
       const toolName = uniqueName(toolNameOf(operation.operationId, method, path), taken);
-      operations.push(buildOperation(toolName, method, path, operation, [...shared, ...(operation.parameters ?? [])]));
+      operations.push(buildOperation(toolName, method, path, operation, [...shared, ...(operation.parameters ?? [])], budget));
     }
   }
   return operations;
 }
 
-function buildOperation(toolName: string, method: string, path: string, operation: z.infer<typeof OperationSchema>, rawParameters: unknown[]): GeneratedOperation {
+function buildOperation(toolName: string, method: string, path: string, operation: z.infer<typeof OperationSchema>, rawParameters: unknown[], budget: SchemaBudget): GeneratedOperation {
   // an operation's own parameter replaces a path-level one with the same name and location
   const byKey = new Map<string, z.infer<typeof ParameterSchema>>();
   for (const raw of rawParameters) {
@@ -172,10 +186,11 @@ function buildOperation(toolName: string, method: string, path: string, operatio
   for (const p of byKey.values()) {
     if (p.in !== 'path' && p.in !== 'query' && p.in !== 'header') continue; // cookies are the connection's business
     let argument = p.name;
-    if (argument in properties || argument === 'body' || argument === 'PCID') argument = `${p.in}_${p.name}`;
-    const schema = { ...acyclic(p.schema ?? {}) };
+    // own properties only: a parameter named `constructor` or `__proto__` is a name like any other
+    if (Object.hasOwn(properties, argument) || argument === 'body' || argument === 'PCID') argument = `${p.in}_${p.name}`;
+    const schema = { ...acyclic(p.schema ?? {}, budget) };
     if (p.description && typeof schema.description !== 'string') schema.description = p.description;
-    properties[argument] = schema;
+    Object.defineProperty(properties, argument, { value: schema, enumerable: true, writable: true, configurable: true });
     const isRequired = p.in === 'path' || p.required === true;
     if (isRequired) required.push(argument);
     parameters.push({ argument, name: p.name, in: p.in, explode: p.explode ?? (p.style === undefined || p.style === 'form'), required: isRequired });
@@ -187,7 +202,7 @@ function buildOperation(toolName: string, method: string, path: string, operatio
   const bodyMedia = jsonType ?? formType;
   if (bodyMedia !== undefined) {
     bodyType = jsonType ? 'json' : 'form';
-    const schema = { ...acyclic(content[bodyMedia]?.schema ?? {}) };
+    const schema = { ...acyclic(content[bodyMedia]?.schema ?? {}, budget) };
     if (operation.requestBody?.description && typeof schema.description !== 'string') schema.description = operation.requestBody.description;
     properties.body = schema;
     if (operation.requestBody?.required) required.push('body');
@@ -216,28 +231,71 @@ function uniqueName(name: string, taken: Set<string>): string {
 }
 
 /**
+ * What the tools' input schemas may add up to once `$ref`s are resolved and cycles cut: ajv
+ * compiles each tool's schema when the server is registered (and again when a gateway loads it),
+ * and compiling costs far more than reading, so the total is bounded. The depth bound keeps ajv's
+ * recursive compiler far from the end of the stack.
+ */
+export const TOOL_SCHEMA_LIMITS = { maxDepth: 128, maxValues: 100_000 };
+
+/** What is left of TOOL_SCHEMA_LIMITS.maxValues while one document's tools are built. */
+export interface SchemaBudget {
+  values: number;
+}
+
+/**
  * A copy of a dereferenced schema without object cycles: where a schema would contain itself (a
  * tree node's `children`), the inner one becomes an unconstrained schema that says so. The JSON
- * Schema of a tool must be plain JSON, and callers gain little from more depth.
+ * Schema of a tool must be plain JSON, and callers gain little from more depth. Copied without
+ * recursion, at most TOOL_SCHEMA_LIMITS.maxDepth deep, spending `budget` one value at a time: a
+ * schema that shares its parts (twenty schemas each referring twice to the next) would otherwise
+ * copy into millions of values.
  */
-export function acyclic(schema: Record<string, unknown>): Record<string, unknown> {
-  const walk = (value: unknown, ancestors: Set<object>, key: string | undefined): unknown => {
-    if (typeof value !== 'object' || value === null) return value;
-    if (ancestors.has(value)) {
-      // the dereferencer may share a map of schemas (`properties`) rather than the schema itself
-      if (key !== undefined && SCHEMA_MAPS.has(key)) return {};
-      const title = (value as Record<string, unknown>).title;
-      return { description: `recursive: the same shape as its enclosing ${typeof title === 'string' ? title : 'schema'}` };
+export function acyclic(schema: Record<string, unknown>, budget: SchemaBudget = { values: TOOL_SCHEMA_LIMITS.maxValues }): Record<string, unknown> {
+  interface Frame { source: object; copy: Record<string, unknown> | unknown[]; entries: [string, unknown][]; next: number }
+  const ancestors = new Set<object>();
+  const spend = (): void => {
+    if (--budget.values < 0) {
+      throw new OpenApiDocumentError(`the tools' input schemas hold more than ${TOOL_SCHEMA_LIMITS.maxValues} values once $refs are resolved (schemas shared by many operations count once per use)`);
     }
-    ancestors.add(value);
-    const copy: unknown = Array.isArray(value)
-      ? value.map((item) => walk(item, ancestors, undefined))
-      : Object.fromEntries(Object.entries(value).map(([name, item]) => [name, walk(item, ancestors, name)]));
-    ancestors.delete(value);
-    return copy;
   };
-  const result = walk(schema, new Set(), undefined);
-  return typeof result === 'object' && result !== null && !Array.isArray(result) ? result as Record<string, unknown> : {};
+  const open = (value: object): Frame => {
+    ancestors.add(value);
+    const entries: [string, unknown][] = Array.isArray(value) ? value.map((item, i) => [String(i), item]) : Object.entries(value);
+    return { source: value, copy: Array.isArray(value) ? [] : {}, entries, next: 0 };
+  };
+  spend();
+  const root = open(schema);
+  const stack: Frame[] = [root];
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    if (frame.next === frame.entries.length) {
+      stack.pop();
+      ancestors.delete(frame.source);
+      continue;
+    }
+    const [name, value] = frame.entries[frame.next++]!;
+    const key = Array.isArray(frame.source) ? undefined : name;
+    spend();
+    let copied: unknown = value;
+    if (typeof value === 'object' && value !== null) {
+      if (ancestors.has(value)) {
+        // the dereferencer may share a map of schemas (`properties`) rather than the schema itself
+        const title = (value as Record<string, unknown>).title;
+        copied = key !== undefined && SCHEMA_MAPS.has(key) ? {} : { description: `recursive: the same shape as its enclosing ${typeof title === 'string' ? title : 'schema'}` };
+      } else {
+        if (stack.length >= TOOL_SCHEMA_LIMITS.maxDepth) {
+          throw new OpenApiDocumentError(`a tool's input schema nests deeper than ${TOOL_SCHEMA_LIMITS.maxDepth} levels once $refs are resolved`);
+        }
+        const child = open(value);
+        stack.push(child);
+        copied = child.copy;
+      }
+    }
+    if (Array.isArray(frame.copy)) frame.copy.push(copied);
+    else Object.defineProperty(frame.copy, name, { value: copied, enumerable: true, writable: true, configurable: true });
+  }
+  return Array.isArray(root.copy) ? {} : root.copy;
 }
 
 /** keywords whose value is a map of names to schemas, not a schema */
