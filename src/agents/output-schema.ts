@@ -5,12 +5,14 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { linearRegExp } from '../linear-regexp';
 
 const CACHE_SIZE = 200;
 const cache = new Map<string, ValidateFunction>();
 
+/** `pattern` runs on RE2 (src/linear-regexp.ts); a schema using look-around is refused when saved. */
 function compile(schema: Record<string, unknown>): ValidateFunction {
-  const options = { allErrors: true, strict: false };
+  const options = { allErrors: true, strict: false, code: { regExp: linearRegExp } };
   const ajv = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12') ? new Ajv2020(options) : new Ajv(options);
   addFormats(ajv);
   return ajv.compile(schema);
@@ -32,7 +34,12 @@ export type OutputCheck = { ok: true; value: unknown } | { ok: false; problem: s
 export function checkOutput(cacheKey: string, schema: Record<string, unknown>, answer: string): OutputCheck {
   let validate = cache.get(cacheKey);
   if (!validate) {
-    validate = compile(schema);
+    try {
+      validate = compile(schema);
+    } catch (error) {
+      // an agent saved before a rule tightened (say, look-around before patterns ran on RE2)
+      return { ok: false, problem: `the agent's outputSchema cannot be used: ${error instanceof Error ? error.message : String(error)}` };
+    }
     if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
     cache.set(cacheKey, validate);
   }

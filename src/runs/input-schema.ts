@@ -8,7 +8,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { RE2JS } from 're2js';
+import { linearRegExp } from '../linear-regexp';
 
 const CACHE_SIZE = 500;
 const MAX_REPORTED = 10;
@@ -17,16 +17,10 @@ type Compiled = { validate: ValidateFunction } | { error: string };
 const cache = new Map<string, Compiled>();
 
 /**
- * `pattern` and `patternProperties` run on RE2 (linear time), not on V8's backtracking engine: a
- * schema is written by one organization and checked on the gateway every organization shares, so
- * `^(a+)+$` must not be able to stall it. RE2 has no look-around or back-references; a schema
- * using them is refused when the workflow is saved.
+ * `pattern` and `patternProperties` run on RE2 (src/linear-regexp.ts): a schema is written by one
+ * organization and checked on the gateway every organization shares. A schema using look-around
+ * or back-references is refused when the workflow is saved.
  */
-function linearRegExp(pattern: string, flags: string): { test(input: string): boolean } {
-  return RE2JS.compile(pattern, flags.includes('i') ? RE2JS.CASE_INSENSITIVE : 0);
-}
-linearRegExp.code = 'linearRegExp'; // named for Ajv's standalone code, which flowgate does not use
-
 function ajvFor(schema: Record<string, unknown>, coerce: boolean): Ajv {
   const options = { allErrors: true, strict: false, coerceTypes: coerce ? ('array' as const) : false, code: { regExp: linearRegExp } };
   const dialect = typeof schema.$schema === 'string' ? schema.$schema : '';

@@ -97,4 +97,43 @@ describe('custom servers: documents that must be refused, not crash (a separate 
     }
     assert.equal(gw.exited(), undefined);
   });
+
+  it('checks arguments against the document\'s patterns on RE2: one nested 7,000 groups deep (it aborted the process at the first call) or with look-around is not checked, an ordinary one is', async () => {
+    const deepPattern = `${'(a|'.repeat(7_000)}b${')'.repeat(7_000)}`;
+    const document = {
+      openapi: '3.0.3', info: { title: 'patterns', version: '1' },
+      paths: { '/x': { get: {
+        operationId: 'op',
+        parameters: [
+          { name: 'deep', in: 'query', schema: { type: 'string', pattern: deepPattern } },
+          { name: 'look', in: 'query', schema: { type: 'string', pattern: '^(?!x)' } },
+          { name: 'plain', in: 'query', schema: { type: 'string', pattern: '^[a-z]+$' } },
+        ],
+        responses: { 200: { description: 'ok' } },
+      } } },
+    };
+    const server = await register(document);
+    assert.equal(server.status, 201, server.text);
+    const key = await gw.call('POST', '/api/v1/api-keys', { name: 'patterns' });
+    const token = await fetch(`${gw.url}/auth/token`, { method: 'POST', headers: { 'X-API-KEY': String(key.json?.key) } }).then(async (r) => (await r.json() as { token: string }).token);
+    const call = async (args: Record<string, unknown>): Promise<{ status: number; text: string }> => {
+      try {
+        const response = await fetch(`${gw.url}/tools/${String(server.json?.id)}`, {
+          method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'op', arguments: { PCID: pcid, ...args } } }),
+        });
+        return { status: response.status, text: await response.text() };
+      } catch (error) {
+        return { status: 0, text: String(error) };
+      }
+    };
+    // past the argument check, the call goes to the API, which is not there: a tool error, not "invalid arguments"
+    const passed = await call({ deep: 'aaaa', look: 'xyz', plain: 'abc' });
+    assert.equal(passed.status, 200, passed.text);
+    assert.doesNotMatch(passed.text, /invalid arguments/);
+    assert.match(passed.text, /127\.0\.0\.1:9|ECONNREFUSED|could not/i);
+    const refused = await call({ plain: 'ABC' });
+    assert.match(refused.text, /invalid arguments for op: arguments\.plain: must match pattern/);
+    assert.equal(gw.exited(), undefined);
+  });
 });

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { lenientLinearRegExp } from '../../linear-regexp';
 import type { BufferedResponse } from '../../net/http-client';
 import { pcidSchema, jsonSchemaOf } from '../define-tool';
 import { ToolCallError, ToolFailure, type CallContext, type JsonSchemaObject, type ToolEntry, type ToolOutput, type ToolServer } from '../server';
@@ -39,7 +40,8 @@ interface Compiled {
 }
 
 export function openApiServer(spec: OpenApiServerSpec): ToolServer {
-  const ajv = new Ajv({ strict: false, allErrors: true, logger: false, validateFormats: true });
+  // the document's patterns run on RE2; one RE2 cannot run is left to the API (src/linear-regexp.ts)
+  const ajv = new Ajv({ strict: false, allErrors: true, logger: false, validateFormats: true, code: { regExp: lenientLinearRegExp } });
   addFormats(ajv);
   const pcid = jsonSchemaOf(pcidSchema(CUSTOM_APPLICATION)).properties;
   const tools = new Map<string, Compiled>();
