@@ -6,12 +6,19 @@ import Ajv, { type ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { linearRegExp } from '../linear-regexp';
+import { MAX_COMPILED_SCHEMA_DEPTH, schemaDepthExceeds } from '../resolved-shape';
 
 const CACHE_SIZE = 200;
 const cache = new Map<string, ValidateFunction>();
 
-/** `pattern` runs on RE2 (src/linear-regexp.ts); a schema using look-around is refused when saved. */
+/**
+ * `pattern` runs on RE2 (src/linear-regexp.ts); a schema using look-around is refused when saved,
+ * and so is one too deep for ajv's recursive compiler once its `$ref`s are followed.
+ */
 function compile(schema: Record<string, unknown>): ValidateFunction {
+  if (schemaDepthExceeds(schema, MAX_COMPILED_SCHEMA_DEPTH)) {
+    throw new Error(`it nests deeper than ${MAX_COMPILED_SCHEMA_DEPTH} levels once its $refs are followed`);
+  }
   const options = { allErrors: true, strict: false, code: { regExp: linearRegExp } };
   const ajv = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12') ? new Ajv2020(options) : new Ajv(options);
   addFormats(ajv);

@@ -5,6 +5,7 @@
  * /api/v1/agents); the registry stores the parsed value.
  */
 import { z } from 'zod';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../gateway/json-depth';
 
 /** `{name, allTools: true}` attaches every tool of a server; `{name, tools: {<tool>: {}}}` only the named ones. */
 export const AgentServerSchema = z.union([
@@ -46,17 +47,27 @@ export const AgentLimitsSchema = z.object({
   toolResultChars: z.number().int().min(256).max(200_000).default(16_000),
 }).strict();
 
-/** A JSON Schema object, given as an object or as its JSON text (the contract shows a string). */
+/**
+ * A JSON Schema object, given as an object or as its JSON text (the contract shows a string). The
+ * text nests at most as deep as a JSON body may: ajv compiles a schema recursively.
+ */
 export const OutputSchemaSchema = z.union([z.string().max(100_000), z.record(z.string(), z.unknown())]).transform((value, ctx) => {
   if (typeof value !== 'string') return value;
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(value);
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    parsed = JSON.parse(value);
   } catch {
-    // reported below
+    parsed = undefined;
   }
-  ctx.addIssue({ code: 'custom', message: 'must be a JSON Schema object (or its JSON text)' });
-  return z.NEVER;
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON Schema object (or its JSON text)' });
+    return z.NEVER;
+  }
+  if (jsonDepthExceeds(parsed)) {
+    ctx.addIssue({ code: 'custom', message: `nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays` });
+    return z.NEVER;
+  }
+  return parsed as Record<string, unknown>;
 });
 
 const fields = {

@@ -25,7 +25,8 @@ function jsonata(expression: string, options: typeof EVAL_OPTIONS): ReturnType<t
  * jsonata's own guards against runaway evaluation. In a workflow the clock stands still during a
  * workflow task, so the depth limit is the one that bites there; the timeout guards validation.
  */
-const EVAL_OPTIONS = { timeout: 1000, stack: 200 };
+export const EXPRESSION_STACK = 200;
+const EVAL_OPTIONS = { timeout: 1000, stack: EXPRESSION_STACK };
 
 export class ExpressionError extends Error {}
 

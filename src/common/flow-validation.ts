@@ -5,9 +5,18 @@
  * has no activity, approvals where two could wait at once.
  */
 import jsonata from 'jsonata';
+import { EXPRESSION_STACK } from './expressions';
 
 /** Step lists nest at most this deep (a forEach in a branch in a parallel is depth 3). */
 export const MAX_NESTING_DEPTH = 3;
+
+/**
+ * An expression's text nests at most this deep (brackets, and the conditionals and bindings open
+ * within them), judged before jsonata's parser, which recurses once per level: a stack overflow
+ * there can abort the process rather than throw. Regular expressions count with the rest, since
+ * V8 compiles them recursively when a run evaluates them.
+ */
+export const MAX_EXPRESSION_NESTING = 64;
 
 const RETRYABLE_TYPES = new Set(['template', 'code', 'http', 'tool']);
 
@@ -38,35 +47,114 @@ interface ListContext {
   concurrent: boolean;
 }
 
-/** Parses a JSONata expression; the error names the position of the problem. */
+/**
+ * An upper bound of how deep jsonata's parser will recurse over `text`, without tokenizing it:
+ * brackets open and close a level; `?` and `:=` open one that lasts to the end of the enclosing
+ * bracket or list item. Inside what may be a string, a comment or a regular expression (where a
+ * quote may not start a string after all), brackets and `?` only ever add, so no text can hide
+ * its nesting by looking like a string.
+ */
+export function expressionNesting(text: string): number {
+  const pending: number[] = [0]; // per open bracket: the conditionals and bindings open in it
+  let open = 0;
+  let inQuotes = 0;
+  let max = 0;
+  let i = 0;
+  const bump = (): void => {
+    max = Math.max(max, pending.length - 1 + open + inQuotes);
+  };
+  while (i < text.length) {
+    const c = text[i]!;
+    const quote = c === '"' || c === "'" || c === '`' ? c : c === '/' && text[i + 1] === '*' ? '*/' : undefined;
+    if (quote !== undefined) {
+      // a string, a name in backquotes or a comment: to its end, counting what might open a level
+      for (i += quote.length; i < text.length && !text.startsWith(quote, i); i++) {
+        if (text[i] === '\\' && quote !== '*/') i++;
+        else if ('([{?'.includes(text[i]!)) {
+          inQuotes++;
+          bump();
+        }
+      }
+      i += quote.length;
+      continue;
+    }
+    if (c === '\\') {
+      i += 2; // an escaped character of a regular expression
+      continue;
+    }
+    if (c === '(' || c === '[' || c === '{') pending.push(0);
+    else if ((c === ')' || c === ']' || c === '}') && pending.length > 1) open -= pending.pop()!;
+    else if (c === ',' || c === ';') {
+      open -= pending[pending.length - 1]!;
+      pending[pending.length - 1] = 0;
+    } else if (c === '?' || (c === ':' && text[i + 1] === '=')) {
+      pending[pending.length - 1]! += 1;
+      open++;
+    }
+    bump();
+    i++;
+  }
+  return max;
+}
+
+/** How many objects deep a syntax tree goes, measured without recursion, up to `limit + 1`. */
+function treeDepthExceeds(tree: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[tree, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    const own = Array.isArray(node) ? depth : depth + 1;
+    if (own > limit) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, own]);
+  }
+  return false;
+}
+
+/**
+ * Parses a JSONata expression; the error names the position of the problem. An expression nests
+ * at most MAX_EXPRESSION_NESTING deep as text and EXPRESSION_STACK deep once parsed (as deep as
+ * a run evaluates: jsonata's own guard stops a deeper evaluation).
+ */
 export function expressionProblem(expression: string): string | undefined {
+  if (expressionNesting(expression) > MAX_EXPRESSION_NESTING) {
+    return `nests deeper than ${MAX_EXPRESSION_NESTING} levels (brackets, and the conditionals and := bindings open within them)`;
+  }
+  let tree: unknown;
   try {
-    jsonata(expression);
-    return undefined;
+    tree = jsonata(expression).ast();
   } catch (err) {
     const e = err as { message?: string; position?: number };
     return `does not parse as JSONata${e.position === undefined ? '' : ` (at character ${e.position})`}: ${e.message ?? String(err)}`;
   }
+  if (treeDepthExceeds(tree, EXPRESSION_STACK)) return `nests deeper than the ${EXPRESSION_STACK} levels a run evaluates (a chain of operators counts one level each)`;
+  return undefined;
 }
 
-/** References of `steps.\`N\``, `local.\`N\`` and `$step("N…")` in an expression's syntax tree. */
-function references(node: unknown, found: { kind: 'steps' | 'local'; index: string }[] = []): typeof found {
-  if (Array.isArray(node)) {
-    for (const child of node) references(child, found);
-    return found;
-  }
-  if (node === null || typeof node !== 'object') return found;
-  const n = node as { type?: string; steps?: { type?: string; value?: unknown }[]; procedure?: { type?: string; value?: unknown }; arguments?: { type?: string; value?: unknown }[] };
-  if (n.type === 'path' && n.steps && n.steps.length >= 2) {
-    const [head, next] = n.steps;
-    if (head?.type === 'name' && (head.value === 'steps' || head.value === 'local') && next?.type === 'name') {
-      found.push({ kind: head.value, index: String(next.value) });
+type Reference = { kind: 'steps' | 'local'; index: string };
+
+/** References of `steps.\`N\``, `local.\`N\`` and `$step("N…")` in an expression's syntax tree (walked without recursion). */
+function references(tree: unknown): Reference[] {
+  const found: Reference[] = [];
+  const stack: unknown[] = [tree];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      stack.push(...[...node].reverse());
+      continue;
     }
+    const n = node as { type?: string; steps?: { type?: string; value?: unknown }[]; procedure?: { type?: string; value?: unknown }; arguments?: { type?: string; value?: unknown }[] };
+    if (n.type === 'path' && n.steps && n.steps.length >= 2) {
+      const [head, next] = n.steps;
+      if (head?.type === 'name' && (head.value === 'steps' || head.value === 'local') && next?.type === 'name') {
+        found.push({ kind: head.value, index: String(next.value) });
+      }
+    }
+    if (n.type === 'function' && n.procedure?.type === 'variable' && n.procedure.value === 'step' && n.arguments?.[0]?.type === 'string') {
+      found.push({ kind: 'steps', index: String(n.arguments[0].value).split('.')[0] ?? '' });
+    }
+    stack.push(...Object.values(n).filter((value) => value !== null && typeof value === 'object').reverse());
   }
-  if (n.type === 'function' && n.procedure?.type === 'variable' && n.procedure.value === 'step' && n.arguments?.[0]?.type === 'string') {
-    found.push({ kind: 'steps', index: String(n.arguments[0].value).split('.')[0] ?? '' });
-  }
-  for (const value of Object.values(n)) if (value !== null && typeof value === 'object') references(value, found);
   return found;
 }
 

@@ -9,6 +9,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { linearRegExp } from '../linear-regexp';
+import { MAX_COMPILED_SCHEMA_DEPTH, schemaDepthExceeds } from '../resolved-shape';
 
 const CACHE_SIZE = 500;
 const MAX_REPORTED = 10;
@@ -29,13 +30,21 @@ function ajvFor(schema: Record<string, unknown>, coerce: boolean): Ajv {
   return ajv;
 }
 
+/** ajv's compiler recurses over the schema and the `$ref`s it follows: too deep a schema is refused before. */
+function compile(schema: Record<string, unknown>, coerce: boolean): ValidateFunction {
+  if (schemaDepthExceeds(schema, MAX_COMPILED_SCHEMA_DEPTH)) {
+    throw new Error(`it nests deeper than ${MAX_COMPILED_SCHEMA_DEPTH} levels once its $refs are followed`);
+  }
+  return ajvFor(schema, coerce).compile(schema);
+}
+
 function compiled(cacheKey: string, schema: Record<string, unknown>, coerce: boolean): Compiled {
   const key = `${cacheKey}\n${coerce}`;
   const hit = cache.get(key);
   if (hit) return hit;
   let entry: Compiled;
   try {
-    entry = { validate: ajvFor(schema, coerce).compile(schema) };
+    entry = { validate: compile(schema, coerce) };
   } catch (err) {
     entry = { error: (err as Error).message };
   }
@@ -69,7 +78,7 @@ function describe(error: ErrorObject): string {
 export function inputSchemaProblem(schema: Record<string, unknown> | undefined): string | undefined {
   if (!schema) return undefined;
   try {
-    ajvFor(schema, false).compile(schema);
+    compile(schema, false);
     return undefined;
   } catch (err) {
     return (err as Error).message;

@@ -11,7 +11,7 @@ import { DocumentTextError, parseDocumentText, tooDeepText, type DocumentTextLim
 import { MAX_JSON_DEPTH } from '../../gateway/json-depth';
 import { jsonShapeProblem } from '../../json-shape';
 import type { JsonSchemaObject } from '../server';
-import { resolvedProblem } from './resolved-shape';
+import { MAX_COMPILED_SCHEMA_DEPTH, resolvedProblem } from '../../resolved-shape';
 
 export const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
 /**
@@ -236,7 +236,7 @@ function uniqueName(name: string, taken: Set<string>): string {
  * and compiling costs far more than reading, so the total is bounded. The depth bound keeps ajv's
  * recursive compiler far from the end of the stack.
  */
-export const TOOL_SCHEMA_LIMITS = { maxDepth: 128, maxValues: 100_000 };
+export const TOOL_SCHEMA_LIMITS = { maxDepth: MAX_COMPILED_SCHEMA_DEPTH, maxValues: 100_000 };
 
 /** What is left of TOOL_SCHEMA_LIMITS.maxValues while one document's tools are built. */
 export interface SchemaBudget {

@@ -1,6 +1,9 @@
 /**
- * How deep and how large an OpenAPI document becomes once swagger-parser follows its `$ref`s,
- * bounded before swagger-parser runs. Its dereferencer recurses once per level of the resolved
+ * How deep and how large a document becomes once its `$ref`s are followed, judged before anything
+ * recursive follows them: swagger-parser for an OpenAPI document, ajv for a JSON Schema.
+ *
+ * For an OpenAPI document: swagger-parser's dereferencer recurses once per level of the resolved
+ * document. Its dereferencer recurses once per level of the resolved
  * document, and a chain of a thousand small schemas, each referring to the next, overflows the
  * stack; its validator then walks the resolved document as a tree, so twenty schemas each
  * referring twice to the next become a million copies (a 3 KB document that took a minute and
@@ -65,7 +68,9 @@ function resolver(root: unknown, maxHops: number): (ref: string) => unknown {
     const tokens = ref === '#' ? [] : ref.slice(2).split('/').map(decodeToken);
     let value: unknown = root;
     for (let i = 0; i < tokens.length; i++) {
-      for (let followed = 0; isContainer(value) && refOf(value) !== undefined; followed++) {
+      // a $ref met on the way is followed unless it has the token itself (a JSON Schema's root
+      // `$ref` next to its `$defs`, or an "extended" $ref)
+      for (let followed = 0; isContainer(value) && refOf(value) !== undefined && !Object.prototype.hasOwnProperty.call(value, tokens[i]!); followed++) {
         if (followed > maxHops) throw new TooDeep(); // $refs pointing at each other in a ring
         value = resolve(refOf(value)!, hops + 1);
       }
@@ -231,4 +236,39 @@ export function resolvedProblem(document: unknown, limits: ResolvedLimits): Reso
     size[node] = total;
   }
   return size[0]! > limits.maxValues ? 'size' : undefined;
+}
+
+/**
+ * How deep a schema ajv compiles may go, counting a level per object, array and `$ref` followed:
+ * its compiler overflowed the stack at 300 to 400 levels, so this keeps a wide margin.
+ */
+export const MAX_COMPILED_SCHEMA_DEPTH = 128;
+
+/** Keywords that make a JSON Schema's references resolve otherwise than as pointers from its root. */
+const OPAQUE_KEYWORDS = ['$id', '$anchor', '$dynamicAnchor', '$recursiveAnchor', '$dynamicRef', '$recursiveRef'];
+
+/**
+ * Whether ajv's compiler, which recurses once per level of a schema and once more per `$ref` it
+ * follows (a chain of 300 definitions overflowed it), could go deeper than `maxDepth` over
+ * `schema`. References by pointer from the root are followed as above; a schema that resolves
+ * references otherwise (`$id` below the root, anchors, dynamic or relative references) is judged
+ * by its number of objects and arrays, which bounds any path through it.
+ */
+export function schemaDepthExceeds(schema: unknown, maxDepth: number): boolean {
+  let containers = 0;
+  let opaque = false;
+  const stack: [unknown, boolean][] = [[schema, true]];
+  while (stack.length > 0) {
+    const [value, atRoot] = stack.pop()!;
+    if (!isContainer(value)) continue;
+    containers++;
+    if (!Array.isArray(value)) {
+      const record = value as Record<string, unknown>;
+      if (OPAQUE_KEYWORDS.some((keyword) => keyword in record && !(atRoot && keyword === '$id'))) opaque = true;
+      if (typeof record.$ref === 'string' && !(record.$ref === '#' || record.$ref.startsWith('#/'))) opaque = true;
+    }
+    for (const child of Array.isArray(value) ? value : Object.values(value)) stack.push([child, false]);
+  }
+  if (opaque) return containers > maxDepth;
+  return resolvedProblem(schema, { maxDepth, maxValues: Number.MAX_SAFE_INTEGER }) === 'depth';
 }
