@@ -53,11 +53,20 @@ export async function evaluateExpression(expression: string, context: Interpolat
   }
 }
 
-/** JSONata's truthiness: false for undefined, null, false, 0, '', an empty array or object. */
+/**
+ * JSONata's truthiness: false for undefined, null, false, 0, '', an empty array or object; an
+ * array is true when any element is. Judged without recursion: the value may be a step's JSON,
+ * nested as deep as some API chose to answer.
+ */
 export function truthy(value: unknown): boolean {
-  if (value === undefined || value === null) return false;
-  if (Array.isArray(value)) return value.some((v) => truthy(v));
-  if (typeof value === 'object') return Object.keys(value).length > 0;
-  if (typeof value === 'function') return false;
-  return Boolean(value);
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const current = pending.pop();
+    if (Array.isArray(current)) {
+      for (const element of current) pending.push(element);
+    } else if (current !== undefined && current !== null && typeof current !== 'function') {
+      if (typeof current === 'object' ? Object.keys(current).length > 0 : Boolean(current)) return true;
+    }
+  }
+  return false;
 }
