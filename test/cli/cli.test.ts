@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import http from 'node:http';
+import { DEEP_TEXT_FORMS, INDENTED_FORMS } from '../support/deep-text';
 import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback } from '../support/loopback';
 
@@ -181,6 +182,16 @@ describe('flowgate CLI', () => {
     assert.equal(bash.code, 0);
     assert.match(bash.stdout, /complete -F _flowgate flowgate/);
     assert.match(bash.stdout, /workflows\) COMPREPLY/);
+  });
+
+  it('refuses a workflow file nested 50,000 deep, as JSON or YAML, with a usage error naming the file (the YAML parser could abort the CLI)', async () => {
+    for (const [form, text] of Object.entries(DEEP_TEXT_FORMS)) {
+      const file = path.join(home, `deep-${Date.now()}.yaml`);
+      writeFileSync(file, text(INDENTED_FORMS.has(form) ? 2_000 : 50_000));
+      const refused = await cli(['workflows', 'create', file]);
+      assert.equal(refused.code, 64, `${form}: ${refused.stderr}`);
+      assert.ok(refused.stderr.includes(`${file}: the document nests deeper than 64 levels`), `${form}: ${refused.stderr}`);
+    }
   });
 
   it('logs in once into a 0600 config file that later commands use', async () => {
