@@ -1,7 +1,7 @@
 /**
  * Every management-API input that is a document or a text flowgate parses, sent to a gateway in a
  * process of its own over real HTTP (a crash is a dropped socket and an exited child): workflow
- * expressions (JSONata) and input schemas, agents' output schemas (object or JSON text), and
+ * definitions (every step kind, expressions, input schemas), agents' output schemas (object or JSON text), and
  * OpenAPI documents (JSON or YAML text, or an object). First the hostile cases one by one, then a
  * seeded fast-check fuzz of all of them, deep nesting in every textual form included: never a 5xx,
  * never a dropped socket, and the process serves ordinary requests afterwards.
@@ -15,7 +15,7 @@ import { PETSTORE } from '../tools/custom-support';
 
 /** fixed, so that a failure is reproduced by running again; FUZZ_SEED and FUZZ_RUNS explore further */
 const SEED = Number(process.env.FUZZ_SEED ?? 28);
-const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
 
 const nested = (open: string, inner: string, close: string, n: number): string => `${open.repeat(n)}${inner}${close.repeat(n)}`;
 
@@ -186,7 +186,41 @@ describe('management API document inputs (a separate gateway process)', function
       ),
     }));
 
+    /** workflow definitions: every step kind (and some that are not), fields with valid and random values, nested lists */
+    const STEP_TYPES = ['template', 'code', 'http', 'tool', 'delay', 'waitUntil', 'approval', 'trigger', 'agent', 'branch', 'forEach', 'parallel', 'nope'];
+    const LEAF = [{ name: 'Leaf', type: 'template', template: 'x' }];
+    /** nested steps carry short expressions: the long ones come once per definition, at the top */
+    const shortExpression = fc.array(fc.constantFrom('(', ')', '?', ':', '"', '/', 'inputs.a', '1', '+', ' and ', 'item', 'index', '$x := '), { minLength: 1, maxLength: 12 }).map((t) => t.join(''));
+    const { steps } = fc.letrec((tie) => ({
+      step: fc.record({
+        name: fc.oneof(fc.constant('Step'), fc.string({ maxLength: 8 })),
+        type: fc.constantFrom(...STEP_TYPES),
+        if: fc.option(shortExpression, { nil: undefined }),
+        template: fc.option(fc.oneof(fc.constant('{{inputs.a}} and {{steps.1.json.x}}'), fc.string({ maxLength: 30 })), { nil: undefined }),
+        source: fc.option(fc.oneof(fc.constant('return inputs.a;'), fc.string({ maxLength: 30 }), fc.integer({ min: 1, max: 5_000 }).map((n) => `return ${nested('(', '1', ')', n)};`)), { nil: undefined }),
+        url: fc.option(fc.oneof(fc.constant('https://example.com/{{inputs.a}}'), fc.string({ maxLength: 20 })), { nil: undefined }),
+        body: fc.option(fc.oneof(json, fc.string({ maxLength: 20 })), { nil: undefined }),
+        arguments: fc.option(json, { nil: undefined }),
+        items: fc.option(shortExpression, { nil: undefined }),
+        steps: fc.option(tie('steps'), { nil: undefined }),
+        cases: fc.option(fc.array(fc.record({ if: shortExpression, steps: tie('steps') }), { maxLength: 2 }), { nil: undefined }),
+        branches: fc.option(fc.array(fc.record({ steps: tie('steps') }), { maxLength: 2 }), { nil: undefined }),
+        retry: fc.option(fc.oneof(json, fc.record({ maxAttempts: fc.integer({ min: -1, max: 20 }), initialInterval: fc.constantFrom('1s', 'x') })), { nil: undefined }),
+        extra: fc.option(json, { nil: undefined }),
+      }, { requiredKeys: ['name', 'type'] }),
+      // past four levels of lists only the leaf is drawn (step lists themselves nest at most 3 deep)
+      steps: fc.oneof({ maxDepth: 4, depthIdentifier: 'steps' }, fc.constant(LEAF), fc.array(tie('step'), { minLength: 1, maxLength: 3 }), json),
+    }));
+    const definition = fc.record({
+      name: fc.oneof(fc.constant('fuzzed'), fc.string({ maxLength: 10 }), json),
+      steps: fc.tuple(steps, fc.option(expression, { nil: undefined })).map(([list, top]) => (Array.isArray(list) && top !== undefined ? [{ ...(list[0] as object), if: top }, ...list.slice(1)] : list)),
+      inputSchema: fc.option(schema, { nil: undefined }),
+      timeoutSeconds: fc.option(fc.oneof(fc.integer(), json), { nil: undefined }),
+    }, { requiredKeys: ['name', 'steps'] });
+
     const request = fc.oneof(
+      definition.map((body) => ({ method: 'POST', path: '/api/v1/workflows', body: body as unknown })),
+      definition.map((body) => ({ method: 'PUT', path: '/api/v1/workflows/WORKFLOW', body: body as unknown })),
       openApiDocument.map((document) => ({ method: 'POST', path: '/api/v1/servers', body: { connection: 'PCID', document } as unknown })),
       fc.record({ expression, where: fc.constantFrom('if', 'items', 'case'), inputSchema: fc.option(schema, { nil: undefined }) }).map(({ expression: e, where, inputSchema }) => ({
         method: 'POST', path: '/api/v1/workflows',
@@ -201,9 +235,11 @@ describe('management API document inputs (a separate gateway process)', function
 
     it(`never answers 5xx or drops the socket, and serves ordinary requests afterwards (seed ${SEED}, ${RUNS} runs)`, async () => {
       const seen: Record<number, number> = {};
+      const draft = await gw.call('POST', '/api/v1/workflows', workflow());
+      assert.equal(draft.status, 201, draft.text);
       await fc.assert(fc.asyncProperty(request, async (r) => {
         const body = r.path === '/api/v1/servers' ? { ...(r.body as Record<string, unknown>), connection: pcid } : r.body;
-        const answer = await gw.call(r.method, r.path, body);
+        const answer = await gw.call(r.method, r.path.replace('WORKFLOW', String(draft.json?.id)), body);
         seen[answer.status] = (seen[answer.status] ?? 0) + 1;
         assert.notEqual(answer.status, 0, `${answer.text} after ${JSON.stringify(body).slice(0, 300)}; ${gw.exited() ?? ''}`);
         assert.ok(answer.status < 500, `${answer.status} ${answer.text.slice(0, 300)} for ${JSON.stringify(body).slice(0, 300)}`);
