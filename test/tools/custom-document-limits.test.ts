@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { startManagementProcess, type ManagementProcess } from '../support/management-process';
 import { DEEP_TEXT_FORMS, INDENTED_FORMS } from '../support/deep-text';
+import { startHostileRemoteMcp } from '../support/hostile-remote-mcp';
 import { PETSTORE } from './custom-support';
 
 /** an OpenAPI document with one operation whose text carries `deep` (a YAML or JSON fragment) under `x-deep` */
@@ -135,5 +136,39 @@ describe('custom servers: documents that must be refused, not crash (a separate 
     const refused = await call({ plain: 'ABC' });
     assert.match(refused.text, /invalid arguments for op: arguments\.plain: must match pattern/);
     assert.equal(gw.exited(), undefined);
+  });
+
+  it('takes a remote server whose declared output schemas are hostile: a $ref chain ajv\'s compiler overflowed on (registration failed on a caught stack overflow), a pattern nested 7,000 deep', async () => {
+    const defs: Record<string, unknown> = {};
+    for (let i = 0; i < 300; i++) defs[`d${i}`] = i === 299 ? { type: 'string' } : { type: 'object', properties: { a: { $ref: `#/$defs/d${i + 1}` } } };
+    const remote = await startHostileRemoteMcp([
+      { name: 'deep_pattern', outputSchema: { type: 'object', properties: { v: { type: 'string', pattern: `${'(a|'.repeat(7_000)}b${')'.repeat(7_000)}` } } }, structuredContent: { v: 'aaab' } },
+      { name: 'ref_chain', outputSchema: { type: 'object', properties: { v: { $ref: '#/$defs/d0' } }, $defs: defs }, structuredContent: { v: { a: { a: 'x' } } } },
+    ]);
+    try {
+      const server = await gw.call('POST', '/api/v1/servers', { url: `${remote.url}/mcp` });
+      assert.equal(server.status, 201, server.text);
+      const key = await gw.call('POST', '/api/v1/api-keys', { name: 'remote schemas' });
+      const token = await fetch(`${gw.url}/auth/token`, { method: 'POST', headers: { 'X-API-KEY': String(key.json?.key) } }).then(async (r) => (await r.json() as { token: string }).token);
+      const call = async (name: string): Promise<{ status: number; text: string }> => {
+        try {
+          const response = await fetch(`${gw.url}/tools/${String(server.json?.id)}`, {
+            method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } }),
+          });
+          return { status: response.status, text: await response.text() };
+        } catch (error) {
+          return { status: 0, text: String(error) };
+        }
+      };
+      for (const name of ['deep_pattern', 'ref_chain']) {
+        const answer = await call(name);
+        assert.equal(answer.status, 200, `${name}: ${answer.text}`);
+        assert.equal((JSON.parse(answer.text) as { result?: { isError?: boolean } }).result?.isError, false, `${name}: ${answer.text}`);
+      }
+      assert.equal(gw.exited(), undefined);
+    } finally {
+      await remote.close();
+    }
   });
 });

@@ -18,6 +18,7 @@ import { ToolCallError, ToolFailure, type ContentBlock, type JsonSchemaObject, t
 import type { CustomAuth } from './auth';
 import { CustomCredentialsSchema } from './credentials';
 import { outboundFailure } from './errors';
+import { remoteOutputValidator } from './remote-output-validator';
 
 export const TOOL_LIST_TTL_MS = 60_000;
 const LIST_TIMEOUT_MS = 15_000;
@@ -90,7 +91,7 @@ export function remoteServer(spec: RemoteServerSpec, version: string): ToolServe
       return new Response(empty ? null : new Uint8Array(response.body), { status: response.status, headers: answerHeaders });
     };
     const transport = new StreamableHTTPClientTransport(url, { fetch: guardedFetch });
-    const client = new Client({ name: 'flowgate', version: '1.0.0' });
+    const client = new Client({ name: 'flowgate', version: '1.0.0' }, { jsonSchemaValidator: remoteOutputValidator() });
     await client.connect(transport, { signal, timeout: Math.max(1, deadline - Date.now()) });
     return { client, transport };
   }
