@@ -36,7 +36,10 @@ export function parseDocumentText(text: string, limits: DocumentTextLimits): unk
   }
   const problem = jsonShapeProblem(value, limits);
   if (problem === 'depth') throw new DocumentTextError(`${tooDeepText(limits.maxDepth)} (counting what YAML aliases repeat)`);
-  if (problem === 'size') throw new DocumentTextError(`the document holds more than ${limits.maxValues} values (counting what YAML aliases repeat)`);
+  if (problem === 'size') {
+    const chars = limits.maxChars === undefined ? '' : ` or ${limits.maxChars} characters of JSON`;
+    throw new DocumentTextError(`the document holds more than ${limits.maxValues} values${chars} (counting what YAML aliases repeat)`);
+  }
   return value;
 }
 

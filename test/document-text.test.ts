@@ -33,6 +33,11 @@ describe('parseDocumentText', () => {
     const big = `a: &a [${Array(5_000).fill('1').join(',')}]\nb: [${Array(30).fill('*a').join(',')}]\n`;
     assert.throws(() => parseDocumentText(big, LIMITS), /holds more than 100000 values/);
     assert.deepEqual(parseDocumentText('a: &a [1, 2]\nb: *a\n', LIMITS), { a: [1, 2], b: [1, 2] });
+    // long strings aliased often: few values, a great deal of JSON (2 MB of YAML was 190 MB)
+    const strings = Array.from({ length: 20 }, (_, i) => `s${i}: &s${i} ${'x'.repeat(5_000)}`).join('\n');
+    const uses = Array.from({ length: 20 }, (_, i) => `  - [${Array(99).fill(`*s${i}`).join(',')}]`).join('\n');
+    assert.throws(() => parseDocumentText(`${strings}\nb:\n${uses}\n`, { ...LIMITS, maxChars: 1_000_000 }), /more than 100000 values or 1000000 characters of JSON/);
+    assert.equal(jsonShapeProblem(parseDocumentText(`${strings}\nb:\n${uses}\n`, LIMITS), LIMITS), undefined, 'without a bound on characters it passes');
   });
 
   it('says where YAML goes wrong, and refuses several documents in one text', () => {

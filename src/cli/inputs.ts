@@ -5,7 +5,7 @@ import { MAX_JSON_DEPTH } from '../gateway/json-depth';
 import { CliError, EXIT } from './errors';
 
 /** what the server would accept anyway: a JSON body nests at most MAX_JSON_DEPTH levels */
-const DOCUMENT_LIMITS = { maxDepth: MAX_JSON_DEPTH, maxValues: 1_000_000, maxAliasCount: 100 };
+const DOCUMENT_LIMITS = { maxDepth: MAX_JSON_DEPTH, maxValues: 1_000_000, maxChars: 64 * 1024 * 1024, maxAliasCount: 100 };
 
 export function readText(file: string): string {
   try {

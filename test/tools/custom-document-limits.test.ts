@@ -83,13 +83,16 @@ describe('custom servers: documents that must be refused, not crash (a separate 
     }
   });
 
-  it('answers 400 for what only breaks after parsing: schemas ajv cannot compile, unresolvable $refs, a YAML alias inside itself', async () => {
+  it('answers 400 for what only breaks after parsing: schemas ajv cannot compile, unresolvable $refs, a YAML alias inside itself, aliases that multiply the JSON', async () => {
     const cases: [unknown, RegExp][] = [
       [operation({ type: 'foo' }, '3.1.0'), /cannot check a tool's arguments: schema is invalid/],
       [operation({ type: 'object', required: 5 }, '3.1.0'), /cannot check a tool's arguments: schema is invalid/],
       [operation({ $ref: 'other.yaml#/A' }), /cannot check a tool's arguments: can't resolve reference other\.yaml#\/A/],
       ['openapi: 3.0.3\ninfo: {title: t, version: "1"}\npaths: {}\nx-loop: &x [ *x ]\n', /nests deeper than 64 levels/],
       ['openapi: 3.0.3\ninfo: &i {title: t, version: "1", self: *i}\npaths: {}\n', /nests deeper than 64 levels/],
+      // half a megabyte of YAML whose aliases repeat long strings: 50 MB of JSON to store
+      [`openapi: 3.0.3\ninfo: {title: t, version: "1"}\npaths: {}\n${Array.from({ length: 100 }, (_, i) => `x-s${i}: &s${i} ${'x'.repeat(5_000)}`).join('\n')}\nx-uses:\n${
+        Array.from({ length: 100 }, (_, i) => `  - [${Array(99).fill(`*s${i}`).join(',')}]`).join('\n')}\n`, /holds more than 2097152 values or 8388608 characters of JSON/],
     ];
     for (const [document, message] of cases) {
       const answer = await register(document);

@@ -15,10 +15,11 @@ import { MAX_COMPILED_SCHEMA_DEPTH, resolvedProblem } from '../../resolved-shape
 
 export const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
 /**
- * A document nests as deep as a JSON body may (text or object alike) and holds at most as many
- * values as its largest text has bytes, however often YAML aliases repeat a part of it.
+ * A document nests as deep as a JSON body may (text or object alike), holds at most as many
+ * values as its largest text has bytes, and is stored as JSON of at most four times that, however
+ * often YAML aliases repeat a part of it.
  */
-const DOCUMENT_LIMITS: DocumentTextLimits = { maxDepth: MAX_JSON_DEPTH, maxValues: MAX_DOCUMENT_BYTES, maxAliasCount: 100 };
+const DOCUMENT_LIMITS: DocumentTextLimits = { maxDepth: MAX_JSON_DEPTH, maxValues: MAX_DOCUMENT_BYTES, maxChars: 4 * MAX_DOCUMENT_BYTES, maxAliasCount: 100 };
 /**
  * What swagger-parser may make of it by following `$ref`s (src/tools/custom/resolved-shape.ts):
  * its dereferencer recurses once per level (a chain of 600 schemas each referring to the next
@@ -111,7 +112,7 @@ export function readDocument(input: unknown): Record<string, unknown> {
   } else {
     const problem = jsonShapeProblem(value, DOCUMENT_LIMITS);
     if (problem === 'depth') throw new OpenApiDocumentError(tooDeepText(DOCUMENT_LIMITS.maxDepth));
-    if (problem === 'size') throw new OpenApiDocumentError(`the document holds more than ${DOCUMENT_LIMITS.maxValues} values`);
+    if (problem === 'size') throw new OpenApiDocumentError(`the document holds more than ${DOCUMENT_LIMITS.maxValues} values or ${DOCUMENT_LIMITS.maxChars} characters of JSON`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new OpenApiDocumentError('the document must be an OpenAPI object');
   return value as Record<string, unknown>;
