@@ -1,12 +1,12 @@
 /**
- * One Kysely query builder over two dialects: SQLite (better-sqlite3, the embedded default) and
+ * One Kysely query builder over two dialects: SQLite (node:sqlite, the embedded default) and
  * PostgreSQL (pg). Column types are the lowest common denominator of both, so a single migration
  * and a single set of queries serve either: JSON is text, timestamps are ISO-8601 text, booleans
  * are integer 0/1.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Sqlite, type SqliteDatabase as SqliteConnection } from './sqlite';
+import { openSqlite, type SqliteDatabase } from './sqlite';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { Pool } from 'pg';
 
@@ -224,12 +224,12 @@ function createSqliteDb(file: string): Kysely<Database> {
     // Opened lazily so that constructing the registry does no IO; errors surface on the first query.
     database: async () => {
       if (file !== ':memory:' && !file.startsWith('file:')) mkdirSync(dirname(file), { recursive: true });
-      const db = new Sqlite(file);
+      const db = openSqlite(file);
       // WAL lets readers in other processes (CLI, a second worker) proceed while we write.
-      db.pragma('journal_mode = WAL');
+      db.exec('pragma journal_mode = WAL');
       // SQLite ignores REFERENCES clauses unless this is set on each connection.
-      db.pragma('foreign_keys = ON');
-      db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+      db.exec('pragma foreign_keys = ON');
+      db.exec(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
       return keepingStatements(db);
     },
   });
@@ -245,8 +245,8 @@ const KEPT_STATEMENTS = 500;
  * call's server lookup). A statement is reusable once its run returned: kysely runs them with
  * all() or run(), which finish at once (the registry never streams a query).
  */
-function keepingStatements(db: SqliteConnection): Pick<SqliteConnection, 'close' | 'prepare'> {
-  const statements = new Map<string, ReturnType<SqliteConnection['prepare']>>();
+function keepingStatements(db: SqliteDatabase): Pick<SqliteDatabase, 'close' | 'prepare'> {
+  const statements = new Map<string, ReturnType<SqliteDatabase['prepare']>>();
   return {
     close: () => db.close(),
     prepare(sql: string) {
@@ -258,7 +258,7 @@ function keepingStatements(db: SqliteConnection): Pick<SqliteConnection, 'close'
       }
       return statement;
     },
-  } as Pick<SqliteConnection, 'close' | 'prepare'>;
+  };
 }
 
 function createPostgresDb(url: string, schema: string | undefined): Kysely<Database> {
@@ -280,7 +280,7 @@ function createPostgresDb(url: string, schema: string | undefined): Kysely<Datab
   return new Kysely<Database>({ dialect });
 }
 
-/** The SQLSTATE of a pg error or the code of a better-sqlite3 error; undefined for anything else. */
+/** The SQLSTATE of a pg error or the result code of a SQLite one (sqlite.ts); undefined for anything else. */
 export function dbErrorCode(error: unknown): string | undefined {
   if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') {
     return error.code;

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { Sqlite as Database } from '../../src/registry/sqlite';
+import { openSqlite } from '../../src/registry/sqlite';
 import { getJson, publishWorkflow, startTestFlowgate, trigger, type Published, type TestFlowgate } from '../support/flowgate';
 
 const hello = {
@@ -409,9 +409,9 @@ describe('gateway errors and credentials', () => {
       assert.equal(created.status, 201);
       const { id, key } = created.body;
       const file = path.join(fg.dataDir, 'registry.sqlite');
-      const db = new Database(file, { readonly: true, fileMustExist: true });
+      const db = openSqlite(file, { readOnly: true });
       try {
-        const rows = db.prepare('select * from api_keys').all() as Record<string, unknown>[];
+        const rows = db.prepare('select * from api_keys').all();
         const row = rows.find((r) => r.id === id);
         assert.ok(row, 'the key has a row');
         assert.equal(row.revoked_at, null);

@@ -1,4 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { WorkflowDefinitionSchema, type WorkflowDefinition } from '../../src/common/definition';
 import { hashSecret, randomToken } from '../../src/secrets';
 import { openRegistry, RegistryError, type DatabaseConfig, type Registry } from '../../src/registry';
@@ -7,6 +12,9 @@ import { registryDialects, TEST_POSTGRES_URL } from '../support/registry-dialect
 function definition(name: string, steps: Array<Record<string, unknown>>): WorkflowDefinition {
   return WorkflowDefinitionSchema.parse({ name, steps });
 }
+
+/** Fixtures live in the source tree (this file runs from dist/). */
+const FIXTURES = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures');
 
 const step1 = { name: 'greet', type: 'template', template: 'Hello {{inputs.who}}' };
 const step2 = { name: 'shout', type: 'code', source: 'return steps[1].toUpperCase();' };
@@ -295,5 +303,38 @@ describe('openRegistry', () => {
 
   it('rejects a schema name that is not a plain identifier', async () => {
     await assert.rejects(openRegistry({ kind: 'postgres', url: TEST_POSTGRES_URL, schema: 'x"; drop table y; --' }), /invalid PostgreSQL schema name/);
+  });
+
+  /**
+   * test/fixtures/registry-better-sqlite3.sqlite was written by the registry before it moved to
+   * node:sqlite (better-sqlite3 12, WAL, every migration up to 0009): an org, a published workflow,
+   * a trigger and an API key.
+   */
+  it('opens a SQLite registry written by better-sqlite3 and reads and writes it as before', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'flowgate-legacy-registry-'));
+    const file = path.join(dir, 'registry.sqlite');
+    copyFileSync(path.join(FIXTURES, 'registry-better-sqlite3.sqlite'), file);
+    const registry = await openRegistry({ kind: 'sqlite', file });
+    try {
+      assert.deepEqual(await registry.orgs.get('org_EYpyXUgthsvrKM8y'),
+        { id: 'org_EYpyXUgthsvrKM8y', name: 'written-by-better-sqlite3', createdAt: '2026-11-26T09:08:26.794Z' });
+      const version = await registry.workflows.getVersion('wf_U8gFnQcABo4aLbpC', 1);
+      assert.equal(version?.definition.steps[0]?.name, 'greet');
+      assert.equal((await registry.triggers.get('trg_aib5bcyk3bH9d5ar'))?.workflowId, 'wf_U8gFnQcABo4aLbpC');
+      assert.equal((await registry.apiKeys.findByHash('a'.repeat(64)))?.id, 'key_mKjoBQWSRIxFFo3f');
+      // the constraint codes the stores rely on come through as before
+      await assert.rejects(registry.apiKeys.create('org_missing', 'x', 'b'.repeat(64)), (error: unknown) => error instanceof RegistryError && error.code === 'NOT_FOUND');
+      const published = await registry.workflows.publish('org_EYpyXUgthsvrKM8y', 'wf_U8gFnQcABo4aLbpC');
+      assert.equal(published?.version, 2);
+    } finally {
+      await registry.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('loads the SQLite driver without an experimental-feature warning on any supported line', async () => {
+    const driver = path.join(__dirname, '..', '..', 'src', 'registry', 'sqlite.js');
+    const { stderr } = await promisify(execFile)(process.execPath, ['-e', `require(${JSON.stringify(driver)}).openSqlite(':memory:').close()`]);
+    assert.equal(stderr, '');
   });
 });
