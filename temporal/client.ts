@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, ServiceError, type ConnectionLike, type TLSConfig } from '@temporalio/client';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry-v2';
 import { NativeConnection } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
 import type { Config } from '../src/config';

@@ -2,7 +2,7 @@
  * The worker wiring: the one place that joins workflows and activities.
  */
 import path from 'node:path';
-import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry-v2';
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkerInterceptors, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
 import type { FlowgateMetrics } from '../src/observability/metrics';
@@ -11,8 +11,8 @@ import type { Tracing } from '../src/observability/tracing';
 export const WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'index.js');
 /** Counts runs started and ended (the `flowgateMetrics` sink). */
 export const METRICS_INTERCEPTORS_PATH = path.join(__dirname, '..', 'workflows', 'metrics-interceptors.js');
-/** Temporal's OpenTelemetry workflow interceptors: only in the bundle of a worker that traces. */
-const OTEL_WORKFLOW_INTERCEPTORS_PATH = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+/** Temporal's OpenTelemetry workflow interceptors, gated by engine level: only in the bundle of a worker that traces. */
+const OTEL_WORKFLOW_INTERCEPTORS_PATH = path.join(__dirname, '..', 'workflows', 'tracing-interceptors.js');
 
 const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };

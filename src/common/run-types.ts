@@ -66,10 +66,12 @@ export interface RunInput {
  * The level of the workflow code's history-changing revisions new runs start at
  * (workflows/steps/features.ts). 1: the revisions made with patch markers before levels existed
  * (run-time-limit, derived-child-ids, foreach-child-chunks, approval-actor-votes, callbacks,
- * resume); 2: template steps as local activities; 3: lists nested in a forEach item keep its
- * `item` and `index`, and a nested forEach sees the enclosing item as `outer`.
+ * resume); 2: template steps as local activities; 3: traced runs take their span IDs from the
+ * OpenTelemetry 2 interceptors' own random stream (workflows/tracing-interceptors.ts); 4: lists
+ * nested in a forEach item keep its `item` and `index`, and a nested forEach sees the enclosing
+ * item as `outer`.
  */
-export const ENGINE_LEVEL = 3;
+export const ENGINE_LEVEL = 4;
 
 /** Where a run came from when an operator started it from another run. */
 export interface RunOrigin {

@@ -7,7 +7,7 @@
  */
 import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
+import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Config } from '../config';
@@ -37,7 +37,7 @@ export interface Tracing {
 }
 
 export function startTracing(settings: NonNullable<Config['tracing']>): Tracing {
-  const resource = new Resource({ 'service.name': settings.serviceName, ...settings.resourceAttributes });
+  const resource = resourceFromAttributes({ 'service.name': settings.serviceName, ...settings.resourceAttributes });
   const exporter = new OTLPTraceExporter({ url: settings.tracesUrl, headers: { ...settings.headers } });
   const spanProcessor = new BatchSpanProcessor(exporter, { scheduledDelayMillis: settings.scheduledDelayMs });
   const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });

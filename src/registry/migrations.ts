@@ -4,7 +4,8 @@
  * JSON as text, timestamps as ISO-8601 text, booleans as integer 0/1. Never edit a migration that
  * has shipped; add a new one (names sort in the order they run).
  */
-import { Kysely, Migrator, sql, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import { Kysely, sql } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely/migration';
 import type { Database } from './db';
 
 // Migrations see the database as it was when they were written, not today's Database type.

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { loadConfig } from '../../src/config';
 import { Worker } from '@temporalio/worker';
 import { workflowBundle } from '../../temporal/worker';
+import { recordHistoryPath } from '../support/ci';
 import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 import { startFakeSearch, startToolFlowgate, type FakeSearch } from '../tools/support';
@@ -50,6 +53,10 @@ async function chainingRun(fg: TestFlowgate) {
       { name: 'Waited', type: 'trigger', triggerId: child.triggerId, inputs: { n: 1 } },
       { name: 'Fired', type: 'trigger', triggerId: child.triggerId, inputs: { n: 2 }, wait: false },
       { name: 'After', type: 'template', template: '{{steps.1.result}}' },
+      { name: 'Shout', type: 'code', source: 'return steps[3].result.toUpperCase()' },
+      // $random() is seeded by the run: which coins land depends on the random numbers drawn before
+      // (span IDs, with the OpenTelemetry 1 interceptors), so a replay that draws differently fails
+      ...[1, 2, 3, 4, 5, 6].map((n) => ({ name: `Coin ${n}`, type: 'template', if: '$random() < 0.5', template: 'heads' })),
     ],
   });
   const response = await trigger(fg, parent, {}, { 'x-api-wait': 'true' });
@@ -150,6 +157,9 @@ describe('tracing', () => {
       const { runId, history } = await chainingRun(fg);
       await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, runId);
       await Worker.runReplayHistory({ workflowBundle: await workflowBundle({ tracing: true }) }, history, runId);
+      // a saved traced history (test/workflows/histories/run-automation-traced-*.json) is recorded here
+      const recordTo = recordHistoryPath();
+      if (recordTo) await writeFile(recordTo, `${historyToJSON(history)}\n`, { flag: 'wx' });
     });
   });
 

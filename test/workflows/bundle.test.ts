@@ -13,6 +13,25 @@ import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '
 /** Saved histories live in the source tree (this file runs from dist/); the suite only reads them. */
 const HISTORIES_DIR = path.resolve(__dirname, '..', '..', '..', 'test', 'workflows', 'histories');
 
+/** Traced runs recorded before and after the switch to the OpenTelemetry 2 interceptors (test/observability/tracing.test.ts). */
+const TRACED_BEFORE_SWITCH = 'run-automation-traced-otel1.json';
+const TRACED_AFTER_SWITCH = 'run-automation-traced-otel2.json';
+/** Saved histories that replay only on a worker that traces (their runs drew span IDs from their random numbers). */
+const TRACED_ONLY = new Set([TRACED_BEFORE_SWITCH]);
+
+/** A saved history and the workflow ID it ran under (derived child run IDs depend on it). */
+async function savedHistory(file: string): Promise<{ history: ReturnType<typeof historyFromJSON>; workflowId: string }> {
+  const history = historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES_DIR, file), 'utf8')));
+  const workflowId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId || path.basename(file, '.json');
+  return { history, workflowId };
+}
+
+function startedEngine(history: ReturnType<typeof historyFromJSON>): unknown {
+  const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  assert.ok(payload?.data, 'the history starts with the run input');
+  return (JSON.parse(Buffer.from(payload.data).toString('utf8')) as { engine?: unknown }).engine;
+}
+
 const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 const threeSteps = {
@@ -93,14 +112,37 @@ describe('runAutomation replay', () => {
   });
 
   it('replays every saved history in test/workflows/histories', async () => {
-    const files = (await readdir(HISTORIES_DIR)).filter((f) => f.endsWith('.json')).sort();
+    const files = (await readdir(HISTORIES_DIR)).filter((f) => f.endsWith('.json') && !TRACED_ONLY.has(f)).sort();
     assert.ok(files.length > 0, `no saved histories in ${HISTORIES_DIR}`);
     const bundle = await workflowBundle();
     for (const file of files) {
-      const saved = historyFromJSON(JSON.parse(await readFile(path.join(HISTORIES_DIR, file), 'utf8')));
-      await assert.doesNotReject(Worker.runReplayHistory({ workflowBundle: bundle }, saved, path.basename(file, '.json')),
+      const { history, workflowId } = await savedHistory(file);
+      await assert.doesNotReject(Worker.runReplayHistory({ workflowBundle: bundle }, history, workflowId),
         `${file} no longer replays: the workflow code changed in a non-deterministic way`);
     }
+  });
+
+  /**
+   * Two runs of the same chaining workflow with six `$random()` coin flips, recorded by a worker
+   * that traces: one before the switch to the OpenTelemetry 2 interceptors (engine level 2, the v1
+   * package, whose span IDs were drawn from the run's random numbers) and one after it (level 3).
+   * Both replay on today's tracing worker: the earlier run still draws its span IDs as it did
+   * (workflows/tracing-interceptors.ts), so its coins land the same. The later one also replays
+   * without tracing: its span IDs no longer touch the run's random numbers.
+   */
+  it('replays the saved histories of traced runs from before and after the OpenTelemetry 2 switch', async () => {
+    const tracingBundle = await workflowBundle({ tracing: true });
+    for (const file of [TRACED_BEFORE_SWITCH, TRACED_AFTER_SWITCH]) {
+      const { history, workflowId } = await savedHistory(file);
+      assert.equal(startedEngine(history), file === TRACED_BEFORE_SWITCH ? 2 : 3, file);
+      await assert.doesNotReject(Worker.runReplayHistory({ workflowBundle: tracingBundle }, history, workflowId),
+        `${file} no longer replays on a worker that traces`);
+    }
+    const after = await savedHistory(TRACED_AFTER_SWITCH);
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, after.history, after.workflowId);
+    // and the earlier run is one whose coins depend on those span IDs: without them it lands otherwise
+    const before = await savedHistory(TRACED_BEFORE_SWITCH);
+    await assert.rejects(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, before.history, before.workflowId));
   });
 
   /**

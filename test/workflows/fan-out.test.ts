@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { workflowBundle } from '../../temporal/worker';
 import { recordHistoryPath } from '../support/ci';
@@ -190,7 +190,6 @@ describe('large forEach fan-outs run in child workflows (through the trigger sur
     await Worker.runReplayHistory({ workflowBundle: bundle }, chunk, `${runId}-foreach-1-2`);
     const recordTo = recordHistoryPath();
     if (recordTo) {
-      const { historyToJSON } = await import('@temporalio/common/lib/proto-utils');
       await writeFile(recordTo, `${historyToJSON(parent)}\n`, { flag: 'wx' });
       await writeFile(path.join(path.dirname(recordTo), 'run-for-each-chunk.json'), `${historyToJSON(chunk)}\n`, { flag: 'wx' });
     }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { writeFile } from 'node:fs/promises';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { workflowBundle } from '../../temporal/worker';
 import { recordHistoryPath } from '../support/ci';
@@ -83,7 +84,6 @@ describe('runAutomation replay: the workflow language', () => {
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, runId);
     const recordTo = recordHistoryPath();
     if (recordTo) {
-      const { historyToJSON } = await import('@temporalio/common/lib/proto-utils');
       await writeFile(recordTo, `${historyToJSON(history)}\n`, { flag: 'wx' });
     }
   });

@@ -29,7 +29,7 @@ describe('nestedScope: the scope of a list nested in a step', () => {
   after(() => useEngine({ engine: undefined }));
 
   it('keeps the forEach item in branch and parallel lists inside it; a nested forEach item shadows it and keeps it as outer', () => {
-    useEngine({ engine: 3 });
+    useEngine({ engine: 4 });
     const item = nestedScope(top, '1', 2, { item: { id: 'b' }, index: 1 });
     const branchList = nestedScope(item, '1.2.1', 1);
     assert.deepEqual(stepScopeOf(branchList), { prefix: '1.2.1.1', item: { id: 'b' }, index: 1 });
@@ -41,7 +41,7 @@ describe('nestedScope: the scope of a list nested in a step', () => {
     assert.deepEqual(stepScopeOf(nestedScope(top, '2', 1)), { prefix: '2.1' }, 'outside a forEach there is no item');
   });
 
-  it('leaves runs started before engine level 3 as they ran: no item past the item list itself', () => {
+  it('leaves runs started before engine level 4 as they ran: no item past the item list itself', () => {
     useEngine({ engine: 2 });
     const item = nestedScope(top, '1', 2, { item: 'b', index: 1 });
     assert.deepEqual(stepScopeOf(nestedScope(item, '1.2.1', 1)), { prefix: '1.2.1.1' });
@@ -324,7 +324,7 @@ describe('item and index reach every nested construct (through the trigger surfa
   /**
    * Before the fix a nested list lost the item: a condition reading it was false, so the step was
    * skipped (no command). A run started then must replay as it ran, so the fix applies from engine
-   * level 3 (workflows/steps/features.ts): a level-2 run keeps the old scope, a run without a level
+   * level 4 (workflows/steps/features.ts): a level-2 run keeps the old scope, a run without a level
    * asks patched(). The level-2 run's history is saved as histories/run-automation-nested-scope-engine-2.json.
    */
   it('a run started at engine level 2 keeps the scope it started with and replays; one without a level takes the fix through a patch marker', async function () {

@@ -56,7 +56,7 @@ export interface ForEachChunkInput {
   depth: number;
   /** the steps visible at the forEach step */
   seen: VisibleStep[];
-  /** the forEach item the forEach step sits in, if any: the items' `outer` (runs from engine level 3) */
+  /** the forEach item the forEach step sits in, if any: the items' `outer` (runs from engine level 4) */
   enclosing?: ItemScope;
   /** where progress signals go */
   parentWorkflowId: string;
@@ -112,7 +112,7 @@ export async function chunkedForEach(rt: Runtime, step: ForEachStep, address: st
   const { resume: _resume, callback: _callback, ...rest } = rt.input;
   const input: RunInput = { ...rest, definition: { ...rt.input.definition, steps: [] } };
   const routes = progressRoutes(rt);
-  const enclosing = feature(NESTED_ITEM_SCOPE_REVISION, 3) ? itemScopeOf(scope) : undefined;
+  const enclosing = feature(NESTED_ITEM_SCOPE_REVISION, 4) ? itemScopeOf(scope) : undefined;
   const parts: { part: ResultPart | null; items: number }[] = [];
   let doneBefore = 0;
   let failed: { item: number; why: string; failure?: StepFailure } | undefined;

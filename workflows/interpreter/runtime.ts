@@ -67,7 +67,7 @@ export function itemScopeOf(scope: ListScope): ItemScope | undefined {
 }
 
 /**
- * Runs from engine level 3 keep the forEach item in every list nested in it (branch cases,
+ * Runs from engine level 4 keep the forEach item in every list nested in it (branch cases,
  * parallel branches, nested forEach items, which see it as `outer`). Earlier runs replay without:
  * a condition reading the item there was false, which decided what the run did.
  */
@@ -76,7 +76,7 @@ export const NESTED_ITEM_SCOPE_REVISION = 'nested-item-scope';
 /** The scope of one nested list of the step at `address`; `item` for a forEach item's list. */
 export function nestedScope(scope: ListScope, address: string, list: number, item?: { item: unknown; index: number }): ListScope {
   const nested = { prefix: `${address}.${list}`, depth: scope.depth + 1, seen: [...scope.seen] };
-  if (!feature(NESTED_ITEM_SCOPE_REVISION, 3)) return { ...nested, ...(item ?? {}) };
+  if (!feature(NESTED_ITEM_SCOPE_REVISION, 4)) return { ...nested, ...(item ?? {}) };
   const around = itemScopeOf(scope);
   if (item) return { ...nested, ...item, ...(around ? { outer: around } : {}) };
   return { ...nested, ...(around ?? {}) };
