@@ -3,6 +3,7 @@
  * `flowgate`: the command line of the management API, runs, approvals, triggers and the tool
  * gateway. Exit codes: 0 success, 1 failure (run FAILED, HTTP error), 2 timeout, 64 usage error.
  */
+import './node-line';
 import { Command, CommanderError } from 'commander';
 import { writeFileConfig } from './cli/config';
 import { completionCommand } from './cli/completion';

@@ -2,6 +2,7 @@
  * `npm start`: flowgate on one machine. Reads the configuration, starts everything, prints where
  * it listens, and stops cleanly on SIGINT/SIGTERM (the embedded Temporal server included).
  */
+import './node-line';
 import { ConfigError, loadConfig } from './config';
 import { createLogger } from './logger';
 import { startFlowgate } from './server';

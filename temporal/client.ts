@@ -147,6 +147,6 @@ export async function ensureSearchAttributes(client: Client, namespace: string):
       searchAttributes: Object.fromEntries(missing.map((name) => [name, 2 /* INDEXED_VALUE_TYPE_KEYWORD */])),
     });
   } catch (err) {
-    throw new Error(`flowgate needs the Keyword search attributes ${missing.join(', ')} in namespace ${namespace} and could not add them (${(err as Error).message}); add them with \`temporal operator search-attribute create\``);
+    throw new Error(`flowgate needs the Keyword search attributes ${missing.join(', ')} in namespace ${namespace} and could not add them (${(err as Error).message}); add them with \`temporal operator search-attribute create\``, { cause: err });
   }
 }

