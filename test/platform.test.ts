@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { supportedNode } from '../src/node-line';
@@ -62,6 +63,27 @@ describe('platform', () => {
     assert.equal(lowest, 22);
     assert.equal(major(packageJson.devDependencies['@types/node']?.replace(/^\^/, '') ?? ''), lowest);
     assert.equal(major(installed().get('@types/node')?.[0] ?? ''), lowest);
+  });
+
+  /**
+   * A machine whose node is unsupported (a stand-in `node` that answers v20.20.2, first on PATH):
+   * the launcher runs the command on .node-version's Node instead (installing it once into the
+   * cache when missing, as `npm start` would), and so does the `flowgate` command.
+   */
+  it('runs commands and the flowgate CLI on .node-version\'s Node where the machine\'s node is unsupported', async function () {
+    this.timeout(600_000);
+    const dir = mkdtempSync(path.join(tmpdir(), 'flowgate-node20-'));
+    try {
+      writeFileSync(path.join(dir, 'node'), '#!/bin/sh\necho v20.20.2\n', { mode: 0o755 });
+      const env = { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` };
+      const pinned = readFileSync(path.join(ROOT, '.node-version'), 'utf8').trim();
+      const { stdout } = await promisify(execFile)('bash', [path.join(ROOT, 'scripts', 'with-node.sh'), 'auto', 'node', '--version'], { env, timeout: 590_000 });
+      assert.equal(stdout.trim(), `v${pinned}`);
+      const help = await promisify(execFile)(path.join(ROOT, 'scripts', 'flowgate'), ['--help'], { env, timeout: 60_000 });
+      assert.match(help.stdout, /operate and call a flowgate instance/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('installs one SQLite driver (node:sqlite, built in), one zod major, one @temporalio version and OpenTelemetry of one major', () => {
