@@ -95,7 +95,7 @@ export async function reclaimOrphan({ pidFile, dbFile, graceMs, notice }: Reclai
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ESRCH') {
-      throw new Error(`the Temporal dev server an earlier start left running on ${dbFile} (pid ${server.pid}) could not be stopped: ${(err as Error).message}`);
+      throw new Error(`the Temporal dev server an earlier start left running on ${dbFile} (pid ${server.pid}) could not be stopped: ${(err as Error).message}`, { cause: err });
     }
   }
   await fs.rm(pidFile, { force: true });
