@@ -123,6 +123,9 @@ export function expressionProblem(expression: string): string | undefined {
   try {
     tree = jsonata(expression).ast();
   } catch (err) {
+    // jsonata's post-processing recurses along a chain of operators: how long a chain overflows
+    // the stack depends on the Node line (5,000 `+` parse on 20 and not on 26); either way too deep
+    if (err instanceof RangeError) return `nests deeper than the ${EXPRESSION_STACK} levels a run evaluates (a chain of operators counts one level each)`;
     const e = err as { message?: string; position?: number };
     return `does not parse as JSONata${e.position === undefined ? '' : ` (at character ${e.position})`}: ${e.message ?? String(err)}`;
   }
