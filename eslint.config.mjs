@@ -27,7 +27,7 @@ const workflowImportRule = ['error', {
 }];
 
 const activityImportRule = ['error', {
-  patterns: [{ regex: '(^|/)(workflows|src/gateway)(/|$)',
+  patterns: [{ regex: '(^|/)(workflows|src/http)(/|$)',
     message: 'Activities never import workflows or the HTTP layer.' }],
 }];
 
@@ -68,7 +68,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': activityImportRule },
   },
   {
-    files: ['src/main.ts', 'src/cli.ts', 'temporal/cli-main.ts', 'temporal/run-cli.ts', 'test/**/*.ts'],
+    files: ['src/main.ts', 'src/cli/main.ts', 'temporal/cli-main.ts', 'temporal/run-cli.ts', 'test/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
 );

@@ -13,8 +13,8 @@ import {
 } from '../src/common/agent-invocation';
 import { readChatHistory } from '../src/agents/chat-history';
 import { checkOutput } from '../src/agents/output-schema';
-import type { BlobStore } from '../src/blob-store';
-import type { Config } from '../src/config';
+import type { BlobStore } from '../src/blobs/blob-store';
+import type { Config } from '../src/config/config';
 import { modelFor } from '../src/llm/model-config';
 import { completeChat, modelToolName, ModelError, toModelError, type ChatMessage, type ModelTool, type ToolCall } from '../src/llm/chat-model';
 import type { Registry } from '../src/registry';

@@ -11,7 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { CALLBACK_REFUSED, type CallbackRequest } from '../src/common/run-types';
 import { httpStream, OutboundRefusedError } from '../src/net/http-client';
 import type { WebhookSecrets } from '../src/runs/webhook-secrets';
-import type { SignedUrlSigner } from '../src/signed-urls';
+import type { SignedUrlSigner } from '../src/crypto/signed-urls';
 
 export interface CallbackDependencies {
   webhookSecrets?: WebhookSecrets;

@@ -3,7 +3,7 @@
  * their own blob store and settings. The worker wiring is the only place that joins these to the
  * workflows; workflows import the `Activities` type only.
  */
-import type { Config } from '../src/config';
+import type { Config } from '../src/config/config';
 import type { Registry } from '../src/registry';
 import { createAgentInvocationActivities, type ToolCatalogView } from './agent-invocation';
 import { createCallAgentTool } from './agent-tool-call';

@@ -3,7 +3,7 @@
  * messages, trigger inputs) when the workflow alone cannot, because the run's inputs travel by
  * reference or earlier results were cut to RESULT_INLINE_LIMIT in workflow state.
  */
-import type { BlobStore } from '../src/blob-store';
+import type { BlobStore } from '../src/blobs/blob-store';
 import { buildContext, interpolateDeep } from '../src/common/interpolate';
 import type { RunStepRequest } from '../src/common/run-types';
 import { resolveInputs } from './resolve-inputs';

@@ -4,7 +4,7 @@
  * a reference can never read another organization's files.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { BlobStore } from '../src/blob-store';
+import type { BlobStore } from '../src/blobs/blob-store';
 import { INPUTS_REF_FIELD, inputsBlobPrefix, isInputsReference } from '../src/common/inputs-reference';
 import type { RunInput } from '../src/common/run-types';
 

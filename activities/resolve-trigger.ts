@@ -6,7 +6,7 @@
  * by the workflow as a child. A refusal is a value (the step fails with the reason).
  */
 import { Context, log } from '@temporalio/activity';
-import type { BlobStore } from '../src/blob-store';
+import type { BlobStore } from '../src/blobs/blob-store';
 import type { RunInput } from '../src/common/run-types';
 import type { Registry } from '../src/registry';
 import { TriggerService, type TriggerRefusal } from '../src/runs/trigger-service';

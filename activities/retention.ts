@@ -5,14 +5,12 @@
  * nothing (set FLOWGATE_RETENTION the same on every process).
  */
 import { Context } from '@temporalio/activity';
-import type { BlobStore } from '../src/blob-store';
-import type { Config } from '../src/config';
+import type { BlobStore } from '../src/blobs/blob-store';
+import type { Config } from '../src/config/config';
 import type { Registry } from '../src/registry';
+import type { SweepRequest } from '../src/common/workflow-contracts';
 import { sweepBlobs, sweepFinishedRuns, type BlobSweepReport } from '../src/retention/sweep';
 
-export interface SweepRequest {
-  now?: string;
-}
 
 export interface RetentionDependencies {
   blobs: BlobStore;

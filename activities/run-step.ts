@@ -4,7 +4,7 @@
  * replace), so Temporal may retry the activity after a worker crash without leaving debris.
  */
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
-import type { BlobStore } from '../src/blob-store';
+import type { BlobStore } from '../src/blobs/blob-store';
 import { buildContext } from '../src/common/interpolate';
 import { inlinePrefix, RESULT_INLINE_LIMIT, type PreviousStep, type RecordCompositeRequest, type RecordStepRequest, type ResultType, type RunStepRequest, type StepOutcome, type StoredFile } from '../src/common/run-types';
 import { runCodeStep } from './code-step';

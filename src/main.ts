@@ -2,10 +2,10 @@
  * `npm start`: flowgate on one machine. Reads the configuration, starts everything, prints where
  * it listens, and stops cleanly on SIGINT/SIGTERM (the embedded Temporal server included).
  */
-import './node-line';
-import { ConfigError, loadConfig } from './config';
-import { createLogger } from './logger';
-import { startFlowgate } from './server';
+import './app/node-line';
+import { ConfigError, loadConfig } from './config/config';
+import { createLogger } from './observability/logger';
+import { startFlowgate } from './app/start';
 
 async function main(): Promise<void> {
   let config;

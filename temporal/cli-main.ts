@@ -2,7 +2,7 @@
  * `npm run temporal:install`: makes sure the pinned Temporal CLI is available (building it once
  * into the cache outside the clone) and prints its path. CI runs it before the tests.
  */
-import { loadConfig } from '../src/config';
+import { loadConfig } from '../src/config/config';
 import { ensureTemporalCli } from './cli';
 
 ensureTemporalCli(loadConfig().temporal, (message) => console.log(`flowgate: ${message}`))

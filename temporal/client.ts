@@ -7,7 +7,7 @@ import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, 
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry-v2';
 import { NativeConnection } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
-import type { Config } from '../src/config';
+import type { Config } from '../src/config/config';
 
 
 export type TemporalSettings = Pick<Config['temporal'], 'namespace' | 'apiKey' | 'tls' | 'tlsCertFile' | 'tlsKeyFile' | 'tlsCaFile' | 'tlsServerName'> & { address: string };

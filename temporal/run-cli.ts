@@ -4,7 +4,7 @@
  * that `npm run temporal -- workflow describe -w <runId>` works as written.
  */
 import { spawn } from 'node:child_process';
-import { loadConfig } from '../src/config';
+import { loadConfig } from '../src/config/config';
 import { ensureTemporalCli } from './cli';
 
 const config = loadConfig().temporal;

@@ -5,7 +5,7 @@
  * allows one Runtime per process, installed before the first worker; later calls are no-ops.
  */
 import { Runtime, type LogLevel as SdkLogLevel, type LogMetadata } from '@temporalio/worker';
-import type { Logger } from '../src/logger';
+import type { Logger } from '../src/observability/logger';
 
 let installed = false;
 

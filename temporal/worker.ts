@@ -10,7 +10,7 @@ import type { Tracing } from '../src/observability/tracing';
 
 export const WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'index.js');
 /** Counts runs started and ended (the `flowgateMetrics` sink). */
-export const METRICS_INTERCEPTORS_PATH = path.join(__dirname, '..', 'workflows', 'metrics-interceptors.js');
+export const METRICS_INTERCEPTORS_PATH = path.join(__dirname, '..', 'workflows', 'run', 'metrics-interceptors.js');
 /** Temporal's OpenTelemetry workflow interceptors, gated by engine level: only in the bundle of a worker that traces. */
 const OTEL_WORKFLOW_INTERCEPTORS_PATH = path.join(__dirname, '..', 'workflows', 'tracing-interceptors.js');
 

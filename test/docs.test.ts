@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { EnvSchema } from '../src/config';
+import { EnvSchema } from '../src/config/config';
 import { configReferenceProblems, findLinks, githubSlug, headingAnchors, linkProblems } from './support/docs-check';
 
 /** The repository root (this file runs from dist/test/). */

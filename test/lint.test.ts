@@ -41,7 +41,7 @@ describe('eslint.config.mjs', function () {
   for (const [specifier, what] of [
     ['../../activities', 'the activities barrel'],
     ['../../activities/run-step', 'an activity module'],
-    ['../../src/gateway/http-error', 'the HTTP gateway'],
+    ['../../src/http/http-error', 'the HTTP gateway'],
     ['../../src/registry', 'the registry'],
     ['../../src/tools/server', 'the tool gateway'],
     ['../../temporal/worker', 'the Temporal wiring'],
@@ -69,7 +69,7 @@ describe('eslint.config.mjs', function () {
   });
 
   it('rejects workflows and the HTTP gateway in a nested activities/ folder', async () => {
-    for (const specifier of ['../../workflows/steps/chain', '../../workflows', '../../src/gateway/app']) {
+    for (const specifier of ['../../workflows/steps/chain', '../../workflows', '../../src/http/app']) {
       const fired = await firedRules('activities/nested/lint-fixture.ts', `import * as m from '${specifier}';\nexport const used = m;\n`);
       assert.ok(fired.includes('no-restricted-imports'), `${specifier} passed lint: ${JSON.stringify(fired)}`);
     }

@@ -1,6 +1,6 @@
 /**
  * The platform flowgate promises: the Node lines of `engines`, the Node the launcher picks
- * (scripts/with-node.sh, .node-version), the entry points' guard (src/node-line.ts), and a lockfile
+ * (scripts/with-node.sh, .node-version), the entry points' guard (src/app/node-line.ts), and a lockfile
  * with one SQLite driver (none native), one zod major and OpenTelemetry packages of one major.
  */
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { supportedNode } from '../src/node-line';
+import { supportedNode } from '../src/app/node-line';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const packageJson = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
@@ -47,7 +47,7 @@ describe('platform', () => {
   it('supports the same Node lines in engines, the launcher and the entry points\' guard (22.19+, 24, 26)', async () => {
     for (const version of VERSIONS) {
       const engines = satisfiesEngines(version, packageJson.engines.node);
-      assert.equal(supportedNode(version), engines, `src/node-line.ts on ${version}`);
+      assert.equal(supportedNode(version), engines, `src/app/node-line.ts on ${version}`);
       const launcher = await promisify(execFile)('bash', [path.join(ROOT, 'scripts', 'with-node.sh'), '--supported', version]).then(() => true, () => false);
       assert.equal(launcher, engines, `scripts/with-node.sh --supported ${version}`);
     }

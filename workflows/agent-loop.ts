@@ -12,21 +12,15 @@
  * Timeouts: the execution timeout is the agent's wall-clock limit (set by the starter; Temporal
  *   reports TIMED_OUT). Failures are ApplicationFailure of AgentFailureType.
  */
-import { ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, defineQuery, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   AgentFailureType, type AgentInvocationInput, type AgentInvocationResult, type AgentToolCallLog, type ToolBinding, type ToolResultRef,
 } from '../src/common/agent-invocation';
+import { agentStatusQuery, type AgentStatus } from '../src/common/workflow-contracts';
 import { runAutomation } from './run-automation';
 import { startChainedRun } from './steps/chain';
 
-export interface AgentStatus {
-  status: 'RUNNING' | 'COMPLETE';
-  turns: number;
-  toolCalls: number;
-}
-
-export const agentStatusQuery = defineQuery<AgentStatus>('agentStatus');
 
 const RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 } as const;
 

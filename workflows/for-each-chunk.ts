@@ -19,12 +19,13 @@ import { continueAsNew, getExternalWorkflowHandle, log, proxyActivities, setHand
 import type { Activities } from '../activities';
 import type { ResultPart, RunState } from '../src/common/run-types';
 import { partOf } from './interpreter/composite';
-import { forEachProgressSignal, type ChunkFailure, type ForEachChunkInput, type ForEachChunkResult } from './interpreter/fan-out';
+import type { ChunkFailure, ForEachChunkInput, ForEachChunkResult } from '../src/common/for-each-chunk';
+import { forEachProgressSignal, stateQuery } from '../src/common/workflow-contracts';
 import { runList } from './interpreter/run-list';
 import { compactOutcomes, nestedScope, type ListScope, type Runtime } from './interpreter/runtime';
-import { runAutomation, stateQuery } from './run-automation';
+import { runAutomation } from './run-automation';
 import { ApprovalDesk } from './steps/approval';
-import { useEngine } from './steps/features';
+import { useEngine } from './run/features';
 
 /** A chunk past this many history events continues as new between items (Temporal's own suggestion comes first). */
 export const CHUNK_HISTORY_EVENTS = 10_000;

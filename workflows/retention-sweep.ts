@@ -5,7 +5,7 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { SweepRequest } from '../activities/retention';
+import type { SweepRequest } from '../src/common/workflow-contracts';
 
 const { sweepExpiredBlobs, sweepFinishedRuns } = proxyActivities<Activities>({
   startToCloseTimeout: '1 hour',

@@ -7,7 +7,7 @@
  *   `waitingOn` while PAUSED.
  * Update `decide` (DecisionRequest → ApprovalDecision) and signal `approvalDecision`
  *   (DecisionRequest): a decision on the approval step that is waiting (see steps/approval.ts).
- * Timeouts: the run keeps the definition's `timeoutSeconds` itself (steps/time-limit.ts: a timer
+ * Timeouts: the run keeps the definition's `timeoutSeconds` itself (run/time-limit.ts: a timer
  *   cancels the steps and the run ends with ApplicationFailure RUN_TIMEOUT, callback sent); the
  *   starter sets Temporal's workflow execution timeout a margin later as a backstop (runs started
  *   before that patch: exactly `timeoutSeconds`, Temporal reports TIMED_OUT). Each activity step
@@ -15,13 +15,14 @@
  *   seconds and the step retried elsewhere.
  * A `tool` step with `until` polls on timers (steps/poll.ts). Steps run through the interpreter
  * (interpreter/run-list.ts): `if`, `onError`, `retry`, and the branch, forEach and parallel steps.
- * Step status changes are logged in state (steps/transitions.ts); a run with a callback URL starts
- * its delivery when it ends (steps/callback.ts); a resumed run reuses the earlier run's outcomes
- * (steps/resume.ts, through the interpreter's top-level list).
+ * Step status changes are logged in state (run/transitions.ts); a run with a callback URL starts
+ * its delivery when it ends (run/completion-callback.ts); a resumed run reuses the earlier run's outcomes
+ * (run/resume.ts, through the interpreter's top-level list).
  * A step that fails or exceeds its own limit ends the run with ApplicationFailure type
  * STEP_FAILED or STEP_TIMEOUT carrying the RunSummary as details.
  */
-import { ApplicationFailure, defineQuery, defineSignal, defineUpdate, log, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
+import { approvalSignal, decideUpdate, stateQuery } from '../src/common/workflow-contracts';
 import {
   FailureType, type ApprovalDecision, type DecisionRequest, type RunInput, type RunState, type RunSummary,
 } from '../src/common/run-types';
@@ -29,14 +30,11 @@ import { runList } from './interpreter/run-list';
 import type { Runtime } from './interpreter/runtime';
 import { asStartedRun } from './scheduled-run';
 import { ApprovalDesk } from './steps/approval';
-import { withCompletionCallback } from './steps/callback';
-import { markTimedOut, withRunTimeLimit } from './steps/time-limit';
-import { trackTransitions } from './steps/transitions';
-import { useEngine } from './steps/features';
+import { withCompletionCallback } from './run/completion-callback';
+import { markTimedOut, withRunTimeLimit } from './run/time-limit';
+import { trackTransitions } from './run/transitions';
+import { useEngine } from './run/features';
 
-export const stateQuery = defineQuery<RunState>('state');
-export const decideUpdate = defineUpdate<ApprovalDecision, [DecisionRequest]>('decide');
-export const approvalSignal = defineSignal<[DecisionRequest]>('approvalDecision');
 
 // Not async itself: it hands back its steps' promise (every promise a workflow makes costs a stack
 // capture in the SDK's promise hook), and the SDK awaits the workflow function in an async handler,

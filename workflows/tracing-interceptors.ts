@@ -1,7 +1,7 @@
 /**
  * Temporal's OpenTelemetry workflow interceptors (`@temporalio/interceptors-opentelemetry-v2`, on
  * OpenTelemetry 2), in the bundle of a worker that traces (temporal/worker.ts), gated like every
- * other history-changing revision (workflows/steps/features.ts).
+ * other history-changing revision (workflows/run/features.ts).
  *
  * What the switch from the OpenTelemetry 1 package changes in a run: that package drew its span and
  * trace IDs from the run's seeded random numbers (one `Math.random()` per hex digit, OpenTelemetry

@@ -2,7 +2,7 @@
  * A chat's conversation: one exchange (the user's message and the agent's final answer) per
  * finished invocation, as one JSON blob per chat. Resetting the conversation removes the blob.
  */
-import type { BlobStore } from '../blob-store';
+import type { BlobStore } from '../blobs/blob-store';
 import { chatHistoryKey } from '../common/agent-invocation';
 
 export interface ChatExchange {

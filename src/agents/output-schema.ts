@@ -5,14 +5,14 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { linearRegExp } from '../linear-regexp';
-import { MAX_COMPILED_SCHEMA_DEPTH, schemaDepthExceeds } from '../resolved-shape';
+import { linearRegExp } from '../documents/linear-regexp';
+import { MAX_COMPILED_SCHEMA_DEPTH, schemaDepthExceeds } from '../documents/resolved-shape';
 
 const CACHE_SIZE = 200;
 const cache = new Map<string, ValidateFunction>();
 
 /**
- * `pattern` runs on RE2 (src/linear-regexp.ts); a schema using look-around is refused when saved,
+ * `pattern` runs on RE2 (src/documents/linear-regexp.ts); a schema using look-around is refused when saved,
  * and so is one too deep for ajv's recursive compiler once its `$ref`s are followed.
  */
 function compile(schema: Record<string, unknown>): ValidateFunction {

@@ -5,7 +5,7 @@
  * /api/v1/agents); the registry stores the parsed value.
  */
 import { z } from 'zod';
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../gateway/json-depth';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth';
 
 /** `{name, allTools: true}` attaches every tool of a server; `{name, tools: {<tool>: {}}}` only the named ones. */
 export const AgentServerSchema = z.union([

@@ -7,14 +7,14 @@ import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@tempor
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
 import type { invokeAgent } from '../../workflows';
 import { z } from 'zod';
-import type { BlobStore } from '../blob-store';
+import type { BlobStore } from '../blobs/blob-store';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
-import type { Config } from '../config';
+import type { Config } from '../config/config';
 import { modelFor } from '../llm/model-config';
 import type { Registry } from '../registry';
 import { agentFields, newChatId } from '../registry/agents';
-import { newId } from '../secrets';
-import type { SignedUrlSigner } from '../signed-urls';
+import { newId } from '../crypto/secrets';
+import type { SignedUrlSigner } from '../crypto/signed-urls';
 import type { ToolEntry, ToolServer } from '../tools/server';
 import { readChatHistory } from './chat-history';
 import type { AgentInvocationInput, AgentInvocationResult } from '../common/agent-invocation';

@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import busboy from 'busboy';
-import type { BlobStore } from '../blob-store';
-import { HttpError } from '../gateway/http-error';
+import type { BlobStore } from '../blobs/blob-store';
+import { HttpError } from '../http/http-error';
 import { cleanContentType, keySegment, refusedByContent, refusedByName, sanitizeFilename, SNIFF_BYTES } from './file-policy';
 import type { TriggerLimits } from './limits';
 

@@ -1,7 +1,7 @@
 /** Reading documents (JSON or YAML files, or stdin) and `k=v` pairs for commands. */
 import { readFileSync } from 'node:fs';
-import { DocumentTextError, parseDocumentText } from '../document-text';
-import { MAX_JSON_DEPTH } from '../gateway/json-depth';
+import { DocumentTextError, parseDocumentText } from '../documents/text';
+import { MAX_JSON_DEPTH } from '../common/json-depth';
 import { CliError, EXIT } from './errors';
 
 /** what the server would accept anyway: a JSON body nests at most MAX_JSON_DEPTH levels */
@@ -15,7 +15,7 @@ export function readText(file: string): string {
   }
 }
 
-/** A JSON or YAML document, read without recursing over its nesting (src/document-text.ts). */
+/** A JSON or YAML document, read without recursing over its nesting (src/documents/text.ts). */
 export function readDocument(file: string): unknown {
   const text = readText(file);
   try {

@@ -1,6 +1,6 @@
 /**
  * A run's time limit is its definition's `timeoutSeconds`, kept by the workflow itself
- * (workflows/steps/time-limit.ts) so that a run over its limit ends TIMEOUT with its completion
+ * (workflows/run/time-limit.ts) so that a run over its limit ends TIMEOUT with its completion
  * callback sent. Temporal's workflow execution timeout is only a backstop this much later (for a
  * worker that cannot end the run itself).
  */

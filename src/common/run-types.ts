@@ -35,18 +35,18 @@ export interface RunInput {
   parentRunId?: string;
   /** 0 for a run started over HTTP; one more per chained `trigger` step */
   chainDepth?: number;
-  /** where the run's final status is POSTed when it ends (workflows/steps/callback.ts) */
+  /** where the run's final status is POSTed when it ends (workflows/run/completion-callback.ts) */
   callback?: { url: string };
   /**
    * ISO 8601 UTC: a waited-for chained run ends TIMEOUT by then at the latest (its parent's own
-   * deadline), even when its own `timeoutSeconds` is longer (workflows/steps/time-limit.ts)
+   * deadline), even when its own `timeoutSeconds` is longer (workflows/run/time-limit.ts)
    */
   deadline?: string;
   /** a re-run of another run with its inputs, or a resumption of a failed run */
   origin?: RunOrigin;
   /**
    * a resumed run: the earlier run's outcomes of the steps before `fromStep`, reused as they are
-   * (workflows/steps/resume.ts)
+   * (workflows/run/resume.ts)
    */
   resume?: { fromRunId: string; fromStep: number; outcomes: StepOutcome[] };
   /**
@@ -57,14 +57,14 @@ export interface RunInput {
   /**
    * the workflow code level the starter knew (ENGINE_LEVEL): which history-changing revisions
    * apply without a patch marker; absent on runs started before levels existed
-   * (workflows/steps/features.ts)
+   * (workflows/run/features.ts)
    */
   engine?: number;
 }
 
 /**
  * The level of the workflow code's history-changing revisions new runs start at
- * (workflows/steps/features.ts). 1: the revisions made with patch markers before levels existed
+ * (workflows/run/features.ts). 1: the revisions made with patch markers before levels existed
  * (run-time-limit, derived-child-ids, foreach-child-chunks, approval-actor-votes, callbacks,
  * resume); 2: template steps as local activities; 3: traced runs take their span IDs from the
  * OpenTelemetry 2 interceptors' own random stream (workflows/tracing-interceptors.ts); 4: lists
@@ -205,7 +205,7 @@ export interface StepState {
   progress?: string;
 }
 
-/** One step status change, as the workflow saw it (workflows/steps/transitions.ts). */
+/** One step status change, as the workflow saw it (workflows/run/transitions.ts). */
 export interface StepTransition {
   /** 1, 2, 3… in the order they happened: the id of the live status stream's events */
   seq: number;
@@ -284,7 +284,7 @@ export interface RunSummary {
 export const FailureType = {
   STEP_FAILED: 'STEP_FAILED',
   STEP_TIMEOUT: 'STEP_TIMEOUT',
-  /** the run as a whole exceeded its `timeoutSeconds` (workflows/steps/time-limit.ts) */
+  /** the run as a whole exceeded its `timeoutSeconds` (workflows/run/time-limit.ts) */
   RUN_TIMEOUT: 'RUN_TIMEOUT',
 } as const;
 
@@ -309,7 +309,7 @@ export interface RecordStepRequest {
   duration: number;
 }
 
-/** What the completion callback of a run sends (workflows/steps/callback.ts → the postCallback activity). */
+/** What the completion callback of a run sends (workflows/run/completion-callback.ts → the postCallback activity). */
 export interface CallbackRequest {
   url: string;
   run: Pick<RunInput, 'runId' | 'orgId' | 'automationId' | 'automationName' | 'automationVersion' | 'triggerId' | 'started' | 'startedBy' | 'stepMap'>;

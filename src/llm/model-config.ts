@@ -1,5 +1,5 @@
 /** Which model serves an agent: the operator's endpoint, the agent's model name or the default one. */
-import type { Config } from '../config';
+import type { Config } from '../config/config';
 
 export const MODEL_NOT_CONFIGURED = 'no model is configured for agents: set FLOWGATE_LLM_BASE_URL and FLOWGATE_LLM_MODEL (and FLOWGATE_LLM_API_KEY if the endpoint needs one) on the gateways and workers';
 

@@ -8,7 +8,7 @@
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import type { Logger } from '../logger';
+import type { Logger } from '../observability/logger';
 
 export interface InboundLimits {
   /** a request's headers must be in within this long (from the connection, or the request's first byte on a kept-alive one) */

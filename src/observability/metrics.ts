@@ -2,7 +2,7 @@
  * flowgate's Prometheus metrics (prom-client), one registry per instance so that several
  * instances in one process (the tests) count apart. The gateway records HTTP requests and
  * synchronous answers, the tool dispatcher records tool calls, and the worker records runs and
- * waiting approvals through the `flowgateMetrics` sink (workflows/metrics-interceptors.ts).
+ * waiting approvals through the `flowgateMetrics` sink (workflows/run/metrics-interceptors.ts).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { InjectedSinks } from '@temporalio/worker';

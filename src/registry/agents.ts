@@ -6,7 +6,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { AgentLimits, AgentModel, AgentRecord, AgentServer, AgentWorkflow, ArtifactRecord, ChatRecord, CreateAgentInput } from '../agents/records';
 import { DEFAULT_LIMITS } from '../agents/records';
-import { newId } from '../secrets';
+import { newId } from '../crypto/secrets';
 import type { AgentChatsTable, AgentsTable, Database } from './db';
 
 /** An agent's fields as stored: the create input with defaults applied. */

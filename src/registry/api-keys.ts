@@ -1,6 +1,6 @@
 /** An organization's API keys (stored as hashes only); a revoked key is kept but never found. */
 import type { Kysely } from 'kysely';
-import { newId } from '../secrets';
+import { newId } from '../crypto/secrets';
 import type { Database } from './db';
 import { nowIso, withOrgCheck } from './store-support';
 

@@ -1,6 +1,6 @@
 /** Application connections (the `PCID`s of tool calls); credentials are stored as ciphertext only. */
 import type { Kysely, Selectable } from 'kysely';
-import { newId } from '../secrets';
+import { newId } from '../crypto/secrets';
 import type { ConnectionsTable, Database } from './db';
 import { nowIso, withOrgCheck } from './store-support';
 

@@ -92,7 +92,7 @@ export interface ConnectionsTable {
   /** which application server may use it, e.g. `mail` */
   application: string;
   name: string | null;
-  /** AES-256-GCM ciphertext of the credentials JSON (see src/tools/connection-cipher.ts) */
+  /** AES-256-GCM ciphertext of the credentials JSON (see src/crypto/connection-cipher.ts) */
   credentials: string;
   created_at: string;
 }

@@ -1,6 +1,6 @@
 /** Organizations and their administrator tokens (stored as hashes only). */
 import type { Kysely } from 'kysely';
-import { newId } from '../secrets';
+import { newId } from '../crypto/secrets';
 import type { Database } from './db';
 import { nowIso, withOrgCheck } from './store-support';
 

@@ -1,6 +1,6 @@
 /** Triggers: the published entry points of a workflow, optionally naming a designated output step. */
 import type { Kysely, Selectable } from 'kysely';
-import { newId } from '../secrets';
+import { newId } from '../crypto/secrets';
 import type { Database, TriggersTable } from './db';
 import { fromJson, nowIso, RegistryError } from './store-support';
 import type { ScheduleWrite } from './trigger-schedules';

@@ -4,7 +4,7 @@
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { WorkflowDefinition } from '../common/definition';
-import { newId } from '../secrets';
+import { newId } from '../crypto/secrets';
 import { dbErrorCode, type Database, type WorkflowVersionsTable } from './db';
 import { CONFLICT_CODES, fromJson, nowIso, RegistryError, withOrgCheck } from './store-support';
 

@@ -6,7 +6,7 @@
  * run's latest possible end), then deletes the hold with them. Runs that cannot outlive the 24 h
  * (the default `timeoutSeconds` is an hour) need no hold and write none.
  */
-import type { BlobStore } from '../blob-store';
+import type { BlobStore } from '../blobs/blob-store';
 import { CALL_FILES_MS } from './policy';
 
 export const HOLDS_PREFIX = 'holds/';

@@ -11,7 +11,7 @@
  * A blob's age counts from its last write. Step files age per run: a run's files go together once
  * the newest of them is older than the period, so a long-open run keeps its early steps' files.
  */
-import type { Config } from '../config';
+import type { Config } from '../config/config';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;

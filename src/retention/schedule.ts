@@ -6,7 +6,7 @@
  * off (FLOWGATE_RETENTION=off), start-up deletes the schedule instead.
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
-import type { Logger } from '../logger';
+import type { Logger } from '../observability/logger';
 
 export function retentionScheduleId(taskQueue: string): string {
   return `flowgate-retention-${taskQueue}`;

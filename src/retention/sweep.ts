@@ -4,7 +4,7 @@
  * older than their period. Every step is idempotent (deleting what is gone is no error), so
  * a retried activity, or two sweeps of two installations' replicas at once, do no harm.
  */
-import type { BlobStore } from '../blob-store';
+import type { BlobStore } from '../blobs/blob-store';
 import type { FinishedRunStore } from '../registry/finished-runs';
 import { currentHolds } from './holds';
 import { CALL_FILES_MS, DAY_MS, retentionGroup, retentionMs, SWEPT_PREFIXES, type RetentionSettings } from './policy';

@@ -6,7 +6,7 @@
  * read back (no worker to answer the state query) is asked again next time.
  */
 import { LruCache } from '../common/lru-cache';
-import type { Logger } from '../logger';
+import type { Logger } from '../observability/logger';
 import type { FinishedRunStore } from '../registry';
 import type { RunView } from './run-service';
 

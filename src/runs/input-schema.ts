@@ -8,8 +8,8 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { linearRegExp } from '../linear-regexp';
-import { MAX_COMPILED_SCHEMA_DEPTH, schemaDepthExceeds } from '../resolved-shape';
+import { linearRegExp } from '../documents/linear-regexp';
+import { MAX_COMPILED_SCHEMA_DEPTH, schemaDepthExceeds } from '../documents/resolved-shape';
 
 const CACHE_SIZE = 500;
 const MAX_REPORTED = 10;
@@ -18,7 +18,7 @@ type Compiled = { validate: ValidateFunction } | { error: string };
 const cache = new Map<string, Compiled>();
 
 /**
- * `pattern` and `patternProperties` run on RE2 (src/linear-regexp.ts): a schema is written by one
+ * `pattern` and `patternProperties` run on RE2 (src/documents/linear-regexp.ts): a schema is written by one
  * organization and checked on the gateway every organization shares. A schema using look-around
  * or back-references is refused when the workflow is saved.
  */

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { INLINE_INPUTS_LIMIT } from '../attachments/limits';
-import type { BlobStore } from '../blob-store';
+import type { BlobStore } from '../blobs/blob-store';
 import { INPUTS_REF_FIELD, inputsBlobPrefix, type InputsReference } from '../common/inputs-reference';
 import type { RunInput } from '../common/run-types';
 import type { WorkflowVersion } from '../registry';

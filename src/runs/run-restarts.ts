@@ -6,16 +6,16 @@
  *           inputs are checked against that version's input schema as a trigger call would be.
  *   resume  a FAILED or TIMEOUT run again on its own version, from its first step that did not
  *           complete: the steps before it are not run, their outcomes (results and files) are
- *           taken from the earlier run (workflows/steps/resume.ts).
+ *           taken from the earlier run (workflows/run/resume.ts).
  *
  * Either is a new run with a new run ID, the earlier run's trigger, starter and callback URL, and
  * `origin: {kind, runId}` naming the earlier run. A refusal is a value with a code.
  */
-import type { BlobStore } from '../blob-store';
+import type { BlobStore } from '../blobs/blob-store';
 import { INPUTS_REF_FIELD, isInputsReference } from '../common/inputs-reference';
 import type { RunInput, StepOutcome } from '../common/run-types';
 import type { Registry, TriggerRecord } from '../registry';
-import { decodeFileKey, type SignedUrlSigner } from '../signed-urls';
+import { decodeFileKey, type SignedUrlSigner } from '../crypto/signed-urls';
 import { inputsForRun } from './run-input';
 import type { RunService, RunView } from './run-service';
 import type { TriggerService } from './trigger-service';

@@ -14,7 +14,7 @@ import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { channelReady, GRPC_UNAVAILABLE, temporalStatusCode } from '../../temporal/client';
-import type { Logger } from '../logger';
+import type { Logger } from '../observability/logger';
 import type { FlowgateMetrics } from '../observability/metrics';
 import type { FinishedRunCache } from './finished-run-cache';
 import { LruCache } from '../common/lru-cache';
@@ -96,7 +96,7 @@ const QUERY_DEADLINE_MS = 5000;
  * unreachable, this one usually fails too, and the caller gets its 503 this much later).
  */
 const EXISTS_DEADLINE_MS = 1000;
-/** See FLOWGATE_TEMPORAL_UNREACHABLE_MS (src/config.ts). */
+/** See FLOWGATE_TEMPORAL_UNREACHABLE_MS (src/config/config.ts). */
 const DEFAULT_UNREACHABLE_MS = 2000;
 /** How long a poll waits for a run whose workflow reported its end to be closed by Temporal. */
 const CLOSING_WAIT_MS = 3000;

@@ -7,7 +7,7 @@
  * answered from the worker's cache of open workflows.
  */
 import { createHash } from 'node:crypto';
-import type { Logger } from '../logger';
+import type { Logger } from '../observability/logger';
 import type { RunView } from './run-service';
 
 type Listener = (view: RunView) => void;

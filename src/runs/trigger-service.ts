@@ -12,13 +12,13 @@
  * A refusal is a value with a code; each caller words it for its own audience (an HTTP status, a
  * failed step).
  */
-import type { BlobStore } from '../blob-store';
+import type { BlobStore } from '../blobs/blob-store';
 import { LruCache } from '../common/lru-cache';
 import { INPUTS_REF_FIELD, isInputsReference } from '../common/inputs-reference';
 import type { RunInput } from '../common/run-types';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { holdCallFiles } from '../retention/holds';
-import type { Logger } from '../logger';
+import type { Logger } from '../observability/logger';
 import type { Registry, TriggerRecord, WorkflowVersion } from '../registry';
 import { checkInputs } from './input-schema';
 import { inputsForRun, runInputFor } from './run-input';

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { Registry, WebhookSecretRecord } from '../registry';
-import type { ConnectionCipher } from '../tools/connection-cipher';
+import type { ConnectionCipher } from '../crypto/connection-cipher';
 
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000;

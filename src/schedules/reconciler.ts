@@ -2,7 +2,7 @@
  * Runs ScheduleService.reconcile at start and every `intervalSeconds` (0: only at start), one pass
  * at a time. Every gateway replica may run one: each step is idempotent.
  */
-import type { Logger } from '../logger';
+import type { Logger } from '../observability/logger';
 import type { ScheduleService } from './schedule-service';
 
 export class ScheduleReconciler {

@@ -26,7 +26,7 @@ import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { ENGINE_LEVEL, type RunInput } from '../common/run-types';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
-import type { Logger } from '../logger';
+import type { Logger } from '../observability/logger';
 import type { Registry, TriggerRecord, TriggerScheduleRecord, WorkflowVersion } from '../registry';
 import { checkInputs } from '../runs/input-schema';
 import { runInputFor } from '../runs/run-input';

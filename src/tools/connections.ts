@@ -5,7 +5,7 @@
  */
 import type { Registry } from '../registry';
 import { newConnectionId, type ConnectionRecord } from '../registry';
-import type { ConnectionCipher } from './connection-cipher';
+import type { ConnectionCipher } from '../crypto/connection-cipher';
 import type { ToolConnection } from './server';
 
 /** What callers may see of a connection: never the credentials. */

@@ -7,7 +7,7 @@
  */
 import { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
 import { LazyAbortController } from '../common/lazy-abort';
-import type { Logger } from '../logger';
+import type { Logger } from '../observability/logger';
 import type { FlowgateMetrics } from '../observability/metrics';
 import { tracer, tracingOn } from '../observability/tracing';
 import type { ToolCatalog } from './catalog';

@@ -4,14 +4,14 @@
  * the dispatcher.
  */
 import type { Client } from '@temporalio/client';
-import type { BlobStore } from '../blob-store';
-import type { Config } from '../config';
-import type { Logger } from '../logger';
+import type { BlobStore } from '../blobs/blob-store';
+import type { Config } from '../config/config';
+import type { Logger } from '../observability/logger';
 import type { FlowgateMetrics } from '../observability/metrics';
 import type { Registry } from '../registry';
-import type { SignedUrlSigner } from '../signed-urls';
+import type { SignedUrlSigner } from '../crypto/signed-urls';
 import { ToolCatalog } from './catalog';
-import { connectionKeyFile, createConnectionCipher, parseConnectionKey } from './connection-cipher';
+import { connectionKeyFile, createConnectionCipher, parseConnectionKey } from '../crypto/connection-cipher';
 import { ConnectionStore } from './connections';
 import { ToolDispatcher } from './dispatcher';
 import { BUILT_IN_SERVER_KINDS, type ServerKind } from './servers';
@@ -23,7 +23,7 @@ import type { ServerSource, ToolServer } from './server';
 export { ToolDispatcher, type CallOptions, type ToolCaller } from './dispatcher';
 export { ConnectionStore, type ConnectionSummary } from './connections';
 export { CustomServers } from './custom';
-export { createRuntimeTokens, type RuntimePrincipal, type RuntimeTokens } from './runtime-token';
+export { createRuntimeTokens, type RuntimePrincipal, type RuntimeTokens } from '../crypto/runtime-tokens';
 export { BUILT_IN_SERVER_KINDS, type ServerKind, type ServerKindDeps } from './servers';
 export {
   ToolCallError, ToolFailure, type CallContext, type ServerSource, type ToolEntry, type ToolOutput, type ToolResult, type ToolServer,

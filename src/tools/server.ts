@@ -6,9 +6,9 @@
  * calls.
  */
 import type { Client } from '@temporalio/client';
-import type { BlobStore } from '../blob-store';
-import type { Logger } from '../logger';
-import type { SignedUrlSigner } from '../signed-urls';
+import type { BlobStore } from '../blobs/blob-store';
+import type { Logger } from '../observability/logger';
+import type { SignedUrlSigner } from '../crypto/signed-urls';
 import type { ConnectionStore } from './connections';
 
 /** The largest JSON-RPC request body the HTTP gateway takes on the path of a server that says nothing of its own (4 MiB). */

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createRunStep } from '../../activities/run-step';
-import { createFileBlobStore, type BlobStore } from '../../src/blob-store';
+import { createFileBlobStore, type BlobStore } from '../../src/blobs/blob-store';
 import { CodeStepSchema, TemplateStepSchema, type ActivityStep } from '../../src/common/definition';
 import { RESULT_INLINE_LIMIT, type RunStepRequest, type StepOutcome } from '../../src/common/run-types';
 

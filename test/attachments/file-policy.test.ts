@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { cleanContentType, keySegment, refusedByContent, refusedByName, sanitizeFilename } from '../../src/attachments/file-policy';
-import { assertSafeKey } from '../../src/blob-store';
+import { assertSafeKey } from '../../src/blobs/blob-store';
 
 describe('file policy', () => {
   describe('sanitizeFilename', () => {

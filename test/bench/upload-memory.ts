@@ -10,9 +10,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config';
-import { silentLogger } from '../../src/logger';
-import { startFlowgate } from '../../src/server';
+import { loadConfig } from '../../src/config/config';
+import { silentLogger } from '../../src/observability/logger';
+import { startFlowgate } from '../../src/app/start';
 import { freePort } from '../../temporal/dev-server';
 import { MultipartBody, send } from '../support/multipart';
 

@@ -10,7 +10,7 @@ import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '
 import { listenOnLoopback } from '../support/loopback';
 
 const execFileAsync = promisify(execFile);
-const CLI = path.resolve(__dirname, '../../src/cli.js');
+const CLI = path.resolve(__dirname, '../../src/cli/main.js');
 
 interface CliResult { code: number; stdout: string; stderr: string }
 

@@ -1,6 +1,6 @@
 /**
  * The listener bounds' small parts (src/net/inbound-limits.ts); the bounds themselves are proved
- * against a real flowgate in test/gateway/slow-clients.test.ts.
+ * against a real flowgate in test/http/slow-clients.test.ts.
  */
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';

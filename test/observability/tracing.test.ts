@@ -3,7 +3,7 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/config/config';
 import { Worker } from '@temporalio/worker';
 import { workflowBundle } from '../../temporal/worker';
 import { recordHistoryPath } from '../support/ci';

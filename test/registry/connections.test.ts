@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { openRegistry, RegistryError, type Registry } from '../../src/registry';
-import { hashSecret, randomToken } from '../../src/secrets';
-import { createConnectionCipher } from '../../src/tools/connection-cipher';
+import { hashSecret, randomToken } from '../../src/crypto/secrets';
+import { createConnectionCipher } from '../../src/crypto/connection-cipher';
 import { ConnectionStore } from '../../src/tools/connections';
 import { registryDialects } from '../support/registry-dialects';
 

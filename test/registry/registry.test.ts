@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { WorkflowDefinitionSchema, type WorkflowDefinition } from '../../src/common/definition';
-import { hashSecret, randomToken } from '../../src/secrets';
+import { hashSecret, randomToken } from '../../src/crypto/secrets';
 import { openRegistry, RegistryError, type DatabaseConfig, type Registry } from '../../src/registry';
 import { registryDialects, TEST_POSTGRES_URL } from '../support/registry-dialects';
 

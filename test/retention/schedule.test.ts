@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/observability/logger';
 import { ensureRetentionSchedule, retentionScheduleId } from '../../src/retention/schedule';
 import { temporalAddress } from '../setup/root-hooks';
 

@@ -9,7 +9,7 @@ import { pollStatus, publishWorkflow, startTestFlowgate, trigger, type Published
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 
 const execFileAsync = promisify(execFile);
-const CLI = path.resolve(__dirname, '../../src/cli.js');
+const CLI = path.resolve(__dirname, '../../src/cli/main.js');
 
 interface Started { runId: string; automationId: string; automationVersion: number; origin: { kind: string; runId: string }; fromStep?: number; reusedSteps?: number[] }
 interface FullStatus extends StatusBody { origin?: { kind: string; runId: string }; stepInfo: Record<string, { status: string; name: string; executionOrder: number | null; reusedFrom?: string }> }

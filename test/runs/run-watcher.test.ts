@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { RunView } from '../../src/runs/run-service';
 import { RunWatcher } from '../../src/runs/run-watcher';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/observability/logger';
 
 function view(status: RunView['status'], step: RunView['status']): RunView {
   return {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createFileBlobStore, type BlobStore } from '../../src/blob-store';
+import { createFileBlobStore, type BlobStore } from '../../src/blobs/blob-store';
 import { INLINE_INPUTS_LIMIT } from '../../src/attachments/limits';
 import { WorkflowDefinitionSchema } from '../../src/common/definition';
 import { INPUTS_REF_FIELD, isInputsReference } from '../../src/common/inputs-reference';

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { ScheduleNotFoundError } from '@temporalio/client';
-import { signingKey } from '../../src/data-dir';
+import { signingKey } from '../../src/crypto/data-dir';
 import { retentionScheduleId } from '../../src/retention/schedule';
-import { createSigner } from '../../src/signed-urls';
+import { createSigner } from '../../src/crypto/signed-urls';
 import { echoInputsWorkflow, type AttachmentsSyncBody } from '../support/echo-workflow';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
 import { MultipartBody, send } from '../support/multipart';

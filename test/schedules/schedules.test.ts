@@ -8,7 +8,7 @@ import { getJson, publishWorkflow, startTestFlowgate, type Published, type TestF
 import { temporalAddress, temporalCliPath } from '../setup/root-hooks';
 
 const execFileAsync = promisify(execFile);
-const CLI = path.resolve(__dirname, '../../src/cli.js');
+const CLI = path.resolve(__dirname, '../../src/cli/main.js');
 
 const hello = {
   name: 'scheduled-hello',

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { ensureTemporalCli } from '../../temporal/cli';
 import { freePort, startDevServer, type DevServer } from '../../temporal/dev-server';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/config/config';
 
 const ADDRESS_VAR = 'FLOWGATE_TEST_TEMPORAL_ADDRESS';
 const CLI_VAR = 'FLOWGATE_TEST_TEMPORAL_CLI';

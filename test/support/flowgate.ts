@@ -6,9 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type Config } from '../../src/config';
-import { silentLogger, createLogger, type Logger } from '../../src/logger';
-import { startFlowgate, type Flowgate, type StartOptions } from '../../src/server';
+import { loadConfig, type Config } from '../../src/config/config';
+import { silentLogger, createLogger, type Logger } from '../../src/observability/logger';
+import { startFlowgate, type Flowgate, type StartOptions } from '../../src/app/start';
 import { temporalAddress } from '../setup/root-hooks';
 
 export interface TestFlowgate extends Flowgate {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/config/config';
 import { tlsOptions } from '../../temporal/client';
 
 describe('tlsOptions', () => {

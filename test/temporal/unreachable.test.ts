@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { WorkflowDefinitionSchema } from '../../src/common/definition';
-import { silentLogger } from '../../src/logger';
+import { silentLogger } from '../../src/observability/logger';
 import { runInputFor } from '../../src/runs/run-input';
 import { RunService, StartInFlightError } from '../../src/runs/run-service';
 import { channelReady, connectClient, connectWorker, eagerStartClient, ensureSearchAttributes, GRPC_UNAVAILABLE, type ReachSettings, type TemporalSettings } from '../../temporal/client';

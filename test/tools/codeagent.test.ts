@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createLogger } from '../../src/logger';
+import { createLogger } from '../../src/observability/logger';
 import { DEFAULT_ORG_ID } from '../../src/registry';
 import { ToolCallError } from '../../src/tools/server';
 import { startFakeCodeAgent, type FakeCodeAgent, type FakeEvent } from '../support/fake-codeagent';

@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config';
-import { connectionKeyFile, createConnectionCipher, parseConnectionKey } from '../../src/tools/connection-cipher';
+import { ConfigError, loadConfig } from '../../src/config/config';
+import { connectionKeyFile, createConnectionCipher, parseConnectionKey } from '../../src/crypto/connection-cipher';
 
 describe('connection credential encryption', () => {
   it('seals with AES-256-GCM bound to its org and connection: moved or tampered, it does not open', () => {

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { acyclic, generateApi, TOOL_SCHEMA_LIMITS } from '../../src/tools/custom/openapi';
-import { resolvedProblem } from '../../src/resolved-shape';
+import { resolvedProblem } from '../../src/documents/resolved-shape';
 import { ORG_CHART_YAML, PETSTORE } from './custom-support';
 
 /** one POST operation whose JSON body is `schema`, plus `schemas` as components */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { rankTools, tokenize, type ListedServer } from '../../src/tools/discovery';
+import { rankTools, tokenize, type ListedServer } from '../../src/tools/servers/discovery/ranking';
 
 const tool = (name: string, description: string, args: string[] = []) => ({
   name, description, inputSchema: { type: 'object' as const, properties: Object.fromEntries(args.map((a) => [a, { type: 'string' }])), required: [] },

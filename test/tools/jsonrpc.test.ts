@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import type { z } from 'zod';
-import { JsonRpcMessageSchema, ToolsCallParamsSchema, parseJsonRpcMessage, parseToolsCallParams } from '../../src/tools/jsonrpc';
+import { JsonRpcMessageSchema, ToolsCallParamsSchema, parseJsonRpcMessage, parseToolsCallParams } from '../../src/tools/mcp/jsonrpc';
 
 /** Values as JSON.parse makes them (the only source of messages): no prototype-less objects, no undefined inside. */
 const values: unknown[] = [

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openRegistry, type Registry } from '../../src/registry';
-import { hashSecret, hmac, randomToken } from '../../src/secrets';
-import { KEY_RECHECK_MS, createRuntimeTokens } from '../../src/tools/runtime-token';
+import { hashSecret, hmac, randomToken } from '../../src/crypto/secrets';
+import { KEY_RECHECK_MS, createRuntimeTokens } from '../../src/crypto/runtime-tokens';
 
 describe('runtime tokens', () => {
   let dir: string;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { hash128, uuidShape } from '../../workflows/steps/child-ids';
+import { hash128, uuidShape } from '../../workflows/run/child-ids';
 
 describe('derived child IDs', () => {
   it('are version-4-shaped UUIDs, the same for the same input and distinct for 200,000 neighbouring inputs', () => {

@@ -9,7 +9,7 @@ import { buildContext, interpolate } from '../../src/common/interpolate';
 import type { RunInput, RunSummary } from '../../src/common/run-types';
 import { workflowBundle } from '../../temporal/worker';
 import { nestedScope, stepScopeOf, type ListScope } from '../../workflows/interpreter/runtime';
-import { useEngine } from '../../workflows/steps/features';
+import { useEngine } from '../../workflows/run/features';
 import { recordHistoryPath } from '../support/ci';
 import { lastMessage, startFakeLlm, type FakeLlm } from '../support/fake-llm';
 import { getJson, pollStatus, publishWorkflow, startTestFlowgate, trigger, type Published, type StatusBody, type TestFlowgate } from '../support/flowgate';
@@ -324,7 +324,7 @@ describe('item and index reach every nested construct (through the trigger surfa
   /**
    * Before the fix a nested list lost the item: a condition reading it was false, so the step was
    * skipped (no command). A run started then must replay as it ran, so the fix applies from engine
-   * level 4 (workflows/steps/features.ts): a level-2 run keeps the old scope, a run without a level
+   * level 4 (workflows/run/features.ts): a level-2 run keeps the old scope, a run without a level
    * asks patched(). The level-2 run's history is saved as histories/run-automation-nested-scope-engine-2.json.
    */
   it('a run started at engine level 2 keeps the scope it started with and replays; one without a level takes the fix through a patch marker', async function () {

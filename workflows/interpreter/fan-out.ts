@@ -11,13 +11,15 @@
  * a replayed run finds its children again. Cancelling the run cancels the chunk in flight.
  */
 import {
-  CancellationScope, ChildWorkflowFailure, defineSignal, executeChild, isCancellation, ParentClosePolicy, setHandler, workflowInfo,
+  CancellationScope, ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, setHandler, workflowInfo,
 } from '@temporalio/workflow';
 import type { ForEachStep, Step } from '../../src/common/definition';
 import type { ItemScope, ResultPart, RunInput, StepState, VisibleStep } from '../../src/common/run-types';
-import { feature } from '../steps/features';
+import type { ChunkProgress, ForEachChunkInput, ForEachChunkResult, StepFailure } from '../../src/common/for-each-chunk';
+import { forEachProgressSignal } from '../../src/common/workflow-contracts';
+import { feature } from '../run/features';
 import { describeFailure, failedComposite, type CompositeDraft } from './composite';
-import { itemScopeOf, NESTED_ITEM_SCOPE_REVISION, type ListScope, type Runtime, type StepFailure } from './runtime';
+import { itemScopeOf, NESTED_ITEM_SCOPE_REVISION, type ListScope, type Runtime } from './runtime';
 
 /** A forEach over more items than this runs them in child workflows (runs started before the patch excepted). */
 export const FANOUT_THRESHOLD = 100;
@@ -27,57 +29,6 @@ export const CHUNK_ITEMS = 100;
 export const MAX_FANOUT_ITEMS = 10_000;
 /** Marks runs whose large forEach steps run in child workflows; runs before it replay in-workflow. */
 export const FANOUT_PATCH = 'foreach-child-chunks';
-
-export interface ChunkProgress {
-  /** the forEach step's address */
-  address: string;
-  /** from 1 */
-  chunk: number;
-  /** items of the chunk done so far */
-  done: number;
-}
-
-export const forEachProgressSignal = defineSignal<[ChunkProgress]>('forEachProgress');
-
-export interface ForEachChunkInput {
-  /** the run's input, without its definition's steps, resume outcomes or callback (a chunk needs none) */
-  input: RunInput;
-  /** the forEach step's address */
-  address: string;
-  steps: Step[];
-  /** this chunk's items */
-  items: unknown[];
-  /** the position of items[0] in the whole array, from 0 */
-  first: number;
-  /** from 1 */
-  chunk: number;
-  concurrency: number;
-  /** depth of the list holding the forEach step */
-  depth: number;
-  /** the steps visible at the forEach step */
-  seen: VisibleStep[];
-  /** the forEach item the forEach step sits in, if any: the items' `outer` (runs from engine level 4) */
-  enclosing?: ItemScope;
-  /** where progress signals go */
-  parentWorkflowId: string;
-  /** set when a chunk continued as new: where it stands */
-  carried?: { next: number; done: number; parts: (ResultPart | null)[] };
-}
-
-export interface ChunkFailure extends StepFailure {
-  /** the failed item's number, from 1, in the whole array */
-  item: number;
-  type: StepState['type'];
-}
-
-export interface ForEachChunkResult {
-  /** items of the chunk that ran */
-  done: number;
-  /** the chunk's results as a JSON array (one entry per item of the chunk, null for none) */
-  part: ResultPart | null;
-  /** the first item of the chunk that failed */
-  failure?: ChunkFailure;
-}
 
 /** Whether a step list holds an approval, which must wait in the run itself (decisions go to the run). */
 export function holdsApproval(steps: Step[]): boolean {

@@ -6,7 +6,7 @@
  * Progress shows in the step's `progress` (`12/40 done`). More than FANOUT_THRESHOLD items run in
  * child workflows instead (fan-out.ts).
  */
-import { feature } from '../steps/features';
+import { feature } from '../run/features';
 import type { ForEachStep } from '../../src/common/definition';
 import type { StepOutcome, StepState } from '../../src/common/run-types';
 import { describeFailure, failedComposite, partOf, type CompositeDraft } from './composite';

@@ -17,9 +17,9 @@ import { isActivityStep } from '../../src/common/step-kinds';
 import { agentStep } from '../steps/agent';
 import { triggerStep } from '../steps/chain';
 import { pollToolStep } from '../steps/poll';
-import { reuseEarlierOutcome } from '../steps/resume';
+import { reuseEarlierOutcome } from '../run/resume';
 import type { Renderer, StepDraft } from '../steps/step-draft';
-import { feature } from '../steps/features';
+import { feature } from '../run/features';
 import { delayStep, waitUntilStep, type Pauser } from '../steps/timers';
 import { branchStep } from './branch';
 import type { CompositeDraft } from './composite';
@@ -55,7 +55,7 @@ function stepActivityRetry(retry: NonNullable<ActivityStep['retry']>) {
  * local activity runs in the worker that runs the workflow, recorded as one marker, instead of a
  * task the server dispatches (three history events, a round trip, a second workflow task). Its
  * writes are idempotent (same keys, atomic replace), so a re-run after a crash is harmless.
- * Runs from level 2 (steps/features.ts); earlier runs keep the activity task their history holds.
+ * Runs from level 2 (run/features.ts); earlier runs keep the activity task their history holds.
  */
 export const TEMPLATE_LOCAL_REVISION = 'template-local-activity';
 

@@ -5,7 +5,7 @@
 import type { Step } from '../../src/common/definition';
 import type { ItemScope, RunInput, RunState, RunStepRequest, RunSummary, StepOutcome, StepScope, StepState, VisibleStep } from '../../src/common/run-types';
 import type { ApprovalDesk } from '../steps/approval';
-import { feature } from '../steps/features';
+import { feature } from '../run/features';
 
 export interface Runtime {
   input: RunInput;

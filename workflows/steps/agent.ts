@@ -8,8 +8,8 @@ import type { AgentInvocationInput, AgentInvocationResult } from '../../src/comm
 import type { AgentStep } from '../../src/common/definition';
 import type { RunInput } from '../../src/common/run-types';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
-import { childUuid } from './child-ids';
-import { runDeadline } from './time-limit';
+import { childUuid } from '../run/child-ids';
+import { runDeadline } from '../run/time-limit';
 import { completed, failed, type Renderer, type StepDraft } from './step-draft';
 
 export async function agentStep(step: AgentStep, run: RunInput, stepIndex: number | string, render: Renderer): Promise<StepDraft> {

@@ -8,7 +8,7 @@
  * once: whatever approver names it gives, its second approval on a step is refused.
  */
 import { ApplicationFailure, condition } from '@temporalio/workflow';
-import { feature } from './features';
+import { feature } from '../run/features';
 import type { ApprovalStep } from '../../src/common/definition';
 import { durationMs } from '../../src/common/duration';
 import { render as renderedText } from '../../src/common/interpolate';

@@ -10,8 +10,8 @@ import type { TriggerStep } from '../../src/common/definition';
 import { buildRunMemo } from '../../src/common/run-memo';
 import { ENGINE_LEVEL, type RunInput, type RunSummary } from '../../src/common/run-types';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
-import { childUuid } from './child-ids';
-import { childExecutionTimeoutMs, runDeadline } from './time-limit';
+import { childUuid } from '../run/child-ids';
+import { childExecutionTimeoutMs, runDeadline } from '../run/time-limit';
 import { completed, failed, type Renderer, type StepDraft } from './step-draft';
 
 const { resolveTrigger } = proxyActivities<Activities>({

@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import type { Logger } from '../../logger';
+import type { Logger } from '../../observability/logger';
 import { httpRequest, type BufferedResponse } from '../../net/http-client';
 import type { ToolServerStore } from '../../registry/tool-servers';
 import type { ConnectionStore } from '../connections';

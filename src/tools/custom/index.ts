@@ -4,7 +4,7 @@
  * only (the catalog asks `source` for an organization's servers). Also the custom connections'
  * test call and OAuth consent, which share the connection auth with the servers.
  */
-import type { Logger } from '../../logger';
+import type { Logger } from '../../observability/logger';
 import { assertUrlAllowed, OutboundRefusedError } from '../../net/address-policy';
 import type { ConnectionSummary } from '../connections';
 import type { Registry } from '../../registry';

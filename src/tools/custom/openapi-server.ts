@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { lenientLinearRegExp } from '../../linear-regexp';
+import { lenientLinearRegExp } from '../../documents/linear-regexp';
 import type { BufferedResponse } from '../../net/http-client';
 import { pcidSchema, jsonSchemaOf } from '../define-tool';
 import { ToolCallError, ToolFailure, type CallContext, type JsonSchemaObject, type ToolEntry, type ToolOutput, type ToolServer } from '../server';
@@ -40,7 +40,7 @@ interface Compiled {
 }
 
 export function openApiServer(spec: OpenApiServerSpec): ToolServer {
-  // the document's patterns run on RE2; one RE2 cannot run is left to the API (src/linear-regexp.ts)
+  // the document's patterns run on RE2; one RE2 cannot run is left to the API (src/documents/linear-regexp.ts)
   const ajv = new Ajv({ strict: false, allErrors: true, logger: false, validateFormats: true, code: { regExp: lenientLinearRegExp } });
   addFormats(ajv);
   const pcid = jsonSchemaOf(pcidSchema(CUSTOM_APPLICATION)).properties;

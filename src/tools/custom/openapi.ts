@@ -7,11 +7,11 @@
  */
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { z } from 'zod';
-import { DocumentTextError, parseDocumentText, tooDeepText, type DocumentTextLimits } from '../../document-text';
-import { MAX_JSON_DEPTH } from '../../gateway/json-depth';
-import { jsonShapeProblem } from '../../json-shape';
+import { DocumentTextError, parseDocumentText, tooDeepText, type DocumentTextLimits } from '../../documents/text';
+import { MAX_JSON_DEPTH } from '../../common/json-depth';
+import { jsonShapeProblem } from '../../documents/json-shape';
 import type { JsonSchemaObject } from '../server';
-import { MAX_COMPILED_SCHEMA_DEPTH, resolvedProblem } from '../../resolved-shape';
+import { MAX_COMPILED_SCHEMA_DEPTH, resolvedProblem } from '../../documents/resolved-shape';
 
 export const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
 /**

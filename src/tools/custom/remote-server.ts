@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { httpRequest } from '../../net/http-client';
-import { IDEMPOTENCY_META_KEY } from '../jsonrpc';
+import { IDEMPOTENCY_META_KEY } from '../mcp/jsonrpc';
 import type { ConnectionStore } from '../connections';
 import { ToolCallError, ToolFailure, type ContentBlock, type JsonSchemaObject, type ListContext, type ToolEntry, type ToolServer, type ToolServices } from '../server';
 import type { CustomAuth } from './auth';

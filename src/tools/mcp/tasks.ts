@@ -5,7 +5,7 @@
  * - the `workflows` server's tools: the task is the run (a `runAutomation` workflow);
  * - `agent_invoke` on `agent-management`: the task is the invocation (an `invokeAgent` workflow);
  * - the code-agent tools that wait (`codeagent_create_agent`, `_create_run`, `_stream_run`): the
- *   task is a waiter (a `codeAgentTask` workflow, src/tools/mcp/codeagent-tasks.ts) that polls the
+ *   task is a waiter (a `codeAgentTask` workflow, src/tools/servers/codeagent/tasks.ts) that polls the
  *   backend until the agent's run ends.
  * A task lives its ttl (the requested one, clamped to the maximum; stored in the workflow's memo):
  * past it, it is unknown, exactly like a missing one, whatever its workflow does.
@@ -26,10 +26,10 @@ import { SEARCH_ATTRIBUTES } from '../../common/search-attributes';
 import type { RunService } from '../../runs/run-service';
 import { CODEAGENT_SERVER, CODEAGENT_TASK_WORKFLOW, isCodeAgentTaskTool } from '../../common/codeagent-task';
 import { ToolCallError, type ToolResult, type ToolServices } from '../server';
-import { codeAgentTaskMemo, type CodeAgentTasks } from './codeagent-tasks';
+import { codeAgentTaskMemo, type CodeAgentTasks } from '../servers/codeagent/tasks';
 import { AGENT_INVOKE_TOOL, AGENT_MANAGEMENT_SERVER_NAME, agentInvokeInput, unprefixedAgentTool } from '../servers/agent-management';
 import { describeIssues } from '../define-tool';
-import { WORKFLOWS_SERVER, type WorkflowTools } from '../workflow-tools/workflow-tools';
+import { WORKFLOWS_SERVER, type WorkflowTools } from '../servers/workflows/index';
 
 export const TaskStatusSchema = z.enum(['working', 'input_required', 'completed', 'failed', 'cancelled']);
 export type TaskStatus = z.infer<typeof TaskStatusSchema>;

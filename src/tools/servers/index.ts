@@ -3,14 +3,14 @@
  * `create` gets the gateway's configuration and the catalog, and answers its server (or
  * undefined when the configuration leaves it off, as web-search without a search URL).
  */
-import type { Config } from '../../config';
+import type { Config } from '../../config/config';
 import type { Registry } from '../../registry';
 import type { ToolEntry, ToolServer } from '../server';
 import { codeAgentServer } from './codeagent';
 import { agentManagementServer } from './agent-management';
-import { discoveryServer } from './discovery';
+import { discoveryServer } from './discovery/index';
 import { mailServer } from './mail';
-import { webSearchServer } from './web-search';
+import { webSearchServer } from './web-search/index';
 
 export interface ServerKindDeps {
   config: Pick<Readonly<Config>, 'searchUrl'> & Partial<Pick<Readonly<Config>, 'llm' | 'agentWaitSeconds' | 'temporal'>>;

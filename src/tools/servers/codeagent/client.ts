@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { httpRequest, OutboundRefusedError, OutboundTimeoutError, ResponseTooLargeError } from '../../../net/http-client';
-import { jsonText } from '../../../json-thread';
+import { jsonText } from '../../../documents/json-thread';
 import { ToolCallError, ToolFailure, type ToolConnection } from '../../server';
 import { CodeAgentCredentialsSchema, type CodeAgentCredentials } from './schemas';
 

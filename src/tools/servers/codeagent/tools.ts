@@ -79,7 +79,7 @@ const createAgent = defineTool({
   description: 'Start a code agent on one repository with a task; answers the agent and its first run (status CREATING). '
     + 'Follow the run with codeagent_get_run or codeagent_stream_run.',
   input: CreateAgentInput,
-  // MCP Tasks: a task-augmented call waits for the agent's run to end (src/tools/mcp/codeagent-tasks.ts)
+  // MCP Tasks: a task-augmented call waits for the agent's run to end (src/tools/servers/codeagent/tasks.ts)
   taskSupport: 'optional',
   // five 15 MB images: the HTTP gateway takes bodies this large on /codeagent
   maxArgumentBytes: MAX_PROMPT_CALL_JSON_BYTES,
@@ -94,7 +94,7 @@ const createRun = defineTool({
   name: 'codeagent_create_run',
   description: 'Send a follow-up instruction to a code agent: starts a new run. An agent has one active run at a time (409 agent_busy otherwise).',
   input: CreateRunInput,
-  // MCP Tasks: a task-augmented call waits for the agent's run to end (src/tools/mcp/codeagent-tasks.ts)
+  // MCP Tasks: a task-augmented call waits for the agent's run to end (src/tools/servers/codeagent/tasks.ts)
   taskSupport: 'optional',
   maxArgumentBytes: MAX_PROMPT_CALL_JSON_BYTES,
   timeoutMs: JSON_TIMEOUT_MS + MARGIN_MS,
@@ -132,7 +132,7 @@ const streamRun = defineTool({
     + 'Call again with Last-Event-ID set to the answer\'s lastEventId to continue exactly after the last event answered. '
     + 'ended: true once the stream is done; an expired stream answers the run\'s final state (expired: true, run).',
   input: StreamRunInput,
-  // MCP Tasks: a task-augmented call waits for the agent's run to end (src/tools/mcp/codeagent-tasks.ts)
+  // MCP Tasks: a task-augmented call waits for the agent's run to end (src/tools/servers/codeagent/tasks.ts)
   taskSupport: 'optional',
   timeoutMs: (MAX_STREAM_WAIT_SECONDS * 1000) + JSON_TIMEOUT_MS + MARGIN_MS,
   async handler(args, context) {

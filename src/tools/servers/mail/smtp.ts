@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import net from 'node:net';
 import nodemailer from 'nodemailer';
 import { z } from 'zod';
-import { decodeFileKey } from '../../../signed-urls';
+import { decodeFileKey } from '../../../crypto/signed-urls';
 import { defineTool, type DefinedTool } from '../../define-tool';
 import { ToolCallError, ToolFailure, type CallContext } from '../../server';
 import { NETWORK_TIMEOUT_MS, checkedAddress, credentialsOf, messageOf } from './common';

@@ -1,0 +1,61 @@
+/**
+ * The contracts between flowgate's Node code and its Temporal workflows, defined once: each
+ * workflow type's name and function type, and the queries, updates and signals it answers.
+ * Sandbox-safe (types and `define*` only): the workflows register their handlers against these
+ * definitions, and the gateway, the services and the tests type their handles with the function
+ * types and call queries and updates with the definitions, never by string. Nothing in src/
+ * imports workflows/. The names are Temporal workflow types and message names: never rename one
+ * (histories and open runs name them).
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { AgentInvocationInput, AgentInvocationResult } from './agent-invocation';
+import type { CodeAgentTaskInput } from './codeagent-task';
+import type { ChunkProgress, ForEachChunkInput, ForEachChunkResult } from './for-each-chunk';
+import type { ApprovalDecision, CallbackRequest, CallbackStatus, DecisionRequest, RunInput, RunState, RunSummary } from './run-types';
+
+/** Every workflow type the worker registers (workflows/index.ts exports a function of each name). */
+export const WORKFLOW_TYPES = {
+  runAutomation: 'runAutomation',
+  invokeAgent: 'invokeAgent',
+  codeAgentTask: 'codeAgentTask',
+  runForEachChunk: 'runForEachChunk',
+  retentionSweep: 'retentionSweep',
+  deliverRunCallback: 'deliverRunCallback',
+} as const;
+export type WorkflowType = (typeof WORKFLOW_TYPES)[keyof typeof WORKFLOW_TYPES];
+
+/** A run of a published workflow version (workflows/run-automation.ts). */
+export type RunAutomationWorkflow = (input: RunInput) => Promise<RunSummary>;
+/** One agent invocation: the model-and-tools loop (workflows/agent-loop.ts). */
+export type InvokeAgentWorkflow = (input: AgentInvocationInput) => Promise<AgentInvocationResult>;
+/** The waiter behind a code-agent tool called as an MCP task (workflows/codeagent-task.ts). */
+export type CodeAgentTaskWorkflow = (input: CodeAgentTaskInput) => Promise<Record<string, unknown>>;
+/** One chunk of a large forEach, a child of its run (workflows/for-each-chunk.ts). */
+export type RunForEachChunkWorkflow = (chunk: ForEachChunkInput) => Promise<ForEachChunkResult>;
+/** The hourly retention sweep (workflows/retention-sweep.ts). */
+export type RetentionSweepWorkflow = (request?: SweepRequest) => Promise<{ blobs: unknown; finishedRuns: unknown }>;
+/** The delivery of a run's completion callback (workflows/deliver-run-callback.ts). */
+export type DeliverRunCallbackWorkflow = (request: CallbackRequest) => Promise<CallbackStatus>;
+
+/** What the retention sweep is asked: `now` (ISO 8601) sweeps as of another moment (tests); unset, the worker's clock. */
+export interface SweepRequest {
+  now?: string;
+}
+
+/** An agent invocation's progress, as its `agentStatus` query answers it. */
+export interface AgentStatus {
+  status: 'RUNNING' | 'COMPLETE';
+  turns: number;
+  toolCalls: number;
+}
+
+/** A run's state (runAutomation and runForEachChunk answer it): status, steps, what it waits on. */
+export const stateQuery = defineQuery<RunState>('state');
+/** An approval decision, validated and recorded by the run, answered with the decision as recorded. */
+export const decideUpdate = defineUpdate<ApprovalDecision, [DecisionRequest]>('decide');
+/** An approval decision sent without waiting for its answer (`temporal workflow signal`, older gateways). */
+export const approvalSignal = defineSignal<[DecisionRequest]>('approvalDecision');
+/** An agent invocation's progress. */
+export const agentStatusQuery = defineQuery<AgentStatus>('agentStatus');
+/** A chunk's progress, sent to its run (throttled). */
+export const forEachProgressSignal = defineSignal<[ChunkProgress]>('forEachProgress');

@@ -1,0 +1,110 @@
+/**
+ * The gateway: one Koa app, each surface under its own prefix (ARCHITECTURE.md, "HTTP surface").
+ */
+import Koa, { type Context, type Next } from 'koa';
+import type Router from '@koa/router';
+import { RunWatcher } from '../runs/run-watcher';
+import type { GatewayDeps } from './deps';
+import { LocalRateLimit } from './rate-limit/local';
+import { edge } from './middleware/edge';
+import { tracedRequests } from './middleware/observe';
+import { rateLimit } from './middleware/rate-limit';
+import { agentRoutes } from './routes/agents';
+import { authTokenRoutes } from './routes/auth-token';
+import { connectionRoutes } from './routes/connections';
+import { approvalRoutes } from './routes/approvals';
+import { fileRoutes } from './routes/files';
+import { healthRoutes } from './routes/health';
+import { managementRoutes } from './routes/management';
+import { runManagementRoutes } from './routes/run-management';
+import { metricsRoutes } from './routes/metrics';
+import { openApiRoutes } from './routes/openapi';
+import { runRoutes } from './routes/runs';
+import { scheduleRoutes } from './routes/schedules';
+import { oauthCallbackRoutes, serverRoutes } from './routes/servers';
+import { toolRoutes } from './routes/tools';
+import { triggerRoutes } from './routes/triggers';
+
+/** A path's first segment as the routers compare it (case-insensitively); undefined when it is percent-encoded. */
+function firstSegment(path: string): string | undefined {
+  const end = path.indexOf('/', 1);
+  const segment = (end === -1 ? path.slice(1) : path.slice(1, end)).toLowerCase();
+  return segment.includes('%') ? undefined : segment;
+}
+
+/**
+ * A router's routes and its 405s, skipped for a path whose first segment none of its routes
+ * starts with: each router's own dispatch (host, path, every layer's pattern) and allowedMethods
+ * would otherwise run on every request, sixteen times over. A router with a pattern for a first
+ * segment (a parameter, a RegExp, `use()` without a path) is never skipped.
+ */
+function guarded(router: Router): Koa.Middleware {
+  const routes = router.routes();
+  const allowed = router.allowedMethods();
+  const both = (ctx: Context, next: Next): Promise<unknown> => routes(ctx as Parameters<typeof routes>[0], () => allowed(ctx as Parameters<typeof allowed>[0], next));
+  const segments = new Set<string>();
+  for (const layer of router.stack) {
+    const segment = typeof layer.path === 'string' && layer.path.startsWith('/') ? firstSegment(layer.path) : undefined;
+    if (segment === undefined || /[:(*{?]/.test(segment)) return both;
+    segments.add(segment);
+  }
+  return (ctx, next) => {
+    const segment = firstSegment(ctx.path);
+    return segment === undefined || segments.has(segment) ? both(ctx, next) : next();
+  };
+}
+
+export interface RouteInfo {
+  method: string;
+  /** the path in OpenAPI form (`/api/v1/runs/{runId}`); a RegExp route's name */
+  path: string;
+}
+
+const ROUTES = new WeakMap<Koa, RouteInfo[]>();
+/** Catch-all handlers (`router.all`, e.g. the 405 of the trigger paths) are not routes of their own. */
+const CATCH_ALL_METHODS = 8;
+
+/** Every method and path the routers answer (HEAD and OPTIONS, which come with them, left out). */
+export function routesOfRouters(routers: Router[]): RouteInfo[] {
+  const routes: RouteInfo[] = [];
+  for (const router of routers) {
+    for (const layer of router.stack) {
+      if (layer.methods.length === 0 || layer.methods.length >= CATCH_ALL_METHODS) continue;
+      const path = typeof layer.path === 'string' ? layer.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}') : layer.name ?? String(layer.path);
+      for (const method of layer.methods) {
+        if (method !== 'HEAD' && method !== 'OPTIONS') routes.push({ method, path });
+      }
+    }
+  }
+  return routes;
+}
+
+/** The routes an app made by createApp serves (the OpenAPI test holds the document against them). */
+export function routesOf(app: Koa): RouteInfo[] {
+  return ROUTES.get(app) ?? [];
+}
+
+export function createApp(given: GatewayDeps): Koa {
+  const deps: GatewayDeps = { ...given, watcher: given.watcher ?? new RunWatcher((runId) => given.runs.view(runId), given.config.livePollMs, given.log) };
+  const app = new Koa({ proxy: false });
+  if (deps.config.tracing !== undefined) {
+    app.use(tracedRequests({ metrics: deps.metrics }));
+    app.use(edge({ log: deps.log }));
+  } else {
+    app.use(edge({ log: deps.log, metrics: deps.metrics }));
+  }
+  const { perMinute, burst } = deps.config.rateLimit;
+  if (perMinute > 0) {
+    // Before every route: a refused request costs no credential lookup and leaves its body unread.
+    app.use(rateLimit({
+      limiter: deps.rateLimit ?? new LocalRateLimit({ perMinute, burst }), toolsBasePath: deps.config.toolsBasePath,
+      runtimeKeyId: (token) => deps.runtimeTokens.keyIdOf(token),
+    }));
+  }
+  const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), scheduleRoutes(deps), approvalRoutes(deps)];
+  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps));
+  if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
+  for (const router of routers) app.use(guarded(router));
+  ROUTES.set(app, routesOfRouters(routers));
+  return app;
+}

@@ -1,0 +1,115 @@
+/**
+ * Approval links: `GET /approvals/<token>` shows what is being approved with Approve and Reject
+ * buttons; the form posts back to the same URL. The link alone authorizes its approver's one
+ * decision; a used, expired or undecidable link answers 409 with a page that says why.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { koaBody } from 'koa-body';
+import { z } from 'zod';
+import type { ApprovalLinkClaims } from '../../crypto/approval-links';
+import type { WaitingOn } from '../../common/run-types';
+import type { GatewayDeps } from '../deps';
+import { callTemporal } from '../temporal-errors';
+
+export const FormSchema = z.object({ decision: z.enum(['approve', 'reject']), comment: z.string().max(2000).optional() });
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+function page(ctx: Context, status: number, title: string, body: string): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
+  ctx.body = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#222}
+dt{font-weight:600;margin-top:.6rem}blockquote{white-space:pre-wrap;border-left:4px solid #ccc;margin:1rem 0;padding:.5rem 1rem;background:#f6f6f6}
+textarea{width:100%;min-height:4rem}button{font-size:1rem;padding:.5rem 1.5rem;margin:1rem .5rem 0 0;cursor:pointer}
+.approve{background:#1b7f3b;color:#fff;border:0}.reject{background:#b3261e;color:#fff;border:0}</style></head>
+<body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+}
+
+type ApprovalWait = Extract<WaitingOn, { kind: 'approval' }>;
+
+/** The approval this link is for, if the run is waiting on it now. */
+async function pendingApproval(deps: GatewayDeps, claims: ApprovalLinkClaims) {
+  const view = await callTemporal(() => deps.runs.view(claims.runId));
+  const waiting = view?.waitingOn;
+  if (!view || waiting?.kind !== 'approval' || waiting.stepIndex !== claims.stepIndex) return { view, waiting: undefined };
+  return { view, waiting: waiting as ApprovalWait };
+}
+
+export function approvalRoutes(deps: GatewayDeps): Router {
+  const router = new Router();
+  const parseForm = koaBody({ json: false, urlencoded: true, multipart: false, text: false, formLimit: '16kb' });
+
+  const claimsOf = (ctx: Context): ApprovalLinkClaims | undefined => {
+    const verdict = deps.approvalLinks.verify(ctx.params.token ?? '');
+    if (verdict.status === 'invalid') {
+      page(ctx, 403, 'This link is not valid', '<p>Check that the whole link was copied.</p>');
+      return undefined;
+    }
+    if (verdict.status === 'expired') {
+      page(ctx, 409, 'This approval has expired', '<p>The approval step timed out; no decision can be taken through this link.</p>');
+      return undefined;
+    }
+    return verdict.claims;
+  };
+
+  router.get('/approvals/:token', async (ctx) => {
+    const claims = claimsOf(ctx);
+    if (!claims) return;
+    const { view, waiting } = await pendingApproval(deps, claims);
+    if (!view || !waiting) {
+      page(ctx, 409, 'Nothing to decide', '<p>This run is not waiting for this approval any more: it was decided, timed out, or the run ended.</p>');
+      return;
+    }
+    const mine = waiting.decisions.find((d) => d.approver.toLowerCase() === claims.approver.toLowerCase());
+    if (mine) {
+      page(ctx, 409, 'Already decided', `<p>${escapeHtml(claims.approver)} already chose <strong>${escapeHtml(mine.decision)}</strong> at ${escapeHtml(mine.at)}. This link works once.</p>`);
+      return;
+    }
+    const stepName = view.memo.steps[claims.stepIndex - 1]?.name ?? `step ${claims.stepIndex}`;
+    page(ctx, 200, `Approval requested: ${view.memo.automationName}`, `
+<dl><dt>Workflow</dt><dd>${escapeHtml(view.memo.automationName)} (version ${view.memo.automationVersion})</dd>
+<dt>Step</dt><dd>${escapeHtml(stepName)}</dd>
+<dt>Run</dt><dd><code>${escapeHtml(view.runId)}</code>, started ${escapeHtml(view.memo.started)}</dd>
+<dt>Approver</dt><dd>${escapeHtml(claims.approver)}</dd>
+<dt>Decide by</dt><dd>${escapeHtml(waiting.deadline)}</dd>
+<dt>Approvals</dt><dd>${waiting.decisions.filter((d) => d.decision === 'approve').length} of ${waiting.required} needed</dd></dl>
+${waiting.message ? `<blockquote>${escapeHtml(waiting.message)}</blockquote>` : ''}
+<form method="post">
+<label for="comment">Comment (optional)</label><textarea id="comment" name="comment" maxlength="2000"></textarea>
+<button class="approve" type="submit" name="decision" value="approve">Approve</button>
+<button class="reject" type="submit" name="decision" value="reject">Reject</button>
+</form>`);
+  });
+
+  router.post('/approvals/:token', parseForm, async (ctx) => {
+    const claims = claimsOf(ctx);
+    if (!claims) return;
+    const form = FormSchema.safeParse((ctx.request as { body?: unknown }).body);
+    if (!form.success) {
+      page(ctx, 400, 'Choose Approve or Reject', '<p>The form did not say which decision to take.</p>');
+      return;
+    }
+    const outcome = await callTemporal(() => deps.runs.decide(claims.runId, {
+      decision: form.data.decision, approver: claims.approver, stepIndex: claims.stepIndex, via: 'link',
+      ...(form.data.comment ? { comment: form.data.comment } : {}),
+    }));
+    if (!outcome.ok) {
+      const title = outcome.refusal === 'ALREADY_DECIDED' ? 'Already decided' : 'Nothing to decide';
+      page(ctx, outcome.refusal === 'NOT_AN_APPROVER' ? 403 : 409, title, `<p>${escapeHtml(outcome.message)}</p>`);
+      return;
+    }
+    const verb = outcome.decision.decision === 'approve' ? 'Approved' : 'Rejected';
+    page(ctx, 200, verb, `<p>Your decision (<strong>${escapeHtml(outcome.decision.decision)}</strong>) was recorded at ${escapeHtml(outcome.decision.at)}. You can close this page.</p>`);
+  });
+  return router;
+}

@@ -1,0 +1,292 @@
+/**
+ * The management API (ARCHITECTURE.md): organizations, workflows and their versions, triggers and
+ * API keys, with an organization's admin bearer token. Every call acts on that token's organization.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { WorkflowDefinitionSchema, type WorkflowDefinition } from '../../common/definition';
+import { CallbackUrlSchema } from '../../runs/callback-url';
+import { inputSchemaProblem } from '../../runs/input-schema';
+import { RegistryError, type WorkflowRecord } from '../../registry';
+import type { RunView } from '../../runs/run-service';
+import { hashSecret, randomToken } from '../../crypto/secrets';
+import { forgetApiKeys, requireAdmin, type AdminPrincipal } from '../auth';
+import type { GatewayDeps } from '../deps';
+import { badRequest, conflict, forbidden, HttpError, notFound } from '../http-error';
+import { jsonBody } from '../middleware/json-body';
+import { answerStatus, streamStatus } from '../live-status';
+import { resultsBody } from '../../contracts/run-bodies';
+import { callTemporal } from '../temporal-errors';
+import { designatedOutput, watcherOf } from './runs';
+import { triggerBody } from '../../contracts/trigger-bodies';
+import { checkScheduleInputs, convergeOrUndo, parseScheduleBody } from './schedules';
+
+export const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
+export const CreateTriggerSchema = z.object({
+  workflowId: z.string().min(1),
+  name: z.string().min(1).max(200).optional(),
+  designatedOutput: z.object({ stepIndex: z.number().int().min(1), fileName: z.string().min(1).max(255).optional() }).strict().optional(),
+  /** offers the trigger as a tool of the organization's `workflows` tool server */
+  tool: z.object({
+    name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _, . or -'),
+    description: z.string().min(1).max(2000),
+  }).strict().optional(),
+  /** completion callback URL of every run the trigger starts (a call's X-Pf-Callback-Url wins) */
+  callbackUrl: CallbackUrlSchema.optional(),
+  /** runs the trigger on a Temporal Schedule too (parsed by parseScheduleBody) */
+  schedule: z.unknown().optional(),
+}).strict();
+export const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
+export const CreateApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
+export const RunsQuerySchema = z.object({
+  workflowId: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be a workflow ID').optional(),
+  status: z.enum(['RUNNING', 'COMPLETE', 'FAILED', 'TIMEOUT']).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+export const API_KEY_PREFIX = 'fgk_';
+export const ADMIN_TOKEN_PREFIX = 'fga_';
+
+export function parse<T>(schema: z.ZodType<T>, value: unknown, code = 'invalid_body'): T {
+  const parsed = schema.safeParse(value ?? {});
+  if (!parsed.success) {
+    throw badRequest(code, parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+  }
+  return parsed.data;
+}
+
+/** A workflow definition, with an `inputSchema` that compiles (so a trigger never meets a broken one). */
+function parseDefinition(value: unknown): WorkflowDefinition {
+  const definition = parse(WorkflowDefinitionSchema, value, 'invalid_definition');
+  const problem = inputSchemaProblem(definition.inputSchema);
+  if (problem) throw badRequest('invalid_definition', `inputSchema: not a usable JSON Schema: ${problem}`);
+  return definition;
+}
+
+export function admin(ctx: Context): AdminPrincipal {
+  return ctx.state.admin as AdminPrincipal;
+}
+
+export function body(ctx: Context): unknown {
+  return (ctx.request as { body?: unknown }).body;
+}
+
+function workflowBody(w: WorkflowRecord) {
+  return { id: w.id, name: w.name, draft: w.draft, publishedVersion: w.publishedVersion, versions: w.versions, createdAt: w.createdAt, updatedAt: w.updatedAt };
+}
+
+/** The run if it belongs to the admin's organization: another org's run is a 404 like a missing one. */
+export async function ownRun(ctx: Context, deps: GatewayDeps): Promise<RunView> {
+  const view = await callTemporal(() => deps.runs.view(ctx.params.runId ?? ''));
+  if (!view || view.memo.orgId !== admin(ctx).orgId) throw notFound('unknown_run', `no run ${ctx.params.runId}`);
+  return view;
+}
+
+export function managementRoutes(deps: GatewayDeps): Router {
+  const router = new Router({ prefix: '/api/v1' });
+  router.use(requireAdmin({ registry: deps.registry }), jsonBody());
+
+  /**
+   * After the registry row is gone: a Temporal schedule that cannot be deleted now is an orphan
+   * the reconciler deletes (ScheduleService); the caller's delete has happened either way.
+   */
+  const deleteScheduleLogged = async (triggerId: string): Promise<void> => {
+    await deps.schedules.deleteSchedule(triggerId).catch((err: unknown) => {
+      deps.log.warn('could not delete the Temporal schedule of a deleted trigger; the reconciler will', { triggerId, error: err });
+    });
+  };
+
+  router.post('/orgs', async (ctx) => {
+    if (!admin(ctx).instanceAdmin) throw forbidden('only the instance administrator may create organizations');
+    const { name } = parse(CreateOrgSchema, body(ctx));
+    const org = await deps.registry.orgs.create(name);
+    const adminToken = randomToken(ADMIN_TOKEN_PREFIX);
+    await deps.registry.orgs.addAdminToken(org.id, hashSecret(adminToken), { instanceAdmin: false });
+    ctx.status = 201;
+    ctx.body = { id: org.id, name: org.name, adminToken };
+  });
+
+  /** A new admin token for an organization; its previous ones stop working at once. */
+  const reissueAdminToken = async (orgId: string): Promise<string> => {
+    const adminToken = randomToken(ADMIN_TOKEN_PREFIX);
+    await deps.registry.orgs.replaceAdminTokens(orgId, hashSecret(adminToken), { instanceAdmin: false });
+    return adminToken;
+  };
+
+  router.post('/admin-token/rotate', async (ctx) => {
+    if (admin(ctx).instanceAdmin) {
+      throw conflict('bootstrap_token', 'the instance administrator\'s token comes from FLOWGATE_ADMIN_TOKEN (or <data>/admin-token): change it there and restart to revoke the old one');
+    }
+    ctx.status = 201;
+    ctx.body = { adminToken: await reissueAdminToken(admin(ctx).orgId) };
+  });
+
+  router.post('/orgs/:id/admin-token', async (ctx) => {
+    if (!admin(ctx).instanceAdmin) throw forbidden('only the instance administrator may reissue another organization\'s token');
+    const org = await deps.registry.orgs.get(ctx.params.id ?? '');
+    if (!org || org.id === admin(ctx).orgId) throw notFound('unknown_org', `no organization ${ctx.params.id} other than the instance administrator's`);
+    ctx.status = 201;
+    ctx.body = { id: org.id, adminToken: await reissueAdminToken(org.id) };
+  });
+
+  router.post('/workflows', async (ctx) => {
+    const definition = parseDefinition(body(ctx));
+    const workflow = await deps.registry.workflows.create(admin(ctx).orgId, definition);
+    ctx.status = 201;
+    ctx.body = workflowBody(workflow);
+  });
+
+  router.put('/workflows/:id', async (ctx) => {
+    const definition = parseDefinition(body(ctx));
+    const workflow = await deps.registry.workflows.updateDraft(admin(ctx).orgId, ctx.params.id ?? '', definition);
+    if (!workflow) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    ctx.body = workflowBody(workflow);
+  });
+
+  router.get('/workflows', async (ctx) => {
+    ctx.body = { workflows: await deps.registry.workflows.list(admin(ctx).orgId) };
+  });
+
+  router.delete('/workflows/:id', async (ctx) => {
+    const { orgId } = admin(ctx);
+    const scheduled = await deps.registry.schedules.list(orgId, ctx.params.id ?? '');
+    if (!(await deps.registry.workflows.delete(orgId, ctx.params.id ?? ''))) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    for (const schedule of scheduled) await deleteScheduleLogged(schedule.triggerId);
+    ctx.status = 204;
+  });
+
+  router.get('/workflows/:id', async (ctx) => {
+    const workflow = await deps.registry.workflows.get(admin(ctx).orgId, ctx.params.id ?? '');
+    if (!workflow) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    ctx.body = workflowBody(workflow);
+  });
+
+  router.post('/workflows/:id/publish', async (ctx) => {
+    const version = await deps.registry.workflows.publish(admin(ctx).orgId, ctx.params.id ?? '').catch((err: unknown) => {
+      if (err instanceof RegistryError && err.code === 'CONFLICT') throw conflict('publish_conflict', err.message);
+      throw err;
+    });
+    if (!version) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    // The trigger's schedules start the latest version from now on (failures: the reconciler retries).
+    await deps.schedules.convergeWorkflow(admin(ctx).orgId, version.workflowId);
+    ctx.status = 201;
+    ctx.body = { workflowId: version.workflowId, version: version.version, stepMap: version.stepMap };
+  });
+
+  router.post('/triggers', async (ctx) => {
+    const { schedule: scheduleField, ...input } = parse(CreateTriggerSchema, body(ctx));
+    const { orgId } = admin(ctx);
+    const schedule = scheduleField === undefined ? undefined : parseScheduleBody(scheduleField);
+    if (schedule && await deps.registry.workflows.get(orgId, input.workflowId)) await checkScheduleInputs(deps, input.workflowId, schedule);
+    try {
+      const trigger = await deps.registry.triggers.create(orgId, { ...input, schedule });
+      // The row (with its schedule) is committed first: see ScheduleService for why.
+      if (schedule) await convergeOrUndo(deps, trigger.id, async () => { await deps.registry.triggers.delete(orgId, trigger.id); });
+      ctx.status = 201;
+      ctx.body = triggerBody(trigger, schedule && await deps.registry.schedules.get(orgId, trigger.id));
+    } catch (err) {
+      if (!(err instanceof RegistryError)) throw err;
+      if (err.code === 'NOT_FOUND') throw notFound('unknown_workflow', `no workflow ${input.workflowId}`);
+      if (err.code === 'NOT_PUBLISHED') throw conflict('not_published', `workflow ${input.workflowId} has no published version: publish it first`);
+      if (err.code === 'CONFLICT') throw conflict('tool_name_taken', err.message);
+      throw new HttpError(422, 'invalid_designated_output', err.message);
+    }
+  });
+
+  router.get('/triggers', async (ctx) => {
+    const { workflowId } = parse(TriggersQuerySchema, ctx.query, 'invalid_query');
+    const { orgId } = admin(ctx);
+    const schedules = new Map((await deps.registry.schedules.list(orgId, workflowId)).map((s) => [s.triggerId, s]));
+    ctx.body = { triggers: (await deps.registry.triggers.list(orgId, workflowId)).map((t) => triggerBody(t, schedules.get(t.id))) };
+  });
+
+  router.delete('/triggers/:id', async (ctx) => {
+    const { orgId } = admin(ctx);
+    const scheduled = await deps.registry.schedules.get(orgId, ctx.params.id ?? '');
+    if (!(await deps.registry.triggers.delete(orgId, ctx.params.id ?? ''))) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
+    if (scheduled) await deleteScheduleLogged(scheduled.triggerId);
+    ctx.status = 204;
+  });
+
+  router.get('/api-keys', async (ctx) => {
+    const keys = await deps.registry.apiKeys.list(admin(ctx).orgId);
+    ctx.body = { apiKeys: keys.map((k) => ({ id: k.id, name: k.name, createdAt: k.createdAt, revokedAt: k.revokedAt })) };
+  });
+
+  router.post('/api-keys', async (ctx) => {
+    const { name } = parse(CreateApiKeySchema, body(ctx));
+    const key = randomToken(API_KEY_PREFIX);
+    const record = await deps.registry.apiKeys.create(admin(ctx).orgId, name ?? null, hashSecret(key));
+    ctx.status = 201;
+    ctx.body = { id: record.id, name: record.name, key };
+  });
+
+  router.delete('/api-keys/:id', async (ctx) => {
+    if (!(await deps.registry.apiKeys.revoke(admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_api_key', `no API key ${ctx.params.id}`);
+    forgetApiKeys(deps.registry);
+    deps.runtimeTokens.forgetKeys();
+    ctx.status = 204;
+  });
+
+  router.get('/runs', async (ctx) => {
+    const query = parse(RunsQuerySchema, ctx.query, 'invalid_query');
+    ctx.body = { runs: await callTemporal(() => deps.runs.list(admin(ctx).orgId, query)) };
+  });
+
+  /** The polling status body (interface.md 2.5) of any run of the organization, without an API key. */
+  router.get('/runs/:runId', async (ctx) => {
+    const view = await ownRun(ctx, deps);
+    await answerStatus(ctx, watcherOf(deps), view);
+  });
+
+  /** The run's step transitions as Server-Sent Events (as …/status/stream of the polling surface). */
+  router.get('/runs/:runId/stream', async (ctx) => {
+    const view = await ownRun(ctx, deps);
+    streamStatus(ctx, watcherOf(deps), view);
+  });
+
+  router.get('/runs/:runId/results', async (ctx) => {
+    const view = await ownRun(ctx, deps);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = resultsBody(view, await designatedOutput(deps, view), {
+      blobs: deps.blobs, signer: deps.signer, resultUrlTtlSeconds: deps.config.resultUrlTtlSeconds,
+    });
+  });
+
+  /**
+   * Temporal cancellation: the current step's activity is cancelled and the run ends FAILED with
+   * error "the run was cancelled". 202: the run closes shortly after; 409 when it already ended.
+   */
+  router.post('/runs/:runId/cancel', async (ctx) => {
+    const view = await ownRun(ctx, deps);
+    if (!(await callTemporal(() => deps.runs.cancel(view.runId)))) throw conflict('run_closed', `run ${view.runId} has already ended (${view.status})`);
+    ctx.status = 202;
+    ctx.body = { runId: view.runId, automationId: view.memo.automationId, cancelRequested: true };
+  });
+
+  router.get('/runs/:runId/approvals', async (ctx) => {
+    const view = await ownRun(ctx, deps);
+    const waiting = view.waitingOn?.kind === 'approval' ? view.waitingOn : undefined;
+    const exp = waiting ? Math.floor(Date.parse(waiting.deadline) / 1000) : 0;
+    ctx.body = {
+      runId: view.runId,
+      automationId: view.memo.automationId,
+      status: view.status,
+      approvals: waiting ? [{
+        stepIndex: waiting.stepIndex,
+        stepName: view.memo.steps[waiting.stepIndex - 1]?.name,
+        message: waiting.message,
+        deadline: waiting.deadline,
+        required: waiting.required,
+        decisions: waiting.decisions,
+        approvers: waiting.approvers.map((approver) => {
+          const decided = waiting.decisions.some((d) => d.approver.toLowerCase() === approver.toLowerCase());
+          return { approver, decided, ...(decided ? {} : { link: deps.approvalLinks.url({ runId: view.runId, stepIndex: waiting.stepIndex, approver, exp }) }) };
+        }),
+      }] : [],
+    };
+  });
+
+  return router;
+}

@@ -1,0 +1,115 @@
+/**
+ * Polling (interface.md 4.3, 4.4): status and results of a run, the API key in the path.
+ * A run of another organization or of another automation is reported as unknown.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { LruCache } from '../../common/lru-cache';
+import type { DesignatedOutput } from '../../registry';
+import type { RunView } from '../../runs/run-service';
+import type { RunWatcher } from '../../runs/run-watcher';
+import { z } from 'zod';
+import type { DecisionRefusal } from '../../common/run-types';
+import { authenticateApiKey, type ApiKeyPrincipal } from '../auth';
+import type { GatewayDeps } from '../deps';
+import { badRequest, HttpError, notFound } from '../http-error';
+import { jsonBody } from '../middleware/json-body';
+import { answerStatus, streamStatus } from '../live-status';
+import { resultsBody } from '../../contracts/run-bodies';
+import { callTemporal } from '../temporal-errors';
+
+export const DecisionBodySchema = z.object({
+  decision: z.enum(['approve', 'reject']),
+  approver: z.string().min(1).max(320).optional(),
+  comment: z.string().max(2000).optional(),
+}).strict();
+
+/** The workflow's refusal of a decision, as an HTTP error. */
+export function refusalError(refusal: keyof typeof DecisionRefusal, message: string): HttpError {
+  if (refusal === 'NOT_AN_APPROVER') return new HttpError(403, 'not_an_approver', message);
+  return new HttpError(409, refusal === 'ALREADY_DECIDED' ? 'already_decided' : 'not_waiting', message);
+}
+
+async function visibleRun(ctx: Context, deps: GatewayDeps): Promise<RunView> {
+  const { apiKey = '', automationId = '', runId = '' } = ctx.params as Record<string, string | undefined>;
+  const principal = await authenticateApiKey(deps.registry, apiKey);
+  ctx.state.principal = principal;
+  const view = await callTemporal(() => deps.runs.view(runId));
+  if (!view || view.memo.orgId !== principal.orgId || view.memo.automationId !== automationId) {
+    throw notFound('unknown_run', `no run ${runId} of automation ${automationId}`);
+  }
+  return view;
+}
+
+/** The trigger's designated output wins; else the workflow definition's `output`. */
+export async function designatedOutput(deps: GatewayDeps, view: RunView): Promise<DesignatedOutput | undefined> {
+  const trigger = await deps.registry.triggers.get(view.memo.triggerId);
+  if (trigger?.designatedOutput) return trigger.designatedOutput;
+  const version = await deps.registry.workflows.getVersion(view.memo.automationId, view.memo.automationVersion);
+  return version?.definition.output;
+}
+
+/** The app's run watcher (createApp always sets one). */
+export function watcherOf(deps: GatewayDeps): RunWatcher {
+  if (!deps.watcher) throw new Error('the gateway has no run watcher');
+  return deps.watcher;
+}
+
+/** Triggers and published versions never change, so neither does a run's designated output. */
+const CACHED_DESIGNATED_OUTPUTS = 10_000;
+
+/** A final view's results body as sent, good while its links' expiry (`exp`, whole seconds) is the same. */
+interface SerializedResults {
+  exp: string;
+  json: Buffer;
+}
+
+export function runRoutes(deps: GatewayDeps): Router {
+  const router = new Router({ prefix: '/ext/webhook/:apiKey/runs/:automationId/:runId' });
+  // `null`: no designated output (the cache keeps no undefined).
+  const designated = new LruCache<string, DesignatedOutput | null>({ maxEntries: CACHED_DESIGNATED_OUTPUTS, ttlMs: Infinity });
+  const designatedOf = async (view: RunView): Promise<DesignatedOutput | undefined> => (await designated.getOrLoad(
+    `${view.memo.triggerId}\n${view.memo.automationId}@${view.memo.automationVersion}`, async () => (await designatedOutput(deps, view)) ?? null)) ?? undefined;
+  router.get('/status', async (ctx) => {
+    const view = await visibleRun(ctx, deps);
+    await answerStatus(ctx, watcherOf(deps), view);
+  });
+  router.get('/status/stream', async (ctx) => {
+    const view = await visibleRun(ctx, deps);
+    streamStatus(ctx, watcherOf(deps), view);
+  });
+  const parseBody = jsonBody({ limit: '16kb' });
+  router.post('/approval', async (ctx) => {
+    const view = await visibleRun(ctx, deps);
+    await parseBody(ctx, async () => {
+      const parsed = DecisionBodySchema.safeParse((ctx.request as { body?: unknown }).body ?? {});
+      if (!parsed.success) throw badRequest('invalid_body', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+      const principal = ctx.state.principal as ApiKeyPrincipal;
+      const outcome = await callTemporal(() => deps.runs.decide(view.runId, { ...parsed.data, actor: `api-key:${principal.keyId}`, via: 'api' }));
+      if (!outcome.ok) throw refusalError(outcome.refusal, outcome.message);
+      ctx.body = { runId: view.runId, automationId: view.memo.automationId, decision: outcome.decision };
+    });
+  });
+
+  // Results of a closed run change only with their links' expiry: within one second every poll
+  // gets the same signed links, so the body is built and serialized at most once a second per run.
+  // Keyed by the view the finished-run cache shares; an entry goes with its view.
+  const finalResults = new WeakMap<RunView, SerializedResults>();
+  router.get('/results', async (ctx) => {
+    const view = await visibleRun(ctx, deps);
+    ctx.set('Cache-Control', 'no-store');
+    const exp = deps.signer.expiry(deps.config.resultUrlTtlSeconds);
+    let serialized = view.final ? finalResults.get(view) : undefined;
+    if (serialized?.exp !== exp) {
+      const body = resultsBody(view, await designatedOf(view), {
+        blobs: deps.blobs, signer: deps.signer, resultUrlTtlSeconds: deps.config.resultUrlTtlSeconds,
+      });
+      serialized = { exp, json: Buffer.from(JSON.stringify(body)) };
+      // (not kept when the second turned while signing: its links may carry either expiry)
+      if (view.final && !view.callback && deps.signer.expiry(deps.config.resultUrlTtlSeconds) === exp) finalResults.set(view, serialized);
+    }
+    ctx.set('Content-Type', 'application/json; charset=utf-8');
+    ctx.body = serialized.json;
+  });
+  return router;
+}

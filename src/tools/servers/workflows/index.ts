@@ -1,0 +1,186 @@
+/**
+ * Workflows as MCP tools (issue 17): each trigger of an organization that opted in (a tool name
+ * and description on the trigger) is a tool of that organization's `workflows` server. Its input
+ * schema is the workflow's input schema; a call runs the workflow exactly as the trigger would
+ * (TriggerService: resolve, prepare, start) and answers the run's results. A call may also start
+ * the run and answer at once (MCP Tasks, see ../mcp/tasks.ts): the task id is the run id.
+ */
+import type { BlobStore } from '../../../blobs/blob-store';
+import { resultsBody, syncResultBody, type BodyContext } from '../../../contracts/run-bodies';
+import type { Logger } from '../../../observability/logger';
+import type { DesignatedOutput, Registry, TriggerRecord } from '../../../registry';
+import { isTemporalUnavailable } from '../../../../temporal/client';
+import { StartUnconfirmedError, TriggerService, type TriggerRefusal } from '../../../runs/trigger-service';
+import type { RunService, RunView, StartOptions } from '../../../runs/run-service';
+import {
+  ToolCallError, ToolFailure, type CallContext, type ContentBlock, type JsonSchemaObject, type ServerSource, type ToolEntry, type ToolOutput,
+  type ToolServer, type ToolServices,
+} from '../../server';
+
+export const WORKFLOWS_SERVER = 'workflows';
+/** How long a synchronous call waits for its run; longer runs are for task-augmented calls. */
+export const WORKFLOW_TOOL_SYNC_TIMEOUT_MS = 5 * 60_000;
+/** Time left to answer after the wait ends, so the answer beats the dispatcher's deadline. */
+const ANSWER_MARGIN_MS = 1000;
+
+export interface WorkflowToolsOptions {
+  registry: Registry;
+  runs: RunService;
+  blobs: BlobStore;
+  log: Logger;
+  resultUrlTtlSeconds: number;
+  syncTimeoutMs?: number;
+}
+
+/** A run started by a tool call: the id the caller polls (also the task id). */
+export interface StartedToolRun {
+  runId: string;
+  trigger: TriggerRecord;
+}
+
+const OPEN_OBJECT: JsonSchemaObject = { type: 'object', properties: {}, required: [], additionalProperties: true };
+
+/** The workflow's input schema as a tool's `inputSchema`: always an object schema with properties and required. */
+function toolInputSchema(schema: Record<string, unknown> | undefined): JsonSchemaObject {
+  if (!schema) return OPEN_OBJECT;
+  const properties = typeof schema.properties === 'object' && schema.properties !== null && !Array.isArray(schema.properties)
+    ? Object.fromEntries(Object.entries(schema.properties)) : {};
+  const required = Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [];
+  return { ...schema, type: 'object', properties, required };
+}
+
+function refusalError(refusal: TriggerRefusal): ToolCallError | ToolFailure {
+  if (refusal.code === 'INVALID_INPUTS') return new ToolCallError('INVALID_ARGUMENTS', `arguments: ${refusal.message}`);
+  if (refusal.code === 'UNKNOWN_TRIGGER') return new ToolCallError('UNKNOWN_TOOL', refusal.message);
+  return new ToolFailure(refusal.message, { code: refusal.code });
+}
+
+/** Temporal unreachable (or unsure whether the run started): a call that could not be made, said so. */
+function unreachable(err: unknown): unknown {
+  if (err instanceof StartUnconfirmedError) {
+    return new ToolCallError('UNAVAILABLE', `the workflow service did not confirm whether run ${err.runId} started; call again with the same idempotency key, or call tasks/get ${err.runId} (an unknown task means it did not start)`);
+  }
+  return isTemporalUnavailable(err) ? new ToolCallError('UNAVAILABLE', 'the workflow service is unreachable; retry shortly') : err;
+}
+
+function parsedResult(text: string, resultType: string): unknown {
+  if (resultType !== 'json') return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+export class WorkflowTools {
+  readonly source: ServerSource;
+  readonly server: ToolServer;
+  private readonly triggers: TriggerService;
+
+  constructor(private readonly options: WorkflowToolsOptions) {
+    this.triggers = new TriggerService({ registry: options.registry, blobs: options.blobs, log: options.log });
+    const syncTimeoutMs = options.syncTimeoutMs ?? WORKFLOW_TOOL_SYNC_TIMEOUT_MS;
+    this.server = {
+      name: WORKFLOWS_SERVER,
+      description: "The organization's published workflows, each one a tool: a call runs the workflow and answers its results. Long runs: call as an MCP task.",
+      embedded: false,
+      // one object serves every organization: the context names the one asking
+      listTools: (ctx) => this.listTools(ctx.orgId),
+      callTool: (name, args, ctx) => this.call(name, args, ctx),
+      timeoutMs: () => syncTimeoutMs,
+    };
+    // Only organizations with a tool trigger have the server: the others see no empty `workflows`.
+    const servers = async (orgId: string): Promise<ToolServer[]> => ((await options.registry.triggers.listTools(orgId)).length > 0 ? [this.server] : []);
+    this.source = { servers, server: (orgId, name) => (name === WORKFLOWS_SERVER ? servers(orgId).then((found) => found[0]) : undefined) };
+  }
+
+  async listTools(orgId: string): Promise<ToolEntry[]> {
+    const triggers = await this.options.registry.triggers.listTools(orgId);
+    const entries = await Promise.all(triggers.map(async (trigger): Promise<ToolEntry | undefined> => {
+      if (!trigger.tool) return undefined;
+      const version = await this.options.registry.workflows.getLatestVersion(trigger.workflowId);
+      if (!version) return undefined;
+      return {
+        name: trigger.tool.name, description: trigger.tool.description, inputSchema: toolInputSchema(version.definition.inputSchema),
+        execution: { taskSupport: 'optional' },
+      };
+    }));
+    return entries.filter((e): e is ToolEntry => e !== undefined);
+  }
+
+  /**
+   * Starts the run of tool `name` with `args` as its inputs; the same idempotency key names the same
+   * run. `options`: the MCP task's ttl for a run started as a task; eager for a caller that waits.
+   */
+  async start(orgId: string, name: string, args: Record<string, unknown>, idempotencyKey?: string, options: StartOptions = {}): Promise<StartedToolRun> {
+    const found = await this.options.registry.triggers.toolTrigger(orgId, name);
+    if (!found) throw new ToolCallError('UNKNOWN_TOOL', `no tool ${name} on /${WORKFLOWS_SERVER}`);
+    const target = await this.triggers.resolve(orgId, found.id);
+    if (!target.ok) throw refusalError(target);
+    const run = await this.triggers.prepare(target, { inputs: args, coerce: false, startedBy: `tool:${WORKFLOWS_SERVER}/${name}` });
+    if (!run.ok) throw refusalError(run);
+    try {
+      const { runId } = await this.triggers.start(this.options.runs, run, idempotencyKey, options);
+      return { runId, trigger: target.trigger };
+    } catch (err) {
+      throw unreachable(err);
+    }
+  }
+
+  private async call(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<ToolOutput> {
+    // the caller waits for the run (eager start: this process's worker takes its first task at once)
+    const { runId } = await this.start(ctx.orgId, name, args, ctx.idempotencyKey, { eager: true });
+    const windowMs = Math.max(0, ctx.deadline - Date.now() - ANSWER_MARGIN_MS);
+    const outcome = await this.options.runs.waitFor(runId, windowMs).catch((err: unknown) => {
+      throw isTemporalUnavailable(err) ? new ToolCallError('UNAVAILABLE', `the workflow service became unreachable while run ${runId} was going; call tasks/get ${runId} later`) : err;
+    });
+    if (!outcome.done) {
+      throw new ToolFailure(`run ${runId} is still going after ${Math.round(windowMs / 1000)} seconds; call the tool as an MCP task to wait for it`,
+        { runId, status: 'RUNNING' });
+    }
+    return this.output(outcome.view, ctx.services);
+  }
+
+  /** The trigger's designated output wins; else the workflow definition's `output` (as on the results endpoint). */
+  private async designatedOutput(view: RunView): Promise<DesignatedOutput | undefined> {
+    const trigger = await this.options.registry.triggers.get(view.memo.triggerId);
+    if (trigger?.orgId === view.memo.orgId && trigger.designatedOutput) return trigger.designatedOutput;
+    const version = await this.options.registry.workflows.getVersion(view.memo.automationId, view.memo.automationVersion);
+    return version?.definition.output;
+  }
+
+  /**
+   * A closed run as a tool result: the designated output (else the last step's result) as
+   * `output`, every step's result, and each result file as a `resource_link` block. A run that did
+   * not complete is a tool that ran and failed.
+   */
+  async output(view: RunView, services: Pick<ToolServices, 'blobs' | 'signer'>): Promise<ToolOutput> {
+    const base = { runId: view.runId, workflowId: view.memo.automationId, status: view.status };
+    if (view.status !== 'COMPLETE') {
+      const error = view.error ?? `the run ended ${view.status}`;
+      return { isError: true, value: { ...base, error }, content: [{ type: 'text', text: error }] };
+    }
+    const bodyContext: BodyContext = { blobs: services.blobs, signer: services.signer, resultUrlTtlSeconds: this.options.resultUrlTtlSeconds };
+    const sync = await syncResultBody(view, undefined, bodyContext);
+    const designated = await this.designatedOutput(view);
+    const links = resultsBody(view, designated, bodyContext);
+    const results = sync.results.map((r) => ({
+      stepIndex: r.stepIndex, ...('stepPath' in r ? { stepPath: r.stepPath } : {}), resultType: r.result.resultType, result: r.result.result, ...(r.truncated ? { truncated: true } : {}),
+    }));
+    const outputStep = designated?.stepIndex ?? results.at(-1)?.stepIndex;
+    // a nested step's result carries its construct's stepIndex too: the output is the construct's own
+    const outputResult = results.find((r) => r.stepIndex === outputStep && !('stepPath' in r));
+    const value = { ...base, ...(outputResult ? { output: parsedResult(outputResult.result, outputResult.resultType) } : {}), results };
+    const content: ContentBlock[] = [{ type: 'text', text: JSON.stringify(value) }];
+    if (links.designatedOutput) {
+      const d = links.designatedOutput;
+      content.push({ type: 'resource_link', uri: d.url, name: d.fileName, mimeType: d.mimeType, size: d.size, description: 'the designated output' });
+    }
+    for (const step of links.results) {
+      for (const [fileName, file] of Object.entries(step.resultUrls)) {
+        content.push({ type: 'resource_link', uri: file.url, name: `step-${step.stepIndex}/${fileName}`, mimeType: file.mimeType, size: file.size });
+      }
+    }
+    return { value, content };
+  }
+}
