@@ -24,7 +24,7 @@
 import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
 import { approvalSignal, decideUpdate, stateQuery } from '../src/common/workflow-contracts';
 import {
-  FailureType, type ApprovalDecision, type DecisionRequest, type RunInput, type RunState, type RunSummary,
+  FailureType, type DecisionRequest, type RunInput, type RunState, type RunSummary,
 } from '../src/common/run-types';
 import { runList } from './interpreter/run-list';
 import type { Runtime } from './interpreter/runtime';

@@ -14,8 +14,8 @@ import {
   CancellationScope, ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, setHandler, workflowInfo,
 } from '@temporalio/workflow';
 import type { ForEachStep, Step } from '../../src/common/definition';
-import type { ItemScope, ResultPart, RunInput, StepState, VisibleStep } from '../../src/common/run-types';
-import type { ChunkProgress, ForEachChunkInput, ForEachChunkResult, StepFailure } from '../../src/common/for-each-chunk';
+import type { ResultPart, RunInput, StepState } from '../../src/common/run-types';
+import type { ForEachChunkInput, ForEachChunkResult, StepFailure } from '../../src/common/for-each-chunk';
 import { forEachProgressSignal } from '../../src/common/workflow-contracts';
 import { feature } from '../run/features';
 import { describeFailure, failedComposite, type CompositeDraft } from './composite';
