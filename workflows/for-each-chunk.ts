@@ -67,6 +67,7 @@ export async function runForEachChunk(c: ForEachChunkInput): Promise<ForEachChun
     });
   };
 
+  const workers = Math.min(c.concurrency, total - next);
   const worker = async (): Promise<void> => {
     while (next < total && failure === undefined && !rollOver) {
       const info = workflowInfo();
@@ -76,7 +77,7 @@ export async function runForEachChunk(c: ForEachChunkInput): Promise<ForEachChun
       }
       const i = next++;
       const index = c.first + i;
-      const result = await runList(rt, c.steps, nestedScope(scope, address, index + 1, { item: items[i], index }));
+      const result = await runList(rt, c.steps, nestedScope(scope, address, index + 1, { item: items[i], index }, workers > 1));
       parts[i] = partOf(result.last);
       done++;
       compactOutcomes(state, `${address}.${index + 1}.`);
@@ -87,7 +88,7 @@ export async function runForEachChunk(c: ForEachChunkInput): Promise<ForEachChun
       if (done - reported >= reportEvery && Date.now() - reportedAt >= REPORT_MS && done < total) report();
     }
   };
-  await Promise.all(Array.from({ length: Math.min(c.concurrency, total - next) }, worker));
+  await Promise.all(Array.from({ length: workers }, worker));
 
   if (failure === undefined && next < total) {
     // Only the items in flight finished since the roll-over began: none runs twice.

@@ -69,9 +69,11 @@ export interface RunInput {
  * resume); 2: template steps as local activities; 3: traced runs take their span IDs from the
  * OpenTelemetry 2 interceptors' own random stream (workflows/tracing-interceptors.ts); 4: lists
  * nested in a forEach item keep its `item` and `index`, and a nested forEach sees the enclosing
- * item as `outer`.
+ * item as `outer`;
+ * 5: template steps that run alongside other lists (forEach concurrency above 1, parallel) are
+ * activity tasks again.
  */
-export const ENGINE_LEVEL = 4;
+export const ENGINE_LEVEL = 5;
 
 /** Where a run came from when an operator started it from another run. */
 export interface RunOrigin {

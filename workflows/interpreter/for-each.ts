@@ -39,10 +39,11 @@ export async function forEachStep(rt: Runtime, step: ForEachStep, address: strin
   let next = 0;
   let failed: { item: number; failure: StepFailure } | undefined;
   stepState.progress = `0/${total} done`;
+  const workers = Math.min(step.concurrency, total);
   const worker = async (): Promise<void> => {
     while (next < total && failed === undefined) {
       const i = next++;
-      const result = await runList(rt, step.steps, nestedScope(scope, address, i + 1, { item: items[i], index: i }));
+      const result = await runList(rt, step.steps, nestedScope(scope, address, i + 1, { item: items[i], index: i }, workers > 1));
       lasts[i] = result.last;
       done++;
       stepState.progress = `${done}/${total} done`;
@@ -50,7 +51,7 @@ export async function forEachStep(rt: Runtime, step: ForEachStep, address: strin
       if (result.failure && failed === undefined) failed = { item: i + 1, failure: result.failure };
     }
   };
-  await Promise.all(Array.from({ length: Math.min(step.concurrency, total) }, worker));
+  await Promise.all(Array.from({ length: workers }, worker));
 
   const combine = { kind: 'array' as const, parts: lasts.map(partOf) };
   const stdout = `${total} item(s), ${step.concurrency} at a time: ${done} done\n`;

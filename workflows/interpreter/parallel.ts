@@ -18,7 +18,7 @@ export async function parallelStep(rt: Runtime, step: ParallelStep, address: str
   const scopes = step.branches.map(() => new CancellationScope({ cancellable: true }));
   const results = await Promise.all(step.branches.map(async (branch, j): Promise<ListOutcome | undefined> => {
     try {
-      const result = await scopes[j]!.run(() => runList(rt, branch.steps, nestedScope(scope, address, j + 1)));
+      const result = await scopes[j]!.run(() => runList(rt, branch.steps, nestedScope(scope, address, j + 1, undefined, total > 1)));
       done++;
       stepState.progress = `${done}/${total} done`;
       if (step.mode === 'first' && !result.failure && winner === undefined) {

@@ -59,8 +59,24 @@ function stepActivityRetry(retry: NonNullable<ActivityStep['retry']>) {
  */
 export const TEMPLATE_LOCAL_REVISION = 'template-local-activity';
 
-function runsLocally(step: ActivityStep): boolean {
-  return step.type === 'template' && feature(TEMPLATE_LOCAL_REVISION, 2);
+/**
+ * But not side by side (level 5): a template step in a list that runs alongside another
+ * (`ListScope.alongside`: a forEach running items at once, a parallel step, a list inside one) is
+ * an activity task. Local activities in flight together finish into one workflow activation or
+ * several, as they happen to finish; the history keeps their order (markers) but not that
+ * grouping, and on replay the SDK groups them its own way (every one already scheduled, in marker
+ * order, and one carried over from an earlier workflow task together with that task's events).
+ * The lists then resume in another order and issue their next commands in another order: the run
+ * fails with a nondeterminism error or, when the swapped commands are alike (two template steps),
+ * replay hands a step another step's result. An activity task's completion is a history event, so
+ * replay sees the activations the run saw. Alone, a local activity has nothing to race with.
+ * Runs before level 5 replay with the local activities they recorded.
+ */
+export const TEMPLATE_ALONGSIDE_REVISION = 'template-alongside-activity';
+
+function runsLocally(step: ActivityStep, scope: ListScope): boolean {
+  if (step.type !== 'template' || !feature(TEMPLATE_LOCAL_REVISION, 2)) return false;
+  return !scope.alongside || !feature(TEMPLATE_ALONGSIDE_REVISION, 5);
 }
 
 const localSteps = (step: ActivityStep): Pick<Activities, 'runStep'> => proxyLocalActivities<Activities>({
@@ -141,7 +157,7 @@ function activityRequest(place: Pick<RecordStepRequest, 'run' | 'stepIndex' | 's
  */
 function executeStep(rt: Runtime, step: Step, address: string, scope: ListScope, stepState: StepState): Promise<StepOutcome> {
   if (isActivityStep(step) && !(step.type === 'tool' && step.until !== undefined)) {
-    return (runsLocally(step) ? localSteps(step) : stepActivities(step)).runStep(activityRequest(where(rt, address, scope), step, scope, stepScopeOf(scope)));
+    return (runsLocally(step, scope) ? localSteps(step) : stepActivities(step)).runStep(activityRequest(where(rt, address, scope), step, scope, stepScopeOf(scope)));
   }
   return executeWorkflowStep(rt, step, address, scope, stepState);
 }

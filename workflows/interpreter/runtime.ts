@@ -33,6 +33,12 @@ export interface ListScope {
   index?: number;
   /** inside a forEach nested in a forEach item: the enclosing item */
   outer?: ItemScope;
+  /**
+   * the list may run while another list of the same workflow runs: an item of a forEach running
+   * several at a time, a branch of a parallel step, or any list nested in one (run-list.ts: where
+   * a template step is not a local activity)
+   */
+  alongside?: true;
 }
 
 export interface StepFailure {
@@ -73,9 +79,12 @@ export function itemScopeOf(scope: ListScope): ItemScope | undefined {
  */
 export const NESTED_ITEM_SCOPE_REVISION = 'nested-item-scope';
 
-/** The scope of one nested list of the step at `address`; `item` for a forEach item's list. */
-export function nestedScope(scope: ListScope, address: string, list: number, item?: { item: unknown; index: number }): ListScope {
-  const nested = { prefix: `${address}.${list}`, depth: scope.depth + 1, seen: [...scope.seen] };
+/**
+ * The scope of one nested list of the step at `address`; `item` for a forEach item's list;
+ * `alongside` when the step runs this list at the same time as another of its lists.
+ */
+export function nestedScope(scope: ListScope, address: string, list: number, item?: { item: unknown; index: number }, alongside = false): ListScope {
+  const nested = { prefix: `${address}.${list}`, depth: scope.depth + 1, seen: [...scope.seen], ...(alongside || scope.alongside ? { alongside: true as const } : {}) };
   if (!feature(NESTED_ITEM_SCOPE_REVISION, 4)) return { ...nested, ...(item ?? {}) };
   const around = itemScopeOf(scope);
   if (item) return { ...nested, ...item, ...(around ? { outer: around } : {}) };
