@@ -167,8 +167,8 @@ describe('item and index reach every nested construct (through the trigger surfa
     assert.equal(final.stepStatus['1.1.1.2.1.2.2'], 'COMPLETE', 'item b is b');
     assert.deepEqual(posted.filter((r) => r.path.startsWith('/review')), [{ path: '/review/c', body: { order: 'c', index: 2, text: 'order c at 2' } }]);
     assert.deepEqual(search.requests.map((u) => u.searchParams.get('q')).filter((q) => q?.startsWith('order')).sort(), ['order a', 'order b', 'order c']);
-    // Not replayed here: with two items at once, template steps (local activities) finishing
-    // together can record a history that does not replay, scope or not (a separate problem).
+    // two items at once: their template steps run their local activities one at a time (engine level 4), so the run replays
+    await replays(runId);
   });
 
   it('nested forEach: the inner item shadows the outer one, which stays reachable as outer.item / outer.index (also through a branch)', async function () {
