@@ -45,6 +45,8 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
+      // a name used only as a type is imported with `import type`, so the emitted JS drops the import
+      '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
   {
@@ -66,6 +68,11 @@ export default tseslint.config(
   {
     files: ['activities/**/*.ts'],
     rules: { 'no-restricted-imports': activityImportRule },
+  },
+  {
+    // the dependency-cruiser configuration is CommonJS, as that tool reads it
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
   },
   {
     files: ['src/main.ts', 'src/cli/main.ts', 'temporal/cli-main.ts', 'temporal/run-cli.ts', 'test/**/*.ts'],

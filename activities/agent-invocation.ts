@@ -16,9 +16,12 @@ import { checkOutput } from '../src/agents/output-schema';
 import type { BlobStore } from '../src/blobs/blob-store';
 import type { Config } from '../src/config/config';
 import { modelFor } from '../src/llm/model-config';
-import { completeChat, modelToolName, ModelError, toModelError, type ChatMessage, type ModelTool, type ToolCall } from '../src/llm/chat-model';
-import type { Registry } from '../src/registry';
-import type { ToolEntry, ToolServer } from '../src/tools';
+import type { ModelError} from '../src/llm/chat-model';
+import { completeChat, modelToolName, toModelError, type ChatMessage, type ModelTool, type ToolCall } from '../src/llm/chat-model';
+import type { Registry, UsageCall } from '../src/registry';
+import { monthlyBudgetReached, monthOf, usdToNano, type CallUsage, type UsageBudget } from '../src/common/agent-usage';
+import { costOf, type PriceTable } from '../src/llm/prices';
+import type { ToolEntry, ToolServer } from '../src/tools/server';
 
 export interface ToolCatalogView {
   servers(orgId: string): Promise<ToolServer[]>;
@@ -30,6 +33,10 @@ export interface AgentActivityDeps {
   blobs: BlobStore;
   llm: Readonly<Config['llm']>;
   catalog?: ToolCatalogView;
+  /** FLOWGATE_MODEL_PRICES */
+  prices?: PriceTable;
+  /** told of every model call's usage (the worker's metrics) */
+  meter?: (call: UsageCall) => void;
 }
 
 /** What prepare freezes for the model calls of one invocation: its tools and model settings. */
@@ -114,6 +121,21 @@ export function createAgentInvocationActivities(deps: AgentActivityDeps) {
         ?? await registry.agents.createChat(input.orgId, agent.id, null, input.chatId);
       if (chat.agentId !== agent.id) return { ok: false, error: `chat ${input.chatId} belongs to another agent` };
 
+      const budget: UsageBudget = {
+        ...(agent.limits.maxTokens == null ? {} : { maxTokens: agent.limits.maxTokens }),
+        ...(agent.limits.maxCostUsd == null ? {} : { maxCostNanoUsd: usdToNano(agent.limits.maxCostUsd) }),
+      };
+      if (budget.maxCostNanoUsd !== undefined && !deps.prices?.has(model.model)) {
+        return { ok: false, error: `the agent has a cost budget (limits.maxCostUsd) but model ${model.model} has no price in FLOWGATE_MODEL_PRICES` };
+      }
+      const orgBudget = await registry.agentUsage.budget(input.orgId);
+      if (orgBudget.monthlyMaxTokens !== null) budget.monthlyMaxTokens = orgBudget.monthlyMaxTokens;
+      if (orgBudget.monthlyMaxCostNanoUsd !== null) budget.monthlyMaxCostNanoUsd = orgBudget.monthlyMaxCostNanoUsd;
+      if (orgBudget.monthlyMaxTokens !== null || orgBudget.monthlyMaxCostNanoUsd !== null) {
+        const reached = monthlyBudgetReached(budget, await registry.agentUsage.month(input.orgId, monthOf(new Date())));
+        if (reached) return { ok: false, error: `refused: ${reached}`, budget: true };
+      }
+
       const bound = await bindTools(agent, Context.current().cancellationSignal);
       if (typeof bound === 'string') return { ok: false, error: bound };
       const history = await readChatHistory(blobs, input.orgId, input.chatId);
@@ -129,7 +151,7 @@ export function createAgentInvocationActivities(deps: AgentActivityDeps) {
         ok: true,
         plan: {
           agentName: agent.name, maxTurns: agent.limits.maxTurns, maxToolCalls: agent.limits.maxToolCalls,
-          toolResultChars: agent.limits.toolResultChars, tools: bound.bindings,
+          toolResultChars: agent.limits.toolResultChars, tools: bound.bindings, ...(Object.keys(budget).length ? { budget } : {}),
         },
       };
     },
@@ -163,9 +185,24 @@ export function createAgentInvocationActivities(deps: AgentActivityDeps) {
         log.warn('model call failed', { invocationId: request.invocationId, turn: request.turn, kind: failure.kind, retryable: failure.retryable });
         throw modelFailure(failure);
       }
+      // Recorded before anything else can fail: a retry calls the model again, and is counted again.
+      let usage: CallUsage | undefined;
+      let month;
+      if (reply.usage) {
+        usage = { model: model.model, ...reply.usage, costNanoUsd: costOf(deps.prices, model.model, reply.usage) };
+        const call: UsageCall = {
+          ...usage, orgId: request.orgId, agentId: setup.agentId, invocationId: request.invocationId, turn: request.turn,
+          attempt: Context.current().info.attempt, month: monthOf(new Date()),
+        };
+        month = await registry.agentUsage.record(call);
+        deps.meter?.(call);
+      }
       const assistant: ChatMessage = { role: 'assistant', content: reply.content, ...(reply.toolCalls.length ? { tool_calls: reply.toolCalls } : {}) };
       await blobs.put(key(`reply-${request.turn}.json`), JSON.stringify(assistant));
-      const result: ModelTurnResult = { content: reply.content, toolCalls: reply.toolCalls.map((c: ToolCall) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) };
+      const result: ModelTurnResult = {
+        content: reply.content, toolCalls: reply.toolCalls.map((c: ToolCall) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+        ...(usage ? { usage } : {}), ...(month ? { month } : {}),
+      };
       if (result.toolCalls.length === 0 && setup.outputSchema) {
         const check = checkOutput(`${setup.agentId}@${setup.agentVersion}`, setup.outputSchema, reply.content ?? '');
         if (check.ok) result.output = check.value;

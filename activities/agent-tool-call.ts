@@ -8,8 +8,8 @@ import { Context } from '@temporalio/activity';
 import { invocationKey, type ToolCallRequest, type ToolCallResult } from '../src/common/agent-invocation';
 import type { BlobStore } from '../src/blobs/blob-store';
 import type { Registry } from '../src/registry';
-import type { ToolCaller } from '../src/tools';
-import { ToolCallError } from '../src/tools';
+import type { ToolCaller } from '../src/tools/caller';
+import { ToolCallError } from '../src/tools/errors';
 
 export interface AgentToolDeps {
   registry: Registry;

@@ -13,8 +13,9 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import {
   CODEAGENT_SERVER, CodeAgentTaskFailureType, TERMINAL_CODEAGENT_RUN_STATUSES, type CodeAgentTaskInput,
 } from '../src/common/codeagent-task';
-import type { ToolCaller } from '../src/tools/dispatcher';
-import { ToolCallError, type ToolResult } from '../src/tools/server';
+import type { ToolCaller } from '../src/tools/caller';
+import { ToolCallError } from '../src/tools/errors';
+import type { ToolResult } from '../src/tools/server';
 
 export interface CodeAgentTaskDeps {
   tools?: ToolCaller;

@@ -4,7 +4,9 @@
  * workflows; workflows import the `Activities` type only.
  */
 import type { Config } from '../src/config/config';
-import type { Registry } from '../src/registry';
+import type { Registry, UsageCall } from '../src/registry';
+import type { PriceTable } from '../src/llm/prices';
+import type { TriggerResolution } from '../src/runs/trigger-types';
 import { createAgentInvocationActivities, type ToolCatalogView } from './agent-invocation';
 import { createCallAgentTool } from './agent-tool-call';
 import { createPostCallback, type CallbackDependencies } from './callback';
@@ -12,18 +14,27 @@ import { createCodeAgentTaskActivities } from './codeagent-task';
 import { createRenderValue } from './render-value';
 import { createResolveTrigger } from './resolve-trigger';
 import { createRetentionActivities } from './retention';
-import { createRecordComposite, createRecordStep, createRunStep, type StepDependencies } from './run-step';
+import { createSlotActivities, type SlotDependencies } from './slots';
+import { createRecordComposite, createRecordStep, createRunStep, type RunStepDependencies } from './run-step';
 
-export type ActivityDependencies = StepDependencies & Omit<CallbackDependencies, 'allowPrivateNetwork'> & {
+export type ActivityDependencies = RunStepDependencies & Omit<CallbackDependencies, 'allowPrivateNetwork'> & {
   registry: Registry;
+  /** the trigger service the gateway uses too: `trigger` steps resolve and prepare their run through it */
+  triggers: TriggerResolution;
   /** how deep `trigger` steps may chain runs (a guard against cycles) */
   maxChainDepth: number;
   /** the model agents use; unset fields make agent invocations fail with a message naming them */
-  llm?: Readonly<Config['llm']>;
+  llm: Readonly<Config['llm']>;
   /** the tool catalog agents list their tools from (the dispatcher) */
   catalog?: ToolCatalogView;
+  /** FLOWGATE_MODEL_PRICES: turns agents' token usage into cost */
+  modelPrices?: PriceTable;
+  /** told of every model call's usage (the worker's metrics) */
+  usageMeter?: (call: UsageCall) => void;
   /** what the retention sweep deletes; unset or disabled: the sweep's activities delete nothing */
   retention?: Readonly<Config['retention']>;
+  /** concurrency limits' semaphores (unset: a run with limits fails its acquireSlot activity, naming this) */
+  slots?: SlotDependencies;
 };
 
 export function createActivities(deps: ActivityDependencies) {
@@ -33,11 +44,14 @@ export function createActivities(deps: ActivityDependencies) {
     recordComposite: createRecordComposite(deps),
     resolveTrigger: createResolveTrigger(deps),
     renderValue: createRenderValue(deps),
-    ...createAgentInvocationActivities({ registry: deps.registry, blobs: deps.blobs, llm: deps.llm ?? { timeoutMs: 120_000 }, catalog: deps.catalog }),
+    ...createAgentInvocationActivities({
+      registry: deps.registry, blobs: deps.blobs, llm: deps.llm, catalog: deps.catalog, prices: deps.modelPrices, meter: deps.usageMeter,
+    }),
     callAgentTool: createCallAgentTool(deps),
     postCallback: createPostCallback(deps),
     ...createRetentionActivities(deps),
     ...createCodeAgentTaskActivities({ tools: deps.tools }),
+    ...createSlotActivities(deps.slots),
   };
 }
 

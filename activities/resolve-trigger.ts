@@ -5,11 +5,9 @@
  * reference), after checking the chain is not deeper than configured. The run itself is started
  * by the workflow as a child. A refusal is a value (the step fails with the reason).
  */
-import { Context, log } from '@temporalio/activity';
-import type { BlobStore } from '../src/blobs/blob-store';
+import { Context } from '@temporalio/activity';
 import type { RunInput } from '../src/common/run-types';
-import type { Registry } from '../src/registry';
-import { TriggerService, type TriggerRefusal } from '../src/runs/trigger-service';
+import type { TriggerRefusal, TriggerResolution } from '../src/runs/trigger-types';
 
 export interface ResolveTriggerRequest {
   orgId: string;
@@ -34,8 +32,8 @@ function stepError(triggerId: string, refusal: TriggerRefusal): string {
   }
 }
 
-export function createResolveTrigger(deps: { registry: Registry; blobs: BlobStore; maxChainDepth: number }) {
-  const service = new TriggerService({ registry: deps.registry, blobs: deps.blobs, log });
+export function createResolveTrigger(deps: { triggers: TriggerResolution; maxChainDepth: number }) {
+  const service = deps.triggers;
   return async function resolveTrigger(request: ResolveTriggerRequest): Promise<ResolveTriggerResult> {
     if (request.chainDepth > deps.maxChainDepth) {
       return { ok: false, error: `the chain of triggered runs would be ${request.chainDepth} deep; the limit is ${deps.maxChainDepth} (FLOWGATE_MAX_CHAIN_DEPTH): is there a cycle?` };

@@ -9,7 +9,7 @@ import type { BlobStore } from '../src/blobs/blob-store';
 import type { Config } from '../src/config/config';
 import type { Registry } from '../src/registry';
 import type { SweepRequest } from '../src/common/workflow-contracts';
-import { sweepBlobs, sweepFinishedRuns, type BlobSweepReport } from '../src/retention/sweep';
+import { sweepAuditRecords, sweepBlobs, sweepFinishedRuns, type BlobSweepReport } from '../src/retention/sweep';
 
 
 export interface RetentionDependencies {
@@ -38,9 +38,15 @@ export function createRetentionActivities(deps: RetentionDependencies) {
       if (!deps.retention?.enabled) return { disabled: true };
       return sweepBlobs(deps.blobs, deps.retention, sweepTime(request), heartbeat);
     },
-    async sweepFinishedRuns(request: SweepRequest): Promise<{ removed: number } | { disabled: true }> {
+    /**
+     * The registry's rows past retention: finished runs, then audit records (one activity for
+     * both, so the sweep workflow's history keeps its shape; `auditRemoved` is the records').
+     */
+    async sweepFinishedRuns(request: SweepRequest): Promise<{ removed: number; auditRemoved: number } | { disabled: true }> {
       if (!deps.retention?.enabled) return { disabled: true };
-      return { removed: await sweepFinishedRuns(deps.registry.finishedRuns, deps.retention.finishedRunsDays, sweepTime(request), heartbeat) };
+      const now = sweepTime(request);
+      const removed = await sweepFinishedRuns(deps.registry.finishedRuns, deps.retention.finishedRunsDays, now, heartbeat);
+      return { removed, auditRemoved: await sweepAuditRecords(deps.registry.audit, deps.retention.auditDays, now, heartbeat) };
     },
   };
 }

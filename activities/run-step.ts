@@ -1,5 +1,6 @@
 /**
- * The runStep activity: builds the interpolation context, runs the step's executor, stores
+ * The runStep activity: finds the step's kind by its type (activities/steps/: the built-in kinds
+ * and those registered at start), builds the interpolation context, runs the kind, stores
  * output.txt and stdout.txt, and reports the outcome. Writes are idempotent (same keys, atomic
  * replace), so Temporal may retry the activity after a worker crash without leaving debris.
  */
@@ -7,19 +8,15 @@ import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { BlobStore } from '../src/blobs/blob-store';
 import { buildContext } from '../src/common/interpolate';
 import { inlinePrefix, RESULT_INLINE_LIMIT, type PreviousStep, type RecordCompositeRequest, type RecordStepRequest, type ResultType, type RunStepRequest, type StepOutcome, type StoredFile } from '../src/common/run-types';
-import { runCodeStep } from './code-step';
-import { runHttpStep } from './http-step';
 import { resolveInputs } from './resolve-inputs';
-import type { StepExecution } from './step-execution';
-import { runTemplateStep } from './template-step';
-import { runToolStep, toolIdempotencyKey } from './tool-step';
-import type { ToolCaller } from '../src/tools/dispatcher';
+import { stepKindsByType, type StepDependencies, type StepKind } from './steps';
+import { EXIT_FAILURE, type StepExecution } from './steps/step-execution';
 
-export interface StepDependencies {
-  blobs: BlobStore;
-  allowPrivateNetwork: boolean;
-  /** the in-process tool dispatcher; `tool` steps fail without one */
-  tools?: ToolCaller;
+export type { StepDependencies } from './steps';
+
+export interface RunStepDependencies extends StepDependencies {
+  /** step kinds besides the built-ins (startFlowgate's `stepKinds`) */
+  stepKinds?: readonly StepKind[];
 }
 
 const HEARTBEAT_EVERY_MS = 200;
@@ -47,23 +44,13 @@ export async function fullOutcomes(blobs: BlobStore, run: Pick<RunStepRequest['r
   }));
 }
 
-async function execute(request: RunStepRequest, deps: StepDependencies): Promise<StepExecution> {
-  const context = buildContext({ ...request.run, inputs: await resolveInputs(deps.blobs, request.run) }, await fullOutcomes(deps.blobs, request.run, request.previous), request.scope);
+async function execute(request: RunStepRequest, deps: StepDependencies, kinds: ReadonlyMap<string, StepKind>): Promise<StepExecution> {
   const { step } = request;
-  const address = request.stepPath ?? request.stepIndex;
-  switch (step.type) {
-    case 'template':
-      return runTemplateStep(step, context);
-    case 'code':
-      return runCodeStep(step, context);
-    case 'http':
-      return runHttpStep(step, context, {
-        allowPrivateNetwork: deps.allowPrivateNetwork, signal: Context.current().cancellationSignal,
-        idempotencyKey: toolIdempotencyKey(request.run.runId, address),
-      });
-    case 'tool':
-      return runToolStep(step, context, { orgId: request.run.orgId, runId: request.run.runId, stepIndex: address, tools: deps.tools });
-  }
+  const kind = kinds.get(step.type);
+  // the gateway that validated the definition knew this kind; this worker was not given it
+  if (!kind) return { status: 'FAILED', result: '', resultType: 'plaintext', exitCode: EXIT_FAILURE, stdout: '', error: `no step kind ${step.type} is registered on this worker` };
+  const context = buildContext({ ...request.run, inputs: await resolveInputs(deps.blobs, request.run) }, await fullOutcomes(deps.blobs, request.run, request.previous), request.scope);
+  return kind.run({ step, context, run: request.run, address: request.stepPath ?? request.stepIndex, signal: Context.current().cancellationSignal, deps });
 }
 
 /** Stores a step's output.txt and stdout.txt and returns its outcome; shared by runStep and recordStep. */
@@ -88,10 +75,12 @@ export async function storeOutcome(blobs: BlobStore, request: RecordStepRequest)
     duration: request.duration,
     ...(request.error === undefined ? {} : { error: request.error }),
     files,
+    ...(request.usage?.length ? { usage: request.usage } : {}),
   };
 }
 
-export function createRunStep(deps: StepDependencies) {
+export function createRunStep(deps: RunStepDependencies) {
+  const kinds = stepKindsByType(deps.stepKinds);
   return async function runStep(request: RunStepRequest): Promise<StepOutcome> {
     const { run, stepIndex, step } = request;
     // Heartbeats let Temporal notice a dead worker within the heartbeat timeout, not the step's
@@ -103,7 +92,7 @@ export function createRunStep(deps: StepDependencies) {
     const started = Date.now();
     let execution: StepExecution;
     try {
-      execution = await execute(request, deps);
+      execution = await execute(request, deps, kinds);
     } finally {
       clearInterval(heartbeat);
     }

@@ -1,6 +1,7 @@
 /**
  * Connections to Temporal for the gateway (client) and the worker (native connection), and the
  * search attributes flowgate writes on every run so visibility can list an organization's runs.
+ * Every client carries flowgate's data converter (the run-data codec, src/crypto/payload-codec.ts).
  */
 import { readFileSync } from 'node:fs';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, ServiceError, type ConnectionLike, type TLSConfig } from '@temporalio/client';
@@ -8,6 +9,7 @@ import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors
 import { NativeConnection } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../src/common/search-attributes';
 import type { Config } from '../src/config/config';
+import type { DataConverter } from '@temporalio/common';
 
 
 export type TemporalSettings = Pick<Config['temporal'], 'namespace' | 'apiKey' | 'tls' | 'tlsCertFile' | 'tlsKeyFile' | 'tlsCaFile' | 'tlsServerName'> & { address: string };
@@ -95,10 +97,16 @@ export function channelReady(connection: ConnectionLike): boolean {
   return channel === undefined || channel.getConnectivityState(true) === CHANNEL_READY;
 }
 
-/** `tracing`: starting, signalling and querying a run carry the caller's trace into the workflow. */
-function clientOn(connection: ConnectionLike, namespace: string, options: { tracing?: boolean }): Client {
+export interface ClientOptions {
+  /** starting, signalling and querying a run carry the caller's trace into the workflow */
+  tracing?: boolean;
+  /** the run-data codec every payload passes through (src/app/start.ts builds it) */
+  dataConverter?: DataConverter;
+}
+
+function clientOn(connection: ConnectionLike, namespace: string, options: ClientOptions): Client {
   return new Client({
-    connection, namespace,
+    connection, namespace, dataConverter: options.dataConverter,
     interceptors: options.tracing ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined,
   });
 }
@@ -107,7 +115,7 @@ function clientOn(connection: ConnectionLike, namespace: string, options: { trac
  * The gateway's connection: its calls give up on an unreachable Temporal after `unreachableMs`
  * (the caller's 503), and it reconnects within about `reconnectMs` of Temporal's return.
  */
-export async function connectClient(settings: TemporalSettings & ReachSettings, options: { tracing?: boolean } = {}): Promise<Client> {
+export async function connectClient(settings: TemporalSettings & ReachSettings, options: ClientOptions = {}): Promise<Client> {
   const connection = await Connection.connect({
     ...connectionOptions(settings),
     channelArgs: reconnectChannelArgs(settings.reconnectMs),
@@ -124,7 +132,7 @@ export async function connectClient(settings: TemporalSettings & ReachSettings, 
  * which waiting for a result needs, and the Rust core retries an unreachable Temporal for about
  * 10 s whatever deadline a call carries (RunService bounds the wait for such a start itself).
  */
-export function eagerStartClient(connection: NativeConnection, namespace: string, options: { tracing?: boolean } = {}): Client {
+export function eagerStartClient(connection: NativeConnection, namespace: string, options: ClientOptions = {}): Client {
   return clientOn(connection, namespace, options);
 }
 

@@ -33,7 +33,12 @@ function main(): void {
   process.stdout.on('error', () => undefined);
   process.stderr.on('error', () => undefined);
 
-  const server = spawn(cli, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  // The server's stdout (where the CLI prints some start errors) joins its stderr, read in flowing
+  // mode so that a gone reader never blocks the server.
+  const server = spawn(cli, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  server.stdout?.on('data', (chunk: Buffer) => {
+    process.stderr.write(chunk);
+  });
   let stopping = false;
   const stop = (): void => {
     if (stopping) return;

@@ -47,10 +47,34 @@ async function readPidFile(file: string): Promise<PidFile | undefined> {
   }
 }
 
+/**
+ * Whether a thread of `pid` other than a zombie still runs. A multi-threaded process (the Go dev
+ * server) shows its leader as a zombie while its other threads still exit, and those hold its files,
+ * listening sockets included: it is not gone until they are.
+ */
+export async function anyThreadAlive(pid: number): Promise<boolean> {
+  let tasks: string[];
+  try {
+    tasks = await fs.readdir(`/proc/${pid}/task`);
+  } catch {
+    return false;
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = await fs.readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+      if (state !== 'Z' && state !== 'X') return true;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return false;
+}
+
 async function waitGone(pid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (!(await processInfo(pid))) return true;
+    if (!(await processInfo(pid)) && !(await anyThreadAlive(pid))) return true;
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -76,6 +100,12 @@ export async function reclaimOrphan({ pidFile, dbFile, graceMs, notice }: Reclai
     return;
   }
   const server = await processInfo(recorded.server);
+  if (!server && await anyThreadAlive(recorded.server)) {
+    // still exiting (its pid cannot be another's while it is a zombie): wait until its ports are let go
+    await waitGone(recorded.server, graceMs + 5000);
+    await fs.rm(pidFile, { force: true });
+    return;
+  }
   if (!server || !isDevServerOf(server.argv, dbFile)) {
     await fs.rm(pidFile, { force: true }); // stale: the server is gone and the pid may be another's now
     return;

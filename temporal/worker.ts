@@ -5,6 +5,7 @@ import path from 'node:path';
 import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry-v2';
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkerInterceptors, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
+import type { DataConverter } from '@temporalio/common';
 import type { FlowgateMetrics } from '../src/observability/metrics';
 import type { Tracing } from '../src/observability/tracing';
 
@@ -12,7 +13,7 @@ export const WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'index.js'
 /** Counts runs started and ended (the `flowgateMetrics` sink). */
 export const METRICS_INTERCEPTORS_PATH = path.join(__dirname, '..', 'workflows', 'run', 'metrics-interceptors.js');
 /** Temporal's OpenTelemetry workflow interceptors, gated by engine level: only in the bundle of a worker that traces. */
-const OTEL_WORKFLOW_INTERCEPTORS_PATH = path.join(__dirname, '..', 'workflows', 'tracing-interceptors.js');
+const OTEL_WORKFLOW_INTERCEPTORS_PATH = path.join(__dirname, '..', 'workflows', 'run', 'tracing-interceptors.js');
 
 const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -54,6 +55,8 @@ export interface WorkerOptions {
   metrics?: FlowgateMetrics;
   /** set when this process traces: workflow and activity spans join the caller's trace */
   tracing?: Tracing;
+  /** the run-data codec (src/crypto/payload-codec.ts): what the worker sends Temporal is sealed, what it reads is opened */
+  dataConverter?: DataConverter;
 }
 
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
@@ -73,6 +76,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     activities: createActivities(options.deps),
     interceptors,
     sinks,
+    dataConverter: options.dataConverter,
     shutdownGraceTime: '5s',
     maxCachedWorkflows: options.maxCachedWorkflows,
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,

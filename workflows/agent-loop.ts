@@ -11,15 +11,23 @@
  *   child runs (runAutomation), waited for.
  * Timeouts: the execution timeout is the agent's wall-clock limit (set by the starter; Temporal
  *   reports TIMED_OUT). Failures are ApplicationFailure of AgentFailureType.
+ * Usage (level 7 and later): each model call's tokens and cost add up per model, in the result and
+ *   in the details of a failure; when a budget is reached (the agent's per invocation, the
+ *   organization's per month) the invocation ends BUDGET_EXHAUSTED before its next model call,
+ *   without starting the tool calls of the answer that reached it (their results could only go to
+ *   a model call the budget forbids). A final answer is never thrown away.
  */
 import { ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   AgentFailureType, type AgentInvocationInput, type AgentInvocationResult, type AgentToolCallLog, type ToolBinding, type ToolResultRef,
 } from '../src/common/agent-invocation';
+import { addUsage, budgetReached, type ModelUsage } from '../src/common/agent-usage';
 import { agentStatusQuery, type AgentStatus } from '../src/common/workflow-contracts';
 import { runAutomation } from './run-automation';
 import { startChainedRun } from './steps/chain';
+import { atLevel, useEngine } from './run/features';
+import { showDetails, summary } from './run/ui-metadata';
 
 
 const RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 } as const;
@@ -34,11 +42,20 @@ const { callAgentModel } = proxyActivities<Activities>({
 const { callAgentTool } = proxyActivities<Activities>({ startToCloseTimeout: '10m', heartbeatTimeout: '10s', retry: RETRY });
 
 export async function invokeAgent(input: AgentInvocationInput): Promise<AgentInvocationResult> {
+  useEngine(input);
   const status: AgentStatus = { status: 'RUNNING', turns: 0, toolCalls: 0 };
   setHandler(agentStatusQuery, () => status);
 
-  const prepared = await prepareAgentInvocation(input);
-  if (!prepared.ok) throw ApplicationFailure.nonRetryable(prepared.error, AgentFailureType.AGENT_UNAVAILABLE);
+  // level 7: usage is added up, carried in the result and failures, and budgets stop the loop
+  const accounting = atLevel(7);
+  let usage: ModelUsage[] = [];
+  const withUsage = <T extends object>(details: T): T | (T & { usage: ModelUsage[] }) => (accounting ? { ...details, usage } : details);
+
+  const prepared = await prepareAgentInvocation.executeWithOptions(summary(`agent ${input.agentId}: prepare`), [input]);
+  if (!prepared.ok) {
+    if (accounting && prepared.budget) throw ApplicationFailure.nonRetryable(prepared.error, AgentFailureType.BUDGET_EXHAUSTED, { usage });
+    throw ApplicationFailure.nonRetryable(prepared.error, AgentFailureType.AGENT_UNAVAILABLE);
+  }
   const { plan } = prepared;
   const calls: AgentToolCallLog[] = [];
   let toolResults: ToolResultRef[] = [];
@@ -48,26 +65,39 @@ export async function invokeAgent(input: AgentInvocationInput): Promise<AgentInv
   for (let turn = 0; ; turn++) {
     if (turn >= plan.maxTurns) {
       throw ApplicationFailure.nonRetryable(
-        `the agent used all ${plan.maxTurns} model turns (limits.maxTurns) without a final answer`, AgentFailureType.TURN_LIMIT, { toolCalls: calls });
+        `the agent used all ${plan.maxTurns} model turns (limits.maxTurns) without a final answer`, AgentFailureType.TURN_LIMIT, withUsage({ toolCalls: calls }));
     }
-    const reply = await modelTurn({ orgId: input.orgId, invocationId: input.invocationId, agentId: input.agentId, turn, toolResults, note });
+    showDetails(`Agent ${plan.agentName}: model turn ${turn + 1} of at most ${plan.maxTurns}; ${status.toolCalls} tool call(s) so far`);
+    const reply = await modelTurn(`agent ${plan.agentName}: model call ${turn + 1}`, { orgId: input.orgId, invocationId: input.invocationId, agentId: input.agentId, turn, toolResults, note },
+      accounting ? [{ usage }] : []);
     status.turns = turn + 1;
     toolResults = [];
     note = undefined;
+    if (accounting && reply.usage) {
+      usage = addUsage(usage, reply.usage);
+      status.usage = usage;
+    }
+    // another model call is needed (tools to call, or an answer to correct): not past a budget
+    const reached = accounting && (reply.toolCalls.length > 0 || reply.invalidOutput !== undefined) ? budgetReached(plan.budget, usage, reply.month) : undefined;
+    if (reached) {
+      const pending = reply.toolCalls.length ? `, without running the ${reply.toolCalls.length} tool call(s) it asked for` : '';
+      throw ApplicationFailure.nonRetryable(`budget exhausted: ${reached}; the invocation stopped after model call ${turn + 1}${pending}`,
+        AgentFailureType.BUDGET_EXHAUSTED, { toolCalls: calls, usage });
+    }
 
     if (reply.toolCalls.length === 0) {
       if (reply.invalidOutput !== undefined) {
-        if (outputRetried) throw ApplicationFailure.nonRetryable(`the agent's answer was refused twice: ${reply.invalidOutput}`, AgentFailureType.OUTPUT_INVALID);
+        if (outputRetried) throw ApplicationFailure.nonRetryable(`the agent's answer was refused twice: ${reply.invalidOutput}`, AgentFailureType.OUTPUT_INVALID, ...(accounting ? [{ usage }] : []));
         outputRetried = true;
         note = `Your answer was not accepted: ${reply.invalidOutput}. Answer again with only a JSON value that validates against the schema.`;
         continue;
       }
       const response = reply.content ?? '';
-      await finishAgentInvocation({ orgId: input.orgId, chatId: input.chatId, invocationId: input.invocationId, message: input.message, response });
+      await finishAgentInvocation.executeWithOptions(summary(`agent ${plan.agentName}: save the answer`), [{ orgId: input.orgId, chatId: input.chatId, invocationId: input.invocationId, message: input.message, response }]);
       status.status = 'COMPLETE';
       return {
         invocationId: input.invocationId, agentId: input.agentId, chatId: input.chatId, status: 'COMPLETE', response,
-        ...(reply.output === undefined ? {} : { output: reply.output }), turns: status.turns, toolCalls: calls,
+        ...(reply.output === undefined ? {} : { output: reply.output }), turns: status.turns, toolCalls: calls, ...(accounting ? { usage } : {}),
       };
     }
 
@@ -84,13 +114,15 @@ export async function invokeAgent(input: AgentInvocationInput): Promise<AgentInv
       } else {
         status.toolCalls++;
         if (binding.kind === 'tool') {
-          const result = await callAgentTool({
+          showDetails(`Agent ${plan.agentName}: turn ${turn + 1} calls tool ${call.name}`);
+          const result = await callAgentTool.executeWithOptions(summary(`agent ${plan.agentName}: turn ${turn + 1} tool ${call.name} (${binding.server}/${binding.tool})`), [{
             orgId: input.orgId, invocationId: input.invocationId, chatId: input.chatId, turn, index, toolCallId: call.id, binding,
             arguments: call.arguments, forwardHeaders: input.forwardHeaders, toolResultChars: plan.toolResultChars,
-          });
+          }]);
           toolResults.push(result.ref);
           calls.push({ turn, name: call.name, ok: result.ok, line: result.line });
         } else {
+          showDetails(`Agent ${plan.agentName}: turn ${turn + 1} runs workflow tool ${call.name} (trigger ${binding.triggerId})`);
           const outcome = await runWorkflowTool(binding, call.arguments, input);
           toolResults.push({ toolCallId: call.id, text: cut(outcome.text, plan.toolResultChars) });
           calls.push({ turn, name: call.name, ok: outcome.ok, line: outcome.line });
@@ -101,12 +133,12 @@ export async function invokeAgent(input: AgentInvocationInput): Promise<AgentInv
 }
 
 /** One model call; a call that cannot succeed (a refused request, retries used up) fails the invocation with its reason. */
-async function modelTurn(request: Parameters<typeof callAgentModel>[0]): ReturnType<typeof callAgentModel> {
+async function modelTurn(label: string, request: Parameters<typeof callAgentModel>[0], details: unknown[]): ReturnType<typeof callAgentModel> {
   try {
-    return await callAgentModel(request);
+    return await callAgentModel.executeWithOptions(summary(label), [request]);
   } catch (err) {
     if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
-      throw ApplicationFailure.nonRetryable(err.cause.message, AgentFailureType.MODEL_FAILED);
+      throw ApplicationFailure.nonRetryable(err.cause.message, AgentFailureType.MODEL_FAILED, ...details);
     }
     throw err;
   }
@@ -121,11 +153,11 @@ async function runWorkflowTool(binding: ToolBinding & { kind: 'workflow' }, rawA
   } catch {
     return { ok: false, text: JSON.stringify({ error: 'the arguments are not JSON' }), line: `workflow ${binding.triggerId}: arguments are not JSON` };
   }
-  const resolved = await resolveTrigger({
+  const resolved = await resolveTrigger.executeWithOptions(summary(`agent ${agent.agentId}: resolve trigger ${binding.triggerId}`), [{
     orgId: agent.orgId, triggerId: binding.triggerId, inputs, parentRunId: agent.invocationId, chainDepth: (agent.chainDepth ?? 0) + 1, startedBy: agent.startedBy,
-  });
+  }]);
   if (!resolved.ok) return { ok: false, text: JSON.stringify({ error: resolved.error }), line: `workflow ${binding.triggerId}: ${resolved.error}` };
-  const { runId, input: runInput, child } = await startChainedRun(resolved.input, true, runAutomation);
+  const { runId, input: runInput, child } = await startChainedRun(resolved.input, true, runAutomation, 'agent');
   try {
     const summary = await child.result();
     const text = JSON.stringify({

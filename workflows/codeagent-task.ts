@@ -10,16 +10,23 @@
  * Cancelled (tasks/cancel): the waiter asks the backend to cancel the run it started (create_agent,
  * create_run; stream_run only watched), then ends CANCELLED. Its execution timeout is the task's
  * ttl: past it nobody can see the task, so nobody waits.
+ *
+ * No signals or queries (the gateway reads the task from the workflow's status, memo and result).
+ * Timeouts: the wait for the run is one activity as long as the ttl (at least a minute), heartbeats
+ * every 60 s, retried without limit; reading a stream and cancelling the run 2 min, 5 attempts.
  */
 import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { CodeAgentTaskFailureType, type CodeAgentTaskInput } from '../src/common/codeagent-task';
+import { useEngine } from './run/features';
+import { showDetails, summary } from './run/ui-metadata';
 
 const { readCodeAgentRunStream, cancelCodeAgentRun } = proxyActivities<Activities>({
   startToCloseTimeout: '2m', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
 });
 
 export async function codeAgentTask(input: CodeAgentTaskInput): Promise<Record<string, unknown>> {
+  useEngine(input);
   if (input.refused) {
     throw ApplicationFailure.create({ message: input.refused.message, type: CodeAgentTaskFailureType.TOOL_ERROR, nonRetryable: true, details: [input.refused.value] });
   }
@@ -31,10 +38,12 @@ export async function codeAgentTask(input: CodeAgentTaskInput): Promise<Record<s
   const ref = { orgId: input.orgId, pcid: input.pcid, agentId: input.agentId, runId: input.runId };
   let run: Record<string, unknown>;
   try {
-    run = await waitForCodeAgentRun(ref);
+    showDetails(`Waiting for the code agent's run ${input.runId} (agent ${input.agentId}, ${input.tool})`);
+    run = await waitForCodeAgentRun.executeWithOptions(summary(`${input.tool}: wait for run ${input.runId} of agent ${input.agentId}`), [ref]);
+    showDetails('');
   } catch (error) {
     if (isCancellation(error) && input.tool !== 'codeagent_stream_run') {
-      await CancellationScope.nonCancellable(() => cancelCodeAgentRun(ref));
+      await CancellationScope.nonCancellable(() => cancelCodeAgentRun.executeWithOptions(summary(`${input.tool}: cancel run ${input.runId}`), [ref]));
     }
     // the activity's own failure (run not found, key refused) is the task's reason, not "activity failed"
     if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure) {
@@ -45,7 +54,8 @@ export async function codeAgentTask(input: CodeAgentTaskInput): Promise<Record<s
   }
   let value: Record<string, unknown>;
   if (input.tool === 'codeagent_stream_run') {
-    const read = await readCodeAgentRunStream({ ...ref, ...(input.lastEventId === undefined ? {} : { lastEventId: input.lastEventId }) });
+    const read = await readCodeAgentRunStream.executeWithOptions(summary(`${input.tool}: read the events of run ${input.runId}`),
+      [{ ...ref, ...(input.lastEventId === undefined ? {} : { lastEventId: input.lastEventId }) }]);
     if (read.isError) throw ApplicationFailure.create({ message: read.message, type: CodeAgentTaskFailureType.TOOL_ERROR, nonRetryable: true, details: [read.value] });
     value = read.value;
   } else {

@@ -1,7 +1,40 @@
 // The worker bundles this file: every workflow function exported here is a Temporal workflow type.
-export { runAutomation } from './run-automation';
-export { invokeAgent } from './agent-loop';
-export { deliverRunCallback } from './run/completion-callback';
-export { retentionSweep } from './retention-sweep';
-export { runForEachChunk } from './for-each-chunk';
-export { codeAgentTask } from './codeagent-task';
+import type {
+  CodeAgentTaskWorkflow, DeliverRunCallbackWorkflow, InvokeAgentWorkflow, RetentionSweepWorkflow, RunAutomationWorkflow, RunForEachChunkWorkflow, RunSlotsWorkflow, WorkflowType,
+} from '../src/common/workflow-contracts';
+import { runAutomation } from './run-automation';
+import { invokeAgent } from './agent-loop';
+import { deliverRunCallback } from './deliver-run-callback';
+import { retentionSweep } from './retention-sweep';
+import { runForEachChunk } from './for-each-chunk';
+import { codeAgentTask } from './codeagent-task';
+import { runSlots } from './run-slots';
+
+export { runAutomation, invokeAgent, deliverRunCallback, retentionSweep, runForEachChunk, codeAgentTask, runSlots };
+
+/** The function type Node code starts and reads each workflow type by (src/common/workflow-contracts.ts). */
+interface Contracts {
+  runAutomation: RunAutomationWorkflow;
+  invokeAgent: InvokeAgentWorkflow;
+  codeAgentTask: CodeAgentTaskWorkflow;
+  runForEachChunk: RunForEachChunkWorkflow;
+  retentionSweep: RetentionSweepWorkflow;
+  deliverRunCallback: DeliverRunCallbackWorkflow;
+  runSlots: RunSlotsWorkflow;
+}
+
+type Holds<Actual extends Expected, Expected> = Actual;
+
+/**
+ * Checked by the build: the contracts name exactly the workflow types exported here, and each
+ * workflow function fits the function type of its contract.
+ */
+export type ContractsHold = [
+  Holds<keyof Contracts, WorkflowType>,
+  Holds<WorkflowType, keyof Contracts>,
+  Holds<{
+    runAutomation: typeof runAutomation; invokeAgent: typeof invokeAgent; codeAgentTask: typeof codeAgentTask;
+    runForEachChunk: typeof runForEachChunk; retentionSweep: typeof retentionSweep; deliverRunCallback: typeof deliverRunCallback;
+    runSlots: typeof runSlots;
+  }, Contracts>,
+];

@@ -2,7 +2,7 @@
  * runAutomation: runs one published workflow version step by step.
  *
  * Input: RunInput (the whole definition travels in it, so a run is pinned to its version); a
- *   scheduled run's input is its schedule's (scheduled-run.ts).
+ *   scheduled run's input is its schedule's (run/scheduled-run.ts).
  * Query `state`: the run's status, per-step status and execution order, the outcomes so far, and
  *   `waitingOn` while PAUSED.
  * Update `decide` (DecisionRequest → ApprovalDecision) and signal `approvalDecision`
@@ -17,7 +17,9 @@
  * (interpreter/run-list.ts): `if`, `onError`, `retry`, and the branch, forEach and parallel steps.
  * Step status changes are logged in state (run/transitions.ts); a run with a callback URL starts
  * its delivery when it ends (run/completion-callback.ts); a resumed run reuses the earlier run's outcomes
- * (run/resume.ts, through the interpreter's top-level list).
+ * (run/resume.ts, through the interpreter's top-level list). A run started with concurrency limits
+ * (`slots`, level 7) first waits PENDING for a slot of each and gives them back when it ends
+ * (run/slots.ts; the semaphore is run-slots.ts).
  * A step that fails or exceeds its own limit ends the run with ApplicationFailure type
  * STEP_FAILED or STEP_TIMEOUT carrying the RunSummary as details.
  */
@@ -28,12 +30,13 @@ import {
 } from '../src/common/run-types';
 import { runList } from './interpreter/run-list';
 import type { Runtime } from './interpreter/runtime';
-import { asStartedRun } from './scheduled-run';
+import { asStartedRun } from './run/scheduled-run';
 import { ApprovalDesk } from './steps/approval';
 import { withCompletionCallback } from './run/completion-callback';
 import { markTimedOut, withRunTimeLimit } from './run/time-limit';
 import { trackTransitions } from './run/transitions';
 import { useEngine } from './run/features';
+import { withSlots } from './run/slots';
 
 
 // Not async itself: it hands back its steps' promise (every promise a workflow makes costs a stack
@@ -48,7 +51,7 @@ export function runAutomation(given: RunInput): Promise<RunSummary> {
     outcomes: [],
   };
   trackTransitions(state);
-  return withCompletionCallback(input, state, () => withRunTimeLimit(input, state, () => runSteps(input, state)));
+  return withCompletionCallback(input, state, () => withSlots(input, state, () => withRunTimeLimit(input, state, () => runSteps(input, state))));
 }
 
 async function runSteps(input: RunInput, state: RunState): Promise<RunSummary> {

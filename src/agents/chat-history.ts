@@ -4,6 +4,7 @@
  */
 import type { BlobStore } from '../blobs/blob-store';
 import { chatHistoryKey } from '../common/agent-invocation';
+import { ownJson } from '../common/narrow';
 
 export interface ChatExchange {
   invocationId: string;
@@ -15,5 +16,5 @@ export interface ChatExchange {
 // Written only by the agent activities from values they built.
 export async function readChatHistory(blobs: BlobStore, orgId: string, chatId: string): Promise<ChatExchange[]> {
   const data = await blobs.read(chatHistoryKey(orgId, chatId));
-  return data === undefined ? [] : JSON.parse(data.toString('utf8')) as ChatExchange[];
+  return data === undefined ? [] : ownJson<ChatExchange[]>(data.toString('utf8'));
 }

@@ -47,7 +47,8 @@ export function checkOutput(cacheKey: string, schema: Record<string, unknown>, a
       // an agent saved before a rule tightened (say, look-around before patterns ran on RE2)
       return { ok: false, problem: `the agent's outputSchema cannot be used: ${error instanceof Error ? error.message : String(error)}` };
     }
-    if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    const oldest = cache.keys().next();
+    if (cache.size >= CACHE_SIZE && !oldest.done) cache.delete(oldest.value);
     cache.set(cacheKey, validate);
   }
   const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(answer);

@@ -6,6 +6,9 @@
  */
 import { z } from 'zod';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth';
+import { AgentLimitsSchema, type AgentLimits } from '../registry/agent-limits';
+import { isRecord } from '../common/narrow';
+import { PrioritySchema } from '../common/priority-schema';
 
 /** `{name, allTools: true}` attaches every tool of a server; `{name, tools: {<tool>: {}}}` only the named ones. */
 export const AgentServerSchema = z.union([
@@ -36,17 +39,6 @@ export const AgentModelSchema = z.object({
   maxTokens: z.number().int().min(1).max(200_000).optional(),
 }).strict();
 
-export const AgentLimitsSchema = z.object({
-  /** model calls per invocation */
-  maxTurns: z.number().int().min(1).max(100).default(10),
-  /** tool calls per invocation (workflows included) */
-  maxToolCalls: z.number().int().min(0).max(500).default(20),
-  /** wall-clock limit of one invocation; past it the invocation ends in TIMEOUT */
-  timeoutSeconds: z.number().int().min(5).max(86_400).default(600),
-  /** characters of one tool result that go back into the prompt */
-  toolResultChars: z.number().int().min(256).max(200_000).default(16_000),
-}).strict();
-
 /**
  * A JSON Schema object, given as an object or as its JSON text (the contract shows a string). The
  * text nests at most as deep as a JSON body may: ajv compiles a schema recursively.
@@ -59,7 +51,7 @@ export const OutputSchemaSchema = z.union([z.string().max(100_000), z.record(z.s
   } catch {
     parsed = undefined;
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+  if (!isRecord(parsed)) {
     ctx.addIssue({ code: 'custom', message: 'must be a JSON Schema object (or its JSON text)' });
     return z.NEVER;
   }
@@ -67,7 +59,7 @@ export const OutputSchemaSchema = z.union([z.string().max(100_000), z.record(z.s
     ctx.addIssue({ code: 'custom', message: `nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays` });
     return z.NEVER;
   }
-  return parsed as Record<string, unknown>;
+  return parsed;
 });
 
 const fields = {
@@ -79,6 +71,8 @@ const fields = {
   workflows: z.array(AgentWorkflowSchema).max(50).default([]),
   model: AgentModelSchema.optional(),
   limits: AgentLimitsSchema.optional(),
+  /** Temporal priority key of its invocations: 1 first .. 5 last; null or absent: the default (src/common/priority.ts) */
+  priority: PrioritySchema.nullable().optional(),
 };
 
 export const CreateAgentSchema = z.object(fields).strict();
@@ -93,16 +87,14 @@ export const UpdateAgentSchema = z.object({
   workflows: z.array(AgentWorkflowSchema).max(50).optional(),
   model: AgentModelSchema.optional(),
   limits: AgentLimitsSchema.partial().optional(),
+  priority: PrioritySchema.nullable().optional(),
 }).strict();
 
 export type AgentServer = z.infer<typeof AgentServerSchema>;
 export type AgentWorkflow = z.infer<typeof AgentWorkflowSchema>;
 export type AgentModel = z.infer<typeof AgentModelSchema>;
-export type AgentLimits = z.infer<typeof AgentLimitsSchema>;
 export type CreateAgentInput = z.infer<typeof CreateAgentSchema>;
 export type UpdateAgentInput = z.infer<typeof UpdateAgentSchema>;
-
-export const DEFAULT_LIMITS: AgentLimits = AgentLimitsSchema.parse({});
 
 export interface AgentRecord {
   id: string;
@@ -115,6 +107,8 @@ export interface AgentRecord {
   workflows: AgentWorkflow[];
   model: AgentModel;
   limits: AgentLimits;
+  /** Temporal priority key of the invocations started through the API and MCP; null: the default */
+  priority: number | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -135,4 +129,15 @@ export interface ArtifactRecord {
   mimeType: string;
   size: number;
   createdAt: string;
+}
+
+/** An agent as both doors show it. */
+export function agentView(agent: AgentRecord): Record<string, unknown> {
+  const { orgId: _org, ...rest } = agent;
+  return { ...rest, createdDate: agent.createdAt };
+}
+
+/** A server attached with a list of its tools (rather than allTools). */
+export function isNamed(server: AgentServer): server is Extract<AgentServer, { tools: Record<string, unknown> }> {
+  return 'tools' in server;
 }

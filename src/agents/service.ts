@@ -5,65 +5,62 @@
  */
 import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
-import type { invokeAgent } from '../../workflows';
 import { z } from 'zod';
 import type { BlobStore } from '../blobs/blob-store';
+import { startPriority } from '../common/priority';
+import { ENGINE_LEVEL } from '../common/run-types';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import { WORKFLOW_TYPES, type InvokeAgentWorkflow } from '../common/workflow-contracts';
 import type { Config } from '../config/config';
 import { modelFor } from '../llm/model-config';
 import type { Registry } from '../registry';
 import { agentFields, newChatId } from '../registry/agents';
 import { newId } from '../crypto/secrets';
 import type { SignedUrlSigner } from '../crypto/signed-urls';
-import type { ToolEntry, ToolServer } from '../tools/server';
 import { readChatHistory } from './chat-history';
-import type { AgentInvocationInput, AgentInvocationResult } from '../common/agent-invocation';
+import type { AgentInvocationInput } from '../common/agent-invocation';
 import { chatHistoryKey } from '../common/agent-invocation';
+import { AgentError } from './errors';
+import { failureReason, invocationUsage, monthlyBudgetRefusal } from './budgets';
 import { outputSchemaProblem } from './output-schema';
-import type { AgentRecord, AgentServer, ChatRecord, CreateAgentInput, UpdateAgentInput } from './records';
+import type { InvocationView, InvokeRequest } from './invocations';
+import { isNamed, type AgentRecord, type ChatRecord, type CreateAgentInput, type UpdateAgentInput } from './records';
 
-export type AgentErrorCode = 'NOT_FOUND' | 'INVALID' | 'NOT_CONFIGURED';
-
-export class AgentError extends Error {
-  override readonly name = 'AgentError';
-  constructor(readonly code: AgentErrorCode, message: string) {
-    super(message);
-  }
-}
+export { AgentError, type AgentErrorCode } from './errors';
+export { agentView } from './records';
 
 /** Servers an agent may not attach: its own management server (an agent invoking agents from inside an activity). */
 const NOT_ATTACHABLE = new Set(['agent-management']);
 const LINK_TTL_SECONDS = 3600;
 
-export interface AgentServiceDeps {
+/**
+ * What the agent service reads of the tool catalog: a server's name and kind, and its tools' names.
+ * The dispatcher (src/tools) answers it; agents import nothing of src/tools, which imports agents.
+ */
+export interface CatalogServer {
+  readonly name: string;
+  readonly description: string;
+  /** built into flowgate (true) or a custom server of one organization (false) */
+  readonly embedded: boolean;
+}
+
+export interface CatalogTool {
+  readonly name: string;
+}
+
+export interface AgentServiceDeps<S extends CatalogServer = CatalogServer> {
   registry: Registry;
   blobs: BlobStore;
   temporal: Client;
   taskQueue: string;
   config: Pick<Readonly<Config>, 'llm' | 'agentWaitSeconds'>;
   /** the organization's catalog: built-ins and its own servers */
-  servers(orgId: string): Promise<ToolServer[]>;
-  tools(server: ToolServer, orgId: string, signal: AbortSignal): Promise<readonly ToolEntry[]>;
+  servers(orgId: string): Promise<S[]>;
+  tools(server: S, orgId: string, signal: AbortSignal): Promise<readonly CatalogTool[]>;
   signer?: Pick<SignedUrlSigner, 'sign'>;
 }
 
-export interface InvokeRequest {
-  agentId: string;
-  message: string;
-  chatId?: string;
-  forwardHeaders?: Record<string, string>;
-  startedBy: string;
-  /** seconds to wait for the answer; default FLOWGATE_AGENT_WAIT_SECONDS */
-  waitSeconds?: number;
-  /** started by a task-augmented agent_invoke (MCP Tasks): the invocation is then a task of the organization */
-  asTask?: boolean;
-  /** the task's ttl (ms), kept in the memo: past it the task is unknown */
-  taskTtlMs?: number;
-}
-
-export type InvocationView =
-  | (AgentInvocationResult & { status: 'COMPLETE' })
-  | { invocationId: string; agentId: string; chatId: string; status: 'RUNNING' | 'FAILED' | 'TIMEOUT'; error?: string };
+export type { InvocationView, InvokeRequest } from './invocations';
 
 // Memos are written by flowgate, but a workflow ID may name anything in the namespace.
 const InvocationMemoSchema = z.object({
@@ -71,8 +68,9 @@ const InvocationMemoSchema = z.object({
 }).loose();
 type InvocationMemo = z.infer<typeof InvocationMemoSchema>;
 
-export class AgentService {
-  constructor(private readonly deps: AgentServiceDeps) {}
+/** `S`: the catalog's own server type, handed back to its `tools` as it came from `servers`. */
+export class AgentService<S extends CatalogServer = CatalogServer> {
+  constructor(private readonly deps: AgentServiceDeps<S>) {}
 
   // --- records ---
 
@@ -106,6 +104,7 @@ export class AgentService {
       ...(patch.workflows === undefined ? {} : { workflows: patch.workflows }),
       ...(patch.model === undefined ? {} : { model: patch.model }),
       limits: { ...fields.limits, ...patch.limits },
+      ...(patch.priority === undefined ? {} : { priority: patch.priority }),
     };
     await this.check(orgId, next);
     const updated = await this.deps.registry.agents.update(orgId, agentId, next);
@@ -129,7 +128,7 @@ export class AgentService {
     }
     if (fields.servers.length > 0) {
       const catalog = (await this.deps.servers(orgId)).filter((s) => !NOT_ATTACHABLE.has(s.name));
-      const usable = new Map<string, { server: ToolServer; tools: readonly ToolEntry[] }>();
+      const usable = new Map<string, { server: S; tools: readonly CatalogTool[] }>();
       await Promise.all(catalog.map(async (server) => {
         const tools = await this.deps.tools(server, orgId, AbortSignal.timeout(15_000)).catch(() => []);
         if (tools.length > 0) usable.set(server.name, { server, tools });
@@ -199,6 +198,8 @@ export class AgentService {
     const agent = await this.read(orgId, request.agentId);
     const model = modelFor(this.deps.config.llm, agent);
     if (typeof model === 'string') throw new AgentError('NOT_CONFIGURED', model);
+    const refusal = await monthlyBudgetRefusal(this.deps.registry, orgId);
+    if (refusal) throw new AgentError('BUDGET_EXHAUSTED', refusal);
     let chatId = request.chatId;
     if (chatId === undefined) {
       chatId = (await this.deps.registry.agents.createChat(orgId, agent.id, null, newChatId())).id;
@@ -210,14 +211,18 @@ export class AgentService {
     const invocationId = newId('inv');
     const input: AgentInvocationInput = {
       invocationId, orgId, agentId: agent.id, chatId, message: request.message, forwardHeaders: request.forwardHeaders ?? {}, startedBy: request.startedBy,
+      engine: ENGINE_LEVEL,
     };
-    await this.deps.temporal.workflow.start<typeof invokeAgent>('invokeAgent', {
+    await this.deps.temporal.workflow.start<InvokeAgentWorkflow>(WORKFLOW_TYPES.invokeAgent, {
       workflowId: invocationId,
       taskQueue: this.deps.taskQueue,
       args: [input],
       workflowExecutionTimeout: agent.limits.timeoutSeconds * 1000,
       memo: { agent: { orgId, agentId: agent.id, chatId, ...(request.asTask ? { mcpTask: true, ...(request.taskTtlMs === undefined ? {} : { taskTtlMs: request.taskTtlMs }) } : {}) } } satisfies InvocationMemo,
       typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.orgId, value: orgId }, { key: SEARCH_ATTRIBUTES.agentId, value: agent.id }],
+      staticSummary: `agent ${agent.name} (${agent.id}) · ${request.asTask ? 'MCP task' : 'invocation'} by ${request.startedBy}`.slice(0, 400),
+      staticDetails: `Agent **${agent.name}** (${agent.id}) in chat ${chatId}, started by ${request.startedBy}${request.asTask ? ' as an MCP task' : ''}.`,
+      priority: startPriority(orgId, agent.priority), // inherited by its model and tool calls
     });
     const waitMs = (request.waitSeconds ?? this.deps.config.agentWaitSeconds) * 1000;
     return this.await(orgId, invocationId, waitMs);
@@ -233,8 +238,14 @@ export class AgentService {
     return this.await(orgId, invocationId, waitMs, signal);
   }
 
+  /** The view with the invocation's usage as the registry holds it (every call, in every state). */
   private async await(orgId: string, invocationId: string, waitMs: number, signal?: AbortSignal): Promise<InvocationView> {
-    const handle = this.deps.temporal.workflow.getHandle<typeof invokeAgent>(invocationId);
+    const view = await this.view(orgId, invocationId, waitMs, signal);
+    return { ...view, usage: await invocationUsage(this.deps.registry, orgId, invocationId) };
+  }
+
+  private async view(orgId: string, invocationId: string, waitMs: number, signal?: AbortSignal): Promise<InvocationView> {
+    const handle = this.deps.temporal.workflow.getHandle<InvokeAgentWorkflow>(invocationId);
     let description;
     try {
       description = await handle.describe();
@@ -243,7 +254,7 @@ export class AgentService {
       throw err;
     }
     const memo = InvocationMemoSchema.safeParse(description.memo);
-    if (description.type !== 'invokeAgent' || !memo.success || memo.data.agent.orgId !== orgId) {
+    if (description.type !== WORKFLOW_TYPES.invokeAgent || !memo.success || memo.data.agent.orgId !== orgId) {
       throw new AgentError('NOT_FOUND', `no invocation ${invocationId} in this organization`);
     }
     const base = { invocationId, agentId: memo.data.agent.agentId, chatId: memo.data.agent.chatId };
@@ -255,7 +266,7 @@ export class AgentService {
     const stop = (): void => abort.abort();
     if (running) signal?.addEventListener('abort', stop, { once: true });
     try {
-      const result = await this.deps.temporal.connection.withAbortSignal(abort.signal, () => handle.result());
+      const { usage: _usage, ...result } = await this.deps.temporal.connection.withAbortSignal(abort.signal, () => handle.result());
       return { ...result, status: 'COMPLETE' };
     } catch (err) {
       if (abort.signal.aborted) return { ...base, status: 'RUNNING' };
@@ -265,20 +276,11 @@ export class AgentService {
       const error = cause instanceof CancelledFailure ? 'the invocation was cancelled'
         : cause instanceof TerminatedFailure ? 'the invocation was terminated'
           : cause instanceof ApplicationFailure ? cause.message : cause?.message ?? err.message;
-      return { ...base, status: 'FAILED', error };
+      const reason = failureReason(cause);
+      return { ...base, status: 'FAILED', error, ...(reason ? { reason } : {}) };
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', stop);
     }
   }
-}
-
-function isNamed(server: AgentServer): server is Extract<AgentServer, { tools: Record<string, unknown> }> {
-  return 'tools' in server;
-}
-
-/** An agent as both doors show it. */
-export function agentView(agent: AgentRecord): Record<string, unknown> {
-  const { orgId: _org, ...rest } = agent;
-  return { ...rest, createdDate: agent.createdAt };
 }

@@ -3,43 +3,38 @@
  * is configured), the registry, the worker and the gateway; and stops them in reverse order.
  */
 import { promises as fs } from 'node:fs';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { ensureTemporalCli } from '../../temporal/cli';
 import { connectClient, connectWorker, eagerStartClient, ensureSearchAttributes } from '../../temporal/client';
 import { startDevServer, type DevServer } from '../../temporal/dev-server';
 import { installRuntimeLogger } from '../../temporal/runtime';
 import { createWorker } from '../../temporal/worker';
-import { AgentService } from '../agents/service';
-import { createApprovalLinks } from '../crypto/approval-links';
+import type { StepKind } from '../../activities/steps';
 import { openBlobStore } from '../blobs/open';
-import { retentionMs } from '../retention/policy';
 import { ensureRetentionSchedule } from '../retention/schedule';
 import type { Config } from '../config/config';
-import { generatedAdminToken, signingKey } from '../crypto/data-dir';
+import { dataKeys, signingKey } from '../crypto/data-dir';
+import { EncryptionCodec } from '../crypto/payload-codec';
 import { createApp, routesOf, type RouteInfo } from '../http/app';
 import { SharedRateLimit } from '../http/rate-limit/shared';
-import { ADMIN_TOKEN_PREFIX } from '../http/routes/management';
 import type { Logger } from '../observability/logger';
 import { openRegistry, type Registry } from '../registry';
-import { FinishedRunCache } from '../runs/finished-run-cache';
-import { RunService } from '../runs/run-service';
-import { WebhookSecrets } from '../runs/webhook-secrets';
-import { connectionKeyFile, createConnectionCipher, parseConnectionKey } from '../crypto/connection-cipher';
 import { ScheduleReconciler } from '../schedules/reconciler';
-import { ScheduleService } from '../schedules/schedule-service';
+import type { ScheduleService } from '../schedules/schedule-service';
+import type { AuditTrail } from '../audit/audit-trail';
 import { createInboundServer } from '../net/inbound-limits';
 import { FlowgateMetrics } from '../observability/metrics';
 import { startTracing, type Tracing } from '../observability/tracing';
-import { hashSecret, randomToken } from '../crypto/secrets';
-import { createSigner } from '../crypto/signed-urls';
-import { createRuntimeTokens, createToolDispatcher, CustomServers, type ServerKind, type ServerSource, type ToolDispatcher } from '../tools';
-import { CodeAgentTasks } from '../tools/servers/codeagent/tasks';
-import { WorkflowTasks } from '../tools/mcp/tasks';
-import { WorkflowTools } from '../tools/servers/workflows/index';
+import type { ServerKind, ServerSource, ToolDispatcher } from '../tools';
+import { bootstrapAdminToken } from './admin-token';
+import { warnAboutLocalSecrets } from './local-secrets';
+import { serveMetrics } from './metrics-listener';
+import type { TaskKindRegistration } from '../tools/servers/task-kinds';
+import { buildServices, gatewayDeps } from './services';
 
 /** How long a client may take to send one request, headers and body (a large upload on a slow link). */
 const REQUEST_RECEIVE_TIMEOUT_MS = 15 * 60_000;
@@ -51,6 +46,10 @@ export interface StartOptions {
   progress?: (message: string) => void;
   /** tool server kinds besides the built-ins (tests register a tiny one) */
   serverKinds?: readonly ServerKind[];
+  /** activity step kinds besides the built-ins (activities/steps/; tests register a tiny one): the gateway accepts them in definitions, the worker runs them */
+  stepKinds?: readonly StepKind[];
+  /** MCP task kinds besides the built-ins (tests register a tiny one) */
+  taskKinds?: readonly TaskKindRegistration[];
   /** where organizations' own tool servers come from, besides the registry (tests: conformance profile, scoping) */
   serverSources?: readonly ServerSource[];
 }
@@ -65,10 +64,17 @@ export interface Flowgate {
   adminTokenFile?: string;
   registry: Registry;
   client: Client;
+  /** the run-data codec every client and worker of this instance uses (tests replay with dataConverter) */
+  codec: EncryptionCodec;
+  dataConverter: DataConverter;
+  /** the codec endpoint the embedded dev server's Web UI calls, when it has one */
+  codecEndpoint?: string;
   /** the in-process tool dispatcher */
   tools: ToolDispatcher;
   /** triggers' Temporal schedules */
   schedules: ScheduleService;
+  /** the audit trail (docs/audit.md) */
+  audit: AuditTrail;
   /** this instance's Prometheus metrics */
   metrics: FlowgateMetrics;
   /** where /metrics is served without credentials (FLOWGATE_METRICS_PORT), if it is */
@@ -99,12 +105,23 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       cleanups.push(() => started.shutdown());
     }
     await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+    // Run data is sealed before it reaches Temporal: every client and worker below carries this codec.
+    const { enabled: encrypt, keys: configuredKeys } = config.dataEncryption;
+    const codec = new EncryptionCodec({ keys: await dataKeys(config.dataDir, { configured: configuredKeys, create: encrypt }), encrypt });
+    const dataConverter: DataConverter = { payloadCodecs: [codec] };
     let devServer: DevServer | undefined;
     let address = config.temporal.address;
+    // The embedded Web UI decodes through this gateway's codec endpoint. Its address must be known
+    // before the dev server starts, which is before the gateway listens: it is the public URL, or
+    // HOST:PORT; with PORT=0 (a port picked at listen time) the UI gets none.
+    // (a wildcard HOST is reached on loopback).
+    const codecHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
+    const codecEndpoint = config.role === 'all' && (config.publicUrl !== undefined || config.port !== 0)
+      ? `${config.publicUrl ?? `http://${codecHost.includes(':') ? `[${codecHost}]` : codecHost}:${config.port}`}/codec` : undefined;
     if (!address) {
       const cliPath = await ensureTemporalCli(config.temporal, options.progress);
       devServer = await startDevServer({
-        cliPath, port: config.temporal.devPort, uiPort: config.temporal.uiPort, namespace: config.temporal.namespace,
+        cliPath, port: config.temporal.devPort, uiPort: config.temporal.uiPort, namespace: config.temporal.namespace, uiCodecEndpoint: codecEndpoint,
         dbFile: path.join(config.dataDir, 'temporal.sqlite'), notice: (message) => log.warn(message),
       });
       cleanups.push(() => devServer!.stop());
@@ -115,29 +132,10 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const registry = await openRegistry(config.database);
     cleanups.push(() => registry.close());
     const org = await registry.orgs.ensureDefault();
-    let newAdminToken: string | undefined;
-    let adminTokenFile: string | undefined;
-    // The instance administrator's token. A configured one is the only one: changing it and
-    // restarting revokes the previous one. A generated one is the only one too when the registry
-    // lives in this data dir (SQLite); a shared PostgreSQL registry may serve other processes with
-    // tokens of their own, so there it is only added. A worker serves no HTTP and takes no part.
-    if (config.role !== 'worker') {
-      const bootstrap = async (token: string, authoritative: boolean): Promise<void> => {
-        const hash = hashSecret(token);
-        if (authoritative) await registry.orgs.replaceAdminTokens(org.id, hash, { instanceAdmin: true });
-        else await registry.orgs.addAdminToken(org.id, hash, { instanceAdmin: true });
-      };
-      if (config.adminToken) {
-        await bootstrap(config.adminToken, true);
-      } else {
-        const generated = await generatedAdminToken(config.dataDir, () => randomToken(ADMIN_TOKEN_PREFIX));
-        await bootstrap(generated.token, config.database.kind === 'sqlite');
-        adminTokenFile = generated.file;
-        if (generated.created) newAdminToken = generated.token;
-      }
-    }
+    // The instance administrator's token (src/app/admin-token.ts); a worker serves no HTTP and takes no part.
+    const { newAdminToken, adminTokenFile } = config.role === 'worker' ? {} : await bootstrapAdminToken(config, registry, org.id);
 
-    const client = await connectClient(temporal, { tracing: tracing !== undefined });
+    const client = await connectClient(temporal, { tracing: tracing !== undefined, dataConverter });
     cleanups.push(() => client.connection.close());
     await ensureSearchAttributes(client, temporal.namespace);
 
@@ -147,36 +145,11 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     await ensureRetentionSchedule(client, { taskQueue: temporal.taskQueue, enabled: config.retention.enabled, log });
     const key = await signingKey(config.dataDir, config.signingKey);
     if (config.role !== 'all') warnAboutLocalSecrets(config, log);
-    // Links handed out by tools carry the public URL, known only once the gateway listens (port 0).
-    // A link never outlives its blob: no longer than the blob's family is kept (src/retention/policy.ts).
-    const signerOptions = { maxTtlSeconds: (k: string) => linkBound(k, config.retention) };
-    let publicSigner = createSigner(key, config.publicUrl ?? '', Date.now, signerOptions);
-    // the organization's custom servers are listed by the catalog they need the services of
-    const assembled: { dispatcher?: ToolDispatcher } = {};
-    const customServers = new CustomServers({
-      registry, log,
-      services: () => {
-        if (!assembled.dispatcher) throw new Error('the tool dispatcher is not assembled yet');
-        return assembled.dispatcher.services;
-      },
+    // every service, built once and handed down (src/app/services.ts)
+    const services = await buildServices({
+      config, log, registry, client, blobs, metrics, signingKey: key, serverKinds: options.serverKinds, serverSources: options.serverSources, stepKinds: options.stepKinds, taskKinds: options.taskKinds,
     });
-    const runs = new RunService(client, temporal.taskQueue, log, new FinishedRunCache(registry.finishedRuns, log), metrics, { unreachableMs: config.temporal.unreachableMs });
-    const connectionKey = config.connectionKey === undefined ? await connectionKeyFile(config.dataDir) : parseConnectionKey(config.connectionKey);
-    if (!connectionKey) throw new Error('FLOWGATE_CONNECTION_KEY is not a 32-byte key');
-    const webhookSecrets = new WebhookSecrets(registry, createConnectionCipher(connectionKey));
-    const schedules = new ScheduleService({ client, registry, taskQueue: temporal.taskQueue, log });
-    // each organization's published triggers that opted in, as the tools of its `workflows` server
-    const workflowTools = new WorkflowTools({ registry, runs, blobs, log, resultUrlTtlSeconds: config.resultUrlTtlSeconds });
-    const toolSigner = {
-      sign: (...args: Parameters<typeof publicSigner.sign>) => publicSigner.sign(...args),
-      verify: (...args: Parameters<typeof publicSigner.verify>) => publicSigner.verify(...args),
-      expiry: (ttlSeconds: number) => publicSigner.expiry(ttlSeconds),
-    };
-    const tools = await createToolDispatcher({
-      config, registry, blobs, log, temporal: client, signer: toolSigner, metrics,
-      serverKinds: options.serverKinds, serverSources: [customServers.source, workflowTools.source, ...(options.serverSources ?? [])],
-    });
-    assembled.dispatcher = tools;
+    const { runs, tools, schedules, audit } = services;
 
     let workerConnection: NativeConnection | undefined;
     let running: { worker: Worker; done: Promise<void> } | undefined;
@@ -185,15 +158,13 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       if (!workerConnection) {
         workerConnection = await connectWorker(temporal);
         // runs whose caller waits start eagerly: this worker takes their first task from the start's answer
-        runs.startEagerlyThrough(eagerStartClient(workerConnection, temporal.namespace, { tracing: tracing !== undefined }));
+        runs.startEagerlyThrough(eagerStartClient(workerConnection, temporal.namespace, { tracing: tracing !== undefined, dataConverter }));
       }
       const worker = await createWorker({
         connection: workerConnection, namespace: temporal.namespace, taskQueue: temporal.taskQueue,
         maxCachedWorkflows: config.temporal.maxCachedWorkflows,
-        deps: { blobs, tools, registry, allowPrivateNetwork: config.allowPrivateNetwork, maxChainDepth: config.maxChainDepth,
-          llm: config.llm, catalog: tools, webhookSecrets, signer: toolSigner, resultUrlTtlSeconds: config.resultUrlTtlSeconds,
-          retention: config.retention },
-        metrics, tracing,
+        deps: services.activities,
+        metrics, tracing, dataConverter,
       });
       const done = worker.run().catch((err: unknown) => log.error('worker stopped with an error', { error: err }));
       running = { worker, done };
@@ -211,8 +182,13 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       await workerConnection?.close();
     });
     if (options.worker ?? config.role !== 'gateway') await startWorker();
-    const metricsUrl = config.metrics.port === undefined ? undefined : await serveMetrics(metrics, config.metrics.host, config.metrics.port, cleanups);
-    const base = { tools, schedules, metrics, metricsUrl, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, stop: stopAll, routes: [] as RouteInfo[] };
+    let metricsUrl: string | undefined;
+    if (config.metrics.port !== undefined) {
+      const listener = await serveMetrics(metrics, config.metrics.host, config.metrics.port);
+      cleanups.push(() => listener.close());
+      metricsUrl = listener.url;
+    }
+    const base = { tools, schedules, audit, metrics, metricsUrl, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, codec, dataConverter, ...(devServer?.uiUrl && codecEndpoint ? { codecEndpoint } : {}), newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, stop: stopAll, routes: [] as RouteInfo[] };
     if (config.role === 'worker') return base;
 
     // Slow clients are cut at the bounds (src/net/inbound-limits.ts). requestTimeout bounds
@@ -232,7 +208,6 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     const publicUrl = config.publicUrl ?? url;
-    publicSigner = createSigner(key, publicUrl, Date.now, signerOptions);
     const { perMinute, burst, shared } = config.rateLimit;
     let rateLimit: SharedRateLimit | undefined;
     if (perMinute > 0 && shared) {
@@ -242,25 +217,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       const opened = rateLimit;
       cleanups.push(() => opened.close());
     }
-    const app = createApp({
-      rateLimit,
-      config, registry, temporal: client, blobs, log, tools, customServers, runtimeTokens: createRuntimeTokens(key, registry),
-      runs, schedules,
-      tasks: new WorkflowTasks({
-        client, runs, workflowTools, services: { blobs, signer: toolSigner }, pageSize: config.tasksPageSize, maxTtlMs: config.tasksMaxTtlSeconds * 1000,
-        // the code-agent tools that wait: a waiter workflow per task polls the backend
-        codeAgents: new CodeAgentTasks({ client, taskQueue: temporal.taskQueue, tools }),
-        // agent_invoke as a task: the same service the agent-management tools and /api/v1/agents use
-        agents: new AgentService({
-          registry, blobs, temporal: client, taskQueue: temporal.taskQueue, config,
-          servers: (orgId) => tools.servers(orgId), tools: (server, orgId, signal) => tools.listOf(server, orgId, signal), signer: toolSigner,
-        }),
-      }),
-      signer: publicSigner,
-      approvalLinks: createApprovalLinks(key, publicUrl),
-      webhookSecrets,
-      metrics,
-    });
+    const app = createApp(gatewayDeps(services, { config, log, registry, client, blobs, metrics, stepKinds: options.stepKinds }, { publicUrl, rateLimit, codec, ...(devServer?.uiUrl ? { temporalUiUrl: devServer.uiUrl } : {}) }));
     // Temporal schedules follow the registry's; a gateway brings them in line at start and then
     // every FLOWGATE_SCHEDULE_RECONCILE_SECONDS (repairing what a crash between the two left).
     const reconciler = new ScheduleReconciler(schedules, config.scheduleReconcileSeconds, log);
@@ -276,58 +233,4 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     await stopAll();
     throw err;
   }
-}
-
-/**
- * A gateway or worker replica that keeps its keys or blobs in its own data dir cannot check the links
- * and tokens another replica signed, open the credentials it sealed or read the files it stored,
- * unless they share that dir.
- */
-function warnAboutLocalSecrets(config: Readonly<Config>, log: Logger): void {
-  const local = [
-    config.signingKey === undefined ? 'FLOWGATE_SIGNING_KEY' : undefined,
-    config.connectionKey === undefined ? 'FLOWGATE_CONNECTION_KEY' : undefined,
-    config.role === 'gateway' && config.adminToken === undefined ? 'FLOWGATE_ADMIN_TOKEN' : undefined,
-    config.blobStore.kind === 'local' ? 'FLOWGATE_BLOB_STORE' : undefined,
-  ].filter((name) => name !== undefined);
-  if (local.length === 0) return;
-  log.warn(`${local.join(', ')} unset: this ${config.role} keeps that in its data dir (${config.dataDir}); replicas that do not share that dir must all be given the same value`);
-}
-
-function linkBound(key: string, retention: Config['retention']): number | undefined {
-  if (!retention.enabled) return undefined;
-  const period = retentionMs(key, retention);
-  return period === undefined ? undefined : Math.floor(period / 1000);
-}
-
-function hostUrl(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
-
-/**
- * FLOWGATE_METRICS_PORT: /metrics on a listener of its own, without credentials (bind it where
- * only Prometheus reaches). A worker-only process has no gateway: this is where its metrics are.
- */
-async function serveMetrics(metrics: FlowgateMetrics, host: string, port: number, cleanups: (() => Promise<void>)[]): Promise<string> {
-  const server = http.createServer((req, res) => {
-    const pathname = (req.url ?? '/').split('?')[0];
-    if (pathname !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('only GET /metrics is served here\n');
-      return;
-    }
-    metrics.text().then((text) => {
-      res.writeHead(200, { 'Content-Type': metrics.contentType(), 'Cache-Control': 'no-store' }).end(req.method === 'HEAD' ? undefined : text);
-    }, () => {
-      res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics could not be collected\n');
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  cleanups.push(() => new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  }));
-  return hostUrl(host, (server.address() as AddressInfo).port);
 }

@@ -28,4 +28,7 @@ export const TRIGGER_LIMITS = Object.freeze({
  */
 export const INLINE_INPUTS_LIMIT = 256 * 1024;
 
+/** Attachment links are valid 24 hours (interface.md 8): on a trigger call, and re-signed for a re-run or resumed run. */
+export const ATTACHMENT_LINK_TTL_SECONDS = 24 * 3600;
+
 export type TriggerLimits = typeof TRIGGER_LIMITS;

@@ -9,9 +9,9 @@ import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import busboy from 'busboy';
 import type { BlobStore } from '../blobs/blob-store';
-import { HttpError } from '../http/http-error';
 import { cleanContentType, keySegment, refusedByContent, refusedByName, sanitizeFilename, SNIFF_BYTES } from './file-policy';
 import type { TriggerLimits } from './limits';
+import { AttachmentRefusal } from './refusal';
 
 export interface ReceivedFile {
   filename: string;
@@ -39,19 +39,19 @@ const bytes = (n: number): string => `${n / (1024 * 1024)} MiB (${n} bytes)`;
 
 export const refusals = {
   fileTooLarge: (filename: string, limits: TriggerLimits) =>
-    new HttpError(413, 'file_too_large', `attachment "${filename}" is larger than the limit of ${bytes(limits.fileBytes)} per file`),
+    new AttachmentRefusal(413, 'file_too_large', `attachment "${filename}" is larger than the limit of ${bytes(limits.fileBytes)} per file`),
   totalTooLarge: (limits: TriggerLimits) =>
-    new HttpError(413, 'attachments_too_large', `the attachments together are larger than the limit of ${bytes(limits.totalFileBytes)} per request`),
+    new AttachmentRefusal(413, 'attachments_too_large', `the attachments together are larger than the limit of ${bytes(limits.totalFileBytes)} per request`),
   tooManyFiles: (limits: TriggerLimits) =>
-    new HttpError(413, 'too_many_files', `more than ${limits.files} attachments: at most ${limits.files} files per request`),
+    new AttachmentRefusal(413, 'too_many_files', `more than ${limits.files} attachments: at most ${limits.files} files per request`),
   fileType: (filename: string, reason: string) =>
-    new HttpError(415, 'file_type_refused', `attachment "${filename}" is refused: ${reason}; executables and scripts are not accepted`),
+    new AttachmentRefusal(415, 'file_type_refused', `attachment "${filename}" is refused: ${reason}; executables and scripts are not accepted`),
   fieldsTooLarge: (limits: TriggerLimits) =>
-    new HttpError(413, 'fields_too_large', `the form fields together are larger than the limit of ${bytes(limits.fieldBytes)}`),
+    new AttachmentRefusal(413, 'fields_too_large', `the form fields together are larger than the limit of ${bytes(limits.fieldBytes)}`),
   tooManyFields: (limits: TriggerLimits) =>
-    new HttpError(413, 'too_many_fields', `more than ${limits.fields} form fields`),
+    new AttachmentRefusal(413, 'too_many_fields', `more than ${limits.fields} form fields`),
   fieldNameTooLong: (limits: TriggerLimits) =>
-    new HttpError(413, 'field_name_too_long', `a form field name is longer than ${limits.fieldNameBytes} bytes`),
+    new AttachmentRefusal(413, 'field_name_too_long', `a form field name is longer than ${limits.fieldNameBytes} bytes`),
 };
 
 /** Counts a file's bytes against the limits and refuses executable content before any byte passes. */
@@ -66,7 +66,7 @@ class FileInspector extends Transform {
     limits: TriggerLimits;
     totals: { bytes: number };
     /** called before the first byte; an error refuses the file */
-    onFirstByte: () => HttpError | undefined;
+    onFirstByte: () => AttachmentRefusal | undefined;
   }) {
     super();
   }
@@ -122,7 +122,7 @@ export function receiveMultipart(req: IncomingMessage, options: ReceiveOptions):
       });
     } catch (err) {
       discardRequest(req);
-      reject(new HttpError(400, 'invalid_multipart', `the multipart body cannot be read: ${(err as Error).message}`));
+      reject(new AttachmentRefusal(400, 'invalid_multipart', `the multipart body cannot be read: ${(err as Error).message}`));
       return;
     }
 
@@ -156,7 +156,7 @@ export function receiveMultipart(req: IncomingMessage, options: ReceiveOptions):
       for (const inspector of active) inspector.destroy(err as Error);
       void finish();
     };
-    const claimSlot = (): HttpError | undefined => (++fileCount > limits.files ? refusals.tooManyFiles(limits) : undefined);
+    const claimSlot = (): AttachmentRefusal | undefined => (++fileCount > limits.files ? refusals.tooManyFiles(limits) : undefined);
 
     /** A throw inside a parser event would escape every promise and take the process down: refuse the request instead. */
     const guarded = <A extends unknown[]>(handler: (...args: A) => void) => (...args: A): void => {
@@ -209,21 +209,21 @@ export function receiveMultipart(req: IncomingMessage, options: ReceiveOptions):
     // busboy reports a part without a name as `undefined`, and a value in a charset it cannot decode as `undefined`.
     parser.on('field', guarded((name: string | undefined, value: string | undefined, info: busboy.FieldInfo) => {
       if (failure !== undefined) return;
-      if (value === undefined) return fail(new HttpError(400, 'invalid_multipart', `form field "${name ?? ''}" is in a charset that cannot be read; send UTF-8`));
+      if (value === undefined) return fail(new AttachmentRefusal(400, 'invalid_multipart', `form field "${name ?? ''}" is in a charset that cannot be read; send UTF-8`));
       if (name === undefined) return;
       if (info.nameTruncated) return fail(refusals.fieldNameTooLong(limits));
       fieldBytes += Buffer.byteLength(name) + Buffer.byteLength(value);
       if (info.valueTruncated || fieldBytes > limits.fieldBytes) return fail(refusals.fieldsTooLarge(limits));
       if (name === options.reservedFieldName) {
-        return fail(new HttpError(400, 'invalid_body', `"${name}" is reserved for the files of a multipart request; send it as a file part or rename the field`));
+        return fail(new AttachmentRefusal(400, 'invalid_body', `"${name}" is reserved for the files of a multipart request; send it as a file part or rename the field`));
       }
       if (name !== '') fields.push([name, value]);
     }));
     parser.on('fieldsLimit', () => fail(refusals.tooManyFields(limits)));
-    parser.on('error', (err: Error) => fail(new HttpError(400, 'invalid_multipart', `the multipart body cannot be read: ${err.message}`)));
+    parser.on('error', (err: Error) => fail(new AttachmentRefusal(400, 'invalid_multipart', `the multipart body cannot be read: ${err.message}`)));
     parser.on('close', () => void finish());
-    req.on('aborted', () => fail(new HttpError(400, 'incomplete_body', 'the request body ended early')));
-    req.on('error', () => fail(new HttpError(400, 'incomplete_body', 'the request body ended early')));
+    req.on('aborted', () => fail(new AttachmentRefusal(400, 'incomplete_body', 'the request body ended early')));
+    req.on('error', () => fail(new AttachmentRefusal(400, 'incomplete_body', 'the request body ended early')));
     req.pipe(parser);
   });
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { errorCode } from '../common/narrow';
 
 export interface BlobInfo {
   size: number;
@@ -70,7 +71,7 @@ async function removeIfEmpty(dir: string, root: string): Promise<void> {
   try {
     await fs.rmdir(dir);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    const code = errorCode(err);
     if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT') throw err;
   }
 }
@@ -88,7 +89,7 @@ async function inFolderOf<T>(target: string, create: () => Promise<T>): Promise<
     try {
       return await create();
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 4) throw err;
+      if (errorCode(err) !== 'ENOENT' || attempt >= 4) throw err;
       await fs.mkdir(path.dirname(target), { recursive: true });
     }
   }
@@ -148,7 +149,7 @@ export function createFileBlobStore(root: string): BlobStore {
         if (!stat.isFile()) return undefined;
         return { stream: createReadStream(file), size: stat.size, modified: stat.mtime };
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        if (errorCode(err) === 'ENOENT') return undefined;
         throw err;
       }
     },
@@ -156,7 +157,7 @@ export function createFileBlobStore(root: string): BlobStore {
       try {
         return await fs.readFile(resolve(key));
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        if (errorCode(err) === 'ENOENT') return undefined;
         throw err;
       }
     },
@@ -165,7 +166,7 @@ export function createFileBlobStore(root: string): BlobStore {
         const stat = await fs.stat(resolve(key));
         return stat.isFile() ? { size: stat.size, modified: stat.mtime } : undefined;
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        if (errorCode(err) === 'ENOENT') return undefined;
         throw err;
       }
     },
@@ -205,7 +206,7 @@ async function* walk(dir: string): AsyncIterable<{ path: string; name: string }>
   try {
     entries = await fs.readdir(dir, { withFileTypes: true });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    const code = errorCode(err);
     if (code === 'ENOENT' || code === 'ENOTDIR') return;
     throw err;
   }

@@ -147,7 +147,8 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { cl
       const opened = await open(key);
       if (!opened) return undefined;
       const chunks: Buffer[] = [];
-      for await (const chunk of opened.stream) chunks.push(chunk as Buffer);
+      // a blob stream has no encoding: its chunks are Buffers (Readable types them `any`)
+      for await (const chunk of opened.stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
       return Buffer.concat(chunks);
     },
     async stat(key): Promise<BlobStat | undefined> {
@@ -177,7 +178,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { cl
     async removeStale(before) {
       // Spool files of uploads this process was killed in the middle of.
       let removed = 0;
-      for (const name of await fs.readdir(options.spoolDir).catch(() => [] as string[])) {
+      for (const name of await fs.readdir(options.spoolDir).catch((): string[] => [])) {
         const file = path.join(options.spoolDir, name);
         const stat = await fs.stat(file).catch(() => undefined);
         if (stat?.isFile() && stat.mtime < before) {

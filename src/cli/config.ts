@@ -1,6 +1,8 @@
 /**
  * Where the CLI finds flowgate: flags win over the environment (FLOWGATE_URL, FLOWGATE_TOKEN,
- * FLOWGATE_API_KEY), which wins over ~/.config/flowgate/config.json (written by `flowgate login`).
+ * FLOWGATE_API_KEY, FLOWGATE_TEMPORAL_UI_URL, FLOWGATE_TEMPORAL_NAMESPACE), which wins over
+ * $XDG_CONFIG_HOME/flowgate/config.json (~/.config/flowgate/config.json when XDG_CONFIG_HOME is
+ * unset or empty), written by `flowgate login`.
  */
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -8,7 +10,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { CliError, EXIT } from './errors';
 
-const FileConfigSchema = z.object({ url: z.string().url().optional(), token: z.string().min(1).optional(), apiKey: z.string().min(1).optional() });
+const FileConfigSchema = z.object({
+  url: z.string().url().optional(), token: z.string().min(1).optional(), apiKey: z.string().min(1).optional(),
+  temporalUiUrl: z.string().url().optional(), temporalNamespace: z.string().min(1).optional(),
+});
 export type CliConfig = z.infer<typeof FileConfigSchema>;
 
 export function configPath(): string {
@@ -43,5 +48,7 @@ export function resolveConfig(flags: { url?: string; token?: string; apiKey?: st
     url: flags.url ?? process.env.FLOWGATE_URL ?? file.url ?? 'http://localhost:8080',
     token: flags.token ?? process.env.FLOWGATE_TOKEN ?? file.token,
     apiKey: flags.apiKey ?? process.env.FLOWGATE_API_KEY ?? file.apiKey,
+    temporalUiUrl: process.env.FLOWGATE_TEMPORAL_UI_URL || file.temporalUiUrl,
+    temporalNamespace: process.env.FLOWGATE_TEMPORAL_NAMESPACE || file.temporalNamespace,
   };
 }

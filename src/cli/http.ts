@@ -53,10 +53,11 @@ export class FlowgateClient {
       }
     }
     if (!response.ok) {
-      const detail = typeof parsed === 'object' && parsed !== null && 'message' in parsed ? String((parsed as { message: unknown }).message)
-        : typeof parsed === 'object' && parsed !== null && 'error' in parsed ? JSON.stringify((parsed as { error: unknown }).error) : text.slice(0, 500);
+      const detail = typeof parsed === 'object' && parsed !== null && 'message' in parsed ? String(parsed.message)
+        : typeof parsed === 'object' && parsed !== null && 'error' in parsed ? JSON.stringify(parsed.error) : text.slice(0, 500);
       throw new CliError(`${method} ${pathname}: HTTP ${response.status}: ${detail}`, EXIT.FAILURE);
     }
+    // T is the caller's word for what this endpoint answers: the CLI trusts its own server's JSON
     return { status: response.status, headers: response.headers, body: parsed as T };
   }
 
@@ -75,8 +76,8 @@ export class FlowgateClient {
       const text = await response.text().catch(() => '');
       let detail = text.slice(0, 500);
       try {
-        const parsed = JSON.parse(text) as { message?: unknown };
-        if (typeof parsed.message === 'string') detail = parsed.message;
+        const parsed: unknown = JSON.parse(text);
+        if (typeof parsed === 'object' && parsed !== null && 'message' in parsed && typeof parsed.message === 'string') detail = parsed.message;
       } catch {
         // not JSON: the text itself
       }

@@ -5,13 +5,18 @@
  */
 import '../app/node-line';
 import { Command, CommanderError } from 'commander';
-import { writeFileConfig } from './config';
+import { configPath, writeFileConfig } from './config';
 import { completionCommand } from './completion';
 import { CliError, EXIT } from './errors';
 import { agentCommands, apiKeyCommands, connectionCommands, serverCommands, triggerCommands, workflowCommands } from './resources';
-import { approvalCommands, callCommand, runCommands } from './runs';
+import { approvalCommands } from './approvals';
+import { auditCommand } from './audit';
+import { callCommand, runCommands } from './runs';
 import { scheduleCommands } from './schedules';
 import { toolCommands } from './tools';
+
+/** Where the config file is, as help texts say it: the path in use now, and the rule. */
+const CONFIG_FILE_HELP = `${configPath()} ($XDG_CONFIG_HOME/flowgate/config.json, else ~/.config/flowgate/config.json)`;
 
 export function buildProgram(): Command {
   const program = new Command('flowgate')
@@ -21,14 +26,20 @@ export function buildProgram(): Command {
     .option('--api-key <key>', 'API key for call and tools (FLOWGATE_API_KEY)')
     .option('--json', 'machine-readable JSON on stdout')
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(text) });
+    .configureOutput({ outputError: (text, write) => write(text) })
+    .addHelpText('after', `\nConfiguration: flags, else FLOWGATE_URL, FLOWGATE_TOKEN, FLOWGATE_API_KEY, else ${CONFIG_FILE_HELP}.`);
 
-  program.command('login').description('save the URL and admin token to ~/.config/flowgate/config.json (mode 0600)')
+  program.command('login').description(`save the URL and admin token to ${CONFIG_FILE_HELP} (mode 0600)`)
+    .option('--temporal-ui <url>', 'the Temporal Web UI base URL, for `runs open`')
+    .option('--temporal-namespace <ns>', 'the Temporal namespace, for `runs open`')
     .action((_o, cmd: Command) => {
       // --url, --token and --api-key are the global flags, read here from the command line only.
-      const o = cmd.optsWithGlobals<{ url?: string; token?: string; apiKey?: string }>();
+      const o = cmd.optsWithGlobals<{ url?: string; token?: string; apiKey?: string; temporalUi?: string; temporalNamespace?: string }>();
       if (!o.url || !o.token) throw new CliError('login needs --url and --token', EXIT.USAGE);
-      const file = writeFileConfig({ url: o.url, token: o.token, ...(o.apiKey ? { apiKey: o.apiKey } : {}) });
+      const file = writeFileConfig({
+        url: o.url, token: o.token, ...(o.apiKey ? { apiKey: o.apiKey } : {}),
+        ...(o.temporalUi ? { temporalUiUrl: o.temporalUi } : {}), ...(o.temporalNamespace ? { temporalNamespace: o.temporalNamespace } : {}),
+      });
       process.stderr.write(`saved to ${file}\n`);
     });
   workflowCommands(program);
@@ -42,6 +53,7 @@ export function buildProgram(): Command {
   approvalCommands(program);
   callCommand(program);
   toolCommands(program);
+  auditCommand(program);
   completionCommand(program);
   for (const command of program.commands) {
     command.exitOverride();

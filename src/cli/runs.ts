@@ -1,117 +1,15 @@
-/** Runs (list, status, results, watch, cancel), approvals, and `call` (trigger a run). */
+/** Runs (list, status, results, watch, history, open, rerun, resume, cancel) and `call` (trigger a run). */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { contextOf, type CliContext } from './context';
 import { CliError, EXIT } from './errors';
 import { collect, isRecord, parsePairs, readDocument, readText } from './inputs';
-import { note, printJson, Progress, show, showObject } from './output';
+import { note, printJson, printTable, Progress, show, showObject } from './output';
+import { elapsed, exitCodeFor, follow, readHistory, type StatusBody } from './run-stream';
 
 type Row = Record<string, unknown>;
 const enc = encodeURIComponent;
-
-interface StatusBody { runId: string; automationId: string; status: string; error?: string; stepInfo?: Record<string, { status: string; name: string }> }
-
-export function exitCodeFor(status: string): number {
-  if (status === 'COMPLETE') return EXIT.OK;
-  if (status === 'TIMEOUT') return EXIT.TIMEOUT;
-  return EXIT.FAILURE;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** One Server-Sent Event as the status stream sends it. */
-export interface StreamEvent { id?: string; event: string; data: string }
-
-/** Splits a text/event-stream body into events (comments and `retry:` lines are dropped). */
-export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let current: { id?: string; event?: string; data: string[] } = { data: [] };
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let newline: number;
-    while ((newline = buffer.search(/\r?\n/)) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + (buffer[newline] === '\r' ? 2 : 1));
-      if (line === '') {
-        if (current.data.length > 0 || current.event) yield { ...(current.id === undefined ? {} : { id: current.id }), event: current.event ?? 'message', data: current.data.join('\n') };
-        current = { data: [] };
-        continue;
-      }
-      if (line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon < 0 ? line : line.slice(0, colon);
-      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-      if (field === 'id') current.id = value;
-      else if (field === 'event') current.event = value;
-      else if (field === 'data') current.data.push(value);
-    }
-  }
-}
-
-/** Reconnects after a stream was cut: at most this many in a row without an event in between. */
-const MAX_RECONNECTS = 8;
-
-/**
- * Follows a run through its status stream (`…/status/stream` or `/api/v1/runs/{id}/stream`),
- * printing one line per step transition, until its `end` event; answers that event's status body.
- * A cut stream is reopened with `Last-Event-ID`, so nothing is missed or repeated. Throws a
- * TIMEOUT CliError past `timeoutSeconds`.
- */
-export async function follow(c: CliContext, target: { stream: string; status: string; auth: 'admin' | 'none'; runId: string }, timeoutSeconds: number, echo = true): Promise<StatusBody> {
-  const deadline = AbortSignal.timeout(timeoutSeconds * 1000);
-  const progress = new Progress();
-  const stillGoing = () => new CliError(`run ${target.runId} has not ended after ${timeoutSeconds} s`, EXIT.TIMEOUT);
-  let lastEventId: string | undefined;
-  let failures = 0;
-  let lastError: string | undefined;
-  progress.update(`waiting for run ${target.runId}…`);
-  for (;;) {
-    if (deadline.aborted) {
-      progress.done();
-      throw stillGoing();
-    }
-    try {
-      const response = await c.client.open(target.stream, { auth: target.auth, signal: deadline, headers: lastEventId ? { 'Last-Event-ID': lastEventId } : {} });
-      // 204: the run had ended and its end event was already read on an earlier connection
-      if (response.status === 204 || !response.body) {
-        progress.done();
-        return (await c.client.request<StatusBody>('GET', target.status, { auth: target.auth })).body;
-      }
-      for await (const event of readEvents(response.body)) {
-        failures = 0;
-        if (event.id !== undefined) lastEventId = event.id;
-        progress.done();
-        if (event.event === 'step') {
-          const step = JSON.parse(event.data) as { stepIndex: number; name: string; status: string };
-          if (echo) note(c.json, `step ${step.stepIndex} ${step.name}: ${step.status}`);
-        } else if (event.event === 'gap') {
-          const gap = JSON.parse(event.data) as { from: number; to: number };
-          if (echo) note(c.json, `(transitions ${gap.from} to ${gap.to} are no longer kept)`);
-        } else if (event.event === 'end') {
-          const body = JSON.parse(event.data) as StatusBody;
-          if (echo) note(c.json, `run ${body.runId}: ${body.status}${body.error ? ` (${body.error})` : ''}`);
-          return body;
-        }
-        progress.update(`waiting for run ${target.runId}…`);
-      }
-    } catch (err) {
-      if (deadline.aborted) {
-        progress.done();
-        throw stillGoing();
-      }
-      if (err instanceof CliError) throw err;
-      lastError = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
-    }
-    // The stream ended without an `end` event (a proxy or the gateway cut it): reopen it after the last event.
-    if (++failures > MAX_RECONNECTS) {
-      progress.done();
-      throw new CliError(`the status stream of run ${target.runId} keeps failing${lastError ? `: ${lastError}` : ' (closed before the run ended)'}`);
-    }
-    await sleep(Math.min(5000, 250 * 2 ** failures));
-  }
-}
 
 async function download(c: CliContext, results: Row, dir: string): Promise<string[]> {
   mkdirSync(dir, { recursive: true });
@@ -131,7 +29,74 @@ async function download(c: CliContext, results: Row, dir: string): Promise<strin
       saved.push(file);
     }
   }
+  // The designated output (the trigger's, else the workflow's `output`) under its own file name.
+  const designated = isRecord(results.designatedOutput) ? results.designatedOutput : undefined;
+  if (designated && typeof designated.url === 'string') {
+    const name = path.basename(typeof designated.fileName === 'string' && designated.fileName ? designated.fileName : 'output.txt');
+    const file = path.join(dir, name);
+    writeFileSync(file, await fetchText(c, designated.url, `the designated output ${name}`));
+    saved.push(file);
+  }
   return saved;
+}
+
+/** A signed file link of the API (absolute or relative to the base URL), read as text. */
+async function fetchText(c: CliContext, url: string, what: string): Promise<string> {
+  const response = await fetch(new URL(url, c.client.url('/')), { signal: AbortSignal.timeout(120_000) });
+  if (!response.ok) throw new CliError(`download of ${what}: HTTP ${response.status}`);
+  return response.text();
+}
+
+/**
+ * What a finished run answers with, from its results body (2.6): the designated output, else the
+ * last step's result (the last top-level step, else the last outcome); undefined when it has none.
+ */
+export async function runResultText(c: CliContext, results: Row): Promise<string | undefined> {
+  const designated = isRecord(results.designatedOutput) ? results.designatedOutput : undefined;
+  if (designated && typeof designated.url === 'string') return fetchText(c, designated.url, 'the designated output');
+  const entries = Array.isArray(results.results) ? results.results.filter(isRecord) : [];
+  const last = entries.filter((e) => e.stepPath === undefined).at(-1) ?? entries.at(-1);
+  const urls = last && isRecord(last.resultUrls) ? last.resultUrls : {};
+  const output = isRecord(urls['output.txt']) ? urls['output.txt'] : undefined;
+  if (!output || typeof output.url !== 'string') return undefined;
+  return fetchText(c, output.url, `the result of step ${String(last?.stepIndex)}`);
+}
+
+/** Prints a run's result text on stdout as it is (a newline added only for a terminal). */
+function printResult(text: string): void {
+  process.stdout.write(text);
+  if (process.stdout.isTTY && !text.endsWith('\n')) process.stdout.write('\n');
+}
+
+/** The `rel="temporal-ui"` target of a Link header, if it names one. */
+export function temporalUiLink(header: string | null): string | undefined {
+  for (const part of (header ?? '').split(/,(?=\s*<)/)) {
+    const match = /^\s*<([^>]*)>(.*)$/.exec(part);
+    if (match && /;\s*rel="?temporal-ui"?/i.test(match[2] ?? '')) return match[1];
+  }
+  return undefined;
+}
+
+/**
+ * The run's Temporal Web UI page for `runs open`. Configured (--temporal-ui, FLOWGATE_TEMPORAL_UI_URL,
+ * the config file's `temporalUiUrl`) wins; else the gateway's `Link: <…>; rel="temporal-ui"` on the
+ * run's status (sent when it started the embedded dev server with its UI). Else it refuses, naming what to set.
+ */
+async function temporalUiPage(c: CliContext, runId: string, o: { temporalUi?: string; namespace?: string }): Promise<{ runId: string; url: string }> {
+  // The run must be the organization's: a typo is a 404 here, not a dead link.
+  const reply = await c.client.request<StatusBody>('GET', `/api/v1/runs/${enc(runId)}`);
+  const configured = o.temporalUi ?? c.temporalUiUrl;
+  const namespace = o.namespace ?? c.temporalNamespace;
+  const fromGateway = temporalUiLink(reply.headers.get('link'));
+  let url: string;
+  // The run's Temporal workflow ID is its run ID.
+  if (configured) url = `${configured.replace(/\/+$/, '')}/namespaces/${enc(namespace ?? 'default')}/workflows/${enc(reply.body.runId)}`;
+  else if (fromGateway) url = namespace ? fromGateway.replace(/\/namespaces\/[^/]+\//, `/namespaces/${enc(namespace)}/`) : fromGateway;
+  else {
+    throw new CliError(`${c.client.baseUrl} does not say where its Temporal Web UI is (it did not start the embedded dev server's UI): `
+      + 'pass --temporal-ui URL, set FLOWGATE_TEMPORAL_UI_URL, or save it with `flowgate login --temporal-ui URL`', EXIT.USAGE);
+  }
+  return { runId: reply.body.runId, url };
 }
 
 export function runCommands(program: Command): void {
@@ -148,11 +113,13 @@ export function runCommands(program: Command): void {
     const body = await c.client.get<StatusBody>(`/api/v1/runs/${enc(runId)}`);
     if (c.json) printJson(body);
     else {
-      showObject(false, { runId: body.runId, workflow: body.automationId, status: body.status, ...(body.error ? { error: body.error } : {}) });
+      const slot = body.waitingOn?.kind === 'slot' ? body.waitingOn : undefined;
+      const waiting = slot ? `a slot of its ${String(slot.scope)}'s concurrency limit (${String(slot.limit)})${typeof slot.position === 'number' ? `, place ${slot.position} in the queue` : ''}` : undefined;
+      showObject(false, { runId: body.runId, workflow: body.automationId, status: body.status, ...(body.error ? { error: body.error } : {}), ...(waiting ? { waiting } : {}) });
       for (const [index, step] of Object.entries(body.stepInfo ?? {})) process.stdout.write(`  step ${index} ${step.name}: ${step.status}\n`);
     }
   });
-  runs.command('results <runId>').option('--download <dir>', 'save every result file under DIR/step-N/')
+  runs.command('results <runId>').option('--download <dir>', 'save every result file under DIR/step-N/, and the designated output as DIR/<its file name>')
     .action(async (runId: string, o: { download?: string }, cmd: Command) => {
       const c = contextOf(cmd);
       const body = await c.client.get<Row>(`/api/v1/runs/${enc(runId)}/results`);
@@ -172,6 +139,34 @@ export function runCommands(program: Command): void {
       const final = await follow(c, { stream: `${base}/stream`, status: base, auth: 'admin', runId }, o.timeout);
       if (c.json) printJson(final);
       process.exitCode = exitCodeFor(final.status);
+    });
+  runs.command('history <runId>').description('each step\'s transitions so far, with their times (and how long the step had been in the state before)')
+    .action(async (runId: string, _o, cmd: Command) => {
+      const c = contextOf(cmd);
+      const history = await readHistory(c, runId);
+      if (c.json) {
+        printJson({ runId, transitions: history.transitions, ...(history.gaps.length ? { gaps: history.gaps } : {}), ...(history.end ? { status: history.end.status } : {}) });
+        return;
+      }
+      for (const gap of history.gaps) note(false, `(transitions ${gap.from} to ${gap.to} are no longer kept)`);
+      const before = new Map<string, string | null>();
+      const rows = history.transitions.map((t) => {
+        const step = t.stepPath ?? String(t.stepIndex);
+        const row = { seq: t.seq, at: t.at, step, name: t.name, status: t.status, after: elapsed(before.get(step), t.at) };
+        before.set(step, t.at);
+        return row;
+      });
+      printTable(rows, ['seq', 'at', 'step', 'name', 'status', 'after']);
+      if (history.end) process.stdout.write(`run ${runId}: ${history.end.status}${history.end.error ? ` (${history.end.error})` : ''}\n`);
+    });
+  runs.command('open <runId>').description('print the run\'s Temporal Web UI link')
+    .option('--temporal-ui <url>', 'the Temporal Web UI base URL (FLOWGATE_TEMPORAL_UI_URL)')
+    .option('--namespace <ns>', 'the Temporal namespace (FLOWGATE_TEMPORAL_NAMESPACE; default "default")')
+    .action(async (runId: string, o: { temporalUi?: string; namespace?: string }, cmd: Command) => {
+      const c = contextOf(cmd);
+      const page = await temporalUiPage(c, runId, o);
+      if (c.json) printJson(page);
+      else process.stdout.write(`${page.url}\n`);
     });
   runs.command('rerun <runId>').description('a new run with the same inputs, on the latest version (or --same-version)')
     .option('--same-version', 'run the version the earlier run ran')
@@ -195,38 +190,6 @@ export function runCommands(program: Command): void {
       if (c.json) printJson(body);
       else process.stdout.write(`cancellation of ${runId} requested\n`);
     });
-}
-
-interface ApprovalsBody { runId: string; status: string; approvals: { stepIndex: number; stepName?: string; message?: string; deadline: string; required: number; approvers: { approver: string; decided: boolean; link?: string }[] }[] }
-
-async function decide(c: CliContext, runId: string, decision: 'approve' | 'reject', o: { approver?: string; comment?: string }): Promise<void> {
-  const body = await c.client.get<ApprovalsBody>(`/api/v1/runs/${enc(runId)}/approvals`);
-  const pending = body.approvals[0];
-  if (!pending) throw new CliError(`run ${runId} is not waiting for an approval (${body.status})`);
-  const open = pending.approvers.filter((a) => !a.decided && a.link);
-  const chosen = o.approver ? open.find((a) => a.approver.toLowerCase() === o.approver!.toLowerCase()) : open[0];
-  if (!chosen?.link) throw new CliError(o.approver ? `${o.approver} is not an undecided approver of step ${pending.stepIndex}` : 'no undecided approver left');
-  // The approver's own signed link records the decision in that approver's name (via "link").
-  const link = new URL(chosen.link);
-  const form = new URLSearchParams({ decision, ...(o.comment ? { comment: o.comment } : {}) });
-  await c.client.request('POST', `${link.pathname}${link.search}`, { auth: 'none', raw: { contentType: 'application/x-www-form-urlencoded', data: form.toString() }, headers: { Accept: 'text/html' } });
-  const result = { runId, stepIndex: pending.stepIndex, approver: chosen.approver, decision };
-  if (c.json) printJson(result);
-  else process.stdout.write(`${decision === 'approve' ? 'approved' : 'rejected'} step ${pending.stepIndex} of ${runId} as ${chosen.approver}\n`);
-}
-
-export function approvalCommands(program: Command): void {
-  const ap = program.command('approvals').description('pending approvals of runs');
-  ap.command('list <runId>').action(async (runId: string, _o, cmd: Command) => {
-    const c = contextOf(cmd);
-    const body = await c.client.get<ApprovalsBody>(`/api/v1/runs/${enc(runId)}/approvals`);
-    const rows = body.approvals.flatMap((a) => a.approvers.map((p) => ({ stepIndex: a.stepIndex, step: a.stepName, approver: p.approver, decided: p.decided, deadline: a.deadline })));
-    show(c.json, body, rows, ['stepIndex', 'step', 'approver', 'decided', 'deadline']);
-  });
-  for (const decision of ['approve', 'reject'] as const) {
-    ap.command(`${decision} <runId>`).option('--approver <email>', 'decide as this approver (default: the first undecided one)').option('--comment <text>')
-      .action(async (runId: string, o: { approver?: string; comment?: string }, cmd: Command) => decide(contextOf(cmd), runId, decision, o));
-  }
 }
 
 function callInputs(o: { input: string[]; file?: string }): Row {
@@ -277,16 +240,28 @@ export function callCommand(program: Command): void {
         else process.stdout.write(`${runId}\n`);
         return;
       }
+      const runPath = `/ext/webhook/${enc(c.apiKey)}/runs/${enc(automationId)}/${enc(runId)}`;
       let final: Row;
+      let resultsBody: Row | undefined;
       if (reply.status === 200 && isRecord(reply.body)) final = reply.body;
       else {
-        const statusPath = `/ext/webhook/${enc(c.apiKey)}/runs/${enc(automationId)}/${enc(runId)}`;
-        await follow(c, { stream: `${statusPath}/status/stream`, status: `${statusPath}/status`, auth: 'none', runId }, Math.max(1, waitTotal - (window ?? 0)), false);
-        final = (await c.client.request<Row>('GET', `${statusPath}/results`, { auth: 'none' })).body;
+        await follow(c, { stream: `${runPath}/status/stream`, status: `${runPath}/status`, auth: 'none', runId }, Math.max(1, waitTotal - (window ?? 0)), false);
+        final = resultsBody = (await c.client.request<Row>('GET', `${runPath}/results`, { auth: 'none' })).body;
       }
       const status = typeof final.status === 'string' ? final.status : 'FAILED';
-      if (c.json) printJson(final);
-      else showObject(false, { runId, workflow: automationId, status, ...(final.error ? { error: final.error } : {}) });
       process.exitCode = exitCodeFor(status);
+      if (c.json) {
+        printJson(final);
+        return;
+      }
+      if (status !== 'COMPLETE') {
+        showObject(false, { runId, workflow: automationId, status, ...(final.error ? { error: final.error } : {}) });
+        return;
+      }
+      // The run's result: the designated output (only the results body names it), else the last step's.
+      const results = resultsBody ?? (await c.client.request<Row>('GET', `${runPath}/results`, { auth: 'none' })).body;
+      const text = await runResultText(c, results);
+      process.stderr.write(`run ${runId}: ${status}\n`);
+      if (text !== undefined) printResult(text);
     });
 }

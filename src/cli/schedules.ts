@@ -12,7 +12,7 @@ const enc = encodeURIComponent;
 function flat(schedule: Row): Row {
   const state = isRecord(schedule.state) ? schedule.state : {};
   const next = Array.isArray(state.nextFireTimes) ? state.nextFireTimes : [];
-  const when = Array.isArray(schedule.cron) ? (schedule.cron as string[]).join(' | ') : isRecord(schedule.interval) ? `every ${String(schedule.interval.every)}` : '';
+  const when = Array.isArray(schedule.cron) ? schedule.cron.join(' | ') : isRecord(schedule.interval) ? `every ${String(schedule.interval.every)}` : '';
   return { ...schedule, when, paused: state.paused, nextFire: next[0] ?? '', actionsTaken: state.actionsTaken };
 }
 

@@ -1,5 +1,6 @@
 /** The tool gateway: `tools list [server]`, `tools call server/tool --arg k=v`, with a runtime token from an API key. */
 import type { Command } from 'commander';
+import { JsonRpcFailureSchema, JsonRpcSuccessSchema } from '../contracts/mcp';
 import { contextOf, type CliContext } from './context';
 import { CliError, EXIT } from './errors';
 import { collect, isRecord, parsePairs, readDocument } from './inputs';
@@ -13,9 +14,11 @@ async function rpc(c: CliContext, server: string, method: string, params: unknow
   const reply = await c.client.request<unknown>('POST', `${TOOLS_PATH}/${server.split('/').map(encodeURIComponent).join('/')}`, {
     auth: 'none', timeoutMs, headers: { Authorization: `Bearer ${token}` }, body: { jsonrpc: '2.0', id: 1, method, params },
   });
-  if (!isRecord(reply.body)) throw new CliError('the tool gateway answered something that is not JSON-RPC');
-  if (isRecord(reply.body.error)) throw new CliError(`${method}: ${String(reply.body.error.message)} (${String(reply.body.error.code)})`);
-  return isRecord(reply.body.result) ? reply.body.result : {};
+  const failed = JsonRpcFailureSchema.safeParse(reply.body);
+  if (failed.success) throw new CliError(`${method}: ${failed.data.error.message} (${failed.data.error.code})`);
+  const answer = JsonRpcSuccessSchema.safeParse(reply.body);
+  if (!answer.success) throw new CliError('the tool gateway answered something that is not JSON-RPC');
+  return answer.data.result;
 }
 
 export function toolCommands(program: Command): void {

@@ -2,6 +2,7 @@
  * Types shared by the agent workflow, its activities and the callers that start it. Pure: the
  * workflow bundle imports this module.
  */
+import type { CallUsage, ModelUsage, MonthTotals, UsageBudget } from './agent-usage';
 
 /** The input of the invokeAgent workflow. Messages and tool results travel through the blob store. */
 export interface AgentInvocationInput {
@@ -17,6 +18,11 @@ export interface AgentInvocationInput {
   /** set when an `agent` step started it */
   parentRunId?: string;
   chainDepth?: number;
+  /**
+   * the workflow code level its starter knew (ENGINE_LEVEL, src/common/run-types.ts); absent on
+   * invocations started before level 6, which label none of their commands (workflows/run/ui-metadata.ts)
+   */
+  engine?: number;
 }
 
 /** One tool the model may call, under the name it sees. */
@@ -30,9 +36,12 @@ export interface AgentPlan {
   maxToolCalls: number;
   toolResultChars: number;
   tools: ToolBinding[];
+  /** the budgets the invocation stops at (agent limits, the organization's month); absent before level 7 or with none */
+  budget?: UsageBudget;
 }
 
-export type PrepareResult = { ok: true; plan: AgentPlan } | { ok: false; error: string };
+/** `budget`: refused because a budget is already used up (the organization's month) */
+export type PrepareResult = { ok: true; plan: AgentPlan } | { ok: false; error: string; budget?: boolean };
 
 /** A tool result the next model call appends: in the blob store, or inline when short. */
 export interface ToolResultRef {
@@ -65,6 +74,10 @@ export interface ModelTurnResult {
   invalidOutput?: string;
   /** with an output schema: the parsed answer, when it fits */
   output?: unknown;
+  /** what the call used, when the provider reported it */
+  usage?: CallUsage;
+  /** the organization's month totals after the call */
+  month?: MonthTotals;
 }
 
 export interface ToolCallRequest {
@@ -117,6 +130,13 @@ export interface AgentInvocationResult {
   output?: unknown;
   turns: number;
   toolCalls: AgentToolCallLog[];
+  /** tokens and cost per model (level 7 and later) */
+  usage?: ModelUsage[];
+}
+
+/** The details of a failed invocation's ApplicationFailure (level 7 and later): what it used. */
+export interface AgentFailureDetails {
+  usage: ModelUsage[];
 }
 
 /** ApplicationFailure types of the agent workflow. */
@@ -125,6 +145,8 @@ export const AgentFailureType = {
   TURN_LIMIT: 'TURN_LIMIT',
   OUTPUT_INVALID: 'OUTPUT_INVALID',
   MODEL_FAILED: 'MODEL_FAILED',
+  /** a token or cost budget (the agent's per invocation, the organization's per month) is reached */
+  BUDGET_EXHAUSTED: 'BUDGET_EXHAUSTED',
 } as const;
 
 export function invocationKey(orgId: string, invocationId: string, file: string): string {

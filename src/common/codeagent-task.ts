@@ -15,7 +15,7 @@ export const CODEAGENT_TASK_TOOLS = ['codeagent_create_agent', 'codeagent_create
 export type CodeAgentTaskTool = (typeof CODEAGENT_TASK_TOOLS)[number];
 
 export function isCodeAgentTaskTool(name: string): name is CodeAgentTaskTool {
-  return (CODEAGENT_TASK_TOOLS as readonly string[]).includes(name);
+  return CODEAGENT_TASK_TOOLS.some((tool) => tool === name);
 }
 
 /** A run in one of these states is over (the backend's run statuses). */
@@ -38,6 +38,8 @@ export interface CodeAgentTaskInput {
   refused?: { message: string; value: Record<string, unknown> };
   /** the task's time to live: the waiter gives up after it (its execution timeout says the same) */
   ttlMs: number;
+  /** the workflow code level its starter knew (6 and later: its commands are labelled); absent before */
+  engine?: number;
 }
 
 /** The waiter's memo: enough to authorize and list the task without reading its input. */

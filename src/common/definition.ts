@@ -31,7 +31,7 @@ const stepBase = {
   if: ExpressionSchema.optional(),
   /** `continue`: a failed step does not end the run (or its list); later steps see its exitCode */
   onError: z.enum(['continue', 'fail']).optional(),
-  /** only on template, code, http and tool steps */
+  /** only on activity steps: template, code, http, tool and the kinds registered at start */
   retry: RetrySchema.optional(),
 };
 
@@ -164,56 +164,93 @@ export const AgentStepSchema = z.object({
   timeoutSeconds: z.number().int().min(5).max(86_400).default(600),
 }).strict();
 
-/** Control flow (workflows/interpreter): step lists nested in a step. */
-const StepListSchema = z.array(z.lazy((): z.ZodType<Step, unknown> => StepSchema)).min(1, 'must have at least one step').max(200);
+/**
+ * What the definition schema takes of a step kind registered at start (startFlowgate's
+ * `stepKinds`; activities/steps/step-kind.ts has the whole StepKind). Its steps are activity steps.
+ */
+export interface DefinitionStepKind {
+  /** the steps' `type`; not one of the built-in types */
+  readonly type: string;
+  /** the whole step: the common fields, `type` and the kind's own (stepKindSchema builds one) */
+  readonly schema: z.ZodObject;
+}
 
-/** The first case whose `if` holds runs its steps; none holding, `default` runs (when given). */
-export const BranchStepSchema = z.object({
-  ...stepBase,
-  type: z.literal('branch'),
-  cases: z.array(z.object({ if: ExpressionSchema, steps: StepListSchema }).strict()).min(1, 'a branch needs at least one case').max(50),
-  default: StepListSchema.optional(),
-}).strict();
+/** The schema of a registered kind's steps: the fields every step has, `type`, and the kind's own; strict, as the built-ins are. */
+export function stepKindSchema<T extends string, F extends z.ZodRawShape>(type: T, fields: F) {
+  return z.object({ ...stepBase, type: z.literal(type), ...fields }).strict();
+}
 
-/** Runs `steps` once per item of the array `items` evaluates to, `concurrency` items at a time. */
-export const ForEachStepSchema = z.object({
-  ...stepBase,
-  type: z.literal('forEach'),
-  items: ExpressionSchema,
-  concurrency: z.number().int().min(1).max(50).default(1),
-  steps: StepListSchema,
-}).strict();
+/**
+ * The schemas of steps and definitions over the built-in kinds and those registered at start.
+ * A definition that uses only built-in kinds validates the same, with the same messages, whatever
+ * is registered; a type that is neither built in nor registered is refused.
+ */
+export function definitionSchemas(registered: readonly DefinitionStepKind[] = []) {
+  /** Control flow (workflows/interpreter): step lists nested in a step. */
+  const StepListSchema = z.array(z.lazy((): z.ZodType<Step, unknown> => StepSchema)).min(1, 'must have at least one step').max(200);
 
-/** Runs several step lists at once; `all` waits for every list, `first` for the first that completes. */
-export const ParallelStepSchema = z.object({
-  ...stepBase,
-  type: z.literal('parallel'),
-  mode: z.enum(['all', 'first']).default('all'),
-  branches: z.array(z.object({ name: z.string().min(1).max(200).optional(), steps: StepListSchema }).strict()).min(2, 'parallel needs at least two branches').max(20),
-}).strict();
+  /** The first case whose `if` holds runs its steps; none holding, `default` runs (when given). */
+  const BranchStepSchema = z.object({
+    ...stepBase,
+    type: z.literal('branch'),
+    cases: z.array(z.object({ if: ExpressionSchema, steps: StepListSchema }).strict()).min(1, 'a branch needs at least one case').max(50),
+    default: StepListSchema.optional(),
+  }).strict();
 
-const StepSchema = z.discriminatedUnion('type', [
-  TemplateStepSchema, CodeStepSchema, HttpStepSchema, ToolStepSchema, DelayStepSchema, WaitUntilStepSchema, ApprovalStepSchema, TriggerStepSchema,
-  AgentStepSchema, BranchStepSchema, ForEachStepSchema, ParallelStepSchema,
-]);
-export { StepSchema };
+  /** Runs `steps` once per item of the array `items` evaluates to, `concurrency` items at a time. */
+  const ForEachStepSchema = z.object({
+    ...stepBase,
+    type: z.literal('forEach'),
+    items: ExpressionSchema,
+    concurrency: z.number().int().min(1).max(50).default(1),
+    steps: StepListSchema,
+  }).strict();
 
-export const WorkflowDefinitionSchema = z.object({
-  name: z.string().min(1).max(200),
-  description: z.string().max(5000).optional(),
-  timeoutSeconds: z.number().int().min(1).max(31_536_000).default(3600),
-  inputSchema: z.record(z.string(), z.unknown()).optional(),
-  steps: z.array(StepSchema).min(1).max(200),
-  output: z.object({
-    stepIndex: z.number().int().min(1),
-    fileName: z.string().min(1).max(255).optional(),
-  }).strict().optional(),
-}).strict().superRefine((def, ctx) => {
-  if (def.output && def.output.stepIndex > def.steps.length) {
-    ctx.addIssue({ code: 'custom', path: ['output', 'stepIndex'], message: `no step ${def.output.stepIndex}: the workflow has ${def.steps.length}` });
+  /** Runs several step lists at once; `all` waits for every list, `first` for the first that completes. */
+  const ParallelStepSchema = z.object({
+    ...stepBase,
+    type: z.literal('parallel'),
+    mode: z.enum(['all', 'first']).default('all'),
+    branches: z.array(z.object({ name: z.string().min(1).max(200).optional(), steps: StepListSchema }).strict()).min(2, 'parallel needs at least two branches').max(20),
+  }).strict();
+
+  const builtIn = [
+    TemplateStepSchema, CodeStepSchema, HttpStepSchema, ToolStepSchema, DelayStepSchema, WaitUntilStepSchema, ApprovalStepSchema, TriggerStepSchema,
+    AgentStepSchema, BranchStepSchema, ForEachStepSchema, ParallelStepSchema,
+  ] as const;
+  const taken = new Set<string>(builtIn.map((schema) => schema.shape.type.value));
+  for (const kind of registered) {
+    if (taken.has(kind.type)) throw new Error(`step type ${kind.type} is taken: a built-in kind or one registered twice`);
+    taken.add(kind.type);
   }
-  for (const problem of flowProblems(def.steps)) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
-});
+  // Typed as the built-in union: a registered kind's own fields are read only by its runStep code
+  // (activities/steps/), and the workflow runs every type it does not know as an activity step
+  // (step-kinds.ts), so nothing typed against `Step` meets them.
+  const registeredSchemas = registered.map((kind) => kind.schema) as [];
+  const StepSchema = z.discriminatedUnion('type', [...builtIn, ...registeredSchemas]);
+  const activityTypes = registered.map((kind) => kind.type);
+
+  const WorkflowDefinitionSchema = z.object({
+    name: z.string().min(1).max(200),
+    description: z.string().max(5000).optional(),
+    timeoutSeconds: z.number().int().min(1).max(31_536_000).default(3600),
+    inputSchema: z.record(z.string(), z.unknown()).optional(),
+    steps: z.array(StepSchema).min(1).max(200),
+    output: z.object({
+      stepIndex: z.number().int().min(1),
+      fileName: z.string().min(1).max(255).optional(),
+    }).strict().optional(),
+  }).strict().superRefine((def, ctx) => {
+    if (def.output && def.output.stepIndex > def.steps.length) {
+      ctx.addIssue({ code: 'custom', path: ['output', 'stepIndex'], message: `no step ${def.output.stepIndex}: the workflow has ${def.steps.length}` });
+    }
+    for (const problem of flowProblems(def.steps, activityTypes)) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+  });
+  return { BranchStepSchema, ForEachStepSchema, ParallelStepSchema, StepSchema, WorkflowDefinitionSchema };
+}
+
+/** The schemas over the built-in kinds alone. */
+export const { BranchStepSchema, ForEachStepSchema, ParallelStepSchema, StepSchema, WorkflowDefinitionSchema } = definitionSchemas();
 
 export type TemplateStep = z.infer<typeof TemplateStepSchema>;
 export type CodeStep = z.infer<typeof CodeStepSchema>;
@@ -245,8 +282,19 @@ export interface ParallelStep extends StepCommon {
 }
 export type FlowStep = BranchStep | ForEachStep | ParallelStep;
 export type Step = TemplateStep | CodeStep | HttpStep | ToolStep | DelayStep | WaitUntilStep | ApprovalStep | TriggerStep | AgentStep | FlowStep;
-/** Steps the runStep activity executes; the others (waits, approvals, chained triggers) live in the workflow. */
-export type ActivityStep = TemplateStep | CodeStep | HttpStep | ToolStep;
+/**
+ * A step of a kind registered at start: the common fields, its `type` and its own fields, which
+ * only the kind's runStep code reads (the workflow treats it as an activity step).
+ */
+export interface RegisteredStep extends StepCommon {
+  type: string;
+  [field: string]: unknown;
+}
+/**
+ * Steps the runStep activity executes: the built-in activity kinds and the registered ones; the
+ * others (waits, approvals, chained triggers, control flow) live in the workflow.
+ */
+export type ActivityStep = TemplateStep | CodeStep | HttpStep | ToolStep | RegisteredStep;
 
 export type StepType = Step['type'];
 export type WorkflowDefinition = z.infer<typeof WorkflowDefinitionSchema>;

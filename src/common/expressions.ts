@@ -7,6 +7,7 @@
  */
 import type jsonataModule from 'jsonata';
 import { lookup, type InterpolationContext } from './interpolate';
+import { fieldOf } from './narrow';
 
 let loaded: typeof jsonataModule | undefined;
 /**
@@ -16,8 +17,11 @@ let loaded: typeof jsonataModule | undefined;
  * adds no await: workflow code keeps the same order of commands as before.
  */
 function jsonata(expression: string, options: typeof EVAL_OPTIONS): ReturnType<typeof jsonataModule> {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  loaded ??= require('jsonata') as typeof jsonataModule;
+  if (loaded === undefined) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const required: typeof jsonataModule = require('jsonata');
+    loaded = required;
+  }
   return loaded(expression, options);
 }
 
@@ -31,9 +35,10 @@ const EVAL_OPTIONS = { timeout: 1000, stack: EXPRESSION_STACK };
 export class ExpressionError extends Error {}
 
 function describe(err: unknown): string {
-  const e = err as { message?: string; code?: string; position?: number };
-  const text = e.message ?? (e.code ? `error ${e.code}` : String(err));
-  return `${text}${e.position === undefined ? '' : ` (at character ${e.position})`}`;
+  const code = fieldOf(err, 'code');
+  const position = fieldOf(err, 'position');
+  const text = fieldOf(err, 'message') ?? (code ? `error ${String(code)}` : String(err));
+  return `${String(text)}${position === undefined ? '' : ` (at character ${String(position)})`}`;
 }
 
 export async function evaluateExpression(expression: string, context: InterpolationContext): Promise<unknown> {
@@ -47,7 +52,8 @@ export async function evaluateExpression(expression: string, context: Interpolat
     const value: unknown = await compiled.evaluate(context, { step: (address: unknown) => lookup(context, `steps.${String(address)}`) });
     // jsonata marks its result arrays with extra properties; keep plain JSON
     const text = JSON.stringify(value);
-    return text === undefined ? undefined : JSON.parse(text) as unknown;
+    const plain: unknown = text === undefined ? undefined : JSON.parse(text);
+    return plain;
   } catch (err) {
     throw new ExpressionError(describe(err));
   }

@@ -6,6 +6,7 @@
  */
 import jsonata from 'jsonata';
 import { EXPRESSION_STACK } from './expressions';
+import { fieldOf } from './narrow';
 
 /** Step lists nest at most this deep (a forEach in a branch in a parallel is depth 3). */
 export const MAX_NESTING_DEPTH = 3;
@@ -18,7 +19,7 @@ export const MAX_NESTING_DEPTH = 3;
  */
 export const MAX_EXPRESSION_NESTING = 64;
 
-const RETRYABLE_TYPES = new Set(['template', 'code', 'http', 'tool']);
+const RETRYABLE_TYPES = ['template', 'code', 'http', 'tool'];
 
 export interface FlowProblem {
   path: (string | number)[];
@@ -45,6 +46,8 @@ interface ListContext {
   depth: number;
   /** an approval here could wait while another does (parallel, forEach with concurrency > 1) */
   concurrent: boolean;
+  /** the step types `retry` applies to: the built-in activity kinds and the registered ones */
+  retryable: readonly string[];
 }
 
 /**
@@ -126,8 +129,8 @@ export function expressionProblem(expression: string): string | undefined {
     // jsonata's post-processing recurses along a chain of operators: how long a chain overflows
     // the stack depends on the Node line (5,000 `+` parse on 20 and not on 26); either way too deep
     if (err instanceof RangeError) return `nests deeper than the ${EXPRESSION_STACK} levels a run evaluates (a chain of operators counts one level each)`;
-    const e = err as { message?: string; position?: number };
-    return `does not parse as JSONata${e.position === undefined ? '' : ` (at character ${e.position})`}: ${e.message ?? String(err)}`;
+    const position = fieldOf(err, 'position');
+    return `does not parse as JSONata${position === undefined ? '' : ` (at character ${String(position)})`}: ${String(fieldOf(err, 'message') ?? String(err))}`;
   }
   if (treeDepthExceeds(tree, EXPRESSION_STACK)) return `nests deeper than the ${EXPRESSION_STACK} levels a run evaluates (a chain of operators counts one level each)`;
   return undefined;
@@ -146,17 +149,23 @@ function references(tree: unknown): Reference[] {
       stack.push(...[...node].reverse());
       continue;
     }
-    const n = node as { type?: string; steps?: { type?: string; value?: unknown }[]; procedure?: { type?: string; value?: unknown }; arguments?: { type?: string; value?: unknown }[] };
-    if (n.type === 'path' && n.steps && n.steps.length >= 2) {
-      const [head, next] = n.steps;
-      if (head?.type === 'name' && (head.value === 'steps' || head.value === 'local') && next?.type === 'name') {
-        found.push({ kind: head.value, index: String(next.value) });
+    // a jsonata syntax tree node: {type, value, steps, procedure, arguments, …}
+    const type = fieldOf(node, 'type');
+    const steps = fieldOf(node, 'steps');
+    if (type === 'path' && Array.isArray(steps) && steps.length >= 2) {
+      const [head, next]: unknown[] = steps;
+      const kind = fieldOf(head, 'value');
+      if (fieldOf(head, 'type') === 'name' && (kind === 'steps' || kind === 'local') && fieldOf(next, 'type') === 'name') {
+        found.push({ kind, index: String(fieldOf(next, 'value')) });
       }
     }
-    if (n.type === 'function' && n.procedure?.type === 'variable' && n.procedure.value === 'step' && n.arguments?.[0]?.type === 'string') {
-      found.push({ kind: 'steps', index: String(n.arguments[0].value).split('.')[0] ?? '' });
+    const procedure = fieldOf(node, 'procedure');
+    const args = fieldOf(node, 'arguments');
+    const first: unknown = Array.isArray(args) ? args[0] : undefined;
+    if (type === 'function' && fieldOf(procedure, 'type') === 'variable' && fieldOf(procedure, 'value') === 'step' && fieldOf(first, 'type') === 'string') {
+      found.push({ kind: 'steps', index: String(fieldOf(first, 'value')).split('.')[0] ?? '' });
     }
-    stack.push(...Object.values(n).filter((value) => value !== null && typeof value === 'object').reverse());
+    stack.push(...Object.values(node).filter((value) => value !== null && typeof value === 'object').reverse());
   }
   return found;
 }
@@ -183,8 +192,9 @@ function checkList(steps: StepLike[], path: FlowProblem['path'], ctx: ListContex
     const at = [...path, i];
     const own: ListContext = ctx.depth === 0 ? { ...ctx, topLevelBefore: i } : ctx;
     if (step.if !== undefined) checkExpression(step.if, [...at, 'if'], own, i, problems);
-    if (step.retry !== undefined && !RETRYABLE_TYPES.has(step.type)) {
-      problems.push({ path: [...at, 'retry'], message: `retry applies to template, code, http and tool steps, not ${step.type}` });
+    if (step.retry !== undefined && !ctx.retryable.includes(step.type)) {
+      const named = `${ctx.retryable.slice(0, -1).join(', ')} and ${ctx.retryable.at(-1)}`;
+      problems.push({ path: [...at, 'retry'], message: `retry applies to ${named} steps, not ${step.type}` });
     }
     if (step.type === 'approval' && ctx.concurrent) {
       problems.push({ path: at, message: 'an approval cannot sit in a parallel step or in a forEach with concurrency above 1 (one approval waits at a time)' });
@@ -194,7 +204,7 @@ function checkList(steps: StepLike[], path: FlowProblem['path'], ctx: ListContex
         problems.push({ path: listPath, message: `step lists nest at most ${MAX_NESTING_DEPTH} deep` });
         return;
       }
-      checkList(list, listPath, { topLevelBefore: own.topLevelBefore, depth: ctx.depth + 1, concurrent: ctx.concurrent || concurrent }, problems);
+      checkList(list, listPath, { ...ctx, topLevelBefore: own.topLevelBefore, depth: ctx.depth + 1, concurrent: ctx.concurrent || concurrent }, problems);
     };
     switch (step.type) {
       case 'branch':
@@ -215,8 +225,9 @@ function checkList(steps: StepLike[], path: FlowProblem['path'], ctx: ListContex
   });
 }
 
-export function flowProblems(steps: StepLike[]): FlowProblem[] {
+/** `registeredTypes`: the step kinds registered at start (activity steps, so `retry` applies to them). */
+export function flowProblems(steps: StepLike[], registeredTypes: readonly string[] = []): FlowProblem[] {
   const problems: FlowProblem[] = [];
-  checkList(steps, ['steps'], { topLevelBefore: 0, depth: 0, concurrent: false }, problems);
+  checkList(steps, ['steps'], { topLevelBefore: 0, depth: 0, concurrent: false, retryable: [...RETRYABLE_TYPES, ...registeredTypes] }, problems);
   return problems;
 }

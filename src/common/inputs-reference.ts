@@ -6,6 +6,7 @@
  * code may import it.
  */
 import type { StoredFile } from './run-types';
+import { isObjectLike, isRecord } from './narrow';
 
 /** Reserved: callers cannot send an input of this name. */
 export const INPUTS_REF_FIELD = '$flowgate.inputsRef';
@@ -18,9 +19,9 @@ export function inputsBlobPrefix(orgId: string): string {
 }
 
 export function isInputsReference(inputs: unknown): inputs is InputsReference {
-  if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) return false;
+  if (!isRecord(inputs)) return false;
   const keys = Object.keys(inputs);
   if (keys.length !== 1 || keys[0] !== INPUTS_REF_FIELD) return false;
-  const file = (inputs as Record<string, unknown>)[INPUTS_REF_FIELD];
-  return file !== null && typeof file === 'object' && typeof (file as StoredFile).key === 'string';
+  const file = inputs[INPUTS_REF_FIELD];
+  return isObjectLike(file) && typeof file.key === 'string';
 }

@@ -7,7 +7,27 @@
  * item shadows them and reaches the enclosing ones as `outer.item`, `outer.index` (`outer.outer`…).
  * An unknown path renders as an empty string. Objects render as JSON.
  */
-import type { ItemScope, PreviousStep, RunInput, StepScope } from './run-types';
+import { isObjectLike } from './narrow';
+import type { ItemScope, StepScope } from './step-scope';
+
+/** The run's fields the context shows (a RunInput, or a step request's `run`). */
+export interface RunFacts {
+  runId: string;
+  automationId: string;
+  automationVersion: number;
+  triggerId: string;
+  started: string;
+  inputs: Record<string, unknown> | '';
+}
+
+/** An earlier step as the context shows it (a PreviousStep, a VisibleStep or a StepOutcome). */
+export interface EarlierStep {
+  stepIndex: number;
+  stepPath?: string;
+  result: string;
+  exitCode: number;
+  status?: string;
+}
 
 export interface StepView {
   result: string;
@@ -31,8 +51,7 @@ export interface InterpolationContext {
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_$.\-[\]]+)\s*\}\}/g;
 
-export function buildContext(run: Pick<RunInput, 'runId' | 'automationId' | 'automationVersion' | 'triggerId' | 'started' | 'inputs'>,
-  previous: readonly (Pick<PreviousStep, 'stepIndex' | 'stepPath' | 'result' | 'exitCode'> & { status?: string })[], scope?: StepScope): InterpolationContext {
+export function buildContext(run: RunFacts, previous: readonly EarlierStep[], scope?: StepScope): InterpolationContext {
   const steps: StepsTree = {};
   for (const outcome of previous) {
     const view: StepView = {
@@ -43,7 +62,13 @@ export function buildContext(run: Pick<RunInput, 'runId' | 'automationId' | 'aut
     let node: Record<string, unknown> = steps;
     for (const segment of address.slice(0, -1)) {
       const next = node[segment];
-      node = next !== null && typeof next === 'object' ? next as Record<string, unknown> : (node[segment] = {}) as Record<string, unknown>;
+      if (isObjectLike(next)) {
+        node = next;
+      } else {
+        const created: Record<string, unknown> = {};
+        node[segment] = created;
+        node = created;
+      }
     }
     const last = address[address.length - 1]!;
     const existing = node[last];
@@ -78,9 +103,8 @@ function pathSegments(path: string): string[] {
 export function lookup(context: InterpolationContext, path: string): unknown {
   let value: unknown = context;
   for (const segment of pathSegments(path)) {
-    if (value === null || typeof value !== 'object') return undefined;
-    if (!Object.prototype.hasOwnProperty.call(value, segment)) return undefined;
-    value = (value as Record<string, unknown>)[segment];
+    if (!isObjectLike(value) || !Object.prototype.hasOwnProperty.call(value, segment)) return undefined;
+    value = value[segment];
   }
   return value;
 }

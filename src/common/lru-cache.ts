@@ -2,8 +2,15 @@
  * A bounded in-process cache: at most `maxEntries` (the least recently used goes first), each
  * entry good for `ttlMs` (Infinity for values that never change), and one load at a time per key
  * (concurrent misses share it). Failed loads and `undefined` results are not kept, so a record
- * created a moment later is found at once.
+ * created a moment later is found at once. A load that began before a `delete` of its key or a
+ * `clear()` is neither kept nor joined by later callers: what it read may be what was just changed.
+ *
+ * The cache itself is lru-cache's; this class adds only the shared load (`getOrLoad`), kept here
+ * rather than on lru-cache's `fetch`, whose in-flight entries count against `max` and fail their
+ * callers when a `clear()` or an eviction aborts them. Values are boxed so that `null` may be cached.
  */
+import { LRUCache } from 'lru-cache';
+
 export interface LruCacheOptions {
   maxEntries: number;
   ttlMs: number;
@@ -11,18 +18,20 @@ export interface LruCacheOptions {
   now?: () => number;
 }
 
-interface Entry<V> {
-  value: V;
-  expiresAt: number;
-}
-
-export class LruCache<K, V> {
-  private readonly entries = new Map<K, Entry<V>>();
+export class LruCache<K extends string, V> {
+  private readonly entries: LRUCache<K, { value: V }>;
   private readonly loading = new Map<K, Promise<V | undefined>>();
-  private readonly now: () => number;
+  /** bumped by delete() and clear(): a load begun under an older value is not kept */
+  private epoch = 0;
 
-  constructor(private readonly options: LruCacheOptions) {
-    this.now = options.now ?? (() => performance.now());
+  constructor(options: LruCacheOptions) {
+    this.entries = new LRUCache<K, { value: V }>({
+      max: options.maxEntries,
+      ...(options.ttlMs === Infinity ? {} : { ttl: options.ttlMs }),
+      // read the clock on every check (the default reuses a reading for 1 ms)
+      ttlResolution: 0,
+      ...(options.now ? { perf: { now: options.now } } : {}),
+    });
   }
 
   get size(): number {
@@ -30,41 +39,38 @@ export class LruCache<K, V> {
   }
 
   get(key: K): V | undefined {
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    this.entries.delete(key);
-    if (entry.expiresAt <= this.now()) return undefined;
-    this.entries.set(key, entry); // most recently used last
-    return entry.value;
+    return this.entries.get(key)?.value;
   }
 
   set(key: K, value: V): void {
-    this.entries.delete(key);
-    if (this.entries.size >= this.options.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
-    this.entries.set(key, { value, expiresAt: this.now() + this.options.ttlMs });
+    this.entries.set(key, { value });
   }
 
   delete(key: K): void {
     this.entries.delete(key);
+    this.loading.delete(key);
+    this.epoch++;
   }
 
   clear(): void {
     this.entries.clear();
+    this.loading.clear();
+    this.epoch++;
   }
 
   /** The cached value, else `load()`'s (kept unless undefined). */
   async getOrLoad(key: K, load: () => Promise<V | undefined>): Promise<V | undefined> {
-    const cached = this.get(key);
-    if (cached !== undefined) return cached;
+    const cached = this.entries.get(key);
+    if (cached) return cached.value;
     const pending = this.loading.get(key);
     if (pending) return pending;
-    const started = load().then((value) => {
-      if (value !== undefined) this.set(key, value);
+    const epoch = this.epoch;
+    const started: Promise<V | undefined> = load().then((value) => {
+      if (value !== undefined && epoch === this.epoch) this.set(key, value);
       return value;
-    }).finally(() => this.loading.delete(key));
+    }).finally(() => {
+      if (this.loading.get(key) === started) this.loading.delete(key);
+    });
     this.loading.set(key, started);
     return started;
   }

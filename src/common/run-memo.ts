@@ -2,9 +2,11 @@
  * The memo flowgate keeps on every run: enough to authorize and describe it without a worker.
  * Pure, so the workflow can build it for the runs it chains.
  */
+import type { StepType } from './definition';
 import type { RunInput, RunOrigin } from './run-types';
 
-export interface RunMemo {
+/** A type, not an interface: Temporal takes a memo as a Record, and a type of an object literal fits one. */
+export type RunMemo = {
   orgId: string;
   automationId: string;
   automationVersion: number;
@@ -13,7 +15,7 @@ export interface RunMemo {
   startedBy: string;
   started: string;
   stepMap: Record<string, number>;
-  steps: { name: string; type: string }[];
+  steps: { name: string; type: StepType }[];
   parentRunId?: string;
   /** the run names a completion callback URL (the URL itself is not kept here) */
   callback?: boolean;
@@ -27,7 +29,9 @@ export interface RunMemo {
   endedAs?: 'TIMEOUT';
   /** started by a task-augmented workflow-tool call: the MCP task's ttl (ms); past it the task is unknown (the run stays) */
   taskTtlMs?: number;
-}
+  /** how many concurrency limits the run takes a slot of before it starts (RunInput.slots; issue 36) */
+  slots?: number;
+};
 
 export function buildRunMemo(input: Omit<RunInput, 'runId'>): RunMemo {
   return {
@@ -38,5 +42,6 @@ export function buildRunMemo(input: Omit<RunInput, 'runId'>): RunMemo {
     ...(input.callback ? { callback: true } : {}),
     ...(input.origin ? { origin: input.origin } : {}),
     ...(input.type ? { type: input.type } : {}),
+    ...(input.slots ? { slots: input.slots.claims.length } : {}),
   };
 }

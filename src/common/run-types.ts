@@ -1,8 +1,16 @@
 /**
  * Types shared by the workflow, the activities and the gateway. Pure: no imports with side effects,
  * so workflow code may import it.
+ *
+ * One piece (over 300 lines): these are the shapes that cross the workflow/activity/gateway boundary,
+ * kept together so a change to one is seen beside the others it travels with (it holds no logic).
  */
 import type { ActivityStep, Step, WorkflowDefinition } from './definition';
+import type { StepScope } from './step-scope';
+import type { ModelUsage } from './agent-usage';
+import type { RunSlots } from './slots';
+
+export type { ItemScope, StepScope } from './step-scope';
 
 export type RunStatus = 'PENDING' | 'RUNNING' | 'PAUSED' | 'COMPLETE' | 'FAILED' | 'TIMEOUT';
 /** A step's status: a run status, or SKIPPED (its `if` was false, or its parallel branch lost the race). */
@@ -38,6 +46,11 @@ export interface RunInput {
   /** where the run's final status is POSTed when it ends (workflows/run/completion-callback.ts) */
   callback?: { url: string };
   /**
+   * Temporal priority key (1 first .. 5 last) its trigger sets; absent: Temporal's default. The
+   * run is started with it and its organization as fairness key (src/common/priority.ts).
+   */
+  priority?: number;
+  /**
    * ISO 8601 UTC: a waited-for chained run ends TIMEOUT by then at the latest (its parent's own
    * deadline), even when its own `timeoutSeconds` is longer (workflows/run/time-limit.ts)
    */
@@ -60,6 +73,12 @@ export interface RunInput {
    * (workflows/run/features.ts)
    */
   engine?: number;
+  /**
+   * the concurrency limits in force when the run started (level 7): the run takes a slot of each,
+   * in order, before its steps start, and gives them back when it ends (workflows/run/slots.ts);
+   * absent: no limit, and the run does none of it
+   */
+  slots?: RunSlots;
 }
 
 /**
@@ -67,13 +86,18 @@ export interface RunInput {
  * (workflows/run/features.ts). 1: the revisions made with patch markers before levels existed
  * (run-time-limit, derived-child-ids, foreach-child-chunks, approval-actor-votes, callbacks,
  * resume); 2: template steps as local activities; 3: traced runs take their span IDs from the
- * OpenTelemetry 2 interceptors' own random stream (workflows/tracing-interceptors.ts); 4: lists
+ * OpenTelemetry 2 interceptors' own random stream (workflows/run/tracing-interceptors.ts); 4: lists
  * nested in a forEach item keep its `item` and `index`, and a nested forEach sees the enclosing
  * item as `outer`;
  * 5: template steps that run alongside other lists (forEach concurrency above 1, parallel) are
- * activity tasks again.
+ * activity tasks again; 6: the run's commands carry Temporal user metadata (summaries of its
+ * activities, timers and child workflows; current details while paused: workflows/run/ui-metadata.ts);
+ * 7: agent invocations add up their model calls' usage (result, failure details) and stop at their
+ * budgets (workflows/agent-loop.ts); an `agent` step records that usage with its outcome;
+ * and a chained run is started with its own trigger's priority (src/common/priority.ts);
+ * and runs with concurrency limits (`slots`) wait for their slots before their steps (workflows/run/slots.ts).
  */
-export const ENGINE_LEVEL = 5;
+export const ENGINE_LEVEL = 7;
 
 /** Where a run came from when an operator started it from another run. */
 export interface RunOrigin {
@@ -99,6 +123,8 @@ export interface StepOutcome {
   /** why the step failed, for a person */
   error?: string;
   files: { 'output.txt': StoredFile; 'stdout.txt': StoredFile };
+  /** an `agent` step's model usage (tokens and cost per model; runs at level 7 and later) */
+  usage?: ModelUsage[];
 }
 
 /**
@@ -148,28 +174,6 @@ export function previousSteps(outcomes: readonly (StepOutcome | VisibleStep)[]):
     });
   }
   return compact;
-}
-
-/**
- * A forEach item a step sits in, however deep (branch and parallel lists inside the item see it
- * too), and the item of the forEach around that forEach, if any (`outer`).
- */
-export interface ItemScope {
-  item: unknown;
-  /** the item's position in the array, from 0 */
-  index: number;
-  outer?: ItemScope;
-}
-
-/** Where a step sits inside lists: the innermost list's address prefix, and the innermost forEach item. */
-export interface StepScope {
-  /** `3.2` for the steps of item 2 of step 3 (`local.1` is then `3.2.1`) */
-  prefix: string;
-  item?: unknown;
-  /** the item's position in the array, from 0 */
-  index?: number;
-  /** in a forEach nested in a forEach item: the enclosing forEach's item (`outer.item`, `outer.index`, `outer.outer`…) */
-  outer?: ItemScope;
 }
 
 /** A step's retry policy as the runStep activity applies it (definition.ts RetrySchema). */
@@ -256,7 +260,12 @@ export type WaitingOn =
   | {
     kind: 'approval'; stepIndex: number; stepPath?: string; deadline: string; message: string; required: number;
     approvers: string[]; decisions: ApprovalDecision[];
-  };
+  }
+  /** a PENDING run waits for a slot of a concurrency limit; `position` (1: next) is added by the gateway */
+  | { kind: 'slot'; scope: 'trigger' | 'organization'; key: string; limit: number; position?: number };
+
+/** What a step waits on (a timer or an approval), as opposed to a run waiting for a slot. */
+export type StepWaitingOn = Exclude<WaitingOn, { kind: 'slot' }>;
 
 /** What the `state` query answers. */
 export interface RunState {
@@ -288,7 +297,12 @@ export const FailureType = {
   STEP_TIMEOUT: 'STEP_TIMEOUT',
   /** the run as a whole exceeded its `timeoutSeconds` (workflows/run/time-limit.ts) */
   RUN_TIMEOUT: 'RUN_TIMEOUT',
+  /** newest-wins: a newer run of the trigger took this waiting run's place (workflows/run/slots.ts) */
+  RUN_SUPERSEDED: 'RUN_SUPERSEDED',
 } as const;
+
+/** The failure types whose first detail is the run's RunSummary. */
+export const SUMMARY_FAILURES: readonly string[] = [FailureType.STEP_FAILED, FailureType.STEP_TIMEOUT, FailureType.RUN_TIMEOUT, FailureType.RUN_SUPERSEDED];
 
 /** Why the `decide` update refuses a decision; the gateway answers 409 (403 for NOT_AN_APPROVER). */
 export const DecisionRefusal = {
@@ -309,6 +323,8 @@ export interface RecordStepRequest {
   stdout: string;
   error?: string;
   duration: number;
+  /** an `agent` step's model usage */
+  usage?: ModelUsage[];
 }
 
 /** What the completion callback of a run sends (workflows/run/completion-callback.ts → the postCallback activity). */
@@ -320,6 +336,8 @@ export interface CallbackRequest {
   outcomes: StepOutcome[];
   /** ISO 8601 UTC, workflow time: when the run ended */
   ended: string;
+  /** the workflow code level of the run that asks for it (6 and later: its commands are labelled); absent before */
+  engine?: number;
 }
 
 /** A completion callback's state, as the status response shows it (`callback`). */

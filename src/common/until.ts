@@ -3,6 +3,7 @@
  * result. Pure, so that the workflow can judge it between its timers.
  */
 import type { Until } from './definition';
+import { isObjectLike } from './narrow';
 
 export type UntilVerdict =
   | { met: true; value: unknown }
@@ -15,7 +16,7 @@ export function valueAt(root: unknown, path: string): unknown {
   let current: unknown = root;
   for (const segment of path.split('.')) {
     if (Array.isArray(current) && /^\d+$/.test(segment)) current = current[Number(segment)];
-    else if (current !== null && typeof current === 'object' && Object.prototype.hasOwnProperty.call(current, segment)) current = (current as Record<string, unknown>)[segment];
+    else if (isObjectLike(current) && Object.prototype.hasOwnProperty.call(current, segment)) current = current[segment];
     else return undefined;
   }
   return current;

@@ -9,9 +9,11 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AgentInvocationInput, AgentInvocationResult } from './agent-invocation';
+import type { ModelUsage } from './agent-usage';
 import type { CodeAgentTaskInput } from './codeagent-task';
 import type { ChunkProgress, ForEachChunkInput, ForEachChunkResult } from './for-each-chunk';
 import type { ApprovalDecision, CallbackRequest, CallbackStatus, DecisionRequest, RunInput, RunState, RunSummary } from './run-types';
+import type { SlotAcquire, SlotGrant, SlotRelease, SlotsInput, SlotsState } from './slots';
 
 /** Every workflow type the worker registers (workflows/index.ts exports a function of each name). */
 export const WORKFLOW_TYPES = {
@@ -21,6 +23,7 @@ export const WORKFLOW_TYPES = {
   runForEachChunk: 'runForEachChunk',
   retentionSweep: 'retentionSweep',
   deliverRunCallback: 'deliverRunCallback',
+  runSlots: 'runSlots',
 } as const;
 export type WorkflowType = (typeof WORKFLOW_TYPES)[keyof typeof WORKFLOW_TYPES];
 
@@ -37,9 +40,22 @@ export type RetentionSweepWorkflow = (request?: SweepRequest) => Promise<{ blobs
 /** The delivery of a run's completion callback (workflows/deliver-run-callback.ts). */
 export type DeliverRunCallbackWorkflow = (request: CallbackRequest) => Promise<CallbackStatus>;
 
+/** The semaphore of one concurrency limit: its FIFO queue and holders (workflows/run-slots.ts). */
+export type RunSlotsWorkflow = (input: SlotsInput) => Promise<void>;
+
+/**
+ * The workflow ID of run `runId`'s completion-callback delivery (deliverRunCallback), a child the
+ * run starts and abandons: the gateway reads the delivery's state under this ID.
+ */
+export function callbackWorkflowId(runId: string): string {
+  return `${runId}-callback`;
+}
+
 /** What the retention sweep is asked: `now` (ISO 8601) sweeps as of another moment (tests); unset, the worker's clock. */
 export interface SweepRequest {
   now?: string;
+  /** the workflow code level of the schedule's creator (6 and later: the sweep's activities are labelled) */
+  engine?: number;
 }
 
 /** An agent invocation's progress, as its `agentStatus` query answers it. */
@@ -47,6 +63,8 @@ export interface AgentStatus {
   status: 'RUNNING' | 'COMPLETE';
   turns: number;
   toolCalls: number;
+  /** tokens and cost per model so far (invocations at level 7 and later) */
+  usage?: ModelUsage[];
 }
 
 /** A run's state (runAutomation and runForEachChunk answer it): status, steps, what it waits on. */
@@ -59,3 +77,11 @@ export const approvalSignal = defineSignal<[DecisionRequest]>('approvalDecision'
 export const agentStatusQuery = defineQuery<AgentStatus>('agentStatus');
 /** A chunk's progress, sent to its run (throttled). */
 export const forEachProgressSignal = defineSignal<[ChunkProgress]>('forEachProgress');
+/** A run asks the semaphore of a limit for a slot (sent with signal-with-start by the acquireSlot activity). */
+export const slotAcquireSignal = defineSignal<[SlotAcquire]>('slotAcquire');
+/** A run gives its slot back (or leaves the queue): sent by the run when it ends, whatever the ending. */
+export const slotReleaseSignal = defineSignal<[SlotRelease]>('slotRelease');
+/** The semaphore grants a slot to a waiting run (or tells it it was superseded). */
+export const slotGrantSignal = defineSignal<[SlotGrant]>('slotGrant');
+/** The semaphore's holders and queue (the gateway reads a waiting run's place from it). */
+export const slotsQuery = defineQuery<SlotsState>('slots');

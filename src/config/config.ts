@@ -1,12 +1,15 @@
 /**
  * Configuration, read once from the environment at start, validated with zod and frozen.
  * Nothing else in flowgate reads `process.env` (STYLE.md, convention 4).
+ *
+ * One piece (over 300 lines): the environment schema describes every variable once (docs/configuration.md
+ * is tested against it); split, a variable's description, default and bounds would drift apart.
  */
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseSigningKey, SIGNING_KEY_MIN_BYTES } from '../crypto/data-dir';
-import { parseConnectionKey } from '../crypto/connection-cipher';
+import { parseConnectionKey, parseDataKeys, parseSigningKey, SIGNING_KEY_MIN_BYTES } from './key-text';
+import { parsePriceTable, type PriceTable } from '../llm/prices';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
@@ -52,6 +55,7 @@ export const EnvSchema = z.object({
   FLOWGATE_REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').optional(),
   FLOWGATE_SYNC_WAIT_SECONDS: z.coerce.number().int().min(1).max(60, 'must be at most 60 (the contract\'s window)').default(60),
   FLOWGATE_RESULT_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
+  FLOWGATE_CONSOLE_SESSION_MINUTES: z.coerce.number().int().min(5).max(30 * 24 * 60).default(480),
   FLOWGATE_ALLOW_PRIVATE_NETWORK: bool.default(false),
   FLOWGATE_TOOLS_BASE_PATH: z.string().regex(/^\/[A-Za-z0-9/_-]*$/).default('/tools'),
   // MB of tool-gateway request bodies over 4 MiB (codeagent calls with images) one process holds at once; 0: none taken
@@ -60,7 +64,17 @@ export const EnvSchema = z.object({
   FLOWGATE_SIGNING_KEY: z.string().refine((v) => parseSigningKey(v) !== undefined,
     `must be at least ${SIGNING_KEY_MIN_BYTES} bytes: ${SIGNING_KEY_MIN_BYTES * 2} or more hex digits, or base64 (openssl rand -base64 ${SIGNING_KEY_MIN_BYTES})`).optional(),
   FLOWGATE_CONNECTION_KEY: z.string().refine((v) => parseConnectionKey(v) !== undefined, 'must be 32 bytes: 64 hex digits or base64').optional(),
+  FLOWGATE_DATA_ENCRYPTION: z.enum(['on', 'off']).default('on'),
+  FLOWGATE_DATA_KEYS: z.string().superRefine((v, ctx) => {
+    const keys = parseDataKeys(v);
+    if (typeof keys === 'string') ctx.addIssue({ code: 'custom', message: `must be id:key entries, newest first, comma-separated: ${keys}` });
+  }).optional(),
+  // origins (scheme://host[:port]) of a Temporal Web UI allowed to call the codec endpoint, comma-separated
+  FLOWGATE_TEMPORAL_UI_ORIGIN: z.string().refine((v) => v.split(',').every((o) => isOrigin(o.trim())), 'must be origins like https://temporal.example.com, comma-separated (no path)').optional(),
   FLOWGATE_MAX_CHAIN_DEPTH: z.coerce.number().int().min(1).max(100).default(8),
+  FLOWGATE_ORG_MAX_RUNNING: z.coerce.number().int().min(0, 'must be at least 0 (0: no limit)').max(100_000).default(0),
+  FLOWGATE_SLOT_CHECK_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+  FLOWGATE_SLOT_MAX_WAIT_SECONDS: z.coerce.number().int().min(1).max(30 * 86_400).default(86_400),
   FLOWGATE_SCHEDULE_RECONCILE_SECONDS: z.coerce.number().int().min(0, 'must be at least 0 (0: only at start)').max(86_400).default(300),
   FLOWGATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0, 'must be at least 0 (0 turns rate limiting off)').default(600),
   FLOWGATE_RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(60),
@@ -69,6 +83,14 @@ export const EnvSchema = z.object({
   FLOWGATE_LLM_MODEL: z.string().min(1).max(200).optional(),
   FLOWGATE_LLM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(120),
   FLOWGATE_AGENT_WAIT_SECONDS: z.coerce.number().int().min(0).max(60, 'must be at most 60 (the contract\'s window)').default(50),
+  FLOWGATE_MODEL_PRICES: z.string().transform((value, ctx) => {
+    try {
+      return parsePriceTable(value);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: `not a price table: ${error instanceof Error ? error.message : String(error)}` });
+      return z.NEVER;
+    }
+  }).optional(),
   FLOWGATE_LIVE_POLL_MS: z.coerce.number().int().min(100).max(10_000).default(500),
   // longer than the 60 s idle timeout of common load balancers, which must never find a connection the gateway just closed
   FLOWGATE_KEEP_ALIVE_SECONDS: z.coerce.number().int().min(1).max(600).default(65),
@@ -115,8 +137,18 @@ export const EnvSchema = z.object({
   FLOWGATE_RETENTION: z.enum(['on', 'off']).default('on'),
   FLOWGATE_RETENTION_STEP_FILES_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
   FLOWGATE_RETENTION_FINISHED_RUNS_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
+  FLOWGATE_AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(0).max(600_000).default(5000),
 });
+
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text.replace(/\/$/, '');
+  } catch {
+    return false;
+  }
+}
 
 /** `key=value,key=value` with percent-encoded parts (the OTel format of headers and resource attributes). */
 function keyValueList(text: string | undefined, variable: string): Record<string, string> {
@@ -209,6 +241,8 @@ export interface Config {
   database: { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; schema?: string };
   syncWaitSeconds: number;
   resultUrlTtlSeconds: number;
+  /** how long a console sign-in lasts (docs/console.md) */
+  consoleSessionMinutes: number;
   allowPrivateNetwork: boolean;
   toolsBasePath: string;
   /**
@@ -225,11 +259,25 @@ export interface Config {
   signingKey?: string;
   /** encrypts connection credentials; unset: generated into <data>/secrets/connection.key */
   connectionKey?: string;
+  /**
+   * Run data sealed before it reaches Temporal (src/crypto/payload-codec.ts). `keys`: the key ring,
+   * `id:key` newest first (checked here); unset: generated into <data>/secrets/data.keys. enabled
+   * false: payloads go in clear, sealed ones still open with the keys there are.
+   */
+  dataEncryption: { enabled: boolean; keys?: string };
+  /** origins of a Temporal Web UI allowed to call the codec endpoint (besides the embedded dev server's own UI) */
+  temporalUiOrigins: string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** how deep `trigger` steps may chain runs */
   /** how often the gateway brings Temporal schedules in line with the registry's (0: only at start) */
   scheduleReconcileSeconds: number;
   maxChainDepth: number;
+  /**
+   * Concurrency limits that queue (issue 36): at most `orgMaxRunning` runs of one organization in
+   * progress (0: no limit); a limited run waits at most `slotMaxWaitSeconds` for its slots; each
+   * limit's semaphore checks every `slotCheckSeconds` that its holders still run.
+   */
+  concurrency: { orgMaxRunning: number; slotMaxWaitSeconds: number; slotCheckSeconds: number };
   /**
    * A budget per presented credential; perMinute 0: no limiting. `shared` unset: a token bucket per
    * gateway process; set: every replica counts in Redis (FLOWGATE_REDIS_URL, preferred) or the
@@ -241,6 +289,8 @@ export interface Config {
    * agent_invoke fails with a message naming the variables (agents may still name their own).
    */
   llm: { baseUrl?: string; apiKey?: string; model?: string; timeoutMs: number };
+  /** USD per million tokens of each model (FLOWGATE_MODEL_PRICES); a model without a price: tokens counted, cost null */
+  modelPrices?: PriceTable;
   /** how long agent_invoke waits for an answer before it answers a handle instead */
   agentWaitSeconds: number;
   /** how often a gateway reads an open run that long polls or status streams are waiting on (one reader per run) */
@@ -274,7 +324,7 @@ export interface Config {
     credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   };
   /** What the retention sweep (a Temporal Schedule) deletes, and when; enabled false: no sweep. */
-  retention: { enabled: boolean; stepFilesDays: number; finishedRunsDays: number };
+  retention: { enabled: boolean; stepFilesDays: number; finishedRunsDays: number; auditDays: number };
   /** OpenTelemetry traces; undefined: off */
   tracing?: {
     tracesUrl: string;
@@ -325,15 +375,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     database: e.DATABASE_URL ? { kind: 'postgres', url: e.DATABASE_URL } : { kind: 'sqlite', file: path.join(dataDir, 'registry.sqlite') },
     syncWaitSeconds: e.FLOWGATE_SYNC_WAIT_SECONDS,
     resultUrlTtlSeconds: e.FLOWGATE_RESULT_URL_TTL_SECONDS,
+    consoleSessionMinutes: e.FLOWGATE_CONSOLE_SESSION_MINUTES,
     allowPrivateNetwork: e.FLOWGATE_ALLOW_PRIVATE_NETWORK,
     toolsBasePath: e.FLOWGATE_TOOLS_BASE_PATH,
     toolsLargeBodyBytes: e.FLOWGATE_TOOLS_LARGE_BODIES_MB * 1024 * 1024,
     searchUrl: e.FLOWGATE_SEARCH_URL,
     signingKey: e.FLOWGATE_SIGNING_KEY,
     connectionKey: e.FLOWGATE_CONNECTION_KEY,
+    dataEncryption: { enabled: e.FLOWGATE_DATA_ENCRYPTION === 'on', keys: e.FLOWGATE_DATA_KEYS },
+    temporalUiOrigins: (e.FLOWGATE_TEMPORAL_UI_ORIGIN ?? '').split(',').map((o) => o.trim().replace(/\/$/, '')).filter((o) => o !== ''),
     logLevel: e.FLOWGATE_LOG_LEVEL,
     role: e.FLOWGATE_ROLE,
     llm: { baseUrl: e.FLOWGATE_LLM_BASE_URL, apiKey: e.FLOWGATE_LLM_API_KEY, model: e.FLOWGATE_LLM_MODEL, timeoutMs: e.FLOWGATE_LLM_TIMEOUT_SECONDS * 1000 },
+    ...(e.FLOWGATE_MODEL_PRICES === undefined ? {} : { modelPrices: e.FLOWGATE_MODEL_PRICES }),
     agentWaitSeconds: e.FLOWGATE_AGENT_WAIT_SECONDS,
     livePollMs: e.FLOWGATE_LIVE_POLL_MS,
     keepAliveMs: e.FLOWGATE_KEEP_ALIVE_SECONDS * 1000,
@@ -344,6 +398,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     tasksPageSize: e.FLOWGATE_TASKS_PAGE_SIZE,
     tasksMaxTtlSeconds: e.FLOWGATE_TASKS_MAX_TTL_SECONDS,
     maxChainDepth: e.FLOWGATE_MAX_CHAIN_DEPTH,
+    concurrency: { orgMaxRunning: e.FLOWGATE_ORG_MAX_RUNNING, slotMaxWaitSeconds: e.FLOWGATE_SLOT_MAX_WAIT_SECONDS, slotCheckSeconds: e.FLOWGATE_SLOT_CHECK_SECONDS },
     scheduleReconcileSeconds: e.FLOWGATE_SCHEDULE_RECONCILE_SECONDS,
     rateLimit: {
       perMinute: e.FLOWGATE_RATE_LIMIT_PER_MINUTE, burst: e.FLOWGATE_RATE_LIMIT_BURST,
@@ -351,7 +406,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     },
     metrics: { port: e.FLOWGATE_METRICS_PORT, host: e.FLOWGATE_METRICS_HOST ?? e.HOST, temporalAddress: e.FLOWGATE_TEMPORAL_METRICS_ADDRESS },
     blobStore: blobStoreConfig(e, dataDir),
-    retention: { enabled: e.FLOWGATE_RETENTION === 'on', stepFilesDays: e.FLOWGATE_RETENTION_STEP_FILES_DAYS, finishedRunsDays: e.FLOWGATE_RETENTION_FINISHED_RUNS_DAYS },
+    retention: { enabled: e.FLOWGATE_RETENTION === 'on', stepFilesDays: e.FLOWGATE_RETENTION_STEP_FILES_DAYS, finishedRunsDays: e.FLOWGATE_RETENTION_FINISHED_RUNS_DAYS, auditDays: e.FLOWGATE_AUDIT_RETENTION_DAYS },
     tracing: tracingConfig(e),
   };
   if ((e.TEMPORAL_TLS_CERT_FILE === undefined) !== (e.TEMPORAL_TLS_KEY_FILE === undefined)) {
@@ -364,8 +419,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
 }
 
 function deepFreeze<T extends object>(value: T): Readonly<T> {
-  for (const child of Object.values(value)) {
-    if (child !== null && typeof child === 'object') deepFreeze(child as object);
+  const children: unknown[] = Object.values(value);
+  for (const child of children) {
+    if (child !== null && typeof child === 'object') deepFreeze(child);
   }
   return Object.freeze(value);
 }

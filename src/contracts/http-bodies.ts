@@ -78,11 +78,17 @@ export const WaitingOnSchema = z.discriminatedUnion('kind', [
     approvals: z.number().int().meta({ description: 'approvals so far' }),
     approvers: z.array(z.string()).meta({ description: 'approvers who have not decided yet' }),
   }),
-]).meta({ id: 'WaitingOn', description: 'Why a PAUSED run waits' });
+  z.looseObject({
+    kind: z.literal('slot'),
+    scope: z.enum(['trigger', 'organization']).meta({ description: 'whose concurrency limit the run waits under' }),
+    limit: z.number().int(),
+    position: z.number().int().min(1).optional().meta({ description: 'its place in the queue (1: next to start), when known' }),
+  }),
+]).meta({ id: 'WaitingOn', description: 'Why a PAUSED run waits, or why a PENDING one has not started (a concurrency slot)' });
 export type WaitingOnBody = z.infer<typeof WaitingOnSchema>;
 
 export const CallbackStatusSchema = z.looseObject({
-  state: z.enum(Object.keys(CallbackState) as [keyof typeof CallbackState, ...(keyof typeof CallbackState)[]]).meta({
+  state: z.enum(CallbackState).meta({
     description: 'PENDING (the run has not ended), DELIVERING, DELIVERED, FAILED (all attempts failed, or refused), NOT_SENT (terminated in Temporal, or closed by its backstop timeout)',
   }),
   attempts: z.number().int().min(0),
@@ -113,6 +119,17 @@ export const StatusBodySchema = z.looseObject({
 }).meta({ id: 'RunStatusBody', description: 'A run\'s status (contract 2.5)' });
 export type StatusBody = z.infer<typeof StatusBodySchema>;
 
+/** Tokens and cost of model calls (src/common/agent-usage.ts usageView). */
+export const UsageViewSchema = z.looseObject({
+  totalTokens: z.number().int(), promptTokens: z.number().int(), completionTokens: z.number().int(), cachedPromptTokens: z.number().int(),
+  costUsd: z.string().nullable().meta({ description: 'USD as a decimal string at FLOWGATE_MODEL_PRICES; null when no model called has a price' }),
+  costNote: z.string().optional(),
+  byModel: z.array(z.looseObject({
+    model: z.string(), calls: z.number().int(), promptTokens: z.number().int(), completionTokens: z.number().int(), cachedPromptTokens: z.number().int(),
+    totalTokens: z.number().int(), costUsd: z.string().nullable(), costNote: z.string().optional(),
+  })),
+}).meta({ id: 'Usage' });
+
 export const ResultsBodySchema = z.looseObject({
   ...runHeader,
   results: z.array(z.looseObject({
@@ -121,7 +138,9 @@ export const ResultsBodySchema = z.looseObject({
     resultUrls: ResultUrlsSchema,
     exitCode: z.number().int(),
     duration: z.number(),
+    usage: UsageViewSchema.optional().meta({ description: 'an agent step\'s model usage' }),
   })),
+  usage: UsageViewSchema.optional().meta({ description: 'the sum of the agent steps\' model usage, when the run has any' }),
   designatedOutput: z.looseObject({ url: z.string(), fileName: z.string(), mimeType: z.string(), size: z.number().int() }).optional(),
 }).meta({ id: 'RunResults', description: 'A run\'s results as signed file links (contract 2.6)' });
 export type ResultsBody = z.infer<typeof ResultsBodySchema>;
@@ -213,6 +232,9 @@ export const TriggerSchema = z.looseObject({
   enabled: z.boolean().meta({ description: 'false: calls answer 409 trigger_disabled' }),
   disabledAt: isoTime.nullable(),
   callbackUrl: z.string().nullable().meta({ description: 'the completion callback URL of every run it starts (a call\'s X-Pf-Callback-Url wins)' }),
+  priority: z.number().int().nullable().meta({ description: 'Temporal priority key of the runs it starts (1 first .. 5 last); null: the default (3)' }),
+  concurrency: z.looseObject({ limit: z.number().int(), mode: z.enum(['queue', 'newest-wins']).optional() }).nullable().optional()
+    .meta({ description: 'at most `limit` of its runs in progress (more wait PENDING); null: no limit of its own' }),
   schedule: ScheduleViewSchema.nullable(),
 }).meta({ id: 'Trigger' });
 export type TriggerBody = z.infer<typeof TriggerSchema>;
@@ -220,11 +242,11 @@ export type TriggerBody = z.infer<typeof TriggerSchema>;
 export const TriggerListSchema = z.looseObject({ triggers: z.array(TriggerSchema) }).meta({ id: 'TriggerList' });
 
 export const ApiKeyListSchema = z.looseObject({
-  apiKeys: z.array(z.looseObject({ id: z.string(), name: z.string().nullable(), createdAt: isoTime, revokedAt: isoTime.nullable() })),
+  apiKeys: z.array(z.looseObject({ id: z.string(), name: z.string().nullable(), createdAt: isoTime, revokedAt: isoTime.nullable(), role: z.string().nullable() })),
 }).meta({ id: 'ApiKeyList' });
 
 export const ApiKeyCreatedSchema = z.looseObject({
-  id: z.string(), name: z.string().nullable(), key: z.string().meta({ description: 'shown once' }),
+  id: z.string(), name: z.string().nullable(), key: z.string().meta({ description: 'shown once' }), role: z.string().optional(),
 }).meta({ id: 'ApiKeyCreated' });
 
 export const OrgCreatedSchema = z.looseObject({ id: z.string(), name: z.string(), adminToken: z.string() }).meta({ id: 'OrgCreated' });
@@ -274,12 +296,4 @@ export const RunApprovalsSchema = z.looseObject({
 
 // ---- the tool gateway (JSON-RPC 2.0)
 
-const RpcIdSchema = z.union([z.string(), z.number().int()]);
-export const JsonRpcSuccessSchema = z.looseObject({ jsonrpc: z.literal('2.0'), id: RpcIdSchema, result: z.record(z.string(), z.unknown()) })
-  .meta({ id: 'JsonRpcSuccess' });
-export const JsonRpcFailureSchema = z.looseObject({
-  jsonrpc: z.literal('2.0'),
-  id: RpcIdSchema.nullable(),
-  error: z.looseObject({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
-}).meta({ id: 'JsonRpcFailure' });
-export const JsonRpcResponseSchema = z.union([JsonRpcSuccessSchema, JsonRpcFailureSchema]).meta({ id: 'JsonRpcResponse' });
+export { JsonRpcFailureSchema, JsonRpcResponseSchema, JsonRpcSuccessSchema } from './mcp';

@@ -6,6 +6,7 @@ import type { BlobStore } from '../blobs/blob-store';
 import type { RunView } from '../runs/run-service';
 import type { SignedUrlSigner } from '../crypto/signed-urls';
 import type { StepOutcome, WaitingOn } from '../common/run-types';
+import { sumUsage, usageView } from '../common/agent-usage';
 import type { PollingHandle, ResultsBody, StatusBody, SyncResultBody, WaitingOnBody } from './http-bodies';
 
 /**
@@ -60,9 +61,11 @@ export async function readTextPrefix(blobs: BlobStore, key: string, maxBytes: nu
   const chunks: Buffer[] = [];
   let length = 0;
   try {
-    for await (const chunk of opened.stream as AsyncIterable<Buffer>) {
+    for await (const chunk of opened.stream) {
+      // a blob stream has no encoding: its chunks are Buffers (Readable types them `any`)
+      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
       // One byte past the cap tells a cut result from one of exactly maxBytes.
-      const kept = chunk.subarray(0, maxBytes + 1 - length);
+      const kept = bytes.subarray(0, maxBytes + 1 - length);
       chunks.push(kept);
       length += kept.length;
       if (length > maxBytes) break;
@@ -169,6 +172,10 @@ export function pollingHandleBody(runId: string, automationId: string, apiKey: s
 /** Why a paused run waits, for pollers: no links, no secrets, only who is still expected. */
 export function waitingOnBody(waitingOn: WaitingOn): WaitingOnBody {
   if (waitingOn.kind === 'timer') return waitingOn;
+  if (waitingOn.kind === 'slot') {
+    // the limit's key (it names the organization or trigger) is internal: scope, limit and place only
+    return { kind: 'slot', scope: waitingOn.scope, limit: waitingOn.limit, ...(waitingOn.position === undefined ? {} : { position: waitingOn.position }) };
+  }
   const decided = new Set(waitingOn.decisions.map((d) => d.approver.toLowerCase()));
   return {
     kind: waitingOn.kind,
@@ -182,7 +189,7 @@ export function waitingOnBody(waitingOn: WaitingOn): WaitingOnBody {
 }
 
 /**
- * 2.5, plus `error` when the run failed or timed out, `waitingOn` while it is PAUSED, `callback`
+ * 2.5, plus `error` when the run failed or timed out, `waitingOn` while it is PAUSED (or PENDING for a slot), `callback`
  * when it names a completion callback and `origin` when it is a rerun or resumption.
  */
 export function statusBody(view: RunView): StatusBody {
@@ -212,6 +219,7 @@ export function statusBody(view: RunView): StatusBody {
 export function resultsBody(view: RunView, designated: DesignatedOutput | undefined, ctx: BodyContext): ResultsBody {
   const link = (key: string, mimeType: string, name?: string) => ctx.signer.sign(key, ctx.resultUrlTtlSeconds, { name, type: mimeType });
   const designatedOutcome = designated ? view.outcomes.find((o) => o.stepIndex === designated.stepIndex && o.stepPath === undefined && o.status === 'COMPLETE') : undefined;
+  const usage = sumUsage(view.outcomes.flatMap((o) => (o.usage ? [o.usage] : [])));
   return {
     ...runHeader(view),
     results: view.outcomes.map((o) => ({
@@ -221,7 +229,9 @@ export function resultsBody(view: RunView, designated: DesignatedOutput | undefi
       resultUrls: resultUrls(o, ctx),
       exitCode: o.exitCode,
       duration: o.duration,
+      ...(o.usage?.length ? { usage: usageView(o.usage) } : {}),
     })),
+    ...(usage.length ? { usage: usageView(usage) } : {}),
     ...(designated && designatedOutcome ? {
       designatedOutput: (() => {
         const file = designatedOutcome.files['output.txt'];

@@ -21,7 +21,7 @@ export function scheduleBody(record: TriggerScheduleRecord, state: ScheduleState
 export function triggerBody(t: TriggerRecord, schedule?: TriggerScheduleRecord | ReturnType<typeof scheduleBody>) {
   return {
     id: t.id, workflowId: t.workflowId, name: t.name, designatedOutput: t.designatedOutput, tool: t.tool, createdAt: t.createdAt,
-    enabled: t.disabledAt === null, disabledAt: t.disabledAt, callbackUrl: t.callbackUrl,
+    enabled: t.disabledAt === null, disabledAt: t.disabledAt, callbackUrl: t.callbackUrl, priority: t.priority, concurrency: t.concurrency,
     schedule: schedule === undefined ? null : 'state' in schedule ? schedule : scheduleConfigBody(schedule),
   };
 }

@@ -35,7 +35,7 @@ export function createApprovalLinks(secret: Buffer, publicUrl: string, now: () =
         return { status: 'invalid' };
       }
       if (!Array.isArray(parsed) || parsed.length !== 4) return { status: 'invalid' };
-      const [runId, stepIndex, approver, exp] = parsed as unknown[];
+      const [runId, stepIndex, approver, exp]: unknown[] = parsed;
       if (typeof runId !== 'string' || typeof stepIndex !== 'number' || typeof approver !== 'string' || typeof exp !== 'number') return { status: 'invalid' };
       const claims = { runId, stepIndex, approver, exp };
       return exp * 1000 < now() ? { status: 'expired', claims } : { status: 'ok', claims };

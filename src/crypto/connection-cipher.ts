@@ -7,11 +7,13 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { CONNECTION_KEY_BYTES, parseConnectionKey } from '../config/key-text';
+import { errorCode } from '../common/narrow';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-export const CONNECTION_KEY_BYTES = 32;
+export { CONNECTION_KEY_BYTES, parseConnectionKey };
 
 export interface ConnectionCipher {
   seal(plaintext: string, binding: string): string;
@@ -40,20 +42,13 @@ export function createConnectionCipher(key: Buffer): ConnectionCipher {
   };
 }
 
-/** Decodes FLOWGATE_CONNECTION_KEY: 64 hex digits or base64 of 32 bytes. */
-export function parseConnectionKey(text: string): Buffer | undefined {
-  const trimmed = text.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
-  return key.length === CONNECTION_KEY_BYTES ? key : undefined;
-}
-
 /** The key file in the data dir, created once (0600) by whichever process gets there first. */
 export async function connectionKeyFile(dataDir: string): Promise<Buffer> {
   const file = path.join(dataDir, 'secrets', 'connection.key');
   try {
     return await fs.readFile(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if (errorCode(err) !== 'ENOENT') throw err;
   }
   await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const temp = `${file}.${randomBytes(6).toString('hex')}.partial`;
@@ -62,9 +57,19 @@ export async function connectionKeyFile(dataDir: string): Promise<Buffer> {
     // link() fails if another process created the file first; then theirs wins.
     await fs.link(temp, file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    if (errorCode(err) !== 'EEXIST') throw err;
   } finally {
     await fs.rm(temp, { force: true });
   }
   return fs.readFile(file);
+}
+
+/**
+ * The key connections and webhook secrets are sealed with: the configured one (every replica the
+ * same), else the data dir's key file, created on first start.
+ */
+export async function connectionKey(dataDir: string, configured?: string): Promise<Buffer> {
+  const key = configured === undefined ? await connectionKeyFile(dataDir) : parseConnectionKey(configured);
+  if (!key) throw new Error('FLOWGATE_CONNECTION_KEY is not a 32-byte key');
+  return key;
 }

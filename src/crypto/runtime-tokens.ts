@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { LruCache } from '../common/lru-cache';
 import type { ApiKeyRecord, Registry } from '../registry';
+import type { Role } from '../people/roles';
 import { hmac, safeEqual } from './secrets';
 
 export const RUNTIME_TOKEN_PREFIX = 'fgr_';
@@ -29,6 +30,8 @@ const PayloadSchema = z.object({
 export interface RuntimePrincipal {
   orgId: string;
   keyId: string;
+  /** the caller's role (src/people/roles.ts); absent: every permission (an unrestricted API key, an admin token's grant) */
+  role?: Role;
 }
 
 export interface RuntimeTokens {
@@ -93,7 +96,8 @@ export function createRuntimeTokens(signingKey: Buffer, registry: Registry, now:
       const claims = signedClaims(token);
       if (!claims) return undefined;
       const principalOf = (apiKey: ApiKeyRecord | undefined): RuntimePrincipal | undefined => (
-        apiKey && apiKey.orgId === claims.org ? { orgId: claims.org, keyId: claims.kid } : undefined);
+        // the key's role as it is now (re-read within KEY_RECHECK_MS), not as it was when the token was minted
+        apiKey && apiKey.orgId === claims.org ? { orgId: claims.org, keyId: claims.kid, ...(apiKey.role ? { role: apiKey.role } : {}) } : undefined);
       const known = activeKeys.get(claims.kid);
       if (known !== undefined) return principalOf(known);
       return activeKeys.getOrLoad(claims.kid, () => registry.apiKeys.getActive(claims.kid)).then(principalOf);

@@ -37,7 +37,7 @@ export function jsonShapeProblem(value: unknown, limits: JsonShapeLimits): JsonS
     }
     if (depth + 1 > limits.maxDepth) return 'depth';
     const keys = Array.isArray(current) ? undefined : Object.keys(current);
-    const children = keys === undefined ? current as unknown[] : keys.map((key) => (current as Record<string, unknown>)[key]);
+    const children: unknown[] = Array.isArray(current) ? current : Object.values(current);
     chars += 2;
     for (const key of keys ?? []) chars += key.length + 3;
     // each child is one more value: a container too wide for the budget is refused before it is copied

@@ -74,7 +74,8 @@ export function parseJson(bytes: Buffer, maxDepth: number, maxStructureBytes: nu
   const shape = jsonShape(bytes, maxDepth, maxStructureBytes);
   if (shape !== 'ok') return { kind: shape };
   try {
-    return { kind: 'parsed', value: JSON.parse(bytes.toString('utf8')) as unknown };
+    const value: unknown = JSON.parse(bytes.toString('utf8'));
+    return { kind: 'parsed', value };
   } catch {
     return { kind: 'invalid' };
   }

@@ -78,7 +78,8 @@ export async function parseJsonOffThread(body: Buffer, limits: { maxDepth: numbe
   // only a buffer that owns all of its memory can be moved; a slice of a larger one is copied
   const owned = body.byteOffset === 0 && body.buffer instanceof ArrayBuffer && body.buffer.byteLength === body.length;
   const bytes: Uint8Array = owned ? body : Uint8Array.prototype.slice.call(body);
-  const outcome = await submit({ id: ++nextJob, kind: 'parse', bytes, ...limits }, [bytes.buffer as ArrayBuffer]);
+  // always an ArrayBuffer (owned, or the copy's own): a SharedArrayBuffer is never moved
+  const outcome = await submit({ id: ++nextJob, kind: 'parse', bytes, ...limits }, bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : []);
   if (outcome.kind === 'stringified' || outcome.kind === 'unserializable') return { kind: 'failed', reason: `a parse answered ${outcome.kind}` };
   return outcome;
 }

@@ -22,6 +22,7 @@
  * pointer is read as json-schema-ref-parser reads it (`~1`, `~0`, percent-encoding, `$ref`s met
  * on the way).
  */
+import { ownField } from '../common/narrow';
 
 export interface ResolvedLimits {
   /** levels of the resolved document (objects, arrays, and one per `$ref` followed) */
@@ -40,7 +41,7 @@ function isContainer(value: unknown): value is Container {
 
 function refOf(value: Container): string | undefined {
   if (Array.isArray(value)) return undefined;
-  const ref = (value as { $ref?: unknown }).$ref;
+  const ref = value.$ref;
   return typeof ref === 'string' && (ref === '#' || ref.startsWith('#/')) ? ref : undefined;
 }
 
@@ -78,14 +79,14 @@ function resolver(root: unknown, maxHops: number): (ref: string) => unknown {
         value = undefined;
         break;
       }
-      const record = value as Record<string, unknown>;
-      let next = Object.prototype.hasOwnProperty.call(record, tokens[i]!) ? record[tokens[i]!] : undefined;
+      const record = value;
+      let next = ownField(record, tokens[i]!);
       if (next === undefined) {
         // json-schema-ref-parser also tries the remaining tokens joined by slashes, longest first
         for (let j = tokens.length - 1; j > i; j--) {
           const joined = tokens.slice(i, j + 1).join('/');
           if (Object.prototype.hasOwnProperty.call(record, joined)) {
-            next = record[joined];
+            next = ownField(record, joined);
             i = j;
             break;
           }
@@ -263,7 +264,7 @@ export function schemaDepthExceeds(schema: unknown, maxDepth: number): boolean {
     if (!isContainer(value)) continue;
     containers++;
     if (!Array.isArray(value)) {
-      const record = value as Record<string, unknown>;
+      const record = value;
       if (OPAQUE_KEYWORDS.some((keyword) => keyword in record && !(atRoot && keyword === '$id'))) opaque = true;
       if (typeof record.$ref === 'string' && !(record.$ref === '#' || record.$ref.startsWith('#/'))) opaque = true;
     }

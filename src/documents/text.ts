@@ -73,7 +73,8 @@ function parseYaml(text: string, limits: DocumentTextLimits): unknown {
     throw new DocumentTextError(`the document is neither JSON nor YAML: ${error.message} (line ${at.line}, column ${at.col})`);
   }
   try {
-    return document.toJS({ maxAliasCount: limits.maxAliasCount }) as unknown;
+    const value: unknown = document.toJS({ maxAliasCount: limits.maxAliasCount });
+    return value;
   } catch (cause) {
     throw new DocumentTextError(`the document is neither JSON nor YAML: ${cause instanceof Error ? cause.message : String(cause)}`);
   }

@@ -1,26 +1,36 @@
 /**
  * The gateway: one Koa app, each surface under its own prefix (ARCHITECTURE.md, "HTTP surface").
  */
-import Koa, { type Context, type Next } from 'koa';
+import Koa, { type Next } from 'koa';
 import type Router from '@koa/router';
-import { RunWatcher } from '../runs/run-watcher';
 import type { GatewayDeps } from './deps';
+import type { GatewayRouter, GatewayState } from './state';
 import { LocalRateLimit } from './rate-limit/local';
 import { edge } from './middleware/edge';
 import { tracedRequests } from './middleware/observe';
 import { rateLimit } from './middleware/rate-limit';
 import { agentRoutes } from './routes/agents';
+import { auditRoutes } from './routes/audit';
 import { authTokenRoutes } from './routes/auth-token';
+import { budgetRoutes } from './routes/budgets';
+import { codecRoutes } from './routes/codec';
 import { connectionRoutes } from './routes/connections';
+import { consoleRoutes } from './routes/console';
+import { consoleSignInRoutes } from './routes/console-sign-in';
+import { formManagementRoutes, formRoutes } from './routes/forms';
 import { approvalRoutes } from './routes/approvals';
 import { fileRoutes } from './routes/files';
 import { healthRoutes } from './routes/health';
 import { managementRoutes } from './routes/management';
+import { memberRoutes } from './routes/members';
+import { identityProviderRoutes } from './routes/identity-provider';
 import { runManagementRoutes } from './routes/run-management';
 import { metricsRoutes } from './routes/metrics';
 import { openApiRoutes } from './routes/openapi';
 import { runRoutes } from './routes/runs';
 import { scheduleRoutes } from './routes/schedules';
+import { oauthAuthorizeRoutes } from './routes/oauth-authorize';
+import { oauthRoutes } from './routes/oauth';
 import { oauthCallbackRoutes, serverRoutes } from './routes/servers';
 import { toolRoutes } from './routes/tools';
 import { triggerRoutes } from './routes/triggers';
@@ -33,15 +43,21 @@ function firstSegment(path: string): string | undefined {
 }
 
 /**
+ * The context a router's middleware take: the app's, with the router's own fields (`params`, …;
+ * @koa/router types its routes and its 405s over slightly different contexts).
+ */
+type RoutedContext = Parameters<ReturnType<GatewayRouter['routes']>>[0] & Parameters<ReturnType<GatewayRouter['allowedMethods']>>[0];
+
+/**
  * A router's routes and its 405s, skipped for a path whose first segment none of its routes
  * starts with: each router's own dispatch (host, path, every layer's pattern) and allowedMethods
  * would otherwise run on every request, sixteen times over. A router with a pattern for a first
  * segment (a parameter, a RegExp, `use()` without a path) is never skipped.
  */
-function guarded(router: Router): Koa.Middleware {
+function guarded(router: GatewayRouter): (ctx: RoutedContext, next: Next) => Promise<unknown> {
   const routes = router.routes();
   const allowed = router.allowedMethods();
-  const both = (ctx: Context, next: Next): Promise<unknown> => routes(ctx as Parameters<typeof routes>[0], () => allowed(ctx as Parameters<typeof allowed>[0], next));
+  const both = (ctx: RoutedContext, next: Next): Promise<unknown> => routes(ctx, () => allowed(ctx, next));
   const segments = new Set<string>();
   for (const layer of router.stack) {
     const segment = typeof layer.path === 'string' && layer.path.startsWith('/') ? firstSegment(layer.path) : undefined;
@@ -84,9 +100,8 @@ export function routesOf(app: Koa): RouteInfo[] {
   return ROUTES.get(app) ?? [];
 }
 
-export function createApp(given: GatewayDeps): Koa {
-  const deps: GatewayDeps = { ...given, watcher: given.watcher ?? new RunWatcher((runId) => given.runs.view(runId), given.config.livePollMs, given.log) };
-  const app = new Koa({ proxy: false });
+export function createApp(deps: GatewayDeps): Koa<GatewayState> {
+  const app = new Koa<GatewayState>({ proxy: false });
   if (deps.config.tracing !== undefined) {
     app.use(tracedRequests({ metrics: deps.metrics }));
     app.use(edge({ log: deps.log }));
@@ -101,10 +116,19 @@ export function createApp(given: GatewayDeps): Koa {
       runtimeKeyId: (token) => deps.runtimeTokens.keyIdOf(token),
     }));
   }
-  const routers: Router[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), scheduleRoutes(deps), approvalRoutes(deps)];
-  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps));
+  const routers: GatewayRouter[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), scheduleRoutes(deps), approvalRoutes(deps), memberRoutes(deps)];
+  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), budgetRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps), auditRoutes(deps));
+  if (deps.codec) routers.push(codecRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
+  for (const router of [formRoutes(deps), formManagementRoutes(deps), identityProviderRoutes(deps)]) if (router) routers.push(router);
   for (const router of routers) app.use(guarded(router));
   ROUTES.set(app, routesOfRouters(routers));
+  // The console's HTML pages are a UI, not API: served, but not among the documented routes.
+  const consoleRouter = consoleRoutes(deps);
+  const signInRouter = consoleSignInRoutes(deps);
+  if (signInRouter) app.use(guarded(signInRouter));
+  if (consoleRouter) app.use(guarded(consoleRouter));
+  // OAuth's documents and endpoints are specified by their RFCs (docs/http-api.md lists them), not in the OpenAPI document
+  if (deps.oauth) for (const router of [oauthRoutes(deps, deps.oauth), oauthAuthorizeRoutes(deps, deps.oauth).router]) app.use(guarded(router));
   return app;
 }

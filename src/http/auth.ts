@@ -2,21 +2,18 @@
  * Credentials of the gateway: API keys (trigger and polling surfaces) and admin tokens
  * (management API). Both arrive in clear and are looked up by their SHA-256 only.
  */
-import type { Context, Next } from 'koa';
+import type { Next } from 'koa';
 import { LruCache } from '../common/lru-cache';
 import type { ApiKeyRecord, Registry } from '../registry';
 import { hashSecret } from '../crypto/secrets';
-import { unauthorized } from './http-error';
+import { HttpError, unauthorized } from './http-error';
+import { isRole, permissionFor, roleHas, type Permission } from '../people/roles';
+import { routeTemplate } from './middleware/observe';
+import { credentialFingerprint, type AuditTrail } from '../audit/audit-trail';
+import { auditAdminRequest } from './middleware/audit';
+import type { AdminPrincipal, ApiKeyPrincipal, GatewayContext } from './state';
 
-export interface ApiKeyPrincipal {
-  orgId: string;
-  keyId: string;
-}
-
-export interface AdminPrincipal {
-  orgId: string;
-  instanceAdmin: boolean;
-}
+export type { AdminPrincipal, ApiKeyPrincipal } from './state';
 
 const PLAUSIBLE_SECRET = /^[A-Za-z0-9._~-]{16,256}$/;
 
@@ -53,17 +50,64 @@ export async function authenticateApiKey(registry: Registry, key: string | undef
   const hash = hashSecret(key);
   const record = await keyCache(registry).getOrLoad(hash, () => registry.apiKeys.findByHash(hash));
   if (!record) throw unauthorized('unknown API key');
-  return { orgId: record.orgId, keyId: record.id };
+  return { orgId: record.orgId, keyId: record.id, ...(record.role ? { role: record.role } : {}) };
 }
 
-export function requireAdmin(options: { registry: Registry }) {
-  return async function adminOnly(ctx: Context, next: Next): Promise<void> {
+/** A member's personal access token starts with this (an admin token never does). */
+export const MEMBER_TOKEN_PREFIX = 'fgp_';
+
+/** The route template of the request (the route layer @koa/router matched), before the route runs. */
+function matchedRoute(ctx: GatewayContext): string {
+  const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
+  const layers = (ctx as { matched?: { path: unknown; methods: string[] }[] }).matched ?? [];
+  const layer = [...layers].reverse().find((l) => l.methods.includes(method) && typeof l.path === 'string');
+  return typeof layer?.path === 'string' ? layer.path : routeTemplate(ctx);
+}
+
+/** The caller a management bearer token names: an admin token (admin role) or a member's personal access token. */
+async function principalOfToken(registry: Registry, token: string | undefined): Promise<AdminPrincipal> {
+  if (!token || !PLAUSIBLE_SECRET.test(token)) throw unauthorized('an admin bearer token or a personal access token is required');
+  const hash = hashSecret(token);
+  if (token.startsWith(MEMBER_TOKEN_PREFIX)) {
+    const member = await registry.members.findByTokenHash(hash);
+    if (!member || !isRole(member.role)) throw unauthorized('unknown personal access token');
+    return {
+      orgId: member.orgId, instanceAdmin: false, credentialId: credentialFingerprint('pat_', hash), role: member.role, member: { id: member.id, email: member.email },
+    };
+  }
+  const found = await registry.orgs.findAdminToken(hash);
+  if (!found) throw unauthorized('unknown admin token');
+  return { ...found, credentialId: credentialFingerprint('adm_', hash), role: 'admin' };
+}
+
+/** 403 naming the permission the caller's role lacks. */
+export function permissionDenied(principal: Pick<AdminPrincipal, 'role'>, permission: Permission): HttpError {
+  return new HttpError(403, 'permission_denied', `the ${principal.role} role lacks the permission ${permission}`);
+}
+
+/**
+ * The management API's guard: the bearer token (an admin token, or a member's personal access
+ * token with the member's role), the permission the route needs (src/people/roles.ts), then the
+ * route, recorded in the audit trail (middleware/audit.ts) when `audit` is given (every gateway's
+ * is; a bare app in a test may omit it). A refused permission is recorded like any refusal.
+ */
+export function requireAdmin(options: { registry: Registry; audit?: AuditTrail }) {
+  const { audit } = options;
+  return async function adminOnly(ctx: GatewayContext, next: Next): Promise<void> {
     const match = /^Bearer\s+(\S+)$/i.exec(ctx.get('Authorization'));
-    const token = match?.[1];
-    if (!token || !PLAUSIBLE_SECRET.test(token)) throw unauthorized('an admin bearer token is required');
-    const found = await options.registry.orgs.findAdminToken(hashSecret(token));
-    if (!found) throw unauthorized('unknown admin token');
-    ctx.state.admin = found satisfies AdminPrincipal;
-    await next();
+    const admin = await principalOfToken(options.registry, match?.[1]);
+    ctx.state.admin = admin;
+    const route = matchedRoute(ctx);
+    const permission = permissionFor(ctx.method, route);
+    const guarded = async (): Promise<void> => {
+      if (!roleHas(admin.role, permission)) {
+        // the route layer never runs: the audit record and the metrics name the route, not the router's guard
+        (ctx as { _matchedRoute?: unknown })._matchedRoute = route;
+        throw permissionDenied(admin, permission);
+      }
+      await next();
+    };
+    if (audit) await auditAdminRequest(audit, ctx, admin, guarded);
+    else await guarded();
   };
 }

@@ -1,26 +1,64 @@
 import type { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
+import type { AuditTrail } from '../audit/audit-trail';
 import type { ApprovalLinks } from '../crypto/approval-links';
+import type { CodecSessions } from '../crypto/codec-sessions';
 import type { BlobStore } from '../blobs/blob-store';
+import type { DefinitionStepKind } from '../common/definition';
 import type { Config } from '../config/config';
 import type { Logger } from '../observability/logger';
 import type { FlowgateMetrics } from '../observability/metrics';
 import type { RateLimit } from './rate-limit/local';
 import type { Registry } from '../registry';
+import type { AgentService } from '../agents/service';
+import type { RunRestarts } from '../runs/run-restarts';
 import type { RunService } from '../runs/run-service';
 import type { RunWatcher } from '../runs/run-watcher';
+import type { TriggerService } from '../runs/trigger-service';
 import type { WebhookSecrets } from '../runs/webhook-secrets';
+import type { IdentityProviders } from '../people/identity-providers';
 import type { ScheduleService } from '../schedules/schedule-service';
 import type { SignedUrlSigner } from '../crypto/signed-urls';
 import type { CustomServers, RuntimeTokens, ToolDispatcher } from '../tools';
 import type { WorkflowTasks } from '../tools/mcp/tasks';
+import type { ConsoleAgents } from '../console/agents';
+import type { HostedForms } from '../console/forms';
+import type { ConsoleRuns } from '../console/runs';
+import type { ConsoleSessions } from '../console/sessions';
+import type { ShownOnce } from '../console/shown-once';
+import type { WorkflowPublishing } from '../console/workflows';
+import type { OAuthServer } from '../oauth/authorization-server';
+import type { Tickets } from '../oauth/tickets';
+import type { OAuthResources } from './oauth-resource';
+import type { OAuthSignInMethod } from './oauth-sign-in';
 
-/** Everything the gateway needs, built once at start and passed down (no module reads globals). */
+/** The tool gateway's OAuth authorization server (docs/tool-gateway.md "Signing in by URL"). */
+export interface OAuthDeps {
+  server: OAuthServer;
+  tickets: Tickets;
+  /** the gateway's resource identifiers, at its public URL */
+  resources: OAuthResources;
+  /** how a person signs in on the authorization page */
+  signIn: OAuthSignInMethod;
+}
+
+/** Everything the gateway needs, built once at start (src/app/services.ts) and passed down: no route builds a service. */
 export interface GatewayDeps {
   config: Readonly<Config>;
   registry: Registry;
+  /** who did what (docs/audit.md): the admin routes, approval decisions and tool calls record here */
+  audit: AuditTrail;
   runs: RunService;
+  /** resolve, prepare and start a run through a trigger (trigger calls) */
+  triggers: TriggerService;
+  /** re-run and resume (the management API) */
+  restarts: RunRestarts;
+  /** agents, chats and invocations (/api/v1/agents; the same service the agent-management tools use) */
+  agents: AgentService;
   /** triggers' Temporal schedules */
   schedules: ScheduleService;
+  /** publishing a draft (the management API and the console) */
+  publishing: WorkflowPublishing;
   temporal: Client;
   blobs: BlobStore;
   signer: SignedUrlSigner;
@@ -35,10 +73,22 @@ export interface GatewayDeps {
   /** the budget shared by every replica (Redis or PostgreSQL); unset: this process's own buckets */
   rateLimit?: RateLimit;
   log: Logger;
-  /** the one reader per watched run behind long polls and status streams; createApp makes one when absent */
-  watcher?: RunWatcher;
+  /** the one reader per watched run behind long polls and status streams */
+  watcher: RunWatcher;
   /** completion-callback signing secrets; without it the webhook-secret routes are absent */
   webhookSecrets?: WebhookSecrets;
   /** HTTP requests and synchronous answers are counted here; /metrics serves it */
   metrics?: FlowgateMetrics;
+  /** step kinds besides the built-ins, which definitions may use (startFlowgate's `stepKinds`) */
+  stepKinds?: readonly DefinitionStepKind[];
+  /** the console's sessions and runs, and triggers' hosted forms (src/console/); without it /console and /forms are absent */
+  console?: { sessions: ConsoleSessions; runs: ConsoleRuns; forms: HostedForms; agents?: ConsoleAgents; shownOnce: ShownOnce };
+  /** organizations' OpenID Connect providers and the sign-in through them (src/people/); without it /api/v1/identity-provider and the console's provider sign-in are absent */
+  identityProviders?: IdentityProviders;
+  /** the Temporal Web UI of the embedded dev server flowgate started (none with TEMPORAL_ADDRESS or headless) */
+  temporalUiUrl?: string;
+  /** the run-data codec behind /codec/decode and /codec/encode, and the Web UI origins that may call them; without it those routes are absent */
+  codec?: { codec: PayloadCodec; origins: readonly string[]; sessions: CodecSessions };
+  /** the tool gateway as an OAuth protected resource and its authorization server; without it only runtime tokens open /tools */
+  oauth?: OAuthDeps;
 }

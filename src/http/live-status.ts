@@ -165,7 +165,7 @@ export function streamStatus(ctx: Context, watcher: RunWatcher, first: RunView):
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
   stream.writeHead(200, {
-    ...ctx.response.headers as Record<string, string>,
+    ...ctx.response.headers,
     'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no',
   });
 
@@ -187,6 +187,11 @@ export function streamStatus(ctx: Context, watcher: RunWatcher, first: RunView):
   stream.write('retry: 2000\n\n');
   send(first);
   if (stream.writableEnded) return;
+  // `?follow=false`: the transitions so far, then the stream closes (`flowgate runs history`).
+  if (ctx.query.follow === 'false') {
+    close();
+    return;
+  }
   unsubscribe = watcher.subscribe(first.runId, send);
   ctx.req.once('close', close);
 }

@@ -1,17 +1,25 @@
 /**
  * The OpenAPI 3.1 document of the HTTP API, served at `GET /api/v1/openapi.json`. It is generated
  * (zod-openapi) from the very zod schemas the routes validate requests with and the response
- * bodies are typed by (schemas/bodies.ts): a change to either shows here.
+ * bodies are typed by (src/contracts/): a change to either shows here.
+ *
+ * One piece (over 300 lines): it is the document itself, route by route; each route's entry is a
+ * few lines of data beside the others, with no logic to split out.
  */
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import { CreateAgentSchema, UpdateAgentSchema } from '../agents/records';
 import { WorkflowDefinitionSchema } from '../common/definition';
+import { peoplePaths, withPermissionRefusals, type DocHelpers } from './openapi-people';
 import { JsonRpcMessageSchema } from '../tools/mcp/jsonrpc';
+import { AuditPageSchema, AuditQuerySchema } from '../contracts/audit-bodies';
 import { ChatSchema, InvokeSchema } from './routes/agents';
+import { BudgetBodySchema, BudgetViewSchema } from './routes/budgets';
 import { FormSchema } from './routes/approvals';
 import { CreateConnectionSchema, ListQuerySchema as ConnectionsQuerySchema } from './routes/connections';
 import { FileQuerySchema } from './routes/files';
+import { CodecPayloadsSchema } from '../contracts/codec-bodies';
+import { CreateFormSchema } from './routes/forms';
 import { CALLBACK_URL_HEADER, CallbackUrlSchema } from '../runs/callback-url';
 import { ScheduleBodySchema } from '../schedules/schedule-spec';
 import { MAX_LONG_POLL_SECONDS } from './live-status';
@@ -55,7 +63,11 @@ const noContent = { description: 'done; no body' };
 const CreateTriggerDocSchema = CreateTriggerSchema.extend({ schedule: ScheduleBodySchema.optional() }).meta({ id: 'CreateTrigger' });
 const DefinitionSchema = WorkflowDefinitionSchema.meta({ id: 'WorkflowDefinition', description: 'a workflow definition (its steps and inputSchema)' });
 const admin = [{ adminBearer: [] }];
+const TriggerFormSchema = z.object({
+  id: z.string(), triggerId: z.string(), wait: z.boolean(), createdAt: z.string(), revokedAt: z.string().nullable(),
+}).meta({ id: 'TriggerForm' });
 const id = (name: string, description: string) => z.object({ [name]: z.string().meta({ description }) });
+const DOC_HELPERS: DocHelpers = { json, errors, admin, id };
 
 /** Trigger inputs: any JSON object (its fields are the run's inputs); query parameters merge in. */
 const TriggerInputsSchema = z.record(z.string(), z.unknown()).meta({
@@ -96,7 +108,10 @@ function streamOperation(operationId: string, tags: string[], path: z.ZodObject,
     requestParams: {
       path,
       header: z.object({ 'Last-Event-ID': z.string().regex(/^\d{1,9}$/).optional().meta({ description: 'resume after this event: nothing missed, nothing repeated' }) }),
-      query: z.object({ lastEventId: z.string().regex(/^\d{1,9}$/).optional().meta({ description: 'as Last-Event-ID, for clients that cannot set headers' }) }),
+      query: z.object({
+        lastEventId: z.string().regex(/^\d{1,9}$/).optional().meta({ description: 'as Last-Event-ID, for clients that cannot set headers' }),
+        follow: z.enum(['true', 'false']).optional().meta({ description: '`false`: the transitions so far (and `end` if the run has ended), then the stream closes' }),
+      }),
     },
     responses: {
       '200': { description: STREAM_DESCRIPTION, content: { 'text/event-stream': { schema: z.string() } } },
@@ -153,7 +168,8 @@ const pollingParams = z.object({
 function paths(toolsBasePath: string): ZodOpenApiPathsObject {
   const toolsPath = `${toolsBasePath === '/' ? '' : toolsBasePath.replace(/\/+$/, '')}/{server}`;
   const runId = id('runId', 'a run');
-  return {
+  return withPermissionRefusals({
+    ...peoplePaths(DOC_HELPERS),
     '/ext/triggers/{triggerId}': { get: triggerOperation('api', 'get'), post: triggerOperation('api', 'post') },
     '/ext/webhook/{apiKey}/triggers/{triggerId}': { get: triggerOperation('webhook', 'get'), post: triggerOperation('webhook', 'post') },
     '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/status': {
@@ -245,6 +261,42 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
         responses: { '200': { description: 'the Prometheus text format', content: { 'text/plain': { schema: z.string() } } }, ...errors(401, 403) },
       },
     },
+    '/codec/decode': {
+      post: {
+        operationId: 'codecDecode', tags: ['operations'], security: [...admin, { codecSession: [] }],
+        summary: 'Decrypt Temporal payloads (the codec endpoint of the Temporal Web UI and CLI; instance administrator token or codec sign-in)',
+        requestParams: { header: z.object({ 'X-Namespace': z.string().optional().meta({ description: 'the Temporal namespace; another than flowgate\'s is refused' }) }) },
+        requestBody: { content: { 'application/json': { schema: CodecPayloadsSchema } } },
+        responses: { '200': json(CodecPayloadsSchema, 'the payloads in clear (those already in clear unchanged)'), ...errors(400, 401, 403, 413, 415), '422': json(ErrorBodySchema, 'a payload sealed with a key this instance does not have, or altered') },
+      },
+    },
+    '/codec/encode': {
+      post: {
+        operationId: 'codecEncode', tags: ['operations'], security: [...admin, { codecSession: [] }],
+        summary: 'Encrypt Temporal payloads with the newest data key (the Web UI sends signals and starts so)',
+        requestParams: { header: z.object({ 'X-Namespace': z.string().optional() }) },
+        requestBody: { content: { 'application/json': { schema: CodecPayloadsSchema } } },
+        responses: { '200': json(CodecPayloadsSchema, 'the payloads sealed (unchanged when FLOWGATE_DATA_ENCRYPTION=off)'), ...errors(400, 401, 403, 413, 415) },
+      },
+    },
+    '/codec/sign-in': {
+      get: {
+        operationId: 'codecSignInPage', tags: ['operations'], summary: 'The codec sign-in page (a form for the instance administrator token)', security: [],
+        responses: { '200': { description: 'an HTML page', content: { 'text/html': { schema: z.string() } } } },
+      },
+      post: {
+        operationId: 'codecSignIn', tags: ['operations'], security: [],
+        summary: 'Sign in to the codec endpoint: sets an HttpOnly, SameSite=Strict cookie for an hour',
+        requestBody: { content: { 'application/x-www-form-urlencoded': { schema: z.object({ token: z.string() }) } } },
+        responses: { '200': { description: 'signed in (an HTML page; Set-Cookie)', content: { 'text/html': { schema: z.string() } } }, '401': { description: 'not the instance administrator token (the form again)', content: { 'text/html': { schema: z.string() } } } },
+      },
+    },
+    '/codec/sign-out': {
+      post: {
+        operationId: 'codecSignOut', tags: ['operations'], summary: 'End the codec sign-in (clears the cookie)', security: [],
+        responses: { '200': { description: 'signed out (an HTML page)', content: { 'text/html': { schema: z.string() } } } },
+      },
+    },
     [OPENAPI_PATH]: {
       get: {
         operationId: 'openapi', tags: ['operations'], summary: 'This document', security: [],
@@ -325,6 +377,44 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
         responses: { '204': noContent, ...errors(401, 404) },
       },
     },
+    '/api/v1/triggers/{id}/forms': {
+      post: {
+        operationId: 'createTriggerForm', tags: ['management'], security: admin, requestParams: { path: id('id', 'a trigger') },
+        summary: 'Offer the trigger as a hosted form: a new form URL (shown once; only its hash is kept)',
+        requestBody: { content: { 'application/json': { schema: CreateFormSchema } } },
+        responses: { '201': json(TriggerFormSchema.extend({ url: z.string().meta({ description: 'the form URL; it needs no header' }) }), 'the form and its URL'), ...errors(400, 401, 404) },
+      },
+      get: {
+        operationId: 'listTriggerForms', tags: ['management'], summary: 'The trigger\'s form URLs (without their secret), revoked ones included', security: admin,
+        requestParams: { path: id('id', 'a trigger') },
+        responses: { '200': json(z.object({ forms: z.array(TriggerFormSchema) }), 'the forms'), ...errors(401, 404) },
+      },
+    },
+    '/api/v1/triggers/{id}/forms/{formId}': {
+      delete: {
+        operationId: 'revokeTriggerForm', tags: ['management'], summary: 'Revoke a form URL: it answers 404 from now on', security: admin,
+        requestParams: { path: z.object({ id: z.string(), formId: z.string() }) },
+        responses: { '204': noContent, ...errors(401, 404) },
+      },
+    },
+    '/forms/{token}': {
+      get: {
+        operationId: 'hostedForm', tags: ['forms'], summary: 'A hosted form: an HTML page generated from the workflow\'s input schema (the URL alone authorizes it)',
+        requestParams: { path: z.object({ token: z.string() }) },
+        responses: { '200': { description: 'the form', content: { 'text/html': { schema: z.string() } } }, '404': { description: 'unknown or revoked form (HTML)' }, '409': { description: 'the trigger takes no runs now (HTML)' } },
+      },
+      post: {
+        operationId: 'hostedFormSubmit', tags: ['forms'], summary: 'Submit a hosted form: fields and files, checked as an API trigger call; a confirmation page, or the result for a form that waits',
+        requestParams: { path: z.object({ token: z.string() }) },
+        requestBody: { content: { 'multipart/form-data': { schema: TriggerInputsSchema }, 'application/x-www-form-urlencoded': { schema: TriggerInputsSchema } } },
+        responses: {
+          '200': { description: 'confirmation or result (HTML)', content: { 'text/html': { schema: z.string() } } },
+          '404': { description: 'unknown or revoked form (HTML)' }, '409': { description: 'the trigger takes no runs now (HTML)' },
+          '413': { description: 'a file or the body is over the limits (HTML, the form again)' }, '415': { description: 'a refused file type (HTML, the form again)' },
+          '422': { description: 'the inputs do not fit the schema (HTML, the form again)' },
+        },
+      },
+    },
     '/api/v1/triggers/{id}/disable': {
       post: {
         operationId: 'disableTrigger', tags: ['management'], summary: 'Disable a trigger: its calls answer 409 trigger_disabled (its schedule keeps firing into that)', security: admin,
@@ -395,6 +485,13 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
       delete: {
         operationId: 'revokeApiKey', tags: ['management'], summary: 'Revoke an API key', security: admin, requestParams: { path: id('id', 'an API key') },
         responses: { '204': noContent, ...errors(401, 404) },
+      },
+    },
+    '/api/v1/audit': {
+      get: {
+        operationId: 'listAudit', tags: ['management'], summary: 'The organization\'s audit trail, newest first (docs/audit.md)', security: admin,
+        requestParams: { query: AuditQuerySchema },
+        responses: { '200': json(AuditPageSchema, 'a page of records'), ...errors(400, 401) },
       },
     },
     '/api/v1/runs': {
@@ -541,7 +638,27 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
       post: {
         operationId: 'invokeAgent', tags: ['agents'], summary: 'Invoke an agent; waits up to waitSeconds for its answer', security: admin,
         requestParams: { path: id('id', 'an agent') }, requestBody: { content: { 'application/json': { schema: InvokeSchema } } },
-        responses: { '200': json(z.looseObject({ status: z.string() }), 'the invocation ended'), '202': json(z.looseObject({ status: z.string() }), 'still running'), ...errors(400, 401, 404, 503) },
+        responses: {
+          '200': json(z.looseObject({ status: z.string() }), 'the invocation ended'), '202': json(z.looseObject({ status: z.string() }), 'still running'),
+          ...errors(400, 401, 404, 503), '429': json(ErrorBodySchema, 'budget_exhausted: the organization\'s monthly budget is used up (Retry-After: the next month, UTC)'),
+        },
+      },
+    },
+    '/api/v1/budget': {
+      get: {
+        operationId: 'getBudget', tags: ['agents'], summary: 'This organization\'s monthly budget of agent usage and this month\'s usage', security: admin,
+        responses: { '200': json(BudgetViewSchema, 'the budget'), ...errors(401) },
+      },
+    },
+    '/api/v1/orgs/{id}/budget': {
+      get: {
+        operationId: 'getOrgBudget', tags: ['agents'], summary: 'An organization\'s monthly budget and usage (instance administrator)', security: admin,
+        requestParams: { path: id('id', 'an organization') }, responses: { '200': json(BudgetViewSchema, 'the budget'), ...errors(401, 403, 404) },
+      },
+      put: {
+        operationId: 'setOrgBudget', tags: ['agents'], summary: 'Set an organization\'s monthly budget of agent usage (instance administrator)', security: admin,
+        requestParams: { path: id('id', 'an organization') }, requestBody: { content: { 'application/json': { schema: BudgetBodySchema } } },
+        responses: { '200': json(BudgetViewSchema, 'the budget as set'), ...errors(400, 401, 403, 404) },
       },
     },
     '/api/v1/agents/{id}/chats': {
@@ -579,11 +696,11 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
         responses: { '200': json(z.looseObject({ artifacts: z.array(z.looseObject({})) }), 'the artifacts'), ...errors(401, 404) },
       },
     },
-  };
+  }, DOC_HELPERS);
 }
 
 /** The document for a gateway whose tool gateway lives under `toolsBasePath`. */
-export function openApiDocument(options: { toolsBasePath: string; version: string; serverUrl?: string }): Record<string, unknown> {
+export function openApiDocument(options: { toolsBasePath: string; version: string; serverUrl?: string }): ReturnType<typeof createDocument> {
   return createDocument({
     openapi: '3.1.0',
     info: {
@@ -595,10 +712,11 @@ export function openApiDocument(options: { toolsBasePath: string; version: strin
     components: {
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY', description: 'an API key (POST /api/v1/api-keys)' },
-        adminBearer: { type: 'http', scheme: 'bearer', description: 'an organization\'s admin token' },
+        adminBearer: { type: 'http', scheme: 'bearer', description: 'an organization\'s admin token, or a member\'s personal access token (fgp_…; its role\'s permissions, docs/people-and-roles.md)' },
         runtimeBearer: { type: 'http', scheme: 'bearer', description: 'a runtime token from POST /auth/token' },
+        codecSession: { type: 'apiKey', in: 'cookie', name: 'flowgate_codec_session', description: 'the codec sign-in (POST /codec/sign-in with the instance administrator token)' },
       },
     },
     paths: paths(options.toolsBasePath),
-  }) as unknown as Record<string, unknown>;
+  });
 }

@@ -8,15 +8,15 @@ import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import type { BlobStore } from '../blobs/blob-store';
 import { discardRequest, receiveMultipart } from '../attachments/receive-multipart';
+import { AttachmentRefusal } from '../attachments/refusal';
 import { BodyTooLargeError, IncompleteBodyError, readBoundedBody } from './read-body';
-import type { TriggerLimits } from '../attachments/limits';
+import { ATTACHMENT_LINK_TTL_SECONDS, type TriggerLimits } from '../attachments/limits';
 import { INPUTS_REF_FIELD } from '../common/inputs-reference';
 import type { SignedUrlSigner } from '../crypto/signed-urls';
 import { badRequest, HttpError } from './http-error';
 import { jsonDepthExceeds, tooDeepMessage } from '../common/json-depth';
+import { isRecord } from '../common/narrow';
 
-/** Attachment links are valid 24 hours (interface.md 8). */
-export const ATTACHMENT_URL_TTL_SECONDS = 24 * 3600;
 export const ATTACHMENTS_FIELD = 'attachments';
 
 /** Element of `attachments` (interface.md 2.2). */
@@ -97,11 +97,11 @@ function parseJsonObject(text: string): Record<string, unknown> | undefined {
   } catch {
     throw badRequest('invalid_json', 'the body is not valid JSON');
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  if (!isRecord(value)) {
     throw badRequest('invalid_body', 'the body must be a JSON object of inputs, not an array or a single value');
   }
   if (jsonDepthExceeds(value)) throw badRequest('too_deep', tooDeepMessage());
-  return value as Record<string, unknown>;
+  return value;
 }
 
 function unsupported(ctx: Context, accepted: string): HttpError {
@@ -152,12 +152,15 @@ async function readBodyInputs(ctx: Context, options: ReadOptions): Promise<{ inp
     return { inputs: Object.keys(inputs).length > 0 || text.length > 0 ? inputs : undefined, textual: true, storedKeys: [] };
   }
   if (type === MULTIPART_TYPE && options.multipart) {
-    const received = await receiveMultipart(req, { blobs: options.blobs, orgId: options.orgId, limits: options.limits, reservedFieldName: ATTACHMENTS_FIELD });
+    const received = await receiveMultipart(req, { blobs: options.blobs, orgId: options.orgId, limits: options.limits, reservedFieldName: ATTACHMENTS_FIELD })
+      .catch((err: unknown) => {
+        throw err instanceof AttachmentRefusal ? new HttpError(err.status, err.code, err.message) : err;
+      });
     const attachments: Attachment[] = received.files.map((f) => ({
       filename: f.filename,
       contentType: f.contentType,
       size: f.size,
-      url: options.signer.sign(f.key, ATTACHMENT_URL_TTL_SECONDS, { name: f.filename, type: f.contentType }),
+      url: options.signer.sign(f.key, ATTACHMENT_LINK_TTL_SECONDS, { name: f.filename, type: f.contentType }),
     }));
     return {
       inputs: { ...pairsToInputs(received.fields), [ATTACHMENTS_FIELD]: attachments },

@@ -44,7 +44,8 @@ export interface ModelReply {
   content: string | null;
   toolCalls: ToolCall[];
   finishReason: string | null;
-  usage?: { promptTokens: number; completionTokens: number };
+  /** as the provider reports it; cachedPromptTokens is a part of promptTokens (OpenAI's prompt_tokens_details.cached_tokens), 0 when not reported */
+  usage?: { promptTokens: number; completionTokens: number; cachedPromptTokens: number };
 }
 
 export type ModelErrorKind = 'RATE_LIMITED' | 'UNAVAILABLE' | 'REJECTED' | 'BAD_REPLY';
@@ -71,7 +72,10 @@ const ReplySchema = z.object({
     message: z.object({ content: z.string().nullish(), tool_calls: z.array(ToolCallSchema).nullish() }),
     finish_reason: z.string().nullish(),
   })).min(1),
-  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullish(),
+  usage: z.object({
+    prompt_tokens: z.number().int().min(0), completion_tokens: z.number().int().min(0),
+    prompt_tokens_details: z.object({ cached_tokens: z.number().int().min(0).nullish() }).loose().nullish(),
+  }).nullish().catch(undefined),
 });
 
 const MAX_RETRY_AFTER_MS = 10 * 60_000;
@@ -98,7 +102,12 @@ export async function completeChat(settings: ModelSettings, request: ModelReques
     content: choice.message.content ?? null,
     toolCalls: (choice.message.tool_calls ?? []).map((c) => ({ id: c.id, type: 'function', function: c.function })),
     finishReason: choice.finish_reason ?? null,
-    ...(parsed.data.usage ? { usage: { promptTokens: parsed.data.usage.prompt_tokens, completionTokens: parsed.data.usage.completion_tokens } } : {}),
+    ...(parsed.data.usage ? {
+      usage: {
+        promptTokens: parsed.data.usage.prompt_tokens, completionTokens: parsed.data.usage.completion_tokens,
+        cachedPromptTokens: Math.min(parsed.data.usage.prompt_tokens_details?.cached_tokens ?? 0, parsed.data.usage.prompt_tokens),
+      },
+    } : {}),
   };
 }
 

@@ -8,9 +8,12 @@
  * An abort signal reaches the socket: aborting a request in flight destroys its connection at
  * once (HTTP/1.1 has no other way to cancel), so a cancelled step does not leave a request
  * running behind it.
+ *
+ * One piece (over 300 lines): the address policy, the connector, redirects and abort handling guard
+ * the same sockets; split, a path around the policy would be easy to add by mistake.
  */
 import { context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { tracer } from '../observability/tracing';
+import { tracer, tracingOn } from '../observability/tracing';
 import type { Readable } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
@@ -183,6 +186,8 @@ function isReadable(body: HttpRequestOptions['body']): body is Readable {
  * outbound calls can carry credentials.
  */
 async function traced<T extends { statusCode: number }>(hop: { url: URL; method: string }, exchange: (traceHeaders: Record<string, string>) => Promise<T>): Promise<T> {
+  // tracing off: no span, no context, nothing to inject (a proxied tool call pays this on every request)
+  if (!tracingOn()) return exchange({});
   return tracer().startActiveSpan(`HTTP ${hop.method}`, {
     kind: SpanKind.CLIENT,
     attributes: { 'http.request.method': hop.method, 'server.address': hop.url.hostname, 'server.port': Number(hop.url.port || (hop.url.protocol === 'https:' ? 443 : 80)), 'url.scheme': hop.url.protocol.replace(':', '') },
@@ -246,12 +251,29 @@ async function send(req: HttpRequestOptions, signal: AbortSignal, bodyTimeoutMs:
   }
 }
 
-/** A timer that aborts with an OutboundTimeoutError, joined with the caller's signal. */
-function deadline(req: HttpRequestOptions): { signal: AbortSignal; timedOut(): boolean; clear(): void } {
-  const timer = new AbortController();
-  const handle = setTimeout(() => timer.abort(new OutboundTimeoutError(req.timeoutMs)), req.timeoutMs);
-  const signal = req.signal === undefined ? timer.signal : AbortSignal.any([req.signal, timer.signal]);
-  return { signal, timedOut: () => timer.signal.aborted, clear: () => clearTimeout(handle) };
+/**
+ * A signal that aborts with an OutboundTimeoutError when the timer fires, or with the caller's
+ * reason when the caller's signal aborts. One controller and a listener on the caller's signal, not
+ * AbortSignal.any (a composite signal per request, followed until it is collected): `clear` stops
+ * the timer, `untie` lets go of the caller's signal once the exchange is over.
+ */
+function deadline(req: HttpRequestOptions): { signal: AbortSignal; timedOut(): boolean; clear(): void; untie(): void } {
+  const controller = new AbortController();
+  let timedOut = false;
+  const handle = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new OutboundTimeoutError(req.timeoutMs));
+  }, req.timeoutMs);
+  const outer = req.signal;
+  let untie = (): void => undefined;
+  if (outer?.aborted) {
+    controller.abort(outer.reason);
+  } else if (outer) {
+    const onAbort = (): void => controller.abort(outer.reason);
+    outer.addEventListener('abort', onAbort, { once: true });
+    untie = () => outer.removeEventListener('abort', onAbort);
+  }
+  return { signal: controller.signal, timedOut: () => timedOut, clear: () => clearTimeout(handle), untie };
 }
 
 function isUndiciTimeout(error: unknown): boolean {
@@ -270,6 +292,7 @@ export async function httpStream(req: HttpRequestOptions): Promise<StreamedRespo
   try {
     final = await send(req, until.signal, req.timeoutMs);
   } catch (error) {
+    until.untie();
     if (until.timedOut()) throw new OutboundTimeoutError(req.timeoutMs);
     throw error;
   } finally {
@@ -279,8 +302,9 @@ export async function httpStream(req: HttpRequestOptions): Promise<StreamedRespo
   // A pass-through so that an idle gap surfaces as OutboundTimeoutError, like every other timeout here.
   const body = new PassThrough();
   source.on('error', (error) => body.destroy(isUndiciTimeout(error) ? new OutboundTimeoutError(req.timeoutMs) : error));
-  // a caller that stops reading early releases the connection
+  // a caller that stops reading early releases the connection; the caller's signal matters until then
   body.on('close', () => {
+    until.untie();
     if (!source.readableEnded) source.destroy();
   });
   source.pipe(body, { end: false });
@@ -325,5 +349,6 @@ export async function httpRequest(req: HttpRequestOptions & { maxResponseBytes: 
     throw error;
   } finally {
     until.clear();
+    until.untie();
   }
 }

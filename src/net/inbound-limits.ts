@@ -65,7 +65,7 @@ export function createInboundServer(limits: InboundLimits, log: Logger): http.Se
  */
 function limitConnectionsPerAddress(server: http.Server, max: number, warn: ThrottledWarning): void {
   const open = new Map<string, number>();
-  const parse = server.listeners('connection') as ((socket: Socket) => void)[];
+  const parse = server.listeners('connection');
   if (parse.length === 0) throw new Error('http.Server has no connection listener to put the per-address limit in front of');
   server.removeAllListeners('connection');
   const refusal = rawAnswer('429 Too Many Requests', 'too_many_connections',

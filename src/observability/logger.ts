@@ -2,6 +2,8 @@
  * A small structured logger: one JSON object per line on stderr. Fields whose names look secret
  * are redacted, so a careless call cannot leak a key or token into the log.
  */
+import { isRecord } from '../common/narrow';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, unknown>;
 
@@ -22,7 +24,7 @@ export function redact(fields: LogFields, depth = 0): LogFields {
   for (const [name, value] of Object.entries(fields)) {
     if (SECRET_FIELD.test(name) && !/Id$/.test(name)) out[name] = '[redacted]';
     else if (value instanceof Error) out[name] = { name: value.name, message: value.message, stack: value.stack };
-    else if (value !== null && typeof value === 'object' && !Array.isArray(value) && depth < 5) out[name] = redact(value as LogFields, depth + 1);
+    else if (isRecord(value) && depth < 5) out[name] = redact(value, depth + 1);
     else out[name] = value;
   }
   return out;

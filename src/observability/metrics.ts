@@ -2,7 +2,8 @@
  * flowgate's Prometheus metrics (prom-client), one registry per instance so that several
  * instances in one process (the tests) count apart. The gateway records HTTP requests and
  * synchronous answers, the tool dispatcher records tool calls, and the worker records runs and
- * waiting approvals through the `flowgateMetrics` sink (workflows/run/metrics-interceptors.ts).
+ * waiting approvals through the `flowgateMetrics` sink (workflows/run/metrics-interceptors.ts);
+ * the worker's agent model activity records tokens and cost of each model call (`agentUsage`).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { InjectedSinks } from '@temporalio/worker';
@@ -24,6 +25,9 @@ export class FlowgateMetrics {
   private readonly runsEnded: Counter<'workflow' | 'status'>;
   private readonly toolCalls: Counter<'server' | 'tool' | 'outcome'>;
   private readonly toolDuration: Histogram<'server' | 'tool' | 'outcome'>;
+  private readonly agentTokens: Counter<'org' | 'agent' | 'model' | 'kind'>;
+  private readonly agentCost: Counter<'org' | 'agent' | 'model'>;
+  private readonly auditRecords: Counter<'result'>;
   /** `runId/stepIndex` of the approval steps waiting in runs this process's worker hosts */
   private readonly waitingApprovals = new Set<string>();
 
@@ -61,6 +65,18 @@ export class FlowgateMetrics {
       name: 'flowgate_tool_call_duration_seconds', help: 'Time a tool call took, by server, tool and outcome',
       labelNames: ['server', 'tool', 'outcome'], buckets: TOOL_BUCKETS, registers,
     });
+    this.agentTokens = new Counter({
+      name: 'flowgate_agent_tokens_total', help: 'Tokens of agents\' model calls made on this process\'s worker, by organization, agent, model and kind (prompt, completion, cached_prompt: the part of prompt served from the provider\'s cache)',
+      labelNames: ['org', 'agent', 'model', 'kind'], registers,
+    });
+    this.agentCost = new Counter({
+      name: 'flowgate_agent_cost_usd_total', help: 'Cost in USD of agents\' model calls made on this process\'s worker at FLOWGATE_MODEL_PRICES, by organization, agent and model (models without a price add nothing)',
+      labelNames: ['org', 'agent', 'model'], registers,
+    });
+    this.auditRecords = new Counter({
+      name: 'flowgate_audit_records_total', help: 'Audit records: written to the registry, or failed (then logged at error level instead)',
+      labelNames: ['result'], registers,
+    });
     const waiting = this.waitingApprovals;
     new Gauge({
       name: 'flowgate_approvals_pending', help: 'Approval steps waiting for a decision that started waiting on this process\'s worker',
@@ -90,6 +106,19 @@ export class FlowgateMetrics {
     const labels = { server, tool, outcome };
     this.toolCalls.inc(labels);
     this.toolDuration.observe(labels, seconds);
+  }
+
+  /** One model call of an agent: its tokens by kind, and its cost when the model has a price. */
+  agentUsage(call: { orgId: string; agentId: string; model: string; promptTokens: number; completionTokens: number; cachedPromptTokens: number; costNanoUsd: number | null }): void {
+    const labels = { org: call.orgId, agent: call.agentId, model: call.model };
+    this.agentTokens.inc({ ...labels, kind: 'prompt' }, call.promptTokens);
+    this.agentTokens.inc({ ...labels, kind: 'completion' }, call.completionTokens);
+    this.agentTokens.inc({ ...labels, kind: 'cached_prompt' }, call.cachedPromptTokens);
+    this.agentCost.inc(labels, call.costNanoUsd === null ? 0 : call.costNanoUsd / 1e9);
+  }
+
+  auditRecord(written: boolean): void {
+    this.auditRecords.inc({ result: written ? 'written' : 'failed' });
   }
 
   /** A stopped worker hosts no runs: its waiting approvals are someone else's to count. */

@@ -4,10 +4,11 @@
  * indistinguishable from a missing one.
  */
 import type { Kysely, Selectable } from 'kysely';
-import type { AgentLimits, AgentModel, AgentRecord, AgentServer, AgentWorkflow, ArtifactRecord, ChatRecord, CreateAgentInput } from '../agents/records';
-import { DEFAULT_LIMITS } from '../agents/records';
+import type { AgentModel, AgentRecord, AgentServer, AgentWorkflow, ArtifactRecord, ChatRecord, CreateAgentInput } from '../agents/records';
+import { DEFAULT_LIMITS, type AgentLimits } from './agent-limits';
 import { newId } from '../crypto/secrets';
 import type { AgentChatsTable, AgentsTable, Database } from './db';
+import { fromJson } from './store-support';
 
 /** An agent's fields as stored: the create input with defaults applied. */
 export type AgentFields = Omit<AgentRecord, 'id' | 'orgId' | 'createdAt' | 'updatedAt'>;
@@ -16,6 +17,7 @@ export function agentFields(input: CreateAgentInput): AgentFields {
   return {
     name: input.name, description: input.description, instructions: input.instructions, outputSchema: input.outputSchema ?? null,
     servers: input.servers, workflows: input.workflows, model: input.model ?? {}, limits: { ...DEFAULT_LIMITS, ...input.limits },
+    priority: input.priority ?? null,
   };
 }
 
@@ -102,7 +104,7 @@ function toRow(fields: AgentFields & { updatedAt: string }): Omit<AgentsTable, '
     name: fields.name, description: fields.description, instructions: fields.instructions,
     output_schema: fields.outputSchema === null ? null : JSON.stringify(fields.outputSchema),
     servers: JSON.stringify(fields.servers), workflows: JSON.stringify(fields.workflows), model: JSON.stringify(fields.model),
-    limits: JSON.stringify(fields.limits), updated_at: fields.updatedAt,
+    limits: JSON.stringify(fields.limits), priority: fields.priority, updated_at: fields.updatedAt,
   };
 }
 
@@ -110,9 +112,10 @@ function toRow(fields: AgentFields & { updatedAt: string }): Omit<AgentsTable, '
 function toAgent(row: Selectable<AgentsTable>): AgentRecord {
   return {
     id: row.id, orgId: row.org_id, name: row.name, description: row.description, instructions: row.instructions,
-    outputSchema: row.output_schema === null ? null : JSON.parse(row.output_schema) as Record<string, unknown>,
-    servers: JSON.parse(row.servers) as AgentServer[], workflows: JSON.parse(row.workflows) as AgentWorkflow[],
-    model: JSON.parse(row.model) as AgentModel, limits: { ...DEFAULT_LIMITS, ...(JSON.parse(row.limits) as Partial<AgentLimits>) },
+    outputSchema: row.output_schema === null ? null : fromJson<Record<string, unknown>>(row.output_schema),
+    servers: fromJson<AgentServer[]>(row.servers), workflows: fromJson<AgentWorkflow[]>(row.workflows),
+    model: fromJson<AgentModel>(row.model), limits: { ...DEFAULT_LIMITS, ...fromJson<Partial<AgentLimits>>(row.limits) },
+    priority: row.priority ?? null,
     createdAt: row.created_at, updatedAt: row.updated_at,
   };
 }

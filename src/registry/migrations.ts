@@ -3,8 +3,12 @@
  * Each migration must run unchanged on SQLite and PostgreSQL: only text and integer columns,
  * JSON as text, timestamps as ISO-8601 text, booleans as integer 0/1. Never edit a migration that
  * has shipped; add a new one (names sort in the order they run).
+ *
+ * One piece (over 300 lines): the migrations are an ordered list that only grows; one file keeps
+ * their order visible and a shipped one untouched.
  */
-import { Kysely, sql } from 'kysely';
+import type { Kysely} from 'kysely';
+import { sql } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely/migration';
 import type { Database } from './db';
 
@@ -264,6 +268,258 @@ const finishedRunsAge: Migration = {
   },
 };
 
+/**
+ * Token usage and budgets of agents (issue 36): each model call, each organization's month totals,
+ * and organizations' monthly budgets. Token counts and nano-USD are bigint (int8 on PostgreSQL).
+ */
+const agentUsage: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('agent_usage_calls')
+      .addColumn('invocation_id', 'text', (c) => c.notNull())
+      .addColumn('turn', 'integer', (c) => c.notNull())
+      .addColumn('attempt', 'integer', (c) => c.notNull())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('agent_id', 'text', (c) => c.notNull())
+      .addColumn('month', 'text', (c) => c.notNull())
+      .addColumn('model', 'text', (c) => c.notNull())
+      .addColumn('prompt_tokens', 'bigint', (c) => c.notNull())
+      .addColumn('completion_tokens', 'bigint', (c) => c.notNull())
+      .addColumn('cached_prompt_tokens', 'bigint', (c) => c.notNull())
+      .addColumn('cost_nano_usd', 'bigint')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('agent_usage_calls_pk', ['invocation_id', 'turn', 'attempt'])
+      .execute();
+    await db.schema.createIndex('agent_usage_calls_org_month_idx').on('agent_usage_calls').columns(['org_id', 'month']).execute();
+    await db.schema.createTable('org_usage_months')
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('month', 'text', (c) => c.notNull())
+      .addColumn('tokens', 'bigint', (c) => c.notNull())
+      .addColumn('cost_nano_usd', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('org_usage_months_pk', ['org_id', 'month'])
+      .execute();
+    await db.schema.createTable('org_budgets')
+      .addColumn('org_id', 'text', (c) => c.primaryKey().references('orgs.id').onDelete('cascade'))
+      .addColumn('monthly_max_tokens', 'bigint')
+      .addColumn('monthly_max_cost_nano_usd', 'bigint')
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropTable('org_budgets').ifExists().execute();
+    await db.schema.dropTable('org_usage_months').ifExists().execute();
+    await db.schema.dropIndex('agent_usage_calls_org_month_idx').ifExists().execute();
+    await db.schema.dropTable('agent_usage_calls').ifExists().execute();
+  },
+};
+
+/** The Temporal priority key (1..5) a trigger or an agent may set (src/common/priority.ts); null: the default. */
+const priorities: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('triggers').addColumn('priority', 'integer').execute();
+    await db.schema.alterTable('agents').addColumn('priority', 'integer').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('agents').dropColumn('priority').execute();
+    await db.schema.alterTable('triggers').dropColumn('priority').execute();
+  },
+};
+
+/**
+ * The audit trail (issue 35, docs/audit.md): append-only, no foreign key (a record outlives what
+ * it names), read per organization newest first by id (ids sort by time), pruned by time.
+ */
+const auditRecords: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('audit_records')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull())
+      .addColumn('at', 'text', (c) => c.notNull())
+      .addColumn('actor', 'text', (c) => c.notNull())
+      .addColumn('actor_name', 'text')
+      .addColumn('credential_kind', 'text', (c) => c.notNull())
+      .addColumn('credential_id', 'text', (c) => c.notNull())
+      .addColumn('action', 'text', (c) => c.notNull())
+      .addColumn('target_type', 'text')
+      .addColumn('target_id', 'text')
+      .addColumn('outcome', 'text', (c) => c.notNull())
+      .addColumn('status', 'integer', (c) => c.notNull())
+      .addColumn('source_ip', 'text')
+      .addColumn('user_agent', 'text')
+      .addColumn('request_id', 'text')
+      .addColumn('details', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('audit_records_org_id_idx').on('audit_records').columns(['org_id', 'id']).execute();
+    await db.schema.createIndex('audit_records_at_idx').on('audit_records').column('at').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropTable('audit_records').ifExists().execute();
+  },
+};
+
+/** A trigger's concurrency limit (issue 36): JSON {limit, mode?}, null for none. */
+const triggerConcurrency: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('triggers').addColumn('concurrency', 'text').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('triggers').dropColumn('concurrency').execute();
+  },
+};
+
+/** Console sessions (hashed IDs, tied to the admin token they signed in with) and triggers' hosted forms (issue 33). */
+const consoleAndForms: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('console_sessions')
+      .addColumn('id_hash', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('token_hash', 'text', (c) => c.notNull())
+      .addColumn('csrf_token', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('expires_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('console_sessions_expires_at_idx').on('console_sessions').column('expires_at').execute();
+    await db.schema.createTable('trigger_forms')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('trigger_id', 'text', (c) => c.notNull().references('triggers.id').onDelete('cascade'))
+      .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+      .addColumn('wait', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('revoked_at', 'text')
+      .execute();
+    await db.schema.createIndex('trigger_forms_trigger_id_idx').on('trigger_forms').column('trigger_id').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropTable('trigger_forms').ifExists().execute();
+    await db.schema.dropTable('console_sessions').ifExists().execute();
+  },
+};
+
+/** People of an organization with a role, their personal access tokens, and the organization's OpenID Connect provider (issue 34). */
+const members: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('members')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('email', 'text', (c) => c.notNull())
+      .addColumn('name', 'text')
+      .addColumn('role', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addUniqueConstraint('members_org_email_unique', ['org_id', 'email'])
+      .execute();
+    await db.schema.createTable('member_tokens')
+      .addColumn('token_hash', 'text', (c) => c.primaryKey())
+      .addColumn('member_id', 'text', (c) => c.notNull().references('members.id').onDelete('cascade'))
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('member_tokens_member_id_idx').on('member_tokens').column('member_id').execute();
+    await db.schema.createTable('identity_providers')
+      .addColumn('org_id', 'text', (c) => c.primaryKey().references('orgs.id').onDelete('cascade'))
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('issuer', 'text', (c) => c.notNull())
+      .addColumn('client_id', 'text', (c) => c.notNull())
+      .addColumn('client_secret', 'text', (c) => c.notNull())
+      .addColumn('role_rules', 'text', (c) => c.notNull())
+      .addColumn('default_role', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+    // a console session opened by a member's sign-in names the member (an admin token's names none)
+    await db.schema.alterTable('console_sessions').addColumn('member_id', 'text').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('console_sessions').dropColumn('member_id').execute();
+    for (const table of ['identity_providers', 'member_tokens', 'members']) await db.schema.dropTable(table).ifExists().execute();
+  },
+};
+
+/** The tool gateway's OAuth authorization server (issue 34): dynamically registered clients, codes, grants, tokens (all secrets hashed). */
+const mcpOAuth: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('oauth_clients')
+      .addColumn('client_id', 'text', (c) => c.primaryKey())
+      .addColumn('client_name', 'text')
+      .addColumn('redirect_uris', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createTable('oauth_codes')
+      .addColumn('code_hash', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('client_id', 'text', (c) => c.notNull())
+      .addColumn('redirect_uri', 'text', (c) => c.notNull())
+      .addColumn('resource', 'text', (c) => c.notNull())
+      .addColumn('scope', 'text')
+      .addColumn('code_challenge', 'text', (c) => c.notNull())
+      .addColumn('subject', 'text', (c) => c.notNull())
+      .addColumn('admin_token_hash', 'text')
+      .addColumn('expires_at', 'text', (c) => c.notNull())
+      .addColumn('used_at', 'text')
+      .addColumn('grant_id', 'text')
+      .execute();
+    await db.schema.createIndex('oauth_codes_expires_at_idx').on('oauth_codes').column('expires_at').execute();
+    await db.schema.createTable('oauth_grants')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('client_id', 'text', (c) => c.notNull())
+      .addColumn('resource', 'text', (c) => c.notNull())
+      .addColumn('scope', 'text')
+      .addColumn('subject', 'text', (c) => c.notNull())
+      .addColumn('admin_token_hash', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('revoked_at', 'text')
+      .execute();
+    await db.schema.createTable('oauth_tokens')
+      .addColumn('token_hash', 'text', (c) => c.primaryKey())
+      .addColumn('grant_id', 'text', (c) => c.notNull().references('oauth_grants.id').onDelete('cascade'))
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('expires_at', 'text', (c) => c.notNull())
+      .addColumn('used_at', 'text')
+      .execute();
+    await db.schema.createIndex('oauth_tokens_grant_id_idx').on('oauth_tokens').column('grant_id').execute();
+    await db.schema.createIndex('oauth_tokens_expires_at_idx').on('oauth_tokens').column('expires_at').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropTable('oauth_tokens').ifExists().execute();
+    await db.schema.dropTable('oauth_grants').ifExists().execute();
+    await db.schema.dropTable('oauth_codes').ifExists().execute();
+    await db.schema.dropTable('oauth_clients').ifExists().execute();
+  },
+};
+
+/** OAuth grants of members signed in through the organization's identity provider (issue 34): who, so their current role applies. */
+const oauthMembers: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('oauth_codes').addColumn('member_id', 'text').execute();
+    await db.schema.alterTable('oauth_grants').addColumn('member_id', 'text').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('oauth_grants').dropColumn('member_id').execute();
+    await db.schema.alterTable('oauth_codes').dropColumn('member_id').execute();
+  },
+};
+
+/** An API key limited to a role (issue 34; docs/people-and-roles.md "API keys with a role"): null is the key's full reach. */
+const apiKeyRoles: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('api_keys').addColumn('role', 'text').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('api_keys').dropColumn('role').execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
@@ -274,6 +530,15 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0007-trigger-state-webhooks': triggerStateAndWebhooks,
   '0008-trigger-schedules': triggerSchedules,
   '0009-finished-runs-age': finishedRunsAge,
+  '0010-agent-usage': agentUsage,
+  '0011-priorities': priorities,
+  '0012-audit-records': auditRecords,
+  '0013-trigger-concurrency': triggerConcurrency,
+  '0014-console-sessions-forms': consoleAndForms,
+  '0015-members': members,
+  '0016-mcp-oauth': mcpOAuth,
+  '0017-oauth-members': oauthMembers,
+  '0018-api-key-roles': apiKeyRoles,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

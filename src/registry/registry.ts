@@ -12,11 +12,17 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { ApiKeyStore } from './api-keys';
+import { AuditStore } from './audit-records';
 import { ConnectionStore } from './connections';
+import { ConsoleSessionStore } from './console-sessions';
+import { TriggerFormStore } from './trigger-forms';
 import { FinishedRunStore } from './finished-runs';
 import { createDb, type Database, type DatabaseConfig } from './db';
 import { AgentStore } from './agents';
+import { AgentUsageStore } from './agent-usage';
+import { MemberStore } from './members';
 import { migrateToLatest } from './migrations';
+import { OAuthStore } from './oauth';
 import { OrgStore } from './orgs';
 import { ToolServerStore } from './tool-servers';
 import { TriggerScheduleStore } from './trigger-schedules';
@@ -53,6 +59,18 @@ export class Registry {
   readonly toolServers: ToolServerStore;
   /** each organization's completion-callback signing secret (sealed) */
   readonly webhookSecrets: WebhookSecretStore;
+  /** agents' token usage and cost per call and per organization and month, and monthly budgets */
+  readonly agentUsage: AgentUsageStore;
+  /** the audit trail: appended, read newest first, pruned by the retention sweep */
+  readonly audit: AuditStore;
+  /** console sign-ins (hashed session IDs) */
+  readonly consoleSessions: ConsoleSessionStore;
+  /** triggers' hosted form URLs (hashed) */
+  readonly triggerForms: TriggerFormStore;
+  /** the tool gateway's OAuth clients, codes, grants and tokens (hashed) */
+  readonly oauth: OAuthStore;
+  /** people with a role, their personal access tokens (hashed) and the organization's identity provider */
+  readonly members: MemberStore;
 
   constructor(private readonly db: Kysely<Database>) {
     this.orgs = new OrgStore(db);
@@ -65,6 +83,12 @@ export class Registry {
     this.agents = new AgentStore(db);
     this.toolServers = new ToolServerStore(db);
     this.webhookSecrets = new WebhookSecretStore(db);
+    this.agentUsage = new AgentUsageStore(db);
+    this.audit = new AuditStore(db);
+    this.consoleSessions = new ConsoleSessionStore(db);
+    this.triggerForms = new TriggerFormStore(db);
+    this.oauth = new OAuthStore(db);
+    this.members = new MemberStore(db);
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,7 @@
  * open unchanged (test/registry/registry.test.ts opens one).
  */
 import type * as NodeSqlite from 'node:sqlite';
+import { errorCode, fieldOf } from '../common/narrow';
 
 /** Node 22 announces `node:sqlite` as experimental on first load; 24 and 26 do not. */
 const EXPERIMENTAL_WARNING = /SQLite is an experimental feature/;
@@ -22,11 +23,12 @@ function loadNodeSqlite(): typeof NodeSqlite {
   const emitWarning = process.emitWarning;
   process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]): void {
     if (EXPERIMENTAL_WARNING.test(typeof warning === 'string' ? warning : warning.message)) return;
-    (emitWarning as (...args: unknown[]) => void).call(this, warning, ...rest);
-  } as typeof process.emitWarning;
+    Reflect.apply(emitWarning, this, [warning, ...rest]);
+  };
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require('node:sqlite') as typeof NodeSqlite;
+    const sqlite: typeof NodeSqlite = require('node:sqlite');
+    return sqlite;
   } finally {
     process.emitWarning = emitWarning;
   }
@@ -64,8 +66,8 @@ export class SqliteError extends Error {
 
 /** SQLite's own failures (node:sqlite's ERR_SQLITE_ERROR) as SqliteError; anything else as it is. */
 function translated(error: unknown): unknown {
-  if (!(error instanceof Error) || (error as NodeJS.ErrnoException).code !== 'ERR_SQLITE_ERROR') return error;
-  const errcode = (error as Error & { errcode?: unknown }).errcode;
+  if (!(error instanceof Error) || errorCode(error) !== 'ERR_SQLITE_ERROR') return error;
+  const errcode = fieldOf(error, 'errcode');
   if (typeof errcode !== 'number') return error;
   const code = RESULT_CODES.get(errcode) ?? RESULT_CODES.get(errcode & 0xff) ?? `SQLITE_${errcode}`;
   return new SqliteError(error.message, code, errcode, { cause: error });
@@ -80,8 +82,8 @@ function sqliteCall<T>(call: () => T): T {
 }
 
 /** node:sqlite's rows have no prototype; the registry's callers (and deepEqual in tests) expect plain objects. */
-function plain(row: unknown): Record<string, unknown> {
-  return { ...(row as Record<string, unknown>) };
+function plain(row: Record<string, unknown>): Record<string, unknown> {
+  return { ...row };
 }
 
 type Parameters = ReadonlyArray<unknown>;
@@ -108,6 +110,7 @@ export interface SqliteOpenOptions {
 }
 
 function statement(prepared: NodeSqlite.StatementSync): SqliteStatement {
+  // Kysely types its parameters `unknown`; node:sqlite refuses a value it cannot bind itself.
   const bind = (parameters: Parameters | undefined) => (parameters ?? []) as NodeSqlite.SQLInputValue[];
   return {
     reader: prepared.columns().length > 0,

@@ -3,6 +3,7 @@
  * timestamps and JSON columns are written and read (see db.ts for the column conventions).
  */
 import { dbErrorCode } from './db';
+import { ownJson } from '../common/narrow';
 
 export type RegistryErrorCode = 'NOT_FOUND' | 'NOT_PUBLISHED' | 'INVALID' | 'CONFLICT';
 
@@ -45,9 +46,7 @@ export async function withOrgCheck<T>(orgId: string, write: () => Promise<T>): P
  * are read back without re-validation; re-parsing with today's schema could also reject versions
  * published under an older one, and published versions must stay readable.
  */
-export function fromJson<T>(text: string): T {
-  return JSON.parse(text) as T;
-}
+export const fromJson: <T>(text: string) => T = ownJson;
 
 export function nowIso(): string {
   return new Date().toISOString();

@@ -17,6 +17,12 @@ export interface TriggerTool {
   description: string;
 }
 
+/** At most `limit` runs of the trigger in progress; `newest-wins` (limit 1): a new run supersedes the others. */
+export interface TriggerConcurrency {
+  limit: number;
+  mode?: 'queue' | 'newest-wins';
+}
+
 export interface TriggerRecord {
   id: string;
   orgId: string;
@@ -29,6 +35,10 @@ export interface TriggerRecord {
   disabledAt: string | null;
   /** completion callback URL of the runs it starts (a call may name its own) */
   callbackUrl: string | null;
+  /** Temporal priority key (1 first .. 5 last) of the runs it starts; null: the default (src/common/priority.ts) */
+  priority: number | null;
+  /** the limit on its runs in progress; null: none (but the organization's) */
+  concurrency: TriggerConcurrency | null;
 }
 
 export interface CreateTriggerInput {
@@ -37,6 +47,8 @@ export interface CreateTriggerInput {
   designatedOutput?: DesignatedOutput | null;
   tool?: TriggerTool | null;
   callbackUrl?: string | null;
+  priority?: number | null;
+  concurrency?: TriggerConcurrency | null;
   /** written with the trigger, in the same transaction */
   schedule?: ScheduleWrite;
 }
@@ -72,13 +84,15 @@ export class TriggerStore {
     }
     const trigger: TriggerRecord = {
       id: newId('trg'), orgId, workflowId: input.workflowId, name: input.name ?? null, designatedOutput: output, tool, createdAt: nowIso(),
-      disabledAt: null, callbackUrl: input.callbackUrl ?? null,
+      disabledAt: null, callbackUrl: input.callbackUrl ?? null, priority: input.priority ?? null, concurrency: input.concurrency ?? null,
     };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('triggers').values({
         id: trigger.id, org_id: orgId, workflow_id: trigger.workflowId, name: trigger.name,
         designated_output: output && JSON.stringify(output), created_at: trigger.createdAt,
         tool_name: tool?.name ?? null, tool_description: tool?.description ?? null, disabled_at: null, callback_url: trigger.callbackUrl,
+        priority: trigger.priority,
+        concurrency: trigger.concurrency && JSON.stringify(trigger.concurrency),
       }).execute();
       if (input.schedule) {
         await trx.insertInto('trigger_schedules').values({
@@ -169,5 +183,7 @@ function toTriggerRecord(row: Selectable<TriggersTable>): TriggerRecord {
     createdAt: row.created_at,
     disabledAt: row.disabled_at,
     callbackUrl: row.callback_url,
+    priority: row.priority ?? null,
+    concurrency: row.concurrency === null || row.concurrency === undefined ? null : fromJson<TriggerConcurrency>(row.concurrency),
   };
 }

@@ -7,6 +7,7 @@ import type { WorkflowDefinition } from '../common/definition';
 import { newId } from '../crypto/secrets';
 import { dbErrorCode, type Database, type WorkflowVersionsTable } from './db';
 import { CONFLICT_CODES, fromJson, nowIso, RegistryError, withOrgCheck } from './store-support';
+import { fieldOf } from '../common/narrow';
 
 export interface WorkflowRecord {
   id: string;
@@ -212,7 +213,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
     const sorted: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
+    for (const k of Object.keys(v).sort()) sorted[k] = fieldOf(v, k);
     return sorted;
   });
 }

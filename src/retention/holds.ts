@@ -8,6 +8,7 @@
  */
 import type { BlobStore } from '../blobs/blob-store';
 import { CALL_FILES_MS } from './policy';
+import { ownJson } from '../common/narrow';
 
 export const HOLDS_PREFIX = 'holds/';
 
@@ -43,7 +44,7 @@ export async function currentHolds(blobs: BlobStore, now: Date): Promise<Map<str
     if (!data) continue;
     let hold: Hold;
     try {
-      hold = JSON.parse(data.toString('utf8')) as Hold;
+      hold = ownJson<Hold>(data.toString('utf8'));
     } catch {
       continue;
     }

@@ -6,6 +6,8 @@
  * off (FLOWGATE_RETENTION=off), start-up deletes the schedule instead.
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { WORKFLOW_TYPES } from '../common/workflow-contracts';
+import { ENGINE_LEVEL } from '../common/run-types';
 import type { Logger } from '../observability/logger';
 
 export function retentionScheduleId(taskQueue: string): string {
@@ -32,10 +34,11 @@ export async function ensureRetentionSchedule(client: Client, options: { taskQue
       spec: { intervals: [{ every: SWEEP_EVERY }] },
       action: {
         type: 'startWorkflow',
-        workflowType: 'retentionSweep',
+        workflowType: WORKFLOW_TYPES.retentionSweep,
         workflowId: scheduleId,
         taskQueue: options.taskQueue,
-        args: [{}],
+        // existing schedules keep theirs (`{}`): their sweeps run unlabelled
+        args: [{ engine: ENGINE_LEVEL }],
         workflowExecutionTimeout: '2 hours',
         staticSummary: 'flowgate retention sweep: deletes expired attachments, stored inputs, step files and finished-run rows',
       },

@@ -1,10 +1,11 @@
 /**
  * The retention sweep's work (run by the sweep workflow's activities, activities/retention.ts):
  * delete the blobs whose period is over, incomplete uploads older than a day, and finished-run rows
- * older than their period. Every step is idempotent (deleting what is gone is no error), so
+ * older than their period, and audit records older than theirs. Every step is idempotent (deleting what is gone is no error), so
  * a retried activity, or two sweeps of two installations' replicas at once, do no harm.
  */
 import type { BlobStore } from '../blobs/blob-store';
+import type { AuditStore } from '../registry/audit-records';
 import type { FinishedRunStore } from '../registry/finished-runs';
 import { currentHolds } from './holds';
 import { CALL_FILES_MS, DAY_MS, retentionGroup, retentionMs, SWEPT_PREFIXES, type RetentionSettings } from './policy';
@@ -66,14 +67,31 @@ export async function sweepBlobs(blobs: BlobStore, settings: RetentionSettings, 
   return report;
 }
 
-/** Deletes finished_runs rows older than the period; returns how many. */
-export async function sweepFinishedRuns(store: FinishedRunStore, finishedRunsDays: number, now: Date, progress: () => void = () => undefined): Promise<number> {
-  const cutoff = new Date(now.getTime() - finishedRunsDays * DAY_MS).toISOString();
+/** A registry table that removes its rows older than an instant, a batch at a time. */
+interface AgedRows {
+  removeOlderThan(cutoff: string, limit: number): Promise<number>;
+}
+
+const DELETE_BATCH = 1000;
+
+/** Deletes `rows` older than `days` before `now`, a batch at a time (a heartbeat after each); returns how many. */
+async function removeAged(rows: AgedRows, days: number, now: Date, progress: () => void): Promise<number> {
+  const cutoff = new Date(now.getTime() - days * DAY_MS).toISOString();
   let removed = 0;
   for (;;) {
-    const batch = await store.removeOlderThan(cutoff, 1000);
+    const batch = await rows.removeOlderThan(cutoff, DELETE_BATCH);
     removed += batch;
     progress();
-    if (batch < 1000) return removed;
+    if (batch < DELETE_BATCH) return removed;
   }
+}
+
+/** Deletes finished_runs rows older than the period; returns how many. */
+export function sweepFinishedRuns(store: FinishedRunStore, finishedRunsDays: number, now: Date, progress: () => void = () => undefined): Promise<number> {
+  return removeAged(store, finishedRunsDays, now, progress);
+}
+
+/** Deletes audit records older than the period (FLOWGATE_AUDIT_RETENTION_DAYS); returns how many. */
+export function sweepAuditRecords(store: AuditStore, auditDays: number, now: Date, progress: () => void = () => undefined): Promise<number> {
+  return removeAged(store, auditDays, now, progress);
 }

@@ -8,7 +8,7 @@
 import { LruCache } from '../common/lru-cache';
 import type { Logger } from '../observability/logger';
 import type { FinishedRunStore } from '../registry';
-import type { RunView } from './run-service';
+import type { RunView } from './run-view';
 
 export const FINISHED_RUNS_IN_MEMORY = 5_000;
 

@@ -10,6 +10,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { linearRegExp } from '../documents/linear-regexp';
 import { MAX_COMPILED_SCHEMA_DEPTH, schemaDepthExceeds } from '../documents/resolved-shape';
+import { messageOf } from '../common/narrow';
 
 const CACHE_SIZE = 500;
 const MAX_REPORTED = 10;
@@ -46,9 +47,10 @@ function compiled(cacheKey: string, schema: Record<string, unknown>, coerce: boo
   try {
     entry = { validate: compile(schema, coerce) };
   } catch (err) {
-    entry = { error: (err as Error).message };
+    entry = { error: messageOf(err) };
   }
-  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  const oldest = cache.keys().next();
+  if (cache.size >= CACHE_SIZE && !oldest.done) cache.delete(oldest.value);
   cache.set(key, entry);
   return entry;
 }
@@ -56,7 +58,7 @@ function compiled(cacheKey: string, schema: Record<string, unknown>, coerce: boo
 /** `/a/0/b` → `a[0].b`; the root is `inputs`. */
 function fieldName(error: ErrorObject): string {
   const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-  const params = error.params as Record<string, unknown>;
+  const params: Record<string, unknown> = error.params;
   const extra = error.keyword === 'required' ? params.missingProperty
     : error.keyword === 'additionalProperties' ? params.additionalProperty
       : error.keyword === 'dependentRequired' || error.keyword === 'dependencies' ? params.missingProperty : undefined;
@@ -81,7 +83,7 @@ export function inputSchemaProblem(schema: Record<string, unknown> | undefined):
     compile(schema, false);
     return undefined;
   } catch (err) {
-    return (err as Error).message;
+    return messageOf(err);
   }
 }
 

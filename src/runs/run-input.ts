@@ -8,6 +8,7 @@ import { INLINE_INPUTS_LIMIT } from '../attachments/limits';
 import type { BlobStore } from '../blobs/blob-store';
 import { INPUTS_REF_FIELD, inputsBlobPrefix, type InputsReference } from '../common/inputs-reference';
 import type { RunInput } from '../common/run-types';
+import type { RunSlots } from '../common/slots';
 import type { WorkflowVersion } from '../registry';
 
 /**
@@ -33,6 +34,10 @@ export interface RunInputSource {
   parentRunId?: string;
   chainDepth?: number;
   callbackUrl?: string;
+  /** the trigger's priority (src/common/priority.ts) */
+  priority?: number | null;
+  /** the concurrency limits in force (trigger-service.ts slotsFor) */
+  slots?: RunSlots;
 }
 
 export function runInputFor(source: RunInputSource): Omit<RunInput, 'runId'> {
@@ -50,5 +55,7 @@ export function runInputFor(source: RunInputSource): Omit<RunInput, 'runId'> {
     inputs: source.inputs,
     ...(source.parentRunId ? { parentRunId: source.parentRunId, chainDepth: source.chainDepth ?? 1 } : {}),
     ...(source.callbackUrl ? { callback: { url: source.callbackUrl } } : {}),
+    ...(source.priority ? { priority: source.priority } : {}),
+    ...(source.slots ? { slots: source.slots } : {}),
   };
 }

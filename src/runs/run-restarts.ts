@@ -11,17 +11,17 @@
  * Either is a new run with a new run ID, the earlier run's trigger, starter and callback URL, and
  * `origin: {kind, runId}` naming the earlier run. A refusal is a value with a code.
  */
+import { ATTACHMENT_LINK_TTL_SECONDS } from '../attachments/limits';
 import type { BlobStore } from '../blobs/blob-store';
 import { INPUTS_REF_FIELD, isInputsReference } from '../common/inputs-reference';
 import type { RunInput, StepOutcome } from '../common/run-types';
 import type { Registry, TriggerRecord } from '../registry';
 import { decodeFileKey, type SignedUrlSigner } from '../crypto/signed-urls';
 import { inputsForRun } from './run-input';
-import type { RunService, RunView } from './run-service';
+import type { RunService } from './run-service';
+import type { RunView } from './run-view';
 import type { TriggerService } from './trigger-service';
-
-/** Validity of a re-signed attachment link, as on a trigger call (interface.md 2.2). */
-const ATTACHMENT_LINK_TTL_SECONDS = 24 * 3600;
+import { isRecord, ownJson } from '../common/narrow';
 
 export type RestartRefusalCode = 'NOT_RESUMABLE' | 'WORKFLOW_GONE' | 'VERSION_GONE' | 'INPUTS_GONE' | 'INVALID_INPUTS';
 
@@ -69,7 +69,7 @@ export class RunRestarts {
     // The earlier run's trigger may be gone since; the run still names it, as the earlier one did.
     const trigger: TriggerRecord = (await this.deps.registry.triggers.get(original.triggerId)) ?? {
       id: original.triggerId, orgId: original.orgId, workflowId: original.automationId, name: null, designatedOutput: null, tool: null,
-      createdAt: original.started, disabledAt: null, callbackUrl: null,
+      createdAt: original.started, disabledAt: null, callbackUrl: null, priority: original.priority ?? null, concurrency: null,
     };
     const prepared = await this.deps.triggers.prepare({ trigger, version }, {
       inputs: inputs.inputs, coerce: false, startedBy: original.startedBy, callbackUrl: original.callback?.url ?? '',
@@ -123,11 +123,12 @@ export class RunRestarts {
     if (isInputsReference(inputs)) {
       const stored = await this.deps.blobs.read(inputs[INPUTS_REF_FIELD].key);
       if (!stored) return refusal('INPUTS_GONE', `the stored inputs of run ${original.runId} are no longer kept`);
-      inputs = JSON.parse(stored.toString('utf8')) as RunInput['inputs'];
+      inputs = ownJson<RunInput['inputs']>(stored.toString('utf8'));
     }
     if (inputs === '' || !Array.isArray(inputs.attachments)) return { ok: true, inputs };
     const attachments: unknown[] = [];
-    for (const attachment of inputs.attachments as unknown[]) {
+    const given: unknown[] = inputs.attachments;
+    for (const attachment of given) {
       const refreshed = await this.refreshedAttachment(attachment);
       if (!refreshed.ok) return refreshed;
       attachments.push(refreshed.attachment);
@@ -136,11 +137,11 @@ export class RunRestarts {
   }
 
   private async refreshedAttachment(attachment: unknown): Promise<{ ok: true; attachment: unknown } | RestartRefusal> {
-    const record = attachment as { filename?: unknown; url?: unknown } | null;
-    if (!record || typeof record.url !== 'string') return { ok: true, attachment };
+    if (!isRecord(attachment) || typeof attachment.url !== 'string') return { ok: true, attachment };
+    const record = attachment;
     let url: URL;
     try {
-      url = new URL(record.url);
+      url = new URL(attachment.url);
     } catch {
       return { ok: true, attachment };
     }

@@ -1,70 +1,33 @@
 /**
- * Runs on Temporal: start one (the run ID is the workflow ID), wait for it within a window, and
- * read its state back. Open runs answer through the `state` query; closed runs through their
- * result or failure (no worker needed); describe tells which, and PENDING is a run whose first
- * workflow task has not completed yet.
+ * Runs on Temporal: start one (the run ID is the workflow ID), wait for it within a window, read
+ * its view, decide its approval, cancel it. Reading a view is run-reader.ts (kept views:
+ * finished-run-cache.ts), its callback's state callback-status.ts, run lists run-list.ts, its
+ * start input run-history.ts; this service joins them for the gateway and the tool servers.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
-import { ApplicationFailure, arrayFromPayloads, TimeoutFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
-import type { runAutomation } from '../../workflows';
-import { CallbackState, DecisionRefusal, ENGINE_LEVEL, FailureType, type ApprovalDecision, type CallbackStatus, type StepTransition, type DecisionRequest, type RunInput, type RunState, type RunStatus, type RunSummary, type StepOutcome, type StepState, type WaitingOn } from '../common/run-types';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { startPriority } from '../common/priority';
+import { runDetailsText, runSummaryText } from '../common/run-labels';
+import { DecisionRefusal, ENGINE_LEVEL, type ApprovalDecision, type CallbackStatus, type DecisionRequest, type RunInput } from '../common/run-types';
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import { decideUpdate, WORKFLOW_TYPES, type RunAutomationWorkflow } from '../common/workflow-contracts';
 import { channelReady, GRPC_UNAVAILABLE, temporalStatusCode } from '../../temporal/client';
 import type { Logger } from '../observability/logger';
 import type { FlowgateMetrics } from '../observability/metrics';
+import { CallbackStatusReader } from './callback-status';
 import type { FinishedRunCache } from './finished-run-cache';
-import { LruCache } from '../common/lru-cache';
+import { startedInput } from './run-history';
+import { listRuns, type RunListEntry, type RunListFilter } from './run-list';
+import { QUERY_DEADLINE_MS, RunReader, type Closing } from './run-reader';
+import { completedView, type RunView } from './run-view';
 
 export type { RunMemo } from '../common/run-memo';
-
-export interface RunView {
-  runId: string;
-  memo: RunMemo;
-  status: RunStatus;
-  steps: Record<string, StepState>;
-  outcomes: StepOutcome[];
-  waitingOn?: WaitingOn;
-  error?: string;
-  /** closed, and everything shown is the run's last word: safe to keep (finished-run-cache.ts) */
-  final?: boolean;
-  /** step status changes as the workflow logged them (the status stream's events) */
-  transitions?: StepTransition[];
-  /** the completion callback's state, for a run that names one (never kept with the view: it changes after the run closed) */
-  callback?: CallbackStatus;
-}
-
-export interface RunListEntry {
-  runId: string;
-  automationId: string;
-  automationVersion: number;
-  status: RunStatus;
-  started: string;
-  closed: string | null;
-}
-
-const TEMPORAL_STATUSES: Partial<Record<RunStatus, string[]>> = {
-  RUNNING: ['Running'],
-  PAUSED: ['Running'],
-  PENDING: ['Running'],
-  COMPLETE: ['Completed'],
-  FAILED: ['Failed', 'Terminated', 'Canceled'],
-  // a run over its own time limit (or a step over its own) closes Failed with memo endedAs TIMEOUT
-  TIMEOUT: ['TimedOut', 'Failed'],
-};
-
-const CONTRACT_STATUS: Record<string, RunStatus> = {
-  RUNNING: 'RUNNING', COMPLETED: 'COMPLETE', FAILED: 'FAILED', TIMED_OUT: 'TIMEOUT', TERMINATED: 'FAILED', CANCELLED: 'FAILED',
-};
-
-/** Values in visibility queries come from our own IDs; refuse anything that could break the quoting. */
-function quoteSafe(value: string): string {
-  if (!/^[A-Za-z0-9_.-]+$/.test(value)) throw new Error(`not an ID: ${JSON.stringify(value)}`);
-  return value;
-}
+// Where importers found these before the run service was split (issue 29).
+export type { RunListEntry } from './run-list';
+export type { RunView } from './run-view';
 
 export type DecideOutcome =
   | { ok: true; decision: ApprovalDecision }
@@ -72,24 +35,8 @@ export type DecideOutcome =
 
 const DECIDE_DEADLINE_MS = 10_000;
 
-/** What result() answered for a closed run: its summary, or the failure it threw. */
-type Closing = { summary: RunSummary } | { failure: WorkflowFailedError };
-
-/** The failure a FAILED run's result() throws. */
-async function failureOf(handle: WorkflowHandle<typeof runAutomation>): Promise<unknown> {
-  try {
-    await handle.result();
-  } catch (err) {
-    return err;
-  }
-  throw new Error(`run ${handle.workflowId} is FAILED in describe but its result succeeded`);
-}
-
 export type WaitOutcome = { done: true; view: RunView } | { done: false };
 
-/** Workflow task events before the first one completes: started, scheduled, (started). */
-const HISTORY_LENGTH_BEFORE_FIRST_TASK = 3;
-const QUERY_DEADLINE_MS = 5000;
 /**
  * How long to ask Temporal whether a run exists after its start failed: the caller is waiting, and
  * a reachable Temporal answers a describe in milliseconds (after a start that found Temporal
@@ -98,8 +45,11 @@ const QUERY_DEADLINE_MS = 5000;
 const EXISTS_DEADLINE_MS = 1000;
 /** See FLOWGATE_TEMPORAL_UNREACHABLE_MS (src/config/config.ts). */
 const DEFAULT_UNREACHABLE_MS = 2000;
-/** How long a poll waits for a run whose workflow reported its end to be closed by Temporal. */
-const CLOSING_WAIT_MS = 3000;
+
+/** A refusal type the `decide` update's validator threw (DecisionRefusal). */
+function isRefusal(type: string): type is keyof typeof DecisionRefusal {
+  return type in DecisionRefusal;
+}
 
 /** A run ID derived from the trigger and an Idempotency-Key: the same call twice names the same workflow. */
 export function idempotentRunId(orgId: string, triggerId: string, idempotencyKey: string): string {
@@ -144,11 +94,9 @@ export interface RunServiceOptions {
   unreachableMs?: number;
 }
 
-/** How many delivered or failed callbacks' states one process keeps (they never change). */
-const KEPT_CALLBACK_STATES = 5_000;
-
 export class RunService {
-  private readonly callbacks = new LruCache<string, CallbackStatus>({ maxEntries: KEPT_CALLBACK_STATES, ttlMs: Infinity });
+  private readonly reader: RunReader;
+  private readonly callbacks: CallbackStatusReader;
   /** a client over the local worker's connection (eager starts), once that worker runs */
   private eagerStarter?: Client;
   private readonly unreachableMs: number;
@@ -157,6 +105,8 @@ export class RunService {
   constructor(private readonly client: Client, private readonly taskQueue: string, private readonly log: Logger,
     private readonly finished?: FinishedRunCache, private readonly metrics?: Pick<FlowgateMetrics, 'eagerStart'>, options: RunServiceOptions = {}) {
     this.unreachableMs = options.unreachableMs ?? DEFAULT_UNREACHABLE_MS;
+    this.reader = new RunReader(client, log);
+    this.callbacks = new CallbackStatusReader(client);
   }
 
   /** Starts with `eager` go through `client`: one over the connection of a worker of this task queue in this process. */
@@ -173,22 +123,28 @@ export class RunService {
   async start(input: Omit<RunInput, 'runId'>, idempotencyKey?: string,
     runId: string = runIdFor(input.orgId, input.triggerId, idempotencyKey), options: StartOptions = {}): Promise<{ runId: string; existing: boolean }> {
     const memo: RunMemo = buildRunMemo(input);
+    const via = options.taskTtlMs === undefined ? undefined : 'mcp-task';
     if (options.taskTtlMs !== undefined) memo.taskTtlMs = options.taskTtlMs;
     const eagerStarter = options.eager && this.eagerStarter && channelReady(this.client.connection) ? this.eagerStarter : undefined;
     try {
-      const starting = (eagerStarter ?? this.client).workflow.start<typeof runAutomation>('runAutomation', {
+      const starting = (eagerStarter ?? this.client).workflow.start<RunAutomationWorkflow>(WORKFLOW_TYPES.runAutomation, {
         requestEagerStart: eagerStarter !== undefined,
         workflowId: runId,
         taskQueue: this.taskQueue,
         args: [{ ...input, runId, engine: ENGINE_LEVEL }],
-        workflowExecutionTimeout: runExecutionTimeoutMs(input.definition.timeoutSeconds),
+        // a limited run's own time limit counts from its slot; it waits for it at most maxWaitSeconds
+        workflowExecutionTimeout: runExecutionTimeoutMs(input.definition.timeoutSeconds + (input.slots?.maxWaitSeconds ?? 0)),
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        memo: memo as unknown as Record<string, unknown>,
+        memo,
         typedSearchAttributes: [
           { key: SEARCH_ATTRIBUTES.orgId, value: input.orgId },
           { key: SEARCH_ATTRIBUTES.automationId, value: input.automationId },
           { key: SEARCH_ATTRIBUTES.triggerId, value: input.triggerId },
         ],
+        staticSummary: runSummaryText(input, via),
+        staticDetails: runDetailsText(input, via),
+        // the organization as fairness key, the trigger's priority: inherited by everything the run starts
+        priority: startPriority(input.orgId, input.priority),
       });
       const handle = eagerStarter ? await this.eagerly(starting, runId) : await starting;
       if (eagerStarter) this.metrics?.eagerStart(handle.eagerlyStarted);
@@ -208,12 +164,12 @@ export class RunService {
    */
   private async eagerly<T>(starting: Promise<T>, runId: string): Promise<T> {
     const began = Date.now();
-    const lookAgain = Symbol('look again');
+    const started = starting.then((value) => ({ value }));
     for (;;) {
       let timer: NodeJS.Timeout | undefined;
-      const outcome = await Promise.race([starting, new Promise<symbol>((resolve) => { timer = setTimeout(() => resolve(lookAgain), this.unreachableMs); })])
+      const outcome = await Promise.race([started, new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), this.unreachableMs); })])
         .finally(() => clearTimeout(timer));
-      if (outcome !== lookAgain) return outcome as T;
+      if (outcome) return outcome.value;
       if (!channelReady(this.client.connection)) {
         starting.then(
           () => this.log.warn('an eager start whose caller was told it is unconfirmed went through', { runId }),
@@ -230,7 +186,7 @@ export class RunService {
    */
   async exists(runId: string): Promise<boolean> {
     try {
-      await this.client.connection.withDeadline(Date.now() + EXISTS_DEADLINE_MS, () => this.handle(runId).describe());
+      await this.client.connection.withDeadline(Date.now() + EXISTS_DEADLINE_MS, () => this.reader.handle(runId).describe());
       return true;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return false;
@@ -243,7 +199,7 @@ export class RunService {
    * `memo`: the run's memo when the caller started it, so a run that completed needs no describe.
    */
   async waitFor(runId: string, windowMs: number, memo?: RunMemo): Promise<WaitOutcome> {
-    const closing = await this.closingWithin(runId, windowMs);
+    const closing = await this.reader.closingWithin(runId, windowMs);
     if (!closing) return { done: false };
     // The view reuses what result() answered instead of reading the closing event again; with
     // the memo too, a completed run's view needs nothing more from Temporal.
@@ -253,21 +209,6 @@ export class RunService {
     return { done: true, view };
   }
 
-  /** The run's result or failure once it closes; undefined if it is still open after `windowMs`. */
-  private async closingWithin(runId: string, windowMs: number): Promise<Closing | undefined> {
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), windowMs);
-    try {
-      return { summary: await this.client.connection.withAbortSignal(abort.signal, () => this.handle(runId).result()) };
-    } catch (err) {
-      if (abort.signal.aborted) return undefined;
-      if (!(err instanceof WorkflowFailedError)) throw err;
-      return { failure: err };
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   /**
    * The run as flowgate shows it; undefined when Temporal does not know it. `closing` is the run's
    * result or failure when the caller already has it.
@@ -275,7 +216,7 @@ export class RunService {
   async view(runId: string, closing?: Closing): Promise<RunView | undefined> {
     const kept = await this.finished?.get(runId);
     if (kept) return this.withCallback(kept);
-    const view = await this.viewFromTemporal(runId, closing);
+    const view = await this.reader.read(runId, closing);
     if (view?.final) await this.finished?.remember(view);
     return view && this.withCallback(view);
   }
@@ -286,114 +227,14 @@ export class RunService {
     return { ...view, callback: await this.callbackStatus(view) };
   }
 
-  /**
-   * Where the run's completion callback is: PENDING while the run is open, then the delivery
-   * workflow's pending activity (attempts so far, last error) or its result. Final states are kept.
-   */
-  async callbackStatus(view: Pick<RunView, 'runId' | 'status'>): Promise<CallbackStatus> {
-    const known = this.callbacks.get(view.runId);
-    if (known) return known;
-    const ended = view.status === 'COMPLETE' || view.status === 'FAILED' || view.status === 'TIMEOUT';
-    const handle = this.client.workflow.getHandle(`${view.runId}-callback`);
-    let description;
-    try {
-      description = await handle.describe();
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-      if (!ended) return { state: CallbackState.PENDING, attempts: 0 };
-      // The run closed without starting it (its workflow timeout, a termination), or is closing.
-      const closed = await this.client.workflow.getHandle(view.runId).describe().then((d) => d.status.name !== 'RUNNING', () => false);
-      return { state: closed ? CallbackState.NOT_SENT : CallbackState.PENDING, attempts: 0 };
-    }
-    if (description.status.name === 'COMPLETED') {
-      const status = await handle.result() as CallbackStatus;
-      this.callbacks.set(view.runId, status);
-      return status;
-    }
-    if (description.status.name !== 'RUNNING') return { state: CallbackState.FAILED, attempts: 0, lastError: `the delivery workflow ended as ${description.status.name}` };
-    const pending = description.raw.pendingActivities?.[0];
-    const attempt = pending?.attempt ?? 1;
-    // STARTED: the attempt is under way and counts; SCHEDULED after a failure: waiting to retry.
-    const inFlight = pending?.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
-    return {
-      state: CallbackState.DELIVERING,
-      attempts: inFlight ? attempt : attempt - 1,
-      ...(pending?.lastFailure?.message ? { lastError: pending.lastFailure.message } : {}),
-    };
+  /** Where the run's completion callback is (callback-status.ts). */
+  callbackStatus(view: Pick<RunView, 'runId' | 'status'>): Promise<CallbackStatus> {
+    return this.callbacks.read(view);
   }
 
-  private async viewFromTemporal(runId: string, closing?: Closing): Promise<RunView | undefined> {
-    const handle = this.handle(runId);
-    let description;
-    try {
-      description = await handle.describe();
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return undefined;
-      throw err;
-    }
-    const stored = description.memo as unknown as RunMemo | undefined;
-    if (!stored?.orgId) return undefined; // not a flowgate run
-    // A scheduled run's memo is its schedule's, shared by all its runs: the start is the run's own.
-    const memo = stored.type === 'SCHEDULE' ? { ...stored, started: description.startTime.toISOString() } : stored;
-    const base = { runId, memo };
-    switch (description.status.name) {
-      case 'RUNNING': {
-        const historyLength = Number(description.raw.workflowExecutionInfo?.historyLength ?? 0);
-        if (historyLength <= HISTORY_LENGTH_BEFORE_FIRST_TASK) return { ...base, status: 'PENDING', steps: stepsFromMemo(memo, 'PENDING'), outcomes: [] };
-        const state = await this.queryState(handle);
-        if (!state) return { ...base, status: 'RUNNING', steps: stepsFromMemo(memo, 'PENDING'), outcomes: [] };
-        if (!closing && (state.status === 'COMPLETE' || state.status === 'FAILED' || state.status === 'TIMEOUT')) {
-          // The workflow has ended its work but Temporal has not closed it yet (its last task is on
-          // its way): answer from the closed run, so a terminal status is only shown once it is final
-          // and kept (a poll that saw it must find it again without Temporal).
-          const closed = await this.closingWithin(runId, CLOSING_WAIT_MS);
-          if (closed) return this.viewFromTemporal(runId, closed);
-        }
-        return { ...base, status: state.status, steps: state.steps, outcomes: state.outcomes, ...(state.waitingOn ? { waitingOn: state.waitingOn } : {}), ...(state.error ? { error: state.error } : {}),
-          ...(state.transitions ? { transitions: state.transitions } : {}) };
-      }
-      case 'COMPLETED': {
-        return completedView(runId, memo, closing && 'summary' in closing ? closing.summary : await handle.result());
-      }
-      case 'FAILED':
-        return this.failedView(handle, base, closing && 'failure' in closing ? closing.failure : await failureOf(handle));
-      case 'TIMED_OUT':
-        return this.closedWithoutSummary(handle, base, 'TIMEOUT', `the run exceeded Temporal's workflow execution timeout of ${Math.round(Number(description.raw.executionConfig?.workflowExecutionTimeout?.seconds ?? 0))} seconds`);
-      case 'TERMINATED':
-        return this.closedWithoutSummary(handle, base, 'FAILED', 'the run was terminated by an operator');
-      case 'CANCELLED':
-        return this.closedWithoutSummary(handle, base, 'FAILED', 'the run was cancelled');
-      default:
-        return this.closedWithoutSummary(handle, base, 'FAILED', `the run ended as ${description.status.name}`);
-    }
-  }
-
-  /**
-   * An organization's runs from Temporal visibility, newest first. Open runs show as RUNNING here
-   * (telling PAUSED or PENDING apart takes a query per run: use the status endpoint for that).
-   */
-  async list(orgId: string, filter: { workflowId?: string; status?: RunStatus; limit: number }): Promise<RunListEntry[]> {
-    const clauses = [`WorkflowType = 'runAutomation'`, `${SEARCH_ATTRIBUTES.orgId.name} = '${quoteSafe(orgId)}'`];
-    if (filter.workflowId) clauses.push(`${SEARCH_ATTRIBUTES.automationId.name} = '${quoteSafe(filter.workflowId)}'`);
-    const statuses = filter.status ? TEMPORAL_STATUSES[filter.status] : undefined;
-    if (statuses) clauses.push(`(${statuses.map((s) => `ExecutionStatus = '${s}'`).join(' OR ')})`);
-    const entries: RunListEntry[] = [];
-    for await (const execution of this.client.workflow.list({ query: clauses.join(' AND ') })) {
-      const memo = execution.memo as unknown as RunMemo | undefined;
-      const status = memo?.endedAs ?? CONTRACT_STATUS[execution.status.name] ?? 'FAILED';
-      // Temporal's Failed covers FAILED and (endedAs) TIMEOUT runs: keep those the filter asked for.
-      if ((filter.status === 'FAILED' || filter.status === 'TIMEOUT') && status !== filter.status) continue;
-      entries.push({
-        runId: execution.workflowId,
-        automationId: memo?.automationId ?? '',
-        automationVersion: memo?.automationVersion ?? 0,
-        status,
-        started: execution.startTime.toISOString(),
-        closed: execution.closeTime?.toISOString() ?? null,
-      });
-      if (entries.length >= filter.limit) break;
-    }
-    return entries;
+  /** An organization's runs, newest first (run-list.ts: open runs show as RUNNING). */
+  list(orgId: string, filter: RunListFilter): Promise<RunListEntry[]> {
+    return listRuns(this.client, orgId, filter);
   }
 
   /** The inputs a run was started with, read from its first history event (no worker needed). */
@@ -402,14 +243,8 @@ export class RunService {
   }
 
   /** The whole input a run was started with (its first history event). */
-  async startedInput(runId: string): Promise<RunInput> {
-    const { history } = await this.client.workflowService.getWorkflowExecutionHistory({
-      namespace: this.client.options.namespace, execution: { workflowId: runId }, maximumPageSize: 1,
-    });
-    const payloads = history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
-    const [input] = arrayFromPayloads(this.client.workflow.options.loadedDataConverter.payloadConverter, payloads) as [RunInput | undefined];
-    if (!input) throw new Error(`run ${runId} has no start input`);
-    return input;
+  startedInput(runId: string): Promise<RunInput> {
+    return startedInput(this.client, runId);
   }
 
   /**
@@ -417,15 +252,15 @@ export class RunService {
    * caller learns at once whether it was taken. Needs a worker; waits at most DECIDE_DEADLINE_MS.
    */
   async decide(runId: string, request: DecisionRequest): Promise<DecideOutcome> {
-    const handle = this.handle(runId);
+    const handle = this.reader.handle(runId);
     try {
       const decision = await this.client.connection.withDeadline(Date.now() + DECIDE_DEADLINE_MS,
-        () => handle.executeUpdate<ApprovalDecision, [DecisionRequest]>('decide', { args: [request] }));
+        () => handle.executeUpdate(decideUpdate, { args: [request] }));
       return { ok: true, decision };
     } catch (err) {
       const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-      if (cause instanceof ApplicationFailure && cause.type && cause.type in DecisionRefusal) {
-        return { ok: false, refusal: cause.type as keyof typeof DecisionRefusal, message: cause.message };
+      if (cause instanceof ApplicationFailure && cause.type && isRefusal(cause.type)) {
+        return { ok: false, refusal: cause.type, message: cause.message };
       }
       // Unreachable: a describe would only make the caller wait for its 503 twice as long.
       if (temporalStatusCode(err) === GRPC_UNAVAILABLE) throw err;
@@ -444,74 +279,10 @@ export class RunService {
    * cancelled". False when the run is already closed.
    */
   async cancel(runId: string): Promise<boolean> {
-    const handle = this.handle(runId);
+    const handle = this.reader.handle(runId);
     const description = await handle.describe();
     if (description.status.name !== 'RUNNING') return false;
     await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.cancel());
     return true;
   }
-
-  private handle(runId: string): WorkflowHandle<typeof runAutomation> {
-    return this.client.workflow.getHandle<typeof runAutomation>(runId);
-  }
-
-  private async queryState(handle: WorkflowHandle<typeof runAutomation>): Promise<RunState | undefined> {
-    try {
-      return await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<RunState>('state'));
-    } catch (err) {
-      this.log.warn('state query failed; is a worker running?', { runId: handle.workflowId, error: (err as Error).message });
-      return undefined;
-    }
-  }
-
-  private async failedView(handle: WorkflowHandle<typeof runAutomation>, base: { runId: string; memo: RunMemo }, err: unknown): Promise<RunView> {
-    const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
-    if (cause instanceof ApplicationFailure && (cause.type === FailureType.STEP_FAILED || cause.type === FailureType.STEP_TIMEOUT || cause.type === FailureType.RUN_TIMEOUT)) {
-      const summary = cause.details?.[0] as RunSummary | undefined;
-      if (summary) {
-        return { ...base, status: summary.status, steps: summary.steps ?? stepsFromOutcomes(base.runId, base.memo, summary.outcomes, 'PENDING'), outcomes: summary.outcomes, error: cause.message, final: true,
-          ...(summary.transitions ? { transitions: summary.transitions } : {}) };
-      }
-    }
-    const reason = cause instanceof TimeoutFailure ? 'the run timed out'
-      : cause instanceof CancelledFailure ? 'the run was cancelled'
-        : cause instanceof TerminatedFailure ? 'the run was terminated'
-          : cause?.message ?? (err as Error).message;
-    return this.closedWithoutSummary(handle, base, 'FAILED', reason);
-  }
-
-  /** Closed without a summary of its own: the state query replays the history, if a worker is there. */
-  private async closedWithoutSummary(handle: WorkflowHandle<typeof runAutomation>, base: { runId: string; memo: RunMemo },
-    status: 'FAILED' | 'TIMEOUT', error: string): Promise<RunView> {
-    const state = await this.queryState(handle);
-    const outcomes = state?.outcomes ?? [];
-    const steps = state?.steps ?? stepsFromMemo(base.memo, 'PENDING');
-    for (const step of Object.values(steps)) {
-      if (step.status === 'RUNNING' || step.status === 'PAUSED') step.status = status;
-    }
-    // Without the state query's answer the steps are guesses: not the run's last word.
-    return { ...base, status, steps, outcomes, error, ...(state ? { final: true } : {}), ...(state?.transitions ? { transitions: state.transitions } : {}) };
-  }
-}
-
-function completedView(runId: string, memo: RunMemo, summary: RunSummary): RunView {
-  // Summaries of runs before nested and SKIPPED steps carry no `steps`: derive them from the outcomes.
-  return { runId, memo, status: 'COMPLETE', steps: summary.steps ?? stepsFromOutcomes(runId, memo, summary.outcomes, 'COMPLETE'), outcomes: summary.outcomes, final: true,
-    ...(summary.transitions ? { transitions: summary.transitions } : {}) };
-}
-
-function stepsFromMemo(memo: RunMemo, status: RunStatus): Record<string, StepState> {
-  return Object.fromEntries(memo.steps.map((s, i) => [String(i + 1), { name: s.name, type: s.type as StepState['type'], status }]));
-}
-
-function stepsFromOutcomes(runId: string, memo: RunMemo, outcomes: StepOutcome[], notRun: RunStatus): Record<string, StepState> {
-  const steps = stepsFromMemo(memo, notRun);
-  outcomes.forEach((outcome, order) => {
-    const step = steps[String(outcome.stepIndex)];
-    if (step) Object.assign(step, { status: outcome.status, executionOrder: order + 1 });
-    // A resumed run's reused outcome keeps the files of the run that produced it (runs/<org>/<run>/…).
-    const producer = outcome.files['output.txt'].key.split('/')[2];
-    if (step && memo.origin?.kind === 'resume' && producer && producer !== runId) step.reusedFrom = producer;
-  });
-  return steps;
 }

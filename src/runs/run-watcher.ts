@@ -8,7 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from '../observability/logger';
-import type { RunView } from './run-service';
+import type { RunView } from './run-view';
+import { messageOf } from '../common/narrow';
 
 type Listener = (view: RunView) => void;
 
@@ -100,7 +101,7 @@ export class RunWatcher {
       entry.failures = 0;
     } catch (err) {
       entry.failures++;
-      this.log.warn('reading a watched run failed; trying again', { runId, error: (err as Error).message });
+      this.log.warn('reading a watched run failed; trying again', { runId, error: messageOf(err) });
     }
     if (this.watched.get(runId) !== entry) return;
     if (view) {

@@ -16,50 +16,18 @@ import type { BlobStore } from '../blobs/blob-store';
 import { LruCache } from '../common/lru-cache';
 import { INPUTS_REF_FIELD, isInputsReference } from '../common/inputs-reference';
 import type { RunInput } from '../common/run-types';
+import type { RunSlots, SlotClaim } from '../common/slots';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { holdCallFiles } from '../retention/holds';
 import type { Logger } from '../observability/logger';
 import type { Registry, TriggerRecord, WorkflowVersion } from '../registry';
+import type { PreparedRun, RunRequest, TriggerRefusal, TriggerRefusalCode, TriggerResolution, TriggerTarget } from './trigger-types';
 import { checkInputs } from './input-schema';
 import { inputsForRun, runInputFor } from './run-input';
 import { runIdFor, StartInFlightError, type RunService, type StartOptions } from './run-service';
+import { ownJson } from '../common/narrow';
 
-export type TriggerRefusalCode = 'UNKNOWN_TRIGGER' | 'DISABLED' | 'NOT_PUBLISHED' | 'INVALID_INPUTS' | 'INVALID_INPUT_SCHEMA';
-
-export interface TriggerRefusal {
-  ok: false;
-  code: TriggerRefusalCode;
-  message: string;
-}
-
-/** A trigger of the caller's organization and the version a run started now would pin. */
-export interface TriggerTarget {
-  trigger: TriggerRecord;
-  version: WorkflowVersion;
-}
-
-export interface RunRequest {
-  /** '' when a trigger call carried neither query parameters nor a body */
-  inputs: Record<string, unknown> | '';
-  /** the inputs arrived as text: the schema may convert them (in place) */
-  coerce: boolean;
-  /** the API key (or the parent run's starter) the run is attributed to */
-  startedBy: string;
-  /** blobs already written for this request (attachments): removed when it is refused */
-  storedKeys?: readonly string[];
-  /** names the stored-inputs blob, so that a retried activity overwrites its own */
-  inputsBlobName?: string;
-  /** set for a run started by a `trigger` step */
-  chain?: { parentRunId: string; chainDepth: number };
-  /** the call's completion callback URL; else the trigger's own, if it has one */
-  callbackUrl?: string;
-}
-
-export interface PreparedRun {
-  input: Omit<RunInput, 'runId'>;
-  /** every blob this run reads that was written for this request */
-  storedKeys: string[];
-}
+export type { PreparedRun, RunRequest, TriggerRefusal, TriggerRefusalCode, TriggerResolution, TriggerTarget } from './trigger-types';
 
 export interface StartedRun {
   runId: string;
@@ -84,6 +52,30 @@ export interface TriggerServiceDeps {
   registry: Registry;
   blobs: BlobStore;
   log: Pick<Logger, 'warn'>;
+  /** the instance's concurrency limits (config.concurrency); unset: only triggers' own limits, waiting a day at most */
+  limits?: { orgMaxRunning: number; slotMaxWaitSeconds: number; taskQueue?: string };
+}
+
+/** How long a limited run waits for its slots when no configuration says. */
+const DEFAULT_SLOT_MAX_WAIT_SECONDS = 86_400;
+
+/**
+ * The concurrency limits a run started through `trigger` takes slots of, in the order it takes them
+ * (the trigger's, then the organization's); undefined when none is in force. Runs started by a
+ * `trigger` step have none: they run within their parent's slot (a parent waiting for a child that
+ * waits for the parent's slot would never end).
+ */
+export function slotsFor(trigger: TriggerRecord, chained: boolean, limits?: TriggerServiceDeps['limits']): RunSlots | undefined {
+  if (chained) return undefined;
+  const claims: SlotClaim[] = [];
+  // the instance's task queue is part of the key: instances sharing a Temporal namespace keep their own semaphores
+  const at = limits?.taskQueue ? `@${limits.taskQueue}` : '';
+  if (trigger.concurrency) {
+    claims.push({ scope: 'trigger', key: `trigger:${trigger.id}${at}`, limit: trigger.concurrency.limit,
+      ...(trigger.concurrency.mode === 'newest-wins' ? { mode: 'newest-wins' as const } : {}) });
+  }
+  if (limits && limits.orgMaxRunning > 0) claims.push({ scope: 'organization', key: `org:${trigger.orgId}${at}`, limit: limits.orgMaxRunning });
+  return claims.length === 0 ? undefined : { claims, maxWaitSeconds: limits?.slotMaxWaitSeconds ?? DEFAULT_SLOT_MAX_WAIT_SECONDS };
 }
 
 /** What start() needs of the run service (the gateway's; a `trigger` step has none). */
@@ -97,7 +89,7 @@ function refusal(code: TriggerRefusalCode, message: string): TriggerRefusal {
 const CACHED_TRIGGERS = 10_000;
 const CACHED_VERSIONS = 2_000;
 
-export class TriggerService {
+export class TriggerService implements TriggerResolution {
   private readonly triggers = new LruCache<string, TriggerRecord>({ maxEntries: CACHED_TRIGGERS, ttlMs: Infinity });
   private readonly versions = new LruCache<string, WorkflowVersion>({ maxEntries: CACHED_VERSIONS, ttlMs: Infinity });
 
@@ -138,7 +130,8 @@ export class TriggerService {
       if (storedKey) storedKeys.push(storedKey);
       const input = runInputFor({
         orgId: trigger.orgId, version, triggerId: trigger.id, startedBy: request.startedBy, inputs, ...request.chain,
-        callbackUrl: request.callbackUrl ?? trigger.callbackUrl ?? undefined,
+        callbackUrl: request.callbackUrl ?? trigger.callbackUrl ?? undefined, priority: trigger.priority,
+        slots: slotsFor(trigger, request.chain !== undefined, this.deps.limits),
       });
       return { ok: true, input, storedKeys };
     } catch (err) {
@@ -157,7 +150,7 @@ export class TriggerService {
     let replayed = false;
     let recovered = false;
     // A run that may outlive its call's files (24 h) holds them until its latest possible end.
-    await holdCallFiles(this.deps.blobs, { orgId: run.input.orgId, runId, keys: run.storedKeys, timeoutMs: runExecutionTimeoutMs(run.input.definition.timeoutSeconds) });
+    await holdCallFiles(this.deps.blobs, { orgId: run.input.orgId, runId, keys: run.storedKeys, timeoutMs: runExecutionTimeoutMs(run.input.definition.timeoutSeconds + (run.input.slots?.maxWaitSeconds ?? 0)) });
     try {
       replayed = (await runs.start(run.input, idempotencyKey, runId, options)).existing;
     } catch (err) {
@@ -174,7 +167,7 @@ export class TriggerService {
     const inputs = await runs.startedInputs(runId);
     if (!isInputsReference(inputs)) return inputs;
     const stored = await this.deps.blobs.read(inputs[INPUTS_REF_FIELD].key);
-    return stored ? (JSON.parse(stored.toString('utf8')) as RunInput['inputs']) : inputs;
+    return stored ? ownJson<RunInput['inputs']>(stored.toString('utf8')) : inputs;
   }
 
   /** Removes blobs nothing will read; a failure to remove one is logged, never thrown. */

@@ -16,21 +16,28 @@
  *
  * The scheduled action starts the generic workflow (runAutomation) with the schedule's input, the
  * latest published version at the time of the last converge; Temporal names each run
- * `<triggerId>-<scheduled time>` and the run takes its ID from there (workflows/scheduled-run.ts).
+ * `<triggerId>-<scheduled time>` and the run takes its ID from there (workflows/run/scheduled-run.ts).
  * The pause state is Temporal's (operators may pause from the Web UI or CLI); the row keeps the
  * state to recreate a lost schedule with.
+ *
+ * One piece (over 300 lines): the row-then-schedule write order and converge() are one protocol;
+ * every write and the reconciler share its comparison of a row with its schedule.
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleDescription, type ScheduleOptionsStartWorkflowAction, type ScheduleHandle } from '@temporalio/client';
-import type { Workflow } from '@temporalio/common';
+import type { Priority } from '@temporalio/common';
+import { startPriority } from '../common/priority';
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { ENGINE_LEVEL, type RunInput } from '../common/run-types';
+import { runDetailsText, runSummaryText } from '../common/run-labels';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import { WORKFLOW_TYPES, type RunAutomationWorkflow } from '../common/workflow-contracts';
 import type { Logger } from '../observability/logger';
 import type { Registry, TriggerRecord, TriggerScheduleRecord, WorkflowVersion } from '../registry';
 import { checkInputs } from '../runs/input-schema';
 import { runInputFor } from '../runs/run-input';
 import { durationMs, temporalSpec } from './schedule-spec';
+import { fieldOf, isRecord } from '../common/narrow';
 
 /** The Temporal schedule ID of a trigger's schedule. */
 export function scheduleIdFor(triggerId: string): string {
@@ -38,6 +45,11 @@ export function scheduleIdFor(triggerId: string): string {
 }
 
 /** The schedule-level memo: whose schedule this is (it never changes: Temporal cannot update it). */
+/** A memo field flowgate wrote, seen when listing all of the namespace's schedules (other writers' too). */
+function isScheduleMarker(value: unknown): value is ScheduleMarker {
+  return isRecord(value) && typeof value.taskQueue === 'string' && typeof value.triggerId === 'string';
+}
+
 interface ScheduleMarker {
   taskQueue: string;
   orgId: string;
@@ -79,7 +91,8 @@ export interface ScheduleServiceDeps {
 
 /** The action a schedule row asks for, and whether its inputs still fit the version it runs. */
 interface DesiredAction {
-  action: ScheduleOptionsStartWorkflowAction<Workflow>;
+  /** `priority`: the SDK sends it (schedule-helpers.js) though its options type leaves it out */
+  action: ScheduleOptionsStartWorkflowAction<RunAutomationWorkflow> & { priority?: Priority };
   version: number;
   inputsProblem?: string;
 }
@@ -133,7 +146,9 @@ export class ScheduleService {
       return 'created';
     }
     const actual = actionMemo(description);
-    if (actual?.scheduleRevision === record.revision && actual.automationVersion === desired.version) return 'unchanged';
+    // A schedule made before runs carried their organization's fairness key is brought in line once.
+    if (actual?.scheduleRevision === record.revision && actual.automationVersion === desired.version
+      && samePriority(description.action.priority, desired.action.priority)) return 'unchanged';
     try {
       await rejectedAs(() => handle.update((previous) => {
         const previousRevision = actionMemo(previous)?.scheduleRevision ?? 0;
@@ -220,8 +235,8 @@ export class ScheduleService {
       after = ids[ids.length - 1]!;
     }
     for await (const summary of this.deps.client.schedule.list()) {
-      const marker = (summary.memo as { flowgate?: ScheduleMarker } | undefined)?.flowgate;
-      if (marker?.taskQueue !== this.deps.taskQueue || summary.scheduleId !== scheduleIdFor(marker.triggerId)) continue;
+      const marker = fieldOf(summary.memo, 'flowgate');
+      if (!isScheduleMarker(marker) || marker.taskQueue !== this.deps.taskQueue || summary.scheduleId !== scheduleIdFor(marker.triggerId)) continue;
       // Read after the schedule was seen: a schedule is created only once its row is committed.
       if (await this.deps.registry.schedules.getAny(marker.triggerId)) continue;
       this.deps.log.info('deleting a schedule whose trigger schedule is gone', { scheduleId: summary.scheduleId });
@@ -249,7 +264,7 @@ export class ScheduleService {
     const problem = checkInputs({ cacheKey: `${version.workflowId}@${version.version}`, schema: version.definition.inputSchema, coerce: false },
       inputs === '' ? {} : inputs);
     const input: Omit<RunInput, 'runId'> = {
-      ...runInputFor({ orgId: trigger.orgId, version, triggerId: trigger.id, startedBy: scheduleIdFor(trigger.id), inputs }),
+      ...runInputFor({ orgId: trigger.orgId, version, triggerId: trigger.id, startedBy: scheduleIdFor(trigger.id), inputs, priority: trigger.priority }),
       type: 'SCHEDULE',
       engine: ENGINE_LEVEL,
     };
@@ -259,19 +274,23 @@ export class ScheduleService {
       ...(problem ? { inputsProblem: `paused by flowgate: the schedule's inputs do not fit version ${version.version}'s inputSchema (${problem.message}); update the schedule's inputs, then resume it` } : {}),
       action: {
         type: 'startWorkflow',
-        workflowType: 'runAutomation',
+        workflowType: WORKFLOW_TYPES.runAutomation,
         taskQueue: this.deps.taskQueue,
         // Temporal appends the scheduled time: runs are `<triggerId>-2026-11-23T14:30:00Z`.
         workflowId: trigger.id,
         args: [{ ...input, runId: trigger.id } satisfies RunInput],
         workflowExecutionTimeout: runExecutionTimeoutMs(version.definition.timeoutSeconds),
-        memo: memo as unknown as Record<string, unknown>,
+        memo,
         typedSearchAttributes: [
           { key: SEARCH_ATTRIBUTES.orgId, value: trigger.orgId },
           { key: SEARCH_ATTRIBUTES.automationId, value: trigger.workflowId },
           { key: SEARCH_ATTRIBUTES.triggerId, value: trigger.id },
         ],
-        staticSummary: `flowgate trigger ${trigger.id}${trigger.name ? ` (${trigger.name})` : ''}: workflow ${version.name} version ${version.version}`,
+        // what the Temporal Web UI shows of the schedule and of each run it starts (src/common/run-labels.ts)
+        staticSummary: runSummaryText(input),
+        staticDetails: runDetailsText(input),
+        // the organization as fairness key, the trigger's priority (src/common/priority.ts)
+        priority: startPriority(trigger.orgId, trigger.priority),
       },
     };
   }
@@ -290,9 +309,19 @@ export class ScheduleService {
   }
 }
 
+function samePriority(actual: Priority | undefined, desired: Priority | undefined): boolean {
+  return (actual?.fairnessKey || '') === (desired?.fairnessKey || '') && (actual?.priorityKey || 0) === (desired?.priorityKey || 0);
+}
+
 /** The run memo the schedule's action carries (the revision and version it was built from). */
-function actionMemo(description: ScheduleDescription): RunMemo | undefined {
-  return description.action.memo as RunMemo | undefined;
+function actionMemo(description: ScheduleDescription): Partial<Pick<RunMemo, 'scheduleRevision' | 'automationVersion'>> {
+  const { memo } = description.action;
+  const scheduleRevision = fieldOf(memo, 'scheduleRevision');
+  const automationVersion = fieldOf(memo, 'automationVersion');
+  return {
+    scheduleRevision: typeof scheduleRevision === 'number' ? scheduleRevision : undefined,
+    automationVersion: typeof automationVersion === 'number' ? automationVersion : undefined,
+  };
 }
 
 /** Temporal refuses a spec it cannot compile with INVALID_ARGUMENT, which the SDK raises as a TypeError. */

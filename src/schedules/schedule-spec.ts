@@ -14,11 +14,16 @@ export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number] & ScheduleOverlapP
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const DURATION = /^(\d{1,9})(ms|s|m|h|d)$/;
 
+function isUnit(unit: string): unit is keyof typeof UNIT_MS {
+  return Object.prototype.hasOwnProperty.call(UNIT_MS, unit);
+}
+
 /** "90s" → 90000; undefined when not a duration. */
 export function durationMs(text: string): number | undefined {
   const match = DURATION.exec(text);
-  if (!match) return undefined;
-  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+  const unit = match?.[2];
+  if (!match || unit === undefined || !isUnit(unit)) return undefined;
+  return Number(match[1]) * UNIT_MS[unit];
 }
 
 const DurationSchema = z.string().refine((v) => durationMs(v) !== undefined, 'must be a whole number with a unit ms, s, m, h or d, such as "30s" or "15m"');
@@ -87,7 +92,7 @@ export const ScheduleBodySchema = z.object({
   ...scheduleConfigShape,
   paused: z.boolean().default(false),
   note: z.string().max(500).optional(),
-}).strict().superRefine(checkConfig).transform(({ paused, note, ...config }) => ({ config: config as ScheduleConfig, paused, note: note ?? null }))
+}).strict().superRefine(checkConfig).transform(({ paused, note, ...config }) => ({ config, paused, note: note ?? null }))
   .meta({ id: 'Schedule', description: 'A trigger\'s schedule: `cron` and/or `interval`, the inputs of its runs, and whether it starts paused' });
 export type ScheduleBody = z.infer<typeof ScheduleBodySchema>;
 

@@ -6,7 +6,15 @@
 import type { Registry } from '../registry';
 import { newConnectionId, type ConnectionRecord } from '../registry';
 import type { ConnectionCipher } from '../crypto/connection-cipher';
-import type { ToolConnection } from './server';
+import { ownJson } from '../common/narrow';
+
+/** A connection opened for a tool call: its credentials in the clear (only ever in memory). */
+export interface ToolConnection {
+  id: string;
+  application: string;
+  name: string | null;
+  credentials: Record<string, unknown>;
+}
 
 /** What callers may see of a connection: never the credentials. */
 export interface ConnectionSummary {
@@ -57,7 +65,7 @@ export class ConnectionStore {
   async open(orgId: string, id: string): Promise<ToolConnection | undefined> {
     const record = await this.registry.connections.get(orgId, id);
     if (!record) return undefined;
-    const credentials = JSON.parse(this.cipher.open(record.credentials, binding(orgId, id))) as Record<string, unknown>;
+    const credentials = ownJson<Record<string, unknown>>(this.cipher.open(record.credentials, binding(orgId, id)));
     return { id: record.id, application: record.application, name: record.name, credentials };
   }
 }

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { CallContext, JsonSchemaObject, ToolEntry, ToolOutput, ToolServer } from './server';
 import { DEFAULT_MAX_REQUEST_BYTES, REQUEST_ENVELOPE_BYTES, ToolCallError } from './server';
+import { isRecord } from '../common/narrow';
 
 export interface ToolSpec<Input extends z.ZodObject> {
   name: string;
@@ -43,6 +44,7 @@ export function defineTool<Input extends z.ZodObject>(spec: ToolSpec<Input>): De
     taskSupport: spec.taskSupport,
     maxArgumentBytes: spec.maxArgumentBytes,
     schema: (application) => (application === undefined ? spec.input : spec.input.extend({ PCID: pcidSchema(application) })),
+    // the server's callTool parsed `args` with this tool's schema (once: parsing again would apply transforms twice)
     run: (args, context) => spec.handler(args as z.output<Input>, context),
   };
 }
@@ -53,13 +55,13 @@ export function pcidSchema(application: string): z.ZodString {
 
 /** The contract's tool-entry schema of a zod object: what callers may send (defaults optional). */
 export function jsonSchemaOf(schema: z.ZodType): JsonSchemaObject {
-  const generated = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const generated = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
   delete generated.$schema;
   return {
     ...generated,
     type: 'object',
-    properties: (generated.properties as Record<string, unknown> | undefined) ?? {},
-    required: (generated.required as string[] | undefined) ?? [],
+    properties: generated.properties ?? {},
+    required: generated.required ?? [],
   };
 }
 
@@ -120,7 +122,7 @@ export function toolServer(spec: ToolServerSpec): ToolServer {
       if (!found) throw new ToolCallError('UNKNOWN_TOOL', `server /${spec.name} has no tool ${name}`);
       const parsed = found.schema.safeParse(args);
       if (!parsed.success) throw new ToolCallError('INVALID_ARGUMENTS', describeIssues(name, parsed.error));
-      const { PCID: _pcid, ...typed } = parsed.data as Record<string, unknown>;
+      const { PCID: _pcid, ...typed } = isRecord(parsed.data) ? parsed.data : {};
       const answer = await found.tool.run(spec.application === undefined ? parsed.data : typed, context);
       return isToolOutput(answer) ? answer : { value: answer };
     },

@@ -12,32 +12,17 @@ import type { FlowgateMetrics } from '../observability/metrics';
 import { tracer, tracingOn } from '../observability/tracing';
 import type { ToolCatalog } from './catalog';
 import type { ConnectionStore } from './connections';
+import type { CallOptions, ToolCaller } from './caller';
 import {
-  ToolCallError, ToolFailure, type CallContext, type ToolConnection, type ToolEntry, type ToolProgress, type ToolResult, type ToolOutput, type ToolServer,
+  ToolCallError, ToolFailure, type CallContext, type ToolConnection, type ToolEntry, type ToolResult, type ToolOutput, type ToolServer,
   type ToolServices,
 } from './server';
+
+export type { CallOptions, ToolCaller } from './caller';
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
 const noop = (): void => undefined;
-
-export interface CallOptions {
-  idempotencyKey?: string;
-  /**
-   * The caller's cancellation. Read only when the tool reads its own signal or the call fails, so
-   * a caller may pass a getter that makes it then (the tool gateway does: see LazyAbortController).
-   */
-  signal?: AbortSignal;
-  /** `X-Pf-Forward-*` headers of the invoking request, already reduced by forwardableHeaders() */
-  forwardHeaders?: Readonly<Record<string, string>>;
-  /** the caller's own time limit; the call ends at the earlier of it and the tool's */
-  timeoutMs?: number;
-  progress?: (report: ToolProgress) => void;
-}
-
-export interface ToolCaller {
-  call(orgId: string, serverPath: string, toolName: string, args: Record<string, unknown>, options?: CallOptions): Promise<ToolResult>;
-}
 
 export interface DispatcherOptions {
   catalog: ToolCatalog;
@@ -158,6 +143,7 @@ export class ToolDispatcher implements ToolCaller {
       deadline: Date.now() + timeoutMs,
       connection,
       progress: options.progress ?? noop,
+      progressWanted: options.progress !== undefined,
     };
     let timer: NodeJS.Timeout | undefined;
     // made only when needed: an Error captures a stack, which costs on every call

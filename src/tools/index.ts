@@ -11,10 +11,10 @@ import type { FlowgateMetrics } from '../observability/metrics';
 import type { Registry } from '../registry';
 import type { SignedUrlSigner } from '../crypto/signed-urls';
 import { ToolCatalog } from './catalog';
-import { connectionKeyFile, createConnectionCipher, parseConnectionKey } from '../crypto/connection-cipher';
+import type { ConnectionCipher } from '../crypto/connection-cipher';
 import { ConnectionStore } from './connections';
 import { ToolDispatcher } from './dispatcher';
-import { BUILT_IN_SERVER_KINDS, type ServerKind } from './servers';
+import { BUILT_IN_SERVER_KINDS, type AgentOperations, type ServerKind } from './servers';
 import { CUSTOM_APPLICATION, CustomCredentialsSchema } from './custom/credentials';
 import { CODEAGENT_APPLICATION, CodeAgentCredentialsSchema } from './servers/codeagent';
 import { MAIL_APPLICATION, MailCredentialsSchema } from './servers/mail';
@@ -24,10 +24,9 @@ export { ToolDispatcher, type CallOptions, type ToolCaller } from './dispatcher'
 export { ConnectionStore, type ConnectionSummary } from './connections';
 export { CustomServers } from './custom';
 export { createRuntimeTokens, type RuntimePrincipal, type RuntimeTokens } from '../crypto/runtime-tokens';
-export { BUILT_IN_SERVER_KINDS, type ServerKind, type ServerKindDeps } from './servers';
-export {
-  ToolCallError, ToolFailure, type CallContext, type ServerSource, type ToolEntry, type ToolOutput, type ToolResult, type ToolServer,
-} from './server';
+export { BUILT_IN_SERVER_KINDS, type AgentOperations, type ServerKind, type ServerKindDeps } from './servers';
+export { ToolCallError, ToolFailure } from './errors';
+export type { CallContext, ServerSource, ToolEntry, ToolOutput, ToolResult, ToolServer } from './server';
 
 /** Applications a connection can be for, each with the shape of its credentials. */
 export const APPLICATIONS = {
@@ -37,8 +36,12 @@ export const APPLICATIONS = {
 } as const;
 
 export interface ToolGatewayDeps {
-  config: Pick<Readonly<Config>, 'dataDir' | 'searchUrl' | 'connectionKey' | 'allowPrivateNetwork'> & Partial<Pick<Readonly<Config>, 'llm' | 'agentWaitSeconds' | 'temporal'>>;
+  config: Pick<Readonly<Config>, 'searchUrl' | 'allowPrivateNetwork' | 'agentWaitSeconds'>;
   registry: Registry;
+  /** seals and opens connections' credentials (one cipher per process, from FLOWGATE_CONNECTION_KEY or the data dir) */
+  connectionCipher: ConnectionCipher;
+  /** the agent service behind the agent-management server (built once by the composition root) */
+  agents?: AgentOperations;
   blobs: BlobStore;
   signer: Pick<SignedUrlSigner, 'sign' | 'verify'>;
   log: Logger;
@@ -51,10 +54,8 @@ export interface ToolGatewayDeps {
   serverSources?: readonly ServerSource[];
 }
 
-export async function createToolDispatcher(deps: ToolGatewayDeps): Promise<ToolDispatcher> {
-  const key = deps.config.connectionKey === undefined ? await connectionKeyFile(deps.config.dataDir) : parseConnectionKey(deps.config.connectionKey);
-  if (!key) throw new Error('FLOWGATE_CONNECTION_KEY is not a 32-byte key');
-  const connections = new ConnectionStore(deps.registry, createConnectionCipher(key));
+export function createToolDispatcher(deps: ToolGatewayDeps): ToolDispatcher {
+  const connections = new ConnectionStore(deps.registry, deps.connectionCipher);
   // kinds get the catalog lazily: the discovery server lists the very catalog it is part of
   const assembled: { dispatcher?: ToolDispatcher } = {};
   const ready = (): ToolDispatcher => {
@@ -63,7 +64,7 @@ export async function createToolDispatcher(deps: ToolGatewayDeps): Promise<ToolD
   };
   const kindDeps = {
     config: deps.config,
-    registry: deps.registry,
+    agents: deps.agents,
     servers: (orgId: string) => ready().servers(orgId),
     tools: (server: ToolServer, orgId: string, signal: AbortSignal) => ready().listOf(server, orgId, signal),
   };

@@ -9,7 +9,10 @@ import type { Client } from '@temporalio/client';
 import type { BlobStore } from '../blobs/blob-store';
 import type { Logger } from '../observability/logger';
 import type { SignedUrlSigner } from '../crypto/signed-urls';
-import type { ConnectionStore } from './connections';
+import type { ConnectionStore, ToolConnection } from './connections';
+
+export { ToolCallError, ToolFailure, type ToolCallErrorCode } from './errors';
+export type { ToolConnection } from './connections';
 
 /** The largest JSON-RPC request body the HTTP gateway takes on the path of a server that says nothing of its own (4 MiB). */
 export const DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024;
@@ -31,13 +34,6 @@ export interface ToolEntry {
   description: string;
   inputSchema: JsonSchemaObject;
   execution?: { taskSupport: 'forbidden' | 'optional' | 'required' };
-}
-
-export interface ToolConnection {
-  id: string;
-  application: string;
-  name: string | null;
-  credentials: Record<string, unknown>;
 }
 
 /** What a server may need from flowgate while it lists or calls. */
@@ -82,6 +78,8 @@ export interface CallContext extends ListContext {
   connection?: ToolConnection;
   /** reports progress to a caller that asked for it; a no-op otherwise */
   progress(report: ToolProgress): void;
+  /** true when the caller listens to progress (a remote server is then asked for it) */
+  progressWanted?: boolean;
 }
 
 /** MCP content blocks, passed through as the server gave them. */
@@ -126,28 +124,6 @@ export interface ServerSource {
    * cannot have): the catalog then makes no promise for it.
    */
   server?(orgId: string, name: string): ToolServer | undefined | Promise<ToolServer | undefined>;
-}
-
-/**
- * A tool that ran and failed for a reason the caller should see (the upstream refused, the
- * message could not be delivered): answered as a result with `isError: true`, not a protocol
- * error. `details` (an upstream's code, status, body) joins `error` in the structured content.
- */
-export class ToolFailure extends Error {
-  override readonly name = 'ToolFailure';
-  constructor(message: string, readonly details: Record<string, unknown> = {}) {
-    super(message);
-  }
-}
-
-export type ToolCallErrorCode = 'UNKNOWN_SERVER' | 'UNKNOWN_TOOL' | 'INVALID_ARGUMENTS' | 'CONNECTION_REFUSED' | 'TIMEOUT' | 'UNAVAILABLE';
-
-/** A call that could not be made; the gateway maps each code to a JSON-RPC error. */
-export class ToolCallError extends Error {
-  override readonly name = 'ToolCallError';
-  constructor(readonly code: ToolCallErrorCode, message: string) {
-    super(message);
-  }
 }
 
 /** The dispatcher's answer: a tool's output, or the failure of a tool that ran. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { MAX_STDOUT_BYTES, runCodeStep } from '../../activities/code-step';
+import { MAX_STDOUT_BYTES, runCodeStep } from '../../activities/steps/code/code-step';
 import { CodeStepSchema, type CodeStep } from '../../src/common/definition';
 import type { InterpolationContext } from '../../src/common/interpolate';
 

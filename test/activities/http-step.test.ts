@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { runHttpStep } from '../../activities/http-step';
+import { runHttpStep } from '../../activities/steps/http/http-step';
 import { HttpStepSchema, type HttpStep } from '../../src/common/definition';
 import type { InterpolationContext } from '../../src/common/interpolate';
 import { pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
+import { eventually } from '../support/eventually';
 import { listenOnLoopback } from '../support/loopback';
 
 interface Received {
@@ -209,8 +210,13 @@ describe('the http step of a cancelled run', () => {
     const socket = requests[0];
     assert.ok(socket, 'the http step reached the upstream');
 
-    // well into the request, so that a cancellation must ride on a later heartbeat than the first
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // well into the request, so that a cancellation must ride on a later heartbeat than the first:
+    // wait until Temporal has recorded a heartbeat of the step
+    const { client } = fg;
+    await eventually(async () => {
+      const { raw } = await client.workflow.getHandle(runId).describe();
+      return raw.pendingActivities?.some((a) => a.lastHeartbeatTime) ? true : undefined;
+    }, 'a heartbeat of the http step');
     assert.equal(closedAt.has(socket), false);
     const cancelledAt = Date.now();
     await fg.client.workflow.getHandle(runId).cancel();

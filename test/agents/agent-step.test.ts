@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { getJson, pollStatus, publishWorkflow, startTestFlowgate, trigger, type Published, type TestFlowgate } from '../support/flowgate';
 import { lastMessage, startFakeLlm, type FakeLlm } from '../support/fake-llm';
 import { startFakeSearch, type FakeSearch } from '../tools/support';
+import { clearHistory } from '../support/histories';
 
 async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -70,7 +71,7 @@ describe('the agent step', () => {
     assert.match(stdout, /called web-search\/search/);
 
     // what the Web UI shows on the run's page: a child workflow of type invokeAgent
-    const history = await fg.client.workflow.getHandle(runId).fetchHistory();
+    const history = await clearHistory(fg, runId);
     const children = (history.events ?? []).map((e) => e.childWorkflowExecutionStartedEventAttributes).filter((a) => a);
     assert.deepEqual(children.map((a) => a?.workflowType?.name), ['invokeAgent']);
     assert.equal(children[0]?.workflowExecution?.workflowId, `${runId}-agent-1`);

@@ -47,5 +47,31 @@ for (const backend of registryDialects({ tempDirPrefix: 'flowgate-agents-', sche
       assert.equal(await registry.agents.getChat(org.id, chat.id), undefined);
       assert.deepEqual(await registry.agents.listArtifacts(chat.id), []);
     });
+    it('records usage once per call attempt, keeps month totals and budgets in bigint columns, per organization', async () => {
+      const org = await registry.orgs.create('spender');
+      const other = await registry.orgs.create('other');
+      const call = {
+        orgId: org.id, agentId: 'agt_x', invocationId: `inv_${org.id}`, turn: 0, attempt: 1, month: '2026-11',
+        model: 'm', promptTokens: 3_000_000_000, completionTokens: 5, cachedPromptTokens: 2_500_000_000, costNanoUsd: 7_500_000_000_000,
+      };
+      assert.deepEqual(await registry.agentUsage.record(call), { tokens: 3_000_000_005, costNanoUsd: 7_500_000_000_000 });
+      // the same attempt again (a retried record) is not counted twice; a new attempt (a repeated model call) is
+      assert.deepEqual(await registry.agentUsage.record(call), { tokens: 3_000_000_005, costNanoUsd: 7_500_000_000_000 });
+      assert.deepEqual(await registry.agentUsage.record({ ...call, attempt: 2, promptTokens: 10, cachedPromptTokens: 0, costNanoUsd: null, model: 'free' }),
+        { tokens: 3_000_000_020, costNanoUsd: 7_500_000_000_000 });
+      assert.deepEqual(await registry.agentUsage.month(org.id, '2026-12'), { tokens: 0, costNanoUsd: 0 });
+      const byModel = await registry.agentUsage.ofInvocation(org.id, call.invocationId);
+      assert.deepEqual(byModel.map((m) => [m.model, m.calls, m.promptTokens, m.cachedPromptTokens, m.costNanoUsd]),
+        [['free', 1, 10, 0, null], ['m', 1, 3_000_000_000, 2_500_000_000, 7_500_000_000_000]]);
+      assert.deepEqual(await registry.agentUsage.ofInvocation(other.id, call.invocationId), []);
+
+      assert.deepEqual(await registry.agentUsage.budget(org.id), { monthlyMaxTokens: null, monthlyMaxCostNanoUsd: null, updatedAt: null });
+      await registry.agentUsage.setBudget(org.id, { monthlyMaxTokens: 5_000_000_000, monthlyMaxCostNanoUsd: null });
+      await registry.agentUsage.setBudget(org.id, { monthlyMaxTokens: 6_000_000_000, monthlyMaxCostNanoUsd: 1 });
+      const budget = await registry.agentUsage.budget(org.id);
+      assert.deepEqual([budget.monthlyMaxTokens, budget.monthlyMaxCostNanoUsd], [6_000_000_000, 1]);
+      assert.equal((await registry.agentUsage.budget(other.id)).monthlyMaxTokens, null);
+      await assert.rejects(registry.agentUsage.setBudget('org_missing', { monthlyMaxTokens: 1, monthlyMaxCostNanoUsd: null }), /not found/);
+    });
   });
 }

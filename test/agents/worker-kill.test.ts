@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { stateQuery } from '../../src/common/workflow-contracts';
 import { temporalAddress } from '../setup/root-hooks';
+import { eventually } from '../support/eventually';
 import { publishWorkflow, startTestFlowgate, type TestFlowgate } from '../support/flowgate';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm';
 import { listenOnLoopback } from '../support/loopback';
@@ -65,7 +67,14 @@ describe('an agent invocation survives a worker killed with SIGKILL', () => {
       const deadline = Date.now() + 30_000;
       while (llm.requests.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
       assert.equal(llm.requests.length, 2);
-      await new Promise((resolve) => setTimeout(resolve, 2000)); // the child run is in its delay now
+      // the kill must fall while the child run waits in its delay: wait until its state says so
+      await eventually(async () => {
+        for await (const run of gateway.client.workflow.list({ query: `FlowgateAutomationId = '${wf.workflowId}'` })) {
+          const state = await gateway.client.workflow.getHandle(run.workflowId).query(stateQuery);
+          return state.waitingOn?.kind === 'timer' ? true : undefined;
+        }
+        return undefined;
+      }, 'the workflow tool\'s child run waiting in its delay');
       assert.equal(workflowCalls, 0);
       worker.process.kill('SIGKILL');
       await worker.exited;

@@ -3,7 +3,8 @@
  *
  * Three processes besides the dev server: this one (the load generator and the raw Temporal
  * client), a flowgate child (gateway and worker, as `npm start` runs them, SQLite registry) and a
- * raw child (a Temporal worker doing the same one-step job, and a bare Koa JSON-RPC route). Every
+ * raw child (a Temporal worker doing the same one-step job, a bare Koa JSON-RPC route, and at `/mcp`
+ * a remote MCP server on the official SDK v2, which flowgate proxies as a custom server). Every
  * scenario runs both sides in interleaved rounds (the order alternates per round) as a closed loop:
  * each of N callers makes its calls back to back. Prints per round and, at the end, the median
  * ratio (flowgate rate / raw rate) with each side's p50/p99. Asserts nothing: the targets of
@@ -31,6 +32,8 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import Koa from 'koa';
 import { Agent, request } from 'undici';
 import { z } from 'zod';
+import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
 import { loadConfig } from '../../src/config/config';
 import { silentLogger } from '../../src/observability/logger';
 import { startFlowgate } from '../../src/app/start';
@@ -106,6 +109,8 @@ async function flowgateChild(address: string): Promise<void> {
     FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
     // the load generator is one address: a connection limit per address would refuse its callers too
     FLOWGATE_MAX_CONNECTIONS_PER_ADDRESS: '0',
+    // the remote MCP server of the proxy scenarios listens on loopback
+    FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true',
   });
   const fg = await startFlowgate(config, silentLogger, { serverSources: [{ servers: async () => [benchServer] }] });
   answerCpuRequests();
@@ -132,6 +137,20 @@ function bareKoa(): Koa {
   return app;
 }
 
+/**
+ * A remote MCP server as the official SDK v2 serves one: createMcpHandler, a server per request,
+ * the 2026-07-28 era (and 2025 clients statelessly), JSON answers; the same `echo` tool.
+ */
+function sdkRemote(): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
+  const handler = toNodeHandler(createMcpHandler(() => {
+    const server = new McpServer({ name: 'bench-remote', version: '1.0.0' });
+    server.registerTool('echo', { description: 'Echo the text back.', inputSchema: z.object({ text: z.string() }) },
+      async ({ text }) => ({ content: [{ type: 'text', text: JSON.stringify({ text }) }], structuredContent: { text } }));
+    return server;
+  }, { responseMode: 'json' }));
+  return (req, res) => handler(req, res);
+}
+
 async function rawChild(address: string): Promise<void> {
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
@@ -141,8 +160,13 @@ async function rawChild(address: string): Promise<void> {
   });
   const running = worker.run();
   const handle = bareKoa().callback();
+  const remote = sdkRemote();
   // Koa answers its own errors; the handler's promise never rejects
   const server = http.createServer((req, res) => {
+    if (req.url === '/mcp') {
+      remote(req, res).catch(() => res.destroy());
+      return;
+    }
     void handle(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -470,6 +494,22 @@ async function parent(): Promise<void> {
     let rpcId = 0;
     const rpcBody = (): string => JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name: 'echo', arguments: { text: 'ping' } } });
     const s = (n: number): number => Math.max(1, Math.round(n * SCALE));
+    // The remote MCP server (the raw child's /mcp), registered with flowgate as a custom server.
+    const remoteUrl = `${raw.url}/mcp`;
+    const remoteServer = await admin<{ id: string }>('POST', '/api/v1/servers', { url: remoteUrl, name: 'bench remote' });
+    const toolsCall = { method: 'POST' as const, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' } };
+    const viaFlowgate = async (): Promise<void> => expectOk(await call(`${fg.url}/tools/${remoteServer.id}`, { ...toolsCall, body: rpcBody() }));
+    // the same call as a 2026-07-28 client sends it to the remote itself: one POST, the era's _meta and headers
+    const directBody = (): string => JSON.stringify({
+      jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: {
+        name: 'echo', arguments: { text: 'ping' },
+        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': {} },
+      },
+    });
+    const direct = async (): Promise<void> => expectOk(await call(remoteUrl, {
+      method: 'POST', body: directBody(),
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'echo' },
+    }));
     const scenarios: Scenario[] = [
       {
         name: 'async trigger vs workflow.start', target: '>= 0.9', callers: 50, perCaller: s(4),
@@ -536,6 +576,20 @@ async function parent(): Promise<void> {
           method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json' }, body: rpcBody(),
         })),
         raw: async () => expectOk(await call(`${raw.url}/rpc`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: rpcBody() })),
+      },
+      {
+        // issue 31: what the proxy adds to a call, one caller (p50 added: flowgate p50 - raw p50)
+        name: 'tools/call through flowgate to a remote MCP server vs direct, 1 caller', target: 'p50 +<= 1ms', callers: 1, perCaller: s(200),
+        flowgate: viaFlowgate, raw: direct,
+      },
+      {
+        name: 'tools/call through flowgate to a remote MCP server vs direct, 50 callers', target: '>= 0.8', callers: 50, perCaller: s(20),
+        flowgate: viaFlowgate, raw: direct,
+      },
+      {
+        name: 'built-in tools/call vs the official SDK stateless server', target: '(info)', callers: 50, perCaller: s(20),
+        flowgate: async () => expectOk(await call(`${fg.url}/tools/bench`, { ...toolsCall, body: rpcBody() })),
+        raw: direct,
       },
     ];
 
@@ -614,8 +668,9 @@ async function parent(): Promise<void> {
       const cpu = (xs: Sample[]): CpuPerCall | undefined => (xs.every((x) => x.cpu) ? {
         gen: median(xs.map((x) => x.cpu!.gen)), fg: median(xs.map((x) => x.cpu!.fg)), raw: median(xs.map((x) => x.cpu!.raw)), tmp: median(xs.map((x) => x.cpu!.tmp)),
       } : undefined);
-      const side = (xs: Sample[]): string => `${median(xs.map((x) => x.rate)).toFixed(0)}/s p50=${median(xs.map((x) => x.p50)).toFixed(1)}ms p99=${median(xs.map((x) => x.p99)).toFixed(1)}ms${fmtCpu(cpu(xs))}`;
-      console.log(`  ${scenario.name.padEnd(48)} ratio ${ratio.toFixed(2).padStart(6)}  (target ${scenario.target})  flowgate ${side(flowgate)} | raw ${side(rawSamples)}`);
+      const side = (xs: Sample[]): string => `${median(xs.map((x) => x.rate)).toFixed(0)}/s p50=${median(xs.map((x) => x.p50)).toFixed(2)}ms p99=${median(xs.map((x) => x.p99)).toFixed(1)}ms${fmtCpu(cpu(xs))}`;
+      const addedP50 = median(flowgate.map((f, i) => f.p50 - rawSamples[i]!.p50));
+      console.log(`  ${scenario.name.padEnd(48)} ratio ${ratio.toFixed(2).padStart(6)}  p50 added ${addedP50.toFixed(2)}ms  (target ${scenario.target})  flowgate ${side(flowgate)} | raw ${side(rawSamples)}`);
     }
 
     for (const { scenario, raw: rawSamples } of results) {

@@ -5,8 +5,9 @@
  * spent 200 to 240 µs per call there, as much as flowgate spent answering a poll, so the rates read
  * the generator as much as the server. A caller on another machine takes nothing from the gateway.
  *
- * Not a general client: no chunked bodies (the gateway and the bare route always send a length),
- * no pipelining, no TLS, no redirects. Informational answers (103 Early Hints) are skipped.
+ * Not a general client: no pipelining, no TLS, no redirects, no trailers after a chunked body (the
+ * SDK's MCP server sends chunked answers; the gateway and the bare route send a length).
+ * Informational answers (103 Early Hints) are skipped.
  */
 import net from 'node:net';
 
@@ -68,6 +69,15 @@ class Connection {
         continue;
       }
       const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+      if (!length && /\r\ntransfer-encoding:\s*chunked/i.test(head)) {
+        const chunked = dechunk(this.buffer, end + 4);
+        if (!chunked) return;
+        this.buffer = this.buffer.subarray(chunked.end);
+        const pending = this.pending;
+        this.pending = undefined;
+        pending.resolve({ status, text: chunked.text, header: (name) => headerOf(head, name) });
+        continue;
+      }
       if (!length) {
         this.pending.reject(new Error(`an answer without Content-Length: ${head.split('\r\n', 1)[0]}`));
         this.pending = undefined;
@@ -81,6 +91,24 @@ class Connection {
       this.pending = undefined;
       pending.resolve({ status, text, header: (name) => headerOf(head, name) });
     }
+  }
+}
+
+/** A complete chunked body from `start` (its text, and where it ends), or undefined until all of it arrived. */
+function dechunk(buffer: Buffer, start: number): { text: string; end: number } | undefined {
+  const parts: Buffer[] = [];
+  let at = start;
+  for (;;) {
+    const lineEnd = buffer.indexOf('\r\n', at);
+    if (lineEnd === -1) return undefined;
+    const size = parseInt(buffer.subarray(at, lineEnd).toString('latin1'), 16);
+    if (size === 0) {
+      if (buffer.length < lineEnd + 4) return undefined;
+      return { text: Buffer.concat(parts).toString('utf8'), end: lineEnd + 4 };
+    }
+    if (buffer.length < lineEnd + 2 + size + 2) return undefined;
+    parts.push(buffer.subarray(lineEnd + 2, lineEnd + 2 + size));
+    at = lineEnd + 2 + size + 2;
   }
 }
 

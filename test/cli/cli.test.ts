@@ -78,6 +78,12 @@ describe('flowgate CLI', () => {
       if (pending.approvals.length === 0) await new Promise((r) => setTimeout(r, 500));
     }
     assert.equal(pending.approvals[0]?.approvers[0]?.approver, 'ann@example.com');
+    // The history of a run still waiting: the transitions so far, at once (the stream is not followed).
+    const startedAt = Date.now();
+    const paused = await json<{ transitions: { stepIndex: number; name: string; status: string; at: string }[]; status?: string }>(['runs', 'history', called.runId]);
+    assert.ok(Date.now() - startedAt < 20_000, `runs history took ${Date.now() - startedAt} ms`);
+    assert.equal(paused.status, undefined, 'the run has not ended');
+    assert.ok(paused.transitions.some((t) => t.stepIndex === 2 && t.status === 'PAUSED'), JSON.stringify(paused));
     const decided = await json<{ approver: string; decision: string }>(['approvals', 'approve', called.runId, '--comment', 'ok']);
     assert.deepEqual([decided.approver, decided.decision], ['ann@example.com', 'approve']);
 
@@ -88,6 +94,16 @@ describe('flowgate CLI', () => {
 
     const status = await json<{ status: string }>(['runs', 'status', called.runId]);
     assert.equal(status.status, 'COMPLETE');
+    const history = await cli(['runs', 'history', called.runId]);
+    assert.equal(history.code, 0, history.stderr);
+    const lines = history.stdout.split('\n');
+    assert.match(lines[0] ?? '', /^SEQ +AT +STEP +NAME +STATUS +AFTER$/);
+    for (const [step, name, state] of [['1', 'Prepare', 'RUNNING'], ['1', 'Prepare', 'COMPLETE'], ['2', 'Sign-off', 'PAUSED'], ['2', 'Sign-off', 'COMPLETE'], ['3', 'Pay', 'COMPLETE']]) {
+      assert.ok(lines.some((l) => new RegExp(`^\\d+ +\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z +${step} +${name} +${state}\\b`).test(l)), `${step} ${name} ${state} in:\n${history.stdout}`);
+    }
+    // the approval's wait is timed: the step had been PAUSED for a measurable while before it went on
+    assert.ok(lines.some((l) => /Sign-off +(RUNNING|COMPLETE) +\d+(\.\d)? (s|ms)$/.test(l)), history.stdout);
+    assert.match(history.stdout, new RegExp(`run ${called.runId}: COMPLETE`));
     const dir = path.join(home, `results-${Date.now()}`);
     const results = await json<{ downloaded: string[] }>(['runs', 'results', called.runId, '--download', dir]);
     const paid = results.downloaded.find((f) => f.includes('step-3') && f.endsWith('output.txt'));
@@ -167,9 +183,67 @@ describe('flowgate CLI', () => {
     const ok = await cli(['--json', '--api-key', key.key, 'call', trigger.id, '--wait', '60', '-i', 'n=3']);
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal((JSON.parse(ok.stdout) as { status: string }).status, 'COMPLETE');
+    // Without --json: the run's result itself (the last step's), nothing else on stdout.
+    const printed = await cli(['--api-key', key.key, 'call', trigger.id, '--wait', '60', '-i', 'n=4']);
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.equal(printed.stdout, 'ok 4');
+    assert.match(printed.stderr, /: COMPLETE/);
     const failed = await cli(['--json', '--api-key', key.key, 'call', trigger.id, '--wait', '60', '-i', 'fail=true']);
     assert.equal(failed.code, 1, failed.stderr);
     assert.equal((JSON.parse(failed.stdout) as { status: string }).status, 'FAILED');
+  });
+
+  it('call --wait prints the designated output, and runs results --download saves it under its file name', async () => {
+    const file = path.join(home, `designated-${Date.now()}.json`);
+    writeFileSync(file, JSON.stringify({ name: 'cli-designated', steps: [
+      { name: 'Answer', type: 'template', template: 'the answer is {{inputs.n}}' },
+      { name: 'Log', type: 'template', template: 'logged' },
+    ] }));
+    const workflow = await json<{ id: string }>(['workflows', 'create', file, '--publish']);
+    const trigger = await json<{ id: string }>(['triggers', 'create', workflow.id, '--output-step', '1', '--output-file', 'answer.md']);
+    const key = await json<{ key: string }>(['api-keys', 'create']);
+    const called = await cli(['--api-key', key.key, 'call', trigger.id, '--wait', '60', '-i', 'n=42']);
+    assert.equal(called.code, 0, called.stderr);
+    assert.equal(called.stdout, 'the answer is 42', 'the designated step 1, not the last step');
+    const runId = /run ([0-9a-f-]{36}): COMPLETE/.exec(called.stderr)?.[1] ?? '';
+    assert.ok(runId, called.stderr);
+    // --json: the whole body, as before
+    const whole = await cli(['--json', '--api-key', key.key, 'call', trigger.id, '--wait', '60', '-i', 'n=1']);
+    assert.equal((JSON.parse(whole.stdout) as { results: unknown[] }).results.length, 2);
+
+    const dir = path.join(home, `designated-results-${Date.now()}`);
+    const results = await json<{ downloaded: string[] }>(['runs', 'results', runId, '--download', dir]);
+    assert.ok(results.downloaded.includes(path.join(dir, 'answer.md')), results.downloaded.join(', '));
+    assert.equal(readFileSync(path.join(dir, 'answer.md'), 'utf8'), 'the answer is 42');
+    assert.equal(readFileSync(path.join(dir, 'step-2', 'output.txt'), 'utf8'), 'logged');
+  });
+
+  it('runs open prints the run\'s Temporal Web UI link, or says what to set when it cannot know the UI', async () => {
+    const p = await publishWorkflow(fg, { name: 'cli-open', steps: [{ name: 'One', type: 'template', template: 'one' }] });
+    const runId = (await trigger(fg, p, {})).headers.get('X-Pf-Run-Id') ?? '';
+    const configured = await cli(['runs', 'open', runId], { FLOWGATE_TEMPORAL_UI_URL: 'https://temporal.example.com/', FLOWGATE_TEMPORAL_NAMESPACE: 'prod' });
+    assert.equal(configured.code, 0, configured.stderr);
+    assert.equal(configured.stdout, `https://temporal.example.com/namespaces/prod/workflows/${runId}\n`);
+    const missing = await cli(['runs', 'open', '00000000-0000-4000-8000-000000000000'], { FLOWGATE_TEMPORAL_UI_URL: 'https://temporal.example.com' });
+    assert.equal(missing.code, 1, 'an unknown run is a 404, not a dead link');
+    // This test flowgate uses a shared Temporal (TEMPORAL_ADDRESS): it knows no UI, and the CLI does not guess.
+    const unknown = await cli(['runs', 'open', runId]);
+    assert.equal(unknown.code, 64, unknown.stderr);
+    assert.match(unknown.stderr, /FLOWGATE_TEMPORAL_UI_URL/);
+    // A gateway that started the dev server's UI names the run's page in a Link header: the CLI prints it.
+    const proxy = await listenOnLoopback(http.createServer((req, res) => {
+      const upstream = http.request(new URL(req.url ?? '/', fg.url), { method: req.method, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode ?? 502, { ...up.headers, link: `<http://127.0.0.1:18233/namespaces/default/workflows/${runId}>; rel="temporal-ui"` });
+        up.pipe(res);
+      });
+      req.pipe(upstream);
+    }));
+    try {
+      const linked = await json<{ url: string }>(['runs', 'open', runId], { FLOWGATE_URL: proxy.url });
+      assert.equal(linked.url, `http://127.0.0.1:18233/namespaces/default/workflows/${runId}`);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('tells usage errors (64) and HTTP errors (1) apart, and prints completion scripts', async () => {
@@ -201,5 +275,21 @@ describe('flowgate CLI', () => {
     assert.equal(statSync(file).mode & 0o777, 0o600);
     const listed = await execFileAsync(process.execPath, [CLI, '--json', 'workflows', 'list'], { env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: path.join(home, '.config') } });
     assert.ok(Array.isArray((JSON.parse(listed.stdout) as { workflows: unknown[] }).workflows));
+  });
+
+  it('keeps its config under XDG_CONFIG_HOME when it is set, and says where in --help', async () => {
+    const xdg = path.join(home, `xdg-${Date.now()}`);
+    const login = await cli(['login', '--url', fg.url, '--token', fg.adminToken, '--temporal-ui', 'https://ui.example.com'], { FLOWGATE_URL: '', FLOWGATE_TOKEN: '', XDG_CONFIG_HOME: xdg });
+    assert.equal(login.code, 0, login.stderr);
+    const file = path.join(xdg, 'flowgate', 'config.json');
+    assert.match(login.stderr, new RegExp(`saved to ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal((JSON.parse(readFileSync(file, 'utf8')) as { temporalUiUrl?: string }).temporalUiUrl, 'https://ui.example.com');
+    const listed = await execFileAsync(process.execPath, [CLI, '--json', 'workflows', 'list'], { env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: xdg } });
+    assert.ok(Array.isArray((JSON.parse(listed.stdout) as { workflows: unknown[] }).workflows));
+    const help = await cli(['--help'], { XDG_CONFIG_HOME: xdg });
+    assert.ok(help.stdout.includes(file), help.stdout);
+    assert.match(help.stdout, /\$XDG_CONFIG_HOME\/flowgate\/config\.json/);
+    assert.match((await cli(['login', '--help'], { XDG_CONFIG_HOME: xdg })).stdout, /XDG_CONFIG_HOME/);
   });
 });

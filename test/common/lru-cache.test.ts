@@ -14,14 +14,25 @@ describe('LruCache', () => {
     assert.equal(cache.size, 2);
   });
 
-  it('forgets an entry after ttlMs', () => {
-    let now = 0;
+  it('forgets an entry after ttlMs, counted from when it was set', () => {
+    let now = 5_000; // lru-cache takes a start time of 0 for "no start"; a monotonic clock is past it
     const cache = new LruCache<string, number>({ maxEntries: 10, ttlMs: 900, now: () => now });
     cache.set('a', 1);
-    now = 899;
-    assert.equal(cache.get('a'), 1);
-    now = 900;
+    now += 899;
+    assert.equal(cache.get('a'), 1, 'a read does not extend the entry');
+    now += 2;
     assert.equal(cache.get('a'), undefined);
+    assert.equal(cache.size, 0);
+  });
+
+  it('caches null, and evicts by use rather than by insertion', () => {
+    const cache = new LruCache<string, number | null>({ maxEntries: 2, ttlMs: Infinity });
+    cache.set('none', null);
+    cache.set('b', 2);
+    assert.equal(cache.get('none'), null);
+    cache.set('c', 3);
+    assert.equal(cache.get('b'), undefined, 'b was the least recently used');
+    assert.equal(cache.get('none'), null);
   });
 
   it('shares one load between concurrent misses and keeps neither undefined nor failures', async () => {
@@ -38,5 +49,27 @@ describe('LruCache', () => {
     assert.equal(await cache.getOrLoad('missing', async () => 5), 5, 'an undefined answer was not kept');
     await assert.rejects(cache.getOrLoad('bad', async () => { throw new Error('db down'); }));
     assert.equal(await cache.getOrLoad('bad', async () => 1), 1, 'a failed load was not kept');
+  });
+
+  it('neither keeps nor shares a load that began before its key was deleted or the cache cleared', async () => {
+    const cache = new LruCache<string, string>({ maxEntries: 10, ttlMs: Infinity });
+    let release: (value: string) => void = () => undefined;
+    const stale = cache.getOrLoad('k', () => new Promise<string>((resolve) => {
+      release = resolve;
+    }));
+    cache.delete('k');
+    const fresh = cache.getOrLoad('k', async () => 'after');
+    release('before');
+    assert.equal(await stale, 'before', 'its own caller still gets what it read');
+    assert.equal(await fresh, 'after', 'a caller after the delete does not join it');
+    assert.equal(cache.get('k'), 'after');
+
+    const again = cache.getOrLoad('j', () => new Promise<string>((resolve) => {
+      release = resolve;
+    }));
+    cache.clear();
+    release('old');
+    assert.equal(await again, 'old');
+    assert.equal(cache.get('j'), undefined, 'the value read before the clear was not kept');
   });
 });

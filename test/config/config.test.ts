@@ -198,7 +198,7 @@ describe('config: blob store and retention', () => {
   it('defaults to the data dir and retention on (30 days for step files and finished runs)', () => {
     const config = loadConfig({ FLOWGATE_DATA_DIR: '/srv/flowgate' });
     assert.deepEqual(config.blobStore, { kind: 'local', root: path.join('/srv/flowgate', 'blobs') });
-    assert.deepEqual(config.retention, { enabled: true, stepFilesDays: 30, finishedRunsDays: 30 });
+    assert.deepEqual(config.retention, { enabled: true, stepFilesDays: 30, finishedRunsDays: 30, auditDays: 365 });
   });
 
   it('reads an s3:// store with its endpoint, region, path style, download mode and AWS credentials', () => {
@@ -206,14 +206,14 @@ describe('config: blob store and retention', () => {
       FLOWGATE_DATA_DIR: '/srv/flowgate', FLOWGATE_BLOB_STORE: 's3://my-bucket/flowgate/prod/', FLOWGATE_S3_ENDPOINT: 'http://127.0.0.1:7070',
       FLOWGATE_S3_FORCE_PATH_STYLE: 'true', FLOWGATE_S3_DOWNLOADS: 'redirect', AWS_REGION: 'eu-west-1',
       AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'secret-example',
-      FLOWGATE_RETENTION: 'off', FLOWGATE_RETENTION_STEP_FILES_DAYS: '7', FLOWGATE_RETENTION_FINISHED_RUNS_DAYS: '90',
+      FLOWGATE_RETENTION: 'off', FLOWGATE_RETENTION_STEP_FILES_DAYS: '7', FLOWGATE_RETENTION_FINISHED_RUNS_DAYS: '90', FLOWGATE_AUDIT_RETENTION_DAYS: '30',
     });
     assert.deepEqual(config.blobStore, {
       kind: 's3', bucket: 'my-bucket', prefix: 'flowgate/prod', endpoint: 'http://127.0.0.1:7070', region: 'eu-west-1',
       forcePathStyle: true, downloads: 'redirect', spoolDir: path.join('/srv/flowgate', 'spool'),
       credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret-example' },
     });
-    assert.deepEqual(config.retention, { enabled: false, stepFilesDays: 7, finishedRunsDays: 90 });
+    assert.deepEqual(config.retention, { enabled: false, stepFilesDays: 7, finishedRunsDays: 90, auditDays: 30 });
     const plain = loadConfig({ FLOWGATE_BLOB_STORE: 's3://bucket' });
     assert.deepEqual([plain.blobStore.kind === 's3' && plain.blobStore.prefix, plain.blobStore.kind === 's3' && plain.blobStore.region], ['', 'us-east-1']);
     assert.equal(plain.blobStore.kind === 's3' && plain.blobStore.credentials, undefined, 'unset: the SDK\'s default chain');

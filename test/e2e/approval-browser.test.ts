@@ -3,24 +3,18 @@
  * installs the `chromium` package; CHROMIUM_PATH overrides where it is).
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { getJson, pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 describe('approval page in a browser', () => {
   let fg: TestFlowgate;
   let browser: Browser;
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium package (.ci/run does) or set CHROMIUM_PATH`);
+    browser = await launchChromium();
     fg = await startTestFlowgate();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
-    });
   });
   after(async () => {
     await browser?.close();

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { PREVIOUS_INLINE_BUDGET } from '../../src/common/run-types';
 import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
+import { clearHistory } from '../support/histories';
 
 interface SyncBody {
   id: string;
@@ -40,7 +41,7 @@ describe('long runs', () => {
     assert.equal(body.results[12]?.result.result, '4000a,4000b,4000l');
     assert.equal(body.results[13]?.result.result, 'a'.repeat(4000));
 
-    const history = await fg.client.workflow.getHandle(body.id).fetchHistory();
+    const history = await clearHistory(fg, body.id);
     const inputs = (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.input?.payloads ?? [])
       .map((payload) => payload.data?.length ?? 0);
     assert.equal(inputs.length, 13, 'one activity task per code step');

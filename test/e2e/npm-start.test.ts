@@ -5,6 +5,8 @@ import path from 'node:path';
 import { temporalCliPath } from '../setup/root-hooks';
 import { freePort, portIsFree } from '../../temporal/dev-server';
 import { startMain } from '../support/processes';
+import { temporalCliAddress } from '../../temporal/cli-address';
+import { temporalUiLink } from '../../src/cli/runs';
 
 describe('flowgate main process (npm start)', () => {
   it('starts the embedded dev server, worker and gateway, prints where they listen, and stops everything on SIGTERM', async function () {
@@ -32,6 +34,28 @@ describe('flowgate main process (npm start)', () => {
       assert.equal(ui.status, 200);
       const created = await fetch(`http://127.0.0.1:${port}/api/v1/api-keys`, { method: 'POST', headers: { Authorization: `Bearer ${token[2]}` } });
       assert.equal(created.status, 201);
+
+      // `npm run temporal` finds this data dir's dev server without TEMPORAL_DEV_PORT (pid file + /proc).
+      if (process.platform === 'linux') assert.deepEqual(await temporalCliAddress({ args: ['workflow', 'list'], dataDir }), ['--address', `127.0.0.1:${devPort}`]);
+      // A run's status names its page in the dev server's Web UI (`flowgate runs open`), and the page is there.
+      const admin = async <T>(method: string, pathname: string, body?: unknown): Promise<T> => {
+        const response = await fetch(`http://127.0.0.1:${port}${pathname}`, { method, headers: { Authorization: `Bearer ${token[2]}`, 'Content-Type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+        assert.ok(response.ok, `${method} ${pathname}: ${response.status}`);
+        return response.json() as Promise<T>;
+      };
+      const workflow = await admin<{ id: string }>('POST', '/api/v1/workflows', { name: 'ui-link', steps: [{ name: 'One', type: 'template', template: 'one' }] });
+      await admin('POST', `/api/v1/workflows/${workflow.id}/publish`);
+      const trigger = await admin<{ id: string }>('POST', '/api/v1/triggers', { workflowId: workflow.id });
+      const { key } = await created.json() as { key: string };
+      const started = await fetch(`http://127.0.0.1:${port}/ext/triggers/${trigger.id}`, { method: 'POST', headers: { 'X-API-KEY': key, 'Content-Type': 'application/json' }, body: '{}' });
+      const runId = started.headers.get('x-pf-run-id') ?? '';
+      assert.ok(runId, `trigger call: ${started.status}`);
+      const status = await fetch(`http://127.0.0.1:${port}/api/v1/runs/${runId}`, { headers: { Authorization: `Bearer ${token[2]}` } });
+      assert.equal(status.status, 200);
+      const page = `http://127.0.0.1:${uiPort}/namespaces/default/workflows/${runId}`;
+      assert.equal(status.headers.get('link'), `<${page}>; rel="temporal-ui"`);
+      assert.equal(temporalUiLink(status.headers.get('link')), page);
+      assert.equal((await fetch(page)).status, 200);
 
       child.process.kill('SIGTERM');
       assert.deepEqual(await child.exited, { code: 0, signal: null });

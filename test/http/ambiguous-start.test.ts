@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import path from 'node:path';
 import { ServiceError } from '@temporalio/client';
+import { AgentService } from '../../src/agents/service';
+import { WorkflowPublishing } from '../../src/console/workflows';
 import { createApprovalLinks } from '../../src/crypto/approval-links';
 import { createFileBlobStore } from '../../src/blobs/blob-store';
 import type { RunInput } from '../../src/common/run-types';
@@ -15,7 +17,10 @@ import { loadConfig } from '../../src/config/config';
 import { signingKey } from '../../src/crypto/data-dir';
 import { createApp } from '../../src/http/app';
 import { silentLogger } from '../../src/observability/logger';
+import { RunRestarts } from '../../src/runs/run-restarts';
 import { RunService } from '../../src/runs/run-service';
+import { RunWatcher } from '../../src/runs/run-watcher';
+import { TriggerService } from '../../src/runs/trigger-service';
 import { createSigner } from '../../src/crypto/signed-urls';
 import { createRuntimeTokens } from '../../src/tools';
 import { temporalAddress } from '../setup/root-hooks';
@@ -80,10 +85,21 @@ describe('trigger: a start that fails after Temporal may have created the run', 
       TEMPORAL_ADDRESS: temporalAddress(), FLOWGATE_TASK_QUEUE: fg.taskQueue, FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true', FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
     });
     runs = new FlakyRunService(fg.client, fg.taskQueue, silentLogger);
+    // the services this gateway needs besides the flaky runs, built as src/app/services.ts builds them
+    const blobs = createFileBlobStore(path.join(fg.dataDir, 'blobs'));
+    const signer = createSigner(key, gateway.url);
+    const triggers = new TriggerService({ registry: fg.registry, blobs, log: silentLogger });
+    const agents = new AgentService({
+      registry: fg.registry, blobs, temporal: fg.client, taskQueue: fg.taskQueue, config, signer,
+      servers: (orgId) => fg.tools.servers(orgId), tools: (server, orgId, signal) => fg.tools.listOf(server, orgId, signal),
+    });
     const app = createApp({
-      config, registry: fg.registry, temporal: fg.client, blobs: createFileBlobStore(path.join(fg.dataDir, 'blobs')), log: silentLogger,
-      tools: fg.tools, runtimeTokens: createRuntimeTokens(key, fg.registry), runs, schedules: fg.schedules,
-      signer: createSigner(key, gateway.url), approvalLinks: createApprovalLinks(key, gateway.url),
+      config, registry: fg.registry, audit: fg.audit, temporal: fg.client, blobs, log: silentLogger,
+      tools: fg.tools, runtimeTokens: createRuntimeTokens(key, fg.registry), runs, triggers, agents, schedules: fg.schedules,
+      publishing: new WorkflowPublishing({ registry: fg.registry, schedules: fg.schedules }),
+      restarts: new RunRestarts({ registry: fg.registry, blobs, signer, runs, triggers }),
+      watcher: new RunWatcher((runId) => runs.view(runId), config.livePollMs, silentLogger),
+      signer, approvalLinks: createApprovalLinks(key, gateway.url),
     });
     const handle = app.callback();
     // Fire-and-forget on purpose: Koa's handler answers every failure itself (ctx.onerror) and

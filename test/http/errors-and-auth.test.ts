@@ -484,6 +484,7 @@ describe('gateway errors and credentials', () => {
         socket.write(get);
         await answers(1);
         assert.match(received, /^Keep-Alive: timeout=65\r$/im);
+        // the behaviour under test: the connection stays open idle past Node's default 5 s keep-alive
         await new Promise((resolve) => setTimeout(resolve, 5_500));
         assert.ok(!socket.destroyed && !socket.readableEnded, 'the gateway closed the idle connection');
         socket.write(get);

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../../src/common/json-depth';
-import { MAX_BATCH_ENTRIES } from '../../src/http/routes/tools';
+import { MAX_BATCH_ENTRIES } from '../../src/tools/mcp/batch';
 import { publishWorkflow, pollStatus, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 import { RPC_HEADERS, rpc, runtimeToken } from '../tools/support';
 

@@ -264,6 +264,7 @@ describe(`gateway rate limiting (FLOWGATE_RATE_LIMIT_PER_MINUTE=${PER_MINUTE}, B
     const token = (): Promise<Response> => fg.request('/auth/token', { method: 'POST', headers: { 'X-API-KEY': key } });
     for (let i = 0; i < BURST; i++) assert.equal((await token()).status, 200);
     const { retryAfter } = await expectRateLimited(await token(), TOKEN_SECONDS);
+    // the behaviour under test: the budget refills after Retry-After (the client waits it out, as asked)
     await sleep(retryAfter * 1000);
     assert.equal((await token()).status, 200, 'one token came back');
     await expectRateLimited(await token(), TOKEN_SECONDS);

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { Client } from 'pg';
 import { createLogger, type Logger } from '../../src/observability/logger';
-import { SharedRateLimit, sharedWindow, type RateLimitStoreConfig } from '../../src/http/rate-limit/shared';
+import { STORE_TIMEOUT_MS, SharedRateLimit, sharedWindow, type RateLimitStoreConfig } from '../../src/http/rate-limit/shared';
 import { missingPeer } from '../support/ci';
 import { publishWorkflow, startTestFlowgate, trigger, type Published, type TestFlowgate } from '../support/flowgate';
 import { TEST_POSTGRES_URL } from '../support/registry-dialects';
@@ -160,6 +160,41 @@ describe('SharedRateLimit', () => {
         }
       });
     }
+
+    it(`limits per process when the store is connected but slower than ${STORE_TIMEOUT_MS} ms`, async () => {
+      // A Redis that answers ioredis's handshake (HELLO, CLIENT SETINFO, the INFO of the ready
+      // check) and then never answers a command, as a store stuck behind a slow disk would.
+      const handshake: Record<string, string> = { hello: '*0\r\n', client: '+OK\r\n', info: '$0\r\n\r\n' };
+      const silent = net.createServer((socket) => {
+        socket.on('data', (data) => {
+          for (const [, name] of data.toString('utf8').matchAll(/\*\d+\r\n\$\d+\r\n(\w+)\r\n/g)) {
+            const reply = handshake[(name ?? '').toLowerCase()];
+            if (reply) socket.write(reply);
+          }
+        });
+        socket.on('error', () => undefined);
+      });
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const { port } = silent.address() as net.AddressInfo;
+      const { log, warnings } = recordingLogger();
+      const limit = await SharedRateLimit.open({ perMinute: 6, burst: 3, store: { kind: 'redis', url: `redis://127.0.0.1:${port}` }, log });
+      try {
+        const key = freshCredential();
+        const started = Date.now();
+        assert.equal((await limit.take(key)).allowed, true, 'counted by this process');
+        const waited = Date.now() - started;
+        assert.ok(waited >= STORE_TIMEOUT_MS - 50 && waited < STORE_TIMEOUT_MS + 1_000, `the first call waited ${waited} ms for the store`);
+        const again = Date.now();
+        const rest = [];
+        for (let i = 0; i < 3; i++) rest.push((await limit.take(key)).allowed);
+        assert.deepEqual(rest, [true, true, false], 'the same bucket of this process');
+        assert.ok(Date.now() - again < STORE_TIMEOUT_MS / 2, 'calls after the timeout do not wait for the store again at once');
+        assert.equal(warnings.filter((w) => w.includes('rate-limit store')).length, 1, JSON.stringify(warnings));
+      } finally {
+        await limit.close();
+        silent.close();
+      }
+    });
   });
 });
 

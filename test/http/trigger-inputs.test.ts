@@ -11,6 +11,7 @@ import { retryAfterSeconds } from '../../src/http/routes/triggers';
 import { ECHO_STEP, echoInputsWorkflow, type EchoSyncBody } from '../support/echo-workflow';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
 import { filesUnder } from '../support/multipart';
+import { clearHistory } from '../support/histories';
 
 const typed = {
   name: 'typed-inputs',
@@ -229,7 +230,7 @@ describe('trigger inputs and answers (API and webhook triggers)', () => {
     const { body, runInputs } = await seen(response);
     assert.deepEqual(runInputs, { big, small: 1 });
     assert.deepEqual(body.inputs, { big, small: 1 });
-    const history = await fg.client.workflow.getHandle(body.id).fetchHistory();
+    const history = await clearHistory(fg, body.id);
     const started = history.events?.find((e) => e.workflowExecutionStartedEventAttributes);
     const payloadBytes = (started?.workflowExecutionStartedEventAttributes?.input?.payloads ?? []).reduce((n, pl) => n + (pl.data?.length ?? 0), 0);
     assert.ok(payloadBytes > 0 && payloadBytes < 64 * 1024, `the start payload is ${payloadBytes} bytes`);

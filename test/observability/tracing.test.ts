@@ -10,6 +10,7 @@ import { recordHistoryPath } from '../support/ci';
 import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 import { startFakeSearch, startToolFlowgate, type FakeSearch } from '../tools/support';
+import { clearHistory } from '../support/histories';
 
 interface OtlpSpan {
   traceId: string;
@@ -63,7 +64,7 @@ async function chainingRun(fg: TestFlowgate) {
   const body = (await response.json()) as { status: string; error?: string; results: { result: { result: string } }[] };
   assert.equal(body.status, 'COMPLETE', body.error);
   const runId = response.headers.get('X-Pf-Run-Id') ?? '';
-  const history = await fg.client.workflow.getHandle(runId).fetchHistory();
+  const history = await clearHistory(fg, runId);
   const children = (history.events ?? []).flatMap((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId ?? []);
   assert.equal(children.length, 2, 'two chained runs');
   return { runId, history };

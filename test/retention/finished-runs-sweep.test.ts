@@ -22,6 +22,7 @@ for (const dialect of registryDialects({ tempDirPrefix: 'flowgate-retention-', s
     it('deletes rows older than the period and keeps the others, in batches, idempotently', async () => {
       const put = (runId: string) => registry.finishedRuns.put({ runId, orgId: 'org', automationId: 'wf', view: '{}' });
       for (let i = 0; i < 1005; i++) await put(`old-${i}`);
+      // the rows' timestamps must fall on either side of `between`: let the clock tick
       await new Promise((resolve) => setTimeout(resolve, 20));
       const between = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { ENGINE_LEVEL } from '../../src/common/run-types';
 import { silentLogger } from '../../src/observability/logger';
 import { ensureRetentionSchedule, retentionScheduleId } from '../../src/retention/schedule';
 import { temporalAddress } from '../setup/root-hooks';
@@ -29,6 +30,8 @@ describe('retention sweep schedule', () => {
     const description = await client.schedule.getHandle(retentionScheduleId(taskQueue)).describe();
     assert.equal(description.policies.overlap, ScheduleOverlapPolicy.SKIP);
     assert.equal(description.action.type === 'startWorkflow' && description.action.taskQueue, taskQueue);
+    // the sweeps it starts are at this code's level: their activities carry summaries for the Web UI
+    assert.deepEqual(description.action.type === 'startWorkflow' && description.action.args, [{ engine: ENGINE_LEVEL }]);
     assert.equal(await ensureRetentionSchedule(client, { taskQueue, enabled: true, log: silentLogger }), 'exists');
     assert.equal(await ensureRetentionSchedule(client, { taskQueue, enabled: false, log: silentLogger }), 'deleted');
     await assert.rejects(client.schedule.getHandle(retentionScheduleId(taskQueue)).describe(), ScheduleNotFoundError);

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { callbackWorkflowId } from '../../src/common/workflow-contracts';
 import { pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
+import { clearHistory } from '../support/histories';
 
 interface Delivery { headers: http.IncomingHttpHeaders; body: string; answered: number; verified: boolean }
 
@@ -93,6 +96,12 @@ describe('completion callbacks', () => {
       // Nothing more arrives later.
       await new Promise((resolve) => setTimeout(resolve, 1500));
       assert.equal(rx.deliveries.length, 3);
+      // What the Temporal Web UI shows of the delivery (level 6): the child's summary names the host only, its activity the run
+      const delivery = fg.client.workflow.getHandle(callbackWorkflowId(runId));
+      const host = new URL(rx.url).host;
+      assert.equal(await (await delivery.describe()).staticSummary(), `callback of run ${runId} (COMPLETE) to ${host}`);
+      const labels = ((await clearHistory(fg, delivery)).events ?? []).flatMap((e) => (e.userMetadata?.summary ? [defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary)] : []));
+      assert.ok(labels.includes(`POST the callback of run ${runId} (COMPLETE)`), JSON.stringify(labels));
     } finally {
       await rx.close();
     }

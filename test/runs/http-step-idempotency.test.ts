@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { runHttpStep } from '../../activities/http-step';
+import { runHttpStep } from '../../activities/steps/http/http-step';
 import { HttpStepSchema } from '../../src/common/definition';
 import type { InterpolationContext } from '../../src/common/interpolate';
 import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';

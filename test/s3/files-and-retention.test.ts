@@ -5,8 +5,10 @@
  * (its schedule created at start, its workflow deleting what expired as of a given moment).
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { ScheduleNotFoundError } from '@temporalio/client';
+import { ENGINE_LEVEL } from '../../src/common/run-types';
 import { signingKey } from '../../src/crypto/data-dir';
 import { retentionScheduleId } from '../../src/retention/schedule';
 import { createSigner } from '../../src/crypto/signed-urls';
@@ -14,6 +16,7 @@ import { echoInputsWorkflow, type AttachmentsSyncBody } from '../support/echo-wo
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
 import { MultipartBody, send } from '../support/multipart';
 import { s3ServerForSuite } from '../support/versitygw';
+import { clearHistory } from '../support/histories';
 
 const MIB = 1024 * 1024;
 
@@ -131,11 +134,16 @@ function describeWithStore(name: string, env: () => Record<string, string>, s3: 
       assert.equal((await fetch(link)).status, 200);
       // As of 23 hours from now nothing of this call has expired; as of 25 hours its attachment has,
       // while the run's step files (30 days) stay.
+      const testRun = randomUUID();
       const sweep = (hours: number) => fg.client.workflow.execute('retentionSweep', {
-        taskQueue: fg.taskQueue, workflowId: `sweep-test-${Date.now()}-${hours}`, args: [{ now: new Date(Date.now() + hours * 3600_000).toISOString() }],
+        taskQueue: fg.taskQueue, workflowId: `sweep-test-${hours}-${testRun}`, args: [{ now: new Date(Date.now() + hours * 3600_000).toISOString(), engine: ENGINE_LEVEL }],
       }) as Promise<{ blobs: { removed: number; kept: number }; finishedRuns: { removed: number } }>;
       const early = await sweep(23);
       assert.equal(early.blobs.removed, 0, JSON.stringify(early));
+      // what the Web UI shows of a sweep (level 6): its two activities by what they delete
+      const labels = ((await clearHistory(fg, `sweep-test-23-${testRun}`)).events ?? [])
+        .flatMap((e) => (e.userMetadata?.summary ? [defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary)] : []));
+      assert.deepEqual(labels, ['delete expired attachments, stored inputs and step files', 'delete the rows of finished runs past retention']);
       assert.equal((await fetch(link)).status, 200);
       const late = await sweep(25);
       assert.ok(late.blobs.removed >= 1, JSON.stringify(late));

@@ -9,6 +9,8 @@ const TestEnvSchema = z.object({
   CI: z.string().optional().transform((v) => v === 'true'),
   /** where the replay test writes a freshly recorded history (opt-in; the suite never writes into the clone) */
   FLOWGATE_RECORD_HISTORY: z.string().min(1).optional(),
+  /** where the fast layer's workflow-type tests write one freshly recorded history per type (opt-in, like the above) */
+  FLOWGATE_RECORD_HISTORIES_DIR: z.string().min(1).optional(),
 });
 
 const testEnv = Object.freeze(TestEnvSchema.parse(process.env));
@@ -21,6 +23,11 @@ export function isCi(): boolean {
 /** A file to record a new replay history into, when a developer asks for one. */
 export function recordHistoryPath(): string | undefined {
   return testEnv.FLOWGATE_RECORD_HISTORY;
+}
+
+/** A folder to record one new history per workflow type into (test/fast/workflow-types.test.ts), when a developer asks. */
+export function recordHistoriesDir(): string | undefined {
+  return testEnv.FLOWGATE_RECORD_HISTORIES_DIR;
 }
 
 /** Thrown for a missing peer under CI; the message names the peer and how to provide it. */

@@ -3,7 +3,9 @@
  * `POST /v1/chat/completions` with `messages` and `tools`, answering `choices[0].message` with
  * `content` or `tool_calls`, errors as `{error: {message, type, param, code}}`, and 429 with
  * `Retry-After`. Each request takes the next scripted reply; a script entry may be a function of
- * the request, so a test can assert what the model was shown.
+ * the request, so a test can assert what the model was shown. Each answer reports `usage` (by
+ * default 10 prompt and 5 completion tokens; a reply's `usage` sets them, `cached` as
+ * `prompt_tokens_details.cached_tokens`, and `usage: null` leaves it out).
  */
 import http from 'node:http';
 import { listenOnLoopback } from './loopback';
@@ -16,9 +18,16 @@ export interface ChatRequest {
   [field: string]: unknown;
 }
 
+/** Tokens an answer reports; `cached` is a part of `prompt`. */
+export interface FakeUsage {
+  prompt: number;
+  completion: number;
+  cached?: number;
+}
+
 export type FakeReply =
-  | { content: string }
-  | { toolCalls: { name: string; arguments: Record<string, unknown> }[] }
+  | { content: string; usage?: FakeUsage | null }
+  | { toolCalls: { name: string; arguments: Record<string, unknown> }[]; usage?: FakeUsage | null }
   | { status: number; message: string; type?: string; code?: string; headers?: Record<string, string> }
   /** answer after this many milliseconds */
   | { delayMs: number; then: FakeReply };
@@ -37,7 +46,18 @@ export interface FakeLlm {
 
 let callIds = 0;
 
-function completion(model: string, reply: { content: string } | { toolCalls: { name: string; arguments: Record<string, unknown> }[] }): Record<string, unknown> {
+function usageOf(usage: FakeUsage | null | undefined): Record<string, unknown> {
+  if (usage === null) return {};
+  const { prompt, completion, cached } = usage ?? { prompt: 10, completion: 5 };
+  return {
+    usage: {
+      prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion,
+      ...(cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 } }),
+    },
+  };
+}
+
+function completion(model: string, reply: Extract<FakeReply, { content: string } | { toolCalls: unknown }>): Record<string, unknown> {
   const message = 'content' in reply
     ? { role: 'assistant', content: reply.content, refusal: null }
     : {
@@ -47,7 +67,7 @@ function completion(model: string, reply: { content: string } | { toolCalls: { n
   return {
     id: `chatcmpl-${callIds++}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model,
     choices: [{ index: 0, message, logprobs: null, finish_reason: 'content' in reply ? 'stop' : 'tool_calls' }],
-    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    ...usageOf(reply.usage),
   };
 }
 

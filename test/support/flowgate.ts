@@ -2,6 +2,7 @@
  * Starts a whole flowgate (registry, worker, gateway on a free port) against the suite's Temporal
  * server, with a fresh data dir and task queue, and offers typed HTTP helpers over real loopback.
  */
+import { FIXTURE_DATA_KEYS } from './histories';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -10,6 +11,7 @@ import { loadConfig, type Config } from '../../src/config/config';
 import { silentLogger, createLogger, type Logger } from '../../src/observability/logger';
 import { startFlowgate, type Flowgate, type StartOptions } from '../../src/app/start';
 import { temporalAddress } from '../setup/root-hooks';
+import { recordHistoriesDir, recordHistoryPath } from './ci';
 
 export interface TestFlowgate extends Flowgate {
   url: string;
@@ -22,7 +24,7 @@ export interface TestFlowgate extends Flowgate {
   admin<T = unknown>(method: string, pathname: string, body?: unknown): Promise<{ status: number; body: T }>;
 }
 
-export interface TestStartOptions extends Pick<StartOptions, 'worker' | 'serverKinds' | 'serverSources'> {
+export interface TestStartOptions extends Pick<StartOptions, 'worker' | 'serverKinds' | 'taskKinds' | 'serverSources' | 'stepKinds'> {
   /** where the instance logs; default: nowhere, or at debug level to the console with FLOWGATE_TEST_LOG */
   log?: Logger;
   /** start on a stopped instance's data dir, task queue and admin token: a restart */
@@ -47,11 +49,17 @@ export async function startTestFlowgate(env: Record<string, string> = {}, option
     // Rate limiting is off by default here: many tests (the fuzz test, say) fire far more than a
     // burst's worth of calls with one key. Tests of the limiter pass their own value.
     FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
+    // A history recorded for the replay tests is kept in clear, so that it replays without this
+    // instance's data key (a test that records a sealed one says FLOWGATE_DATA_ENCRYPTION=on).
+    // Every test instance shares one key ring, as a deployment's replicas do: they all run on the
+    // suite's one Temporal namespace, and each reads the runs the others list there.
+    FLOWGATE_DATA_KEYS: FIXTURE_DATA_KEYS,
+    ...(recordHistoryPath() !== undefined || recordHistoriesDir() !== undefined ? { FLOWGATE_DATA_ENCRYPTION: 'off' } : {}),
     ...env,
   });
   const config = options.database ? { ...loaded, database: options.database } : loaded;
   const log = options.log ?? (process.env.FLOWGATE_TEST_LOG ? createLogger('debug') : silentLogger);
-  const flowgate = await startFlowgate(config, log, { worker: options.worker, serverKinds: options.serverKinds, serverSources: options.serverSources });
+  const flowgate = await startFlowgate(config, log, { worker: options.worker, serverKinds: options.serverKinds, taskKinds: options.taskKinds, serverSources: options.serverSources, stepKinds: options.stepKinds });
   const url = flowgate.url;
   if (!url) throw new Error('the test flowgate has no gateway');
   const request = (pathname: string, init?: RequestInit): Promise<Response> => fetch(`${url}${pathname}`, init);

@@ -1,4 +1,5 @@
 /** Child flowgate processes for tests that need a real crash or a real `npm start`. */
+import { FIXTURE_DATA_KEYS } from './histories';
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +18,8 @@ export function startMain(env: Record<string, string>): Child {
   const child = spawn(process.execPath, [MAIN], {
     // Outside the clone: a start without FLOWGATE_DATA_DIR would otherwise create ./data in it.
     cwd: os.tmpdir(),
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FLOWGATE_LOG_LEVEL: 'warn', ...env },
+    // the replicas a test starts share the suite's key ring, as a deployment's must (docs/operations.md)
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FLOWGATE_LOG_LEVEL: 'warn', FLOWGATE_DATA_KEYS: FIXTURE_DATA_KEYS, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -7,11 +7,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { DEFAULT_TASK_MAX_TTL_MS } from '../../src/tools/mcp/tasks';
+import { eventually } from '../support/eventually';
 import { startFakeCodeAgent, type FakeCodeAgent } from '../support/fake-codeagent';
 import { publishWorkflow, type TestFlowgate } from '../support/flowgate';
 import { connectMcp, pollTask, startTask, withKilledReplica } from './mcp-tasks-support';
 import { callTool, createOrg, rpc, runtimeToken, startToolFlowgate } from './support';
+import { clearHistory } from '../support/histories';
 
 const RUN_MS = 1500;
 const repos = [{ url: 'https://github.com/acme/widgets', startingRef: 'main' }];
@@ -70,7 +73,11 @@ describe('MCP Tasks of the code-agent tools (a waiter workflow per task) and tas
       assert.equal(value.run.result, 'Done: Fix the flaky test');
       assert.equal(fake.agents.get(value.agent.id)?.runs[0]?.id, value.run.id);
       // the call's arguments (the envVars value) never reached Temporal
-      assert.ok(!JSON.stringify(await handle.fetchHistory()).includes(secret), 'no secret in the waiter\'s history');
+      assert.ok(!JSON.stringify(await clearHistory(fg, handle)).includes(secret), 'no secret in the waiter\'s history');
+      // what the Temporal Web UI shows of the waiter (level 6): its summary, and its wait labelled
+      assert.equal(await (await handle.describe()).staticSummary(), `code-agent task codeagent_create_agent · agent ${value.agent.id} · run ${value.run.id}`);
+      const labels = ((await clearHistory(fg, handle)).events ?? []).flatMap((e) => (e.userMetadata?.summary ? [defaultPayloadConverter.fromPayload<string>(e.userMetadata.summary)] : []));
+      assert.ok(labels.includes(`codeagent_create_agent: wait for run ${value.run.id} of agent ${value.agent.id}`), JSON.stringify(labels));
 
       const listed = await client.experimental.tasks.listTasks();
       assert.ok(listed.tasks.some((t) => t.taskId === created.taskId && t.status === 'completed'));
@@ -206,7 +213,12 @@ describe('MCP Tasks of the code-agent tools (a waiter workflow per task) and tas
       assert.equal((unasked.body?.result?.task as { ttl: number }).ttl, DEFAULT_TASK_MAX_TTL_MS, 'no ttl asked: the maximum');
 
       const expiry = Math.max(...short.map(({ task }) => Date.parse(task.createdAt) + TTL));
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiry - Date.now()) + 500));
+      // poll, no fixed sleep: each short task disappears once its ttl has passed
+      for (const { client, task } of short) {
+        await eventually(() => client.experimental.tasks.getTask(task.taskId).then(() => undefined, (err: { code?: number }) => (isInvalidParams(err) ? true : undefined)),
+          `task ${task.taskId} expired`, Math.max(0, expiry - Date.now()) + 30_000, 250);
+      }
+      assert.ok(Date.now() >= expiry, 'no task is gone before its ttl');
       for (const { client, task } of short) {
         await assert.rejects(client.experimental.tasks.getTask(task.taskId), isInvalidParams);
         await assert.rejects(client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema), isInvalidParams);

@@ -51,6 +51,7 @@ describe('codeagent from workflows: a durable poll over get_run', function () {
     // no worker during part of the wait: the poll lives in Temporal timers, not in a process
     await fg.stopWorker();
     const pollsBefore = fake.requests.filter((r) => r.path.includes('/runs/')).length;
+    // a window with no worker is the behaviour under test (nothing may poll in it), not a wait for an event
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     assert.equal(fake.requests.filter((r) => r.path.includes('/runs/')).length, pollsBefore, 'nothing polls while no worker runs');
     await fg.startWorker();

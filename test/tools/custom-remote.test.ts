@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import { DEFAULT_ORG_ID } from '../../src/registry';
 import { ToolCallError } from '../../src/tools';
+import { CUSTOM_SERVER_RECHECK_MS } from '../../src/tools/custom';
 import { API_KEY, startFakeCustomerApi, type FakeCustomerApi } from '../support/fake-customer-api';
 import { startFakeRemoteMcp, type FakeRemoteMcp } from '../support/fake-remote-mcp';
+import { eventually } from '../support/eventually';
 import { publishWorkflow, trigger, type TestFlowgate } from '../support/flowgate';
 import { asAdmin, createCustomConnection, createServer, PETSTORE, type ServerBody } from './custom-support';
 import { callTool, createOrg, rpc, RPC_HEADERS, runtimeToken, startToolFlowgate } from './support';
 
 /** What the remote may see besides the forwarded headers and the stored credential: transport and MCP protocol headers. */
-const PROTOCOL_HEADERS = new Set(['host', 'connection', 'content-type', 'content-length', 'transfer-encoding', 'accept', 'mcp-protocol-version', 'mcp-session-id']);
+const PROTOCOL_HEADERS = new Set(['host', 'connection', 'content-type', 'content-length', 'transfer-encoding', 'accept', 'mcp-protocol-version', 'mcp-session-id', 'mcp-method', 'mcp-name']);
 
 describe('remote tool servers', () => {
   let fg: TestFlowgate;
@@ -37,9 +39,9 @@ describe('remote tool servers', () => {
   it('registers a remote under a short opaque id and proxies tools/list and tools/call (stateless, JSON answers)', async () => {
     assert.match(plain.id, /^[0-9a-v]{20}$/);
     assert.notEqual(plain.id, 'Calculator');
-    assert.deepEqual(plain.tools?.map((t) => t.name), ['add', 'shout']);
+    assert.deepEqual(plain.tools?.map((t) => t.name), ['add', 'shout', 'count_slowly']);
     const listed = await rpc(fg, plain.id, token, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
-    assert.deepEqual((listed.body?.result?.tools as { name: string }[]).map((t) => t.name), ['add', 'shout']);
+    assert.deepEqual((listed.body?.result?.tools as { name: string }[]).map((t) => t.name), ['add', 'shout', 'count_slowly']);
     const added = await callTool(fg, plain.id, token, 'add', { a: 2, b: 40 });
     assert.deepEqual(added.body?.result?.structuredContent, { sum: 42 });
     const failed = await callTool(fg, plain.id, token, 'shout', { text: '' });
@@ -52,7 +54,80 @@ describe('remote tool servers', () => {
     assert.deepEqual(shouted.body?.result?.content, [{ type: 'text', text: 'HELLO' }]);
     const call = sessions.lastCallHeaders();
     assert.ok(typeof call?.['mcp-session-id'] === 'string' && sessions.sessions.has(call['mcp-session-id']), 'the call went in the session');
-    assert.ok(sessions.requests.some((r) => r.method === 'DELETE'), 'the session was ended');
+    const handshakes = sessions.count('initialize');
+    await callTool(fg, sessionful.id, token, 'shout', { text: 'again' });
+    assert.equal(sessions.count('initialize'), handshakes, 'the next call goes in the same session: no handshake');
+    assert.equal(sessions.lastCallHeaders()?.['mcp-session-id'], call['mcp-session-id']);
+    assert.ok(!sessions.requests.some((r) => r.method === 'DELETE'), 'a shared session is not ended after a call');
+  });
+
+  it('a proxied call to a 2026-07-28 remote costs exactly one request there', async () => {
+    const modern = await startFakeRemoteMcp({ sessions: false, modern: true });
+    try {
+      const server = await createServer(fg, fg.adminToken, { url: modern.url, connection: credential });
+      assert.deepEqual(server.tools?.map((t) => t.name), ['add', 'shout']);
+      await callTool(fg, server.id, token, 'add', { a: 0, b: 0 });
+      modern.requests.length = 0;
+      const added = await rpc(fg, server.id, token, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'add', arguments: { a: 20, b: 22 } } },
+        { ...RPC_HEADERS, 'X-Pf-Forward-X-Tenant': 'acme' });
+      assert.deepEqual(added.body?.result?.structuredContent, { sum: 42 });
+      assert.equal(modern.requests.length, 1, `one request: ${modern.requests.map((r) => r.rpcMethod).join(', ')}`);
+      const seen = modern.requests[0]?.headers ?? {};
+      assert.deepEqual([seen['mcp-protocol-version'], seen['mcp-method'], seen['mcp-name'], seen['x-tenant'], seen.authorization, seen['mcp-session-id']],
+        ['2026-07-28', 'tools/call', 'add', 'acme', 'Bearer remote-secret-1', undefined]);
+      const names = Object.keys(seen).filter((n) => !PROTOCOL_HEADERS.has(n));
+      assert.deepEqual(names.sort(), ['authorization', 'x-tenant']);
+    } finally {
+      await modern.close();
+    }
+  });
+
+  it('100 proxied calls to a 2025 remote with sessions (50 at once) cost one initialize, and one more after the remote ends the session', async () => {
+    const remote = await startFakeRemoteMcp({ sessions: true });
+    try {
+      const server = await createServer(fg, fg.adminToken, { url: remote.url, connection: credential });
+      remote.requests.length = 0;
+      const sum = async (a: number, tenant: string) => (await rpc(fg, server.id, token, { jsonrpc: '2.0', id: a, method: 'tools/call', params: { name: 'add', arguments: { a, b: 1 } } },
+        { ...RPC_HEADERS, 'X-Pf-Forward-X-Tenant': tenant })).body?.result?.structuredContent;
+      const first = await Promise.all(Array.from({ length: 50 }, (_, i) => sum(i, `t${i}`)));
+      assert.deepEqual(first, Array.from({ length: 50 }, (_, i) => ({ sum: i + 1 })));
+      for (let i = 0; i < 50; i++) assert.deepEqual(await sum(i, 'serial'), { sum: i + 1 });
+      // registration listed the tools in a session of its own; the calls share one
+      assert.ok(remote.count('initialize') <= 1, `${remote.count('initialize')} handshakes for 100 calls`);
+      assert.equal(remote.count('tools/call'), 100);
+      const calls = remote.requests.filter((r) => r.rpcMethod === 'tools/call');
+      assert.equal(new Set(calls.map((r) => r.headers['mcp-session-id'])).size, 1, 'one session for all');
+      assert.ok(calls.every((r) => r.headers.authorization === 'Bearer remote-secret-1'));
+      assert.deepEqual(calls.slice(0, 50).map((r) => r.headers['x-tenant']).sort(), first.map((_, i) => `t${i}`).sort(), 'each call\'s own forwarded header');
+      const before = remote.count('initialize');
+      await remote.expireSessions();
+      const again = await Promise.all(Array.from({ length: 10 }, (_, i) => sum(i, 'after')));
+      assert.deepEqual(again, Array.from({ length: 10 }, (_, i) => ({ sum: i + 1 })), 'no caller sees the ended session');
+      assert.equal(remote.count('initialize') - before, 1, 'one handshake after the session ended');
+    } finally {
+      await remote.close();
+    }
+  });
+
+  it('passes a remote\'s streamed progress to an in-process caller that listens, as it arrives', async () => {
+    const reports: number[] = [];
+    const result = await fg.tools.call(DEFAULT_ORG_ID, sessionful.id, 'count_slowly', { n: 3 }, { progress: (r) => reports.push(r.progress) });
+    assert.deepEqual(result.content, [{ type: 'text', text: '3' }]);
+    assert.deepEqual(reports, [1, 2, 3]);
+    // over HTTP: a caller that accepts a stream and asked for progress gets the remote's progress as SSE, then the result
+    const response = await fetch(`${fg.url}/tools/${sessionful.id}`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'count_slowly', arguments: { n: 3 }, _meta: { progressToken: 'mine' } } }),
+    });
+    assert.equal(response.headers.get('content-type'), 'text/event-stream');
+    const events = (await response.text()).split('\n\n').filter((e) => e.startsWith('event: message')).map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)) as Record<string, unknown>);
+    assert.deepEqual(events.slice(0, 3).map((e) => [e.method, (e.params as Record<string, unknown>).progressToken, (e.params as Record<string, unknown>).progress]),
+      [['notifications/progress', 'mine', 1], ['notifications/progress', 'mine', 2], ['notifications/progress', 'mine', 3]], 'the caller\'s own token');
+    assert.deepEqual((events[3]?.result as Record<string, unknown>).content, [{ type: 'text', text: '3' }]);
+    const plainJson = await rpc(fg, sessionful.id, token, { jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name: 'count_slowly', arguments: { n: 2 } } });
+    assert.deepEqual(plainJson.body?.result?.content, [{ type: 'text', text: '2' }], 'without a progress token: JSON');
+    await fg.tools.call(DEFAULT_ORG_ID, sessionful.id, 'count_slowly', { n: 1 });
+    assert.equal((sessions.lastCallParams()?._meta as Record<string, unknown> | undefined)?.progressToken, undefined, 'no progress token when nobody listens');
   });
 
   it('sends x-tenant from X-Pf-Forward-X-Tenant and the stored credential as Authorization, and nothing else of the caller', async () => {
@@ -128,7 +203,7 @@ describe('remote tool servers', () => {
         (e: unknown) => e instanceof ToolCallError && e.code === 'TIMEOUT');
       assert.ok(Date.now() - started < 3000);
       const listed = await rpc(fg, server.id, token, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
-      assert.deepEqual((listed.body?.result?.tools as { name: string }[]).map((t) => t.name), ['add', 'shout'], 'the cached list still answers');
+      assert.deepEqual((listed.body?.result?.tools as { name: string }[]).map((t) => t.name), ['add', 'shout', 'count_slowly'], 'the cached list still answers');
     } finally {
       await slow.close();
     }
@@ -142,6 +217,37 @@ describe('remote tool servers', () => {
       assert.match(String(refused.body.message), /refused to connect to 127\.0\.0\.1/);
     } finally {
       await strict.stop();
+    }
+  });
+
+  it('a change or delete through this gateway applies to the next call; one written elsewhere (another replica) within CUSTOM_SERVER_RECHECK_MS', async () => {
+    const other = await startFakeRemoteMcp({ sessions: false });
+    try {
+      const server = await createServer(fg, fg.adminToken, { url: stateless.url, name: 'moving' });
+      assert.deepEqual((await callTool(fg, server.id, token, 'add', { a: 1, b: 2 })).body?.result?.structuredContent, { sum: 3 });
+      const there = other.count('tools/call');
+      assert.equal((await asAdmin(fg, fg.adminToken, 'PUT', `/api/v1/servers/${server.id}`, { url: other.url, name: 'moving' })).status, 200);
+      assert.deepEqual((await callTool(fg, server.id, token, 'add', { a: 2, b: 2 })).body?.result?.structuredContent, { sum: 4 });
+      assert.equal(other.count('tools/call'), there + 1, 'the call right after the PUT went to the new URL');
+
+      // another replica changes the row: this gateway reads it again within the bound (no fixed sleep: call until it moves)
+      await fg.registry.toolServers.replace(DEFAULT_ORG_ID, server.id, { name: 'moving', description: 'moved back', connectionId: null, source: stateless.url });
+      await eventually(async () => {
+        const before = stateless.count('tools/call');
+        await callTool(fg, server.id, token, 'add', { a: 1, b: 1 });
+        return stateless.count('tools/call') > before ? true : undefined;
+      }, 'a call to the URL written elsewhere', CUSTOM_SERVER_RECHECK_MS + 5_000, 20);
+      await fg.registry.toolServers.remove(DEFAULT_ORG_ID, server.id);
+      await eventually(async () => ((await callTool(fg, server.id, token, 'add', { a: 1, b: 1 })).status === 404 ? true : undefined),
+        'a 404 for the server deleted elsewhere', CUSTOM_SERVER_RECHECK_MS + 5_000, 20);
+
+      // deleted through this gateway: 404 on the very next call
+      const again = await createServer(fg, fg.adminToken, { url: other.url, name: 'short-lived' });
+      assert.deepEqual((await callTool(fg, again.id, token, 'add', { a: 3, b: 3 })).body?.result?.structuredContent, { sum: 6 });
+      assert.equal((await asAdmin(fg, fg.adminToken, 'DELETE', `/api/v1/servers/${again.id}`)).status, 204);
+      assert.equal((await callTool(fg, again.id, token, 'add', { a: 3, b: 3 })).status, 404);
+    } finally {
+      await other.close();
     }
   });
 });

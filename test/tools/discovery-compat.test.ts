@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { startTestFlowgate, type TestFlowgate } from '../support/flowgate';
-import { diceServerKind } from './fixtures/dice-server-kind';
+import { diceServerKind } from '../fixtures/kinds/dice';
 import { callTool, rpc, runtimeToken } from './support';
 
 interface Discovered {

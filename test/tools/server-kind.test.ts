@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { DEFAULT_ORG_ID } from '../../src/registry';
 import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
-import { diceServerKind } from './fixtures/dice-server-kind';
+import { diceServerKind } from '../fixtures/kinds/dice';
 import { callTool, rpc, RPC_HEADERS, runtimeToken } from './support';
 
 describe('an extra server kind registered in one module', () => {

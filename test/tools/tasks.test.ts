@@ -5,6 +5,7 @@
  * a real gateway, a real Temporal dev server and a fake OpenAI-compatible model on loopback.
  */
 import assert from 'node:assert/strict';
+import { DEFAULT_ORG_ID } from '../../src/registry';
 import { randomUUID } from 'node:crypto';
 import {
   CallToolResultSchema, TaskStatusNotificationSchema, type CallToolResult, type ElicitRequest, type TaskStatusNotification,
@@ -174,6 +175,13 @@ describe('MCP Tasks: agent_invoke, approvals through the task, status notificati
       assert.deepEqual(approval.decisions.map((d) => [d.approver, d.actor, d.via, d.comment]), [['bob@example.com', `api-key:${apiKeyId}`, 'api', 'fine']]);
       // the stream told of the status changes while it waited
       assert.ok(notes.some((n) => n.taskId === taskId && n.status === 'completed'), JSON.stringify(notes));
+      // the audit trail has the task's start as a tool call and the decision through the elicitation (never its comment)
+      const decided = await fg.audit.list(DEFAULT_ORG_ID, { action: 'approval.decided', target: `run:${taskId}` }, 10);
+      assert.deepEqual(decided.records.map((r) => [r.actor, r.credentialKind, r.details.via, r.details.approver, r.outcome]),
+        [[`api-key:${apiKeyId}`, 'runtime_token', 'mcp', 'bob@example.com', 'success']]);
+      const started = await fg.audit.list(DEFAULT_ORG_ID, { action: 'tool.called', target: `tool:workflows/${name}` }, 10);
+      assert.deepEqual(started.records.map((r) => [r.details.task, r.outcome]), [[true, 'success']]);
+      assert.ok(!JSON.stringify([decided, started]).includes('INV-7') && !JSON.stringify(decided).includes('fine'), 'no arguments, no comment');
     } finally {
       await client.close();
     }

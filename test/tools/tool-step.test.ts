@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { runToolStep } from '../../activities/tool-step';
+import { runToolStep } from '../../activities/steps/tool/tool-step';
 import { ToolStepSchema } from '../../src/common/definition';
 import { buildContext } from '../../src/common/interpolate';
 import type { CallOptions, ToolCaller } from '../../src/tools/dispatcher';

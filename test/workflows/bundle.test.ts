@@ -9,6 +9,7 @@ import { WORKFLOWS_PATH, workflowBundle } from '../../temporal/worker';
 import { temporalAddress, temporalCliPath } from '../setup/root-hooks';
 import { recordHistoryPath } from '../support/ci';
 import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
+import { clearHistory } from '../support/histories';
 
 /** Saved histories live in the source tree (this file runs from dist/); the suite only reads them. */
 const HISTORIES_DIR = path.resolve(__dirname, '..', '..', '..', 'test', 'workflows', 'histories');
@@ -84,7 +85,7 @@ describe('runAutomation replay', () => {
 
   it('replays the history of a live 3-step run (template, code, template) without non-determinism', async () => {
     const runId = await liveThreeStepRun();
-    const history = await fg.client.workflow.getHandle(runId).fetchHistory();
+    const history = await clearHistory(fg, runId);
     const scheduled = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes);
     assert.equal(scheduled.length, 1, 'expected one runStep activity task: the code step');
     // template steps run as local activities (engine level 2), each recorded as a marker
@@ -104,7 +105,7 @@ describe('runAutomation replay', () => {
 
   it('refuses to replay a history that the workflow code would not produce', async () => {
     const runId = await liveThreeStepRun();
-    const tampered = await fg.client.workflow.getHandle(runId).fetchHistory();
+    const tampered = await clearHistory(fg, runId);
     const attributes = tampered.events?.find((e) => e.activityTaskScheduledEventAttributes)?.activityTaskScheduledEventAttributes;
     assert.ok(attributes?.activityType);
     attributes.activityType.name = 'notRunStep';
@@ -127,7 +128,7 @@ describe('runAutomation replay', () => {
    * that traces: one before the switch to the OpenTelemetry 2 interceptors (engine level 2, the v1
    * package, whose span IDs were drawn from the run's random numbers) and one after it (level 3).
    * Both replay on today's tracing worker: the earlier run still draws its span IDs as it did
-   * (workflows/tracing-interceptors.ts), so its coins land the same. The later one also replays
+   * (workflows/run/tracing-interceptors.ts), so its coins land the same. The later one also replays
    * without tracing: its span IDs no longer touch the run's random numbers.
    */
   it('replays the saved histories of traced runs from before and after the OpenTelemetry 2 switch', async () => {

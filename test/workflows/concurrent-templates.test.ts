@@ -4,12 +4,13 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { temporal } from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { ENGINE_LEVEL, type RunInput, type RunSummary } from '../../src/common/run-types';
 import { METRICS_INTERCEPTORS_PATH, WORKFLOWS_PATH } from '../../temporal/worker';
 import { recordHistoryPath } from '../support/ci';
 import { getJson, publishWorkflow, startTestFlowgate, trigger, type Published, type TestFlowgate } from '../support/flowgate';
+import { clearHistory } from '../support/histories';
 
 type History = temporal.api.history.v1.IHistory;
 interface ResultEntry { stepIndex: number; stepPath?: string; resultUrls?: Record<string, { url: string }> }
@@ -129,7 +130,7 @@ describe('template steps side by side (forEach concurrency > 1, parallel, forEac
     return { runId, result: body.results.find((r) => r.stepIndex === 1 && r.stepPath === undefined)?.result.result ?? '' };
   }
 
-  const history = (workflowId: string): Promise<History> => fg.client.workflow.getHandle(workflowId).fetchHistory();
+  const history = (workflowId: string): Promise<History> => clearHistory(fg, workflowId);
 
   /** The workflows (by ID) whose history does not replay, each with why. */
   async function replayFailures(workflowIds: string[], workflowBundle = ownOutcomes): Promise<string[]> {

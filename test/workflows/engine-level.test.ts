@@ -9,6 +9,7 @@ import { ENGINE_LEVEL, type RunInput } from '../../src/common/run-types';
 import { workflowBundle } from '../../temporal/worker';
 import { recordHistoryPath } from '../support/ci';
 import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
+import { clearHistory } from '../support/histories';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const { EventType } = temporal.api.enums.v1;
@@ -43,7 +44,7 @@ describe('engine level: revisions without patch markers', () => {
     const runId = response.headers.get('X-Pf-Run-Id');
     assert.ok(runId);
     const handle = fg.client.workflow.getHandle(runId);
-    const history = await handle.fetchHistory();
+    const history = await clearHistory(fg, handle);
     const events = history.events ?? [];
     const names = eventNames(events);
 
@@ -68,7 +69,7 @@ describe('engine level: revisions without patch markers', () => {
     const published = await publishWorkflow(fg, { name: 'engine-none', timeoutSeconds: 600, steps: [{ name: 'Hello', type: 'template', template: 'Hello {{inputs.name}}' }] });
     const response = await trigger(fg, published, { name: 'old' }, { 'x-api-wait': 'true' });
     assert.equal(response.status, 200, await response.clone().text());
-    const template = startedInput((await fg.client.workflow.getHandle(response.headers.get('X-Pf-Run-Id') ?? '').fetchHistory()).events ?? []);
+    const template = startedInput((await clearHistory(fg, response.headers.get('X-Pf-Run-Id') ?? '')).events ?? []);
 
     const { engine: _level, ...withoutLevel } = template;
     const oldRunId = randomUUID();
@@ -77,7 +78,7 @@ describe('engine level: revisions without patch markers', () => {
     }) as { status: string };
     assert.equal(summary.status, 'COMPLETE');
 
-    const history = await fg.client.workflow.getHandle(oldRunId).fetchHistory();
+    const history = await clearHistory(fg, oldRunId);
     const events = history.events ?? [];
     const markers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
     assert.ok(markers.length >= 1, `a patch marker: ${eventNames(events).join(' ')}`);

@@ -6,6 +6,7 @@ import { Worker } from '@temporalio/worker';
 import { workflowBundle } from '../../temporal/worker';
 import { recordHistoryPath } from '../support/ci';
 import { getJson, pollStatus, publishWorkflow, startTestFlowgate, trigger, type Published, type TestFlowgate } from '../support/flowgate';
+import { clearHistory } from '../support/histories';
 
 interface ResultEntry { stepIndex: number; stepPath?: string; exitCode: number; result: { resultType: string; result: string }; resultUrls?: Record<string, { url: string }> }
 interface ResultsBody { status: string; error?: string; results: ResultEntry[] }
@@ -45,7 +46,7 @@ describe('large forEach fan-outs run in child workflows (through the trigger sur
     assert.ok(runId);
     return runId;
   }
-  const historyEvents = async (workflowId: string) => (await fg.client.workflow.getHandle(workflowId).fetchHistory()).events?.length ?? 0;
+  const historyEvents = async (workflowId: string) => (await clearHistory(fg, workflowId)).events?.length ?? 0;
   /** the forEach's own result: the whole output.txt (the inline copy is cut at 4 KiB) */
   async function wholeResult(p: Published, runId: string): Promise<unknown[]> {
     const { body } = await getJson<ResultsBody>(fg, `/ext/webhook/${p.apiKey}/runs/${p.workflowId}/${runId}/results`);
@@ -184,8 +185,8 @@ describe('large forEach fan-outs run in child workflows (through the trigger sur
     assert.equal(values[119], 'item 120');
 
     const bundle = await workflowBundle();
-    const parent = await fg.client.workflow.getHandle(runId).fetchHistory();
-    const chunk = await fg.client.workflow.getHandle(`${runId}-foreach-1-2`).fetchHistory();
+    const parent = await clearHistory(fg, runId);
+    const chunk = await clearHistory(fg, `${runId}-foreach-1-2`);
     await Worker.runReplayHistory({ workflowBundle: bundle }, parent, runId);
     await Worker.runReplayHistory({ workflowBundle: bundle }, chunk, `${runId}-foreach-1-2`);
     const recordTo = recordHistoryPath();

@@ -7,6 +7,7 @@ import { workflowBundle } from '../../temporal/worker';
 import { recordHistoryPath } from '../support/ci';
 import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
+import { clearHistory } from '../support/histories';
 
 /**
  * A workflow using every construct of the workflow language. Its live history replays here; the
@@ -80,7 +81,7 @@ describe('runAutomation replay: the workflow language', () => {
     const runId = response.headers.get('X-Pf-Run-Id');
     assert.ok(runId);
 
-    const history = await fg.client.workflow.getHandle(runId).fetchHistory();
+    const history = await clearHistory(fg, runId);
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, runId);
     const recordTo = recordHistoryPath();
     if (recordTo) {

@@ -15,6 +15,7 @@ import { lastMessage, startFakeLlm, type FakeLlm } from '../support/fake-llm';
 import { getJson, pollStatus, publishWorkflow, startTestFlowgate, trigger, type Published, type StatusBody, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 import { startFakeSearch, type FakeSearch } from '../tools/support';
+import { clearHistory } from '../support/histories';
 
 interface ResultEntry { stepIndex: number; stepPath?: string; resultUrls?: Record<string, { url: string }> }
 /** the synchronous answer's entries also carry the result inline */
@@ -54,7 +55,8 @@ describe('nestedScope: the scope of a list nested in a step', () => {
  * of a forEach item, however deep it sits in branch, parallel and forEach steps, in the run's own
  * workflow and in the chunks of a large forEach: the step kinds that run as activities (template,
  * code, http, tool), the ones the workflow renders itself (waitUntil, approval, trigger, agent, a
- * polling tool) and the expressions (`if`, branch cases, `items`).
+ * polling tool) and the expressions (`if`, branch cases, `items`). A nested forEach's scope
+ * (`outer`) runs in the fast layer (test/fast/interpreter.test.ts).
  */
 describe('item and index reach every nested construct (through the trigger surface)', () => {
   let fg: TestFlowgate;
@@ -115,7 +117,7 @@ describe('item and index reach every nested construct (through the trigger surfa
     return file.text();
   }
   const replays = async (runId: string): Promise<void> => {
-    const history = await fg.client.workflow.getHandle(runId).fetchHistory();
+    const history = await clearHistory(fg, runId);
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, runId);
   };
 
@@ -169,57 +171,6 @@ describe('item and index reach every nested construct (through the trigger surfa
     assert.deepEqual(search.requests.map((u) => u.searchParams.get('q')).filter((q) => q?.startsWith('order')).sort(), ['order a', 'order b', 'order c']);
     // two items at once: their template steps run their local activities one at a time (engine level 4), so the run replays
     await replays(runId);
-  });
-
-  it('nested forEach: the inner item shadows the outer one, which stays reachable as outer.item / outer.index (also through a branch)', async function () {
-    this.timeout(180_000);
-    const p = await publishWorkflow(fg, {
-      name: 'nested-scope-foreach',
-      steps: [{
-        name: 'Groups', type: 'forEach', items: 'inputs.groups',
-        steps: [
-          {
-            name: 'Members', type: 'forEach', items: 'item.members', concurrency: 2,
-            steps: [
-              { name: 'Line', type: 'template', format: 'plaintext', template: '{{outer.item.name}}#{{outer.index}}/{{item}}#{{index}}' },
-              { name: 'Deeper', type: 'forEach', items: '[1..2]', steps: [
-                { name: 'Cell', type: 'code', source: 'return [outer.outer.item.name, outer.item, item, outer.index, index]' },
-              ] },
-              {
-                name: 'Pick', type: 'branch',
-                cases: [{ if: 'outer.item.name = "g2" and index = 0', steps: [{ name: 'First of g2', type: 'template', format: 'plaintext', template: 'first of {{outer.item.name}}: {{item}}' }] }],
-                default: [{ name: 'Other', type: 'template', format: 'plaintext', template: 'other {{item}}' }],
-              },
-              { name: 'Member', type: 'code', source: 'return { line: local[1].result, deeper: local[2].json, pick: local[3].result }' },
-            ],
-          },
-          {
-            name: 'Via', type: 'branch',
-            cases: [{ if: 'true', steps: [{
-              name: 'Again', type: 'forEach', items: 'item.members',
-              steps: [{ name: 'Say', type: 'template', format: 'plaintext', template: '{{item}}@{{index}} of {{outer.item.name}}@{{outer.index}}' }],
-            }] }],
-          },
-          { name: 'Group', type: 'code', source: 'return { members: local[1].json, via: local[2].json }' },
-        ],
-      }],
-    });
-    const runId = await start(p, { groups: [{ name: 'g1', members: ['x', 'y'] }, { name: 'g2', members: ['z'] }] });
-    const final = await pollStatus(fg, p, runId, finished, 150_000);
-    assert.equal(final.status, 'COMPLETE', JSON.stringify(final));
-    assert.deepEqual(JSON.parse(await stepFile(p, runId, '1', 'output.txt')), [
-      {
-        members: [
-          { line: 'g1#0/x#0', deeper: [['g1', 'x', 1, 0, 0], ['g1', 'x', 2, 0, 1]], pick: 'other x' },
-          { line: 'g1#0/y#1', deeper: [['g1', 'y', 1, 1, 0], ['g1', 'y', 2, 1, 1]], pick: 'other y' },
-        ],
-        via: ['x@0 of g1@0', 'y@1 of g1@0'],
-      },
-      {
-        members: [{ line: 'g2#1/z#0', deeper: [['g2', 'z', 1, 0, 0], ['g2', 'z', 2, 0, 1]], pick: 'first of g2: z' }],
-        via: ['z@0 of g2@1'],
-      },
-    ]);
   });
 
   it('workflow-side steps (waitUntil, approval with if, trigger, agent, polling tool) see the item in a branch inside a forEach', async function () {
@@ -343,7 +294,7 @@ describe('item and index reach every nested construct (through the trigger surfa
     assert.equal(response.status, 200, await response.clone().text());
     const current = (await response.json()) as { status: string; results: SyncEntry[] };
     const currentRunId = response.headers.get('X-Pf-Run-Id') ?? '';
-    const payload = (await fg.client.workflow.getHandle(currentRunId).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    const payload = (await clearHistory(fg, currentRunId)).events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     assert.ok(payload);
     const { engine: _level, ...input } = defaultPayloadConverter.fromPayload<RunInput>(payload);
 
@@ -351,7 +302,7 @@ describe('item and index reach every nested construct (through the trigger surfa
     const old = await fg.client.workflow.execute('runAutomation', { workflowId: levelTwo, taskQueue: fg.taskQueue, args: [{ ...input, runId: levelTwo, engine: 2 }] }) as RunSummary;
     assert.equal(old.status, 'COMPLETE');
     assert.equal(old.steps?.['1.2.1.1.1']?.status, 'SKIPPED', 'a level-2 run keeps the old scope');
-    const oldHistory = await fg.client.workflow.getHandle(levelTwo).fetchHistory();
+    const oldHistory = await clearHistory(fg, levelTwo);
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, oldHistory, levelTwo);
     // FLOWGATE_RECORD_HISTORY=<file>: keep it (committed as histories/run-automation-nested-scope-engine-2.json)
     const recordTo = recordHistoryPath();
@@ -361,7 +312,7 @@ describe('item and index reach every nested construct (through the trigger surfa
     const unlevelled = await fg.client.workflow.execute('runAutomation', { workflowId: noLevel, taskQueue: fg.taskQueue, args: [{ ...input, runId: noLevel }] }) as RunSummary;
     assert.equal(unlevelled.steps?.['1.2.1.1.1']?.status, 'COMPLETE', JSON.stringify(unlevelled.steps));
     // a patch marker's details carry its patch ID
-    const patches = ((await fg.client.workflow.getHandle(noLevel).fetchHistory()).events ?? [])
+    const patches = ((await clearHistory(fg, noLevel)).events ?? [])
       .map((e) => e.markerRecordedEventAttributes).filter((m) => m?.markerName === 'core_patch')
       .flatMap((m) => Object.values(m?.details ?? {}).flatMap((d) => d.payloads ?? []).map((pl) => Buffer.from(pl.data ?? []).toString('utf8')));
     assert.ok(patches.some((d) => d.includes('nested-item-scope')), patches.join(' '));

@@ -18,6 +18,7 @@ import type { ResultPart, RunInput, StepState } from '../../src/common/run-types
 import type { ForEachChunkInput, ForEachChunkResult, StepFailure } from '../../src/common/for-each-chunk';
 import { forEachProgressSignal } from '../../src/common/workflow-contracts';
 import { feature } from '../run/features';
+import { childMetadata } from '../run/ui-metadata';
 import { describeFailure, failedComposite, type CompositeDraft } from './composite';
 import { itemScopeOf, NESTED_ITEM_SCOPE_REVISION, type ListScope, type Runtime } from './runtime';
 
@@ -92,6 +93,8 @@ export async function chunkedForEach(rt: Runtime, step: ForEachStep, address: st
         workflowId: chunkWorkflowId(rt.run.runId, address, k),
         args: [chunkInput],
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        ...childMetadata(`${address} · ${step.name}: items ${first + 1}–${first + chunkItems.length} of ${total} (chunk ${k} of ${chunks})`,
+          `Chunk ${k} of ${chunks} of the forEach step ${address} (${step.name}) of run ${rt.run.runId}: ${chunkItems.length} item(s), ${step.concurrency} at a time.`),
         ...(expiry ? { workflowExecutionTimeout: Math.max(1000, expiry.getTime() - Date.now()) } : {}),
       });
       doneBefore += result.done;

@@ -12,8 +12,8 @@ import { durationMs } from '../../src/common/duration';
 import { truthy } from '../../src/common/expressions';
 import { isInputsReference } from '../../src/common/inputs-reference';
 import { buildContext, interpolateDeep } from '../../src/common/interpolate';
-import { previousSteps, type RecordStepRequest, type RunStepRequest, type StepOutcome, type StepScope, type StepState, type VisibleStep, type WaitingOn } from '../../src/common/run-types';
-import { isActivityStep } from '../../src/common/step-kinds';
+import { previousSteps, type RecordStepRequest, type RunStepRequest, type StepOutcome, type StepScope, type StepState, type StepWaitingOn, type VisibleStep } from '../../src/common/run-types';
+import { isActivityStep, isWorkflowStep } from '../../src/common/step-kinds';
 import { agentStep } from '../steps/agent';
 import { triggerStep } from '../steps/chain';
 import { pollToolStep } from '../steps/poll';
@@ -21,6 +21,8 @@ import { reuseEarlierOutcome } from '../run/resume';
 import type { Renderer, StepDraft } from '../steps/step-draft';
 import { feature } from '../run/features';
 import { delayStep, waitUntilStep, type Pauser } from '../steps/timers';
+import { showDetails, summary } from '../run/ui-metadata';
+import { stepAction, stepLabel, waitingText } from '../../src/common/run-labels';
 import { branchStep } from './branch';
 import type { CompositeDraft } from './composite';
 import { evaluateIn } from './conditions';
@@ -32,11 +34,18 @@ const RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '
 const HEARTBEAT_TIMEOUT = '10s';
 const MARGIN_MS = 30_000;
 
+/**
+ * A step's own time limit: `timeoutMs` of code, http and tool steps and of registered kinds that
+ * declare one; none for template steps (and registered kinds without it): the margin alone.
+ */
+function ownLimitMs(step: ActivityStep): number {
+  return 'timeoutMs' in step && typeof step.timeoutMs === 'number' ? step.timeoutMs : 0;
+}
+
 /** The step's activities: its own time limit plus a margin, and its own retry policy when it has one. */
-function stepActivities(step: ActivityStep): Activities {
-  const ownLimitMs = step.type === 'template' ? 0 : step.timeoutMs;
+function stepActivities(step: ActivityStep, label: string): Activities {
   const retry = step.retry ? stepActivityRetry(step.retry) : RETRY;
-  return proxyActivities<Activities>({ startToCloseTimeout: ownLimitMs + MARGIN_MS, heartbeatTimeout: HEARTBEAT_TIMEOUT, retry });
+  return proxyActivities<Activities>({ startToCloseTimeout: ownLimitMs(step) + MARGIN_MS, heartbeatTimeout: HEARTBEAT_TIMEOUT, retry, ...summary(label) });
 }
 
 /** A step's `retry` as Temporal's retry policy of its activity. */
@@ -79,11 +88,19 @@ function runsLocally(step: ActivityStep, scope: ListScope): boolean {
   return !scope.alongside || !feature(TEMPLATE_ALONGSIDE_REVISION, 5);
 }
 
-const localSteps = (step: ActivityStep): Pick<Activities, 'runStep'> => proxyLocalActivities<Activities>({
-  startToCloseTimeout: MARGIN_MS, retry: step.retry ? stepActivityRetry(step.retry) : RETRY,
+const localSteps = (step: ActivityStep, label: string): Pick<Activities, 'runStep'> => proxyLocalActivities<Activities>({
+  startToCloseTimeout: MARGIN_MS, retry: step.retry ? stepActivityRetry(step.retry) : RETRY, ...summary(label),
 });
 
-const { recordStep, recordComposite, renderValue } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: RETRY });
+const bookkeeping = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: RETRY });
+const BOOKKEEPING_OPTIONS = { startToCloseTimeout: '30s', retry: RETRY } as const;
+
+/** recordStep, recordComposite and renderValue, their commands labelled with the step and what they do (level 6). */
+function bookkeepingFor(label: string): Pick<Activities, 'recordStep' | 'recordComposite' | 'renderValue'> {
+  const s = summary(label);
+  if (s.summary === undefined) return bookkeeping;
+  return proxyActivities<Activities>({ ...BOOKKEEPING_OPTIONS, ...s });
+}
 /** The approvals-pending gauge (a sink call leaves no trace in the history). */
 const { flowgateMetrics } = proxySinks<MetricsSinks>();
 
@@ -91,7 +108,8 @@ const { flowgateMetrics } = proxySinks<MetricsSinks>();
  * Interpolation for workflow-side steps: in the workflow when it sees everything, else through the
  * renderValue activity (inputs passed by reference, or earlier results cut in workflow state).
  */
-function rendererFor(run: RunStepRequest['run'], previous: VisibleStep[], scope: StepScope | undefined): Renderer {
+function rendererFor(run: RunStepRequest['run'], previous: VisibleStep[], scope: StepScope | undefined, label: string): Renderer {
+  const { renderValue } = bookkeepingFor(label);
   const complete = !isInputsReference(run.inputs) && previous.every((o) => !o.truncated);
   const context = buildContext(run, previous, scope);
   return async (value) => (complete ? interpolateDeep(value, context)
@@ -123,7 +141,7 @@ export async function runList(rt: Runtime, steps: Step[], scope: ListScope): Pro
     stepState.status = 'RUNNING';
     stepState.executionOrder = rt.nextOrder();
     if ('error' in verdict) {
-      outcome = await recordStep({ ...where(rt, address, scope), status: 'FAILED', resultType: 'plaintext', result: '', exitCode: 1,
+      outcome = await bookkeepingFor(stepAction(address, step, 'record')).recordStep({ ...where(rt, address, scope), status: 'FAILED', resultType: 'plaintext', result: '', exitCode: 1,
         stdout: `if: ${verdict.error}\n`, error: `if: ${verdict.error}`, duration: 0 });
     } else {
       outcome = await executeStep(rt, step, address, scope, stepState);
@@ -157,7 +175,8 @@ function activityRequest(place: Pick<RecordStepRequest, 'run' | 'stepIndex' | 's
  */
 function executeStep(rt: Runtime, step: Step, address: string, scope: ListScope, stepState: StepState): Promise<StepOutcome> {
   if (isActivityStep(step) && !(step.type === 'tool' && step.until !== undefined)) {
-    return (runsLocally(step, scope) ? localSteps(step) : stepActivities(step)).runStep(activityRequest(where(rt, address, scope), step, scope, stepScopeOf(scope)));
+    const label = stepLabel(address, step);
+    return (runsLocally(step, scope) ? localSteps(step, label) : stepActivities(step, label)).runStep(activityRequest(where(rt, address, scope), step, scope, stepScopeOf(scope)));
   }
   return executeWorkflowStep(rt, step, address, scope, stepState);
 }
@@ -166,11 +185,14 @@ async function executeWorkflowStep(rt: Runtime, step: Step, address: string, sco
   const { state, run, input } = rt;
   const place = where(rt, address, scope);
   const stepScope = stepScopeOf(scope);
+  const { recordStep, recordComposite } = bookkeepingFor(stepAction(address, step, 'record'));
   const pauser: Pauser = {
-    pause(waitingOn: WaitingOn) {
+    label: (what) => stepAction(address, step, what),
+    pause(waitingOn: StepWaitingOn) {
       state.status = 'PAUSED';
       stepState.status = 'PAUSED';
       state.waitingOn = place.stepPath === undefined ? waitingOn : { ...waitingOn, stepPath: place.stepPath };
+      showDetails(waitingText(state.waitingOn, step.name));
       if (waitingOn.kind === 'approval') flowgateMetrics.approvalWaiting(run.runId, place.stepIndex, true);
     },
     resume() {
@@ -178,16 +200,17 @@ async function executeWorkflowStep(rt: Runtime, step: Step, address: string, sco
       state.status = 'RUNNING';
       stepState.status = 'RUNNING';
       delete state.waitingOn;
+      showDetails('');
     },
   };
   const started = Date.now();
 
   if (step.type === 'tool' && step.until !== undefined) {
-    const callTool = () => stepActivities(step).runStep(activityRequest(place, step, scope, stepScope));
+    const callTool = () => stepActivities(step, stepLabel(address, step)).runStep(activityRequest(place, step, scope, stepScope));
     const record = (draft: StepDraft) => recordStep({ ...place, ...draft, duration: Date.now() - started });
     return pollToolStep({ ...step, until: step.until }, place.stepIndex, { callTool, record }, pauser);
   }
-  if (isActivityStep(step)) throw new Error(`activity step ${step.type} reached the workflow-side steps`);
+  if (!isWorkflowStep(step)) throw new Error(`activity step ${step.type} reached the workflow-side steps`);
 
   let composite: CompositeDraft | undefined;
   switch (step.type) {
@@ -203,7 +226,7 @@ async function executeWorkflowStep(rt: Runtime, step: Step, address: string, sco
   }
   if (composite) return recordComposite({ ...place, ...composite, duration: Date.now() - started });
 
-  const render = rendererFor(run, scope.seen, stepScope);
+  const render = rendererFor(run, scope.seen, stepScope, stepAction(address, step, 'render'));
   let draft: StepDraft;
   switch (step.type) {
     case 'delay':
@@ -216,10 +239,10 @@ async function executeWorkflowStep(rt: Runtime, step: Step, address: string, sco
       draft = await rt.approvals.wait(step, place.stepIndex, render, pauser);
       break;
     case 'trigger':
-      draft = await triggerStep(step, input, render, rt.runAutomation);
+      draft = await triggerStep(step, input, render, rt.runAutomation, stepLabel(address, step));
       break;
     case 'agent':
-      draft = await agentStep(step, input, place.stepPath ?? place.stepIndex, render);
+      draft = await agentStep(step, input, place.stepPath ?? place.stepIndex, render, stepLabel(address, step));
       break;
     default:
       throw new Error(`unknown step type ${(step as Step).type}`);

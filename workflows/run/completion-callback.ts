@@ -1,29 +1,20 @@
 /**
- * Completion callbacks. When a run that names a callback URL ends (COMPLETE, a failed or timed-out
- * step, or cancellation), it starts the child workflow `deliverRunCallback` (ID `<runId>-callback`,
- * abandoned when the run closes), which POSTs the final status through the postCallback activity
- * with retries and backoff. The run itself closes at once, so a synchronous caller never waits for
- * the receiver. A run over its own time limit ends TIMEOUT from inside (time-limit.ts) and
- * sends it; a run Temporal closes itself (terminated by an operator, or the backstop execution
- * timeout when no worker could end it) gets no chance to send one.
- *
- * deliverRunCallback: no signals or queries; its result (CallbackStatus) is what the status
- * response shows once it closed. Activity: 60 s per attempt, at most CALLBACK_MAX_ATTEMPTS attempts.
+ * Completion callbacks, the run's side. When a run that names a callback URL ends (COMPLETE, a
+ * failed or timed-out step, or cancellation), it starts the child workflow `deliverRunCallback`
+ * (../deliver-run-callback.ts; ID `<runId>-callback`, abandoned when the run closes), which POSTs
+ * the final status. The run itself closes at once, so a synchronous caller never waits for the
+ * receiver. A run over its own time limit ends TIMEOUT from inside (time-limit.ts) and sends it; a
+ * run Temporal closes itself (terminated by an operator, or the backstop execution timeout when no
+ * worker could end it) gets no chance to send one.
  */
-import {
-  ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, ParentClosePolicy, proxyActivities, startChild,
-} from '@temporalio/workflow';
-import type { Activities } from '../../activities';
+import { ApplicationFailure, CancellationScope, isCancellation, ParentClosePolicy, startChild } from '@temporalio/workflow';
 import { feature } from './features';
-import { FailureType, type CallbackRequest, type CallbackStatus, type RunInput, type RunState, type RunSummary } from '../../src/common/run-types';
+import { childMetadata, labelled } from './ui-metadata';
+import { ENGINE_LEVEL, SUMMARY_FAILURES, type CallbackRequest, type RunInput, type RunState, type RunSummary } from '../../src/common/run-types';
+import { callbackWorkflowId } from '../../src/common/workflow-contracts';
+import { deliverRunCallback } from '../deliver-run-callback';
 
 export const CALLBACK_PATCH = 'completion-callback';
-export const CALLBACK_MAX_ATTEMPTS = 12;
-
-/** The child workflow's ID for run `runId`. */
-export function callbackWorkflowId(runId: string): string {
-  return `${runId}-callback`;
-}
 
 /**
  * Runs `body` (the steps); when the run has a callback, starts its delivery once the outcome is known.
@@ -50,7 +41,7 @@ async function deliveringCallback(input: RunInput, url: string, state: RunState,
 }
 
 function endedWith(err: unknown, state: RunState): RunSummary {
-  if (err instanceof ApplicationFailure && (err.type === FailureType.STEP_FAILED || err.type === FailureType.STEP_TIMEOUT || err.type === FailureType.RUN_TIMEOUT)) {
+  if (err instanceof ApplicationFailure && typeof err.type === 'string' && SUMMARY_FAILURES.includes(err.type)) {
     const summary = err.details?.[0] as RunSummary | undefined;
     if (summary) return { ...summary, error: err.message };
   }
@@ -69,27 +60,18 @@ async function startDelivery(input: RunInput, url: string, summary: RunSummary):
     ...(summary.error ? { error: summary.error } : {}),
     outcomes: summary.outcomes,
     ended: new Date().toISOString(),
+    ...(labelled() ? { engine: ENGINE_LEVEL } : {}),
   };
   await startChild(deliverRunCallback, {
     workflowId: callbackWorkflowId(input.runId),
     parentClosePolicy: ParentClosePolicy.ABANDON,
     args: [request],
+    ...childMetadata(`callback of run ${input.runId} (${summary.status}) to ${hostOf(url)}`, `POSTs the final status of run ${input.runId} (${input.automationName} v${input.automationVersion}) to ${hostOf(url)}.`),
   });
 }
 
-const { postCallback } = proxyActivities<Activities>({
-  startToCloseTimeout: '60s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10m', maximumAttempts: CALLBACK_MAX_ATTEMPTS, nonRetryableErrorTypes: ['CALLBACK_REFUSED'] },
-});
-
-/** Delivers one run's completion callback; answers how it went (never fails itself). */
-export async function deliverRunCallback(request: CallbackRequest): Promise<CallbackStatus> {
-  try {
-    const { attempt } = await postCallback(request);
-    return { state: 'DELIVERED', attempts: attempt };
-  } catch (err) {
-    const cause = err instanceof ActivityFailure ? err.cause : err;
-    const attempt = cause instanceof ApplicationFailure ? (cause.details?.[0] as { attempt?: number } | undefined)?.attempt : undefined;
-    return { state: 'FAILED', attempts: attempt ?? CALLBACK_MAX_ATTEMPTS, lastError: (cause as Error | undefined)?.message ?? String(err) };
-  }
+/** The host a callback goes to, for its summary (the URL's path and query may carry secrets). */
+function hostOf(url: string): string {
+  const match = /^[a-z][a-z0-9+.-]*:\/\/([^/?#@]*@)?([^/?#]*)/i.exec(url);
+  return match?.[2] ?? 'its URL';
 }

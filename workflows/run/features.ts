@@ -30,3 +30,11 @@ export function useEngine(input: Pick<RunInput, 'engine'>): void {
 export function feature(patchId: string, sinceLevel = 1): boolean {
   return level === undefined ? patched(patchId) : level >= sinceLevel;
 }
+
+/**
+ * Whether a revision introduced at `sinceLevel` applies, for revisions that only runs carrying a
+ * level get (no patch marker for runs without one: they keep what they did).
+ */
+export function atLevel(sinceLevel: number): boolean {
+  return level !== undefined && level >= sinceLevel;
+}

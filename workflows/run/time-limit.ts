@@ -9,6 +9,9 @@
 import { ApplicationFailure, CancellationScope, isCancellation, sleep, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import { runExecutionTimeoutMs } from '../../src/common/run-time-limit';
 import { feature } from './features';
+import { slotsGrantedAt } from './slots';
+import { summary as uiSummary } from './ui-metadata';
+import { shortDuration } from '../../src/common/run-labels';
 import { FailureType, type RunInput, type RunState, type RunSummary } from '../../src/common/run-types';
 
 export const RUN_TIME_LIMIT_PATCH = 'run-time-limit';
@@ -42,7 +45,8 @@ export function markTimedOut(): void {
 
 export async function withRunTimeLimit(input: RunInput, state: RunState, body: () => Promise<RunSummary>): Promise<RunSummary> {
   if (!feature(RUN_TIME_LIMIT_PATCH)) return body();
-  const startedMs = workflowInfo().runStartTime.getTime();
+  // a run that waited for concurrency slots counts its time from when it got them
+  const startedMs = slotsGrantedAt() ?? workflowInfo().runStartTime.getTime();
   const ownDeadlineMs = startedMs + input.definition.timeoutSeconds * 1000;
   const parentDeadlineMs = input.deadline === undefined ? Number.NaN : Date.parse(input.deadline);
   deadlineMs = parentDeadlineMs < ownDeadlineMs ? parentDeadlineMs : ownDeadlineMs;
@@ -50,7 +54,7 @@ export async function withRunTimeLimit(input: RunInput, state: RunState, body: (
   const steps = new CancellationScope();
   const timer = new CancellationScope();
   let timedOut = false;
-  const ticking = timer.run(() => sleep(Math.max(1, deadlineMs! - Date.now()))).then(() => {
+  const ticking = timer.run(() => sleep(Math.max(1, deadlineMs! - Date.now()), uiSummary(`time limit ${shortDuration(limitSeconds * 1000)}`))).then(() => {
     timedOut = true;
     steps.cancel();
   }, () => undefined);

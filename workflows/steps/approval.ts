@@ -9,6 +9,7 @@
  */
 import { ApplicationFailure, condition } from '@temporalio/workflow';
 import { feature } from '../run/features';
+import { summary } from '../run/ui-metadata';
 import type { ApprovalStep } from '../../src/common/definition';
 import { durationMs } from '../../src/common/duration';
 import { render as renderedText } from '../../src/common/interpolate';
@@ -121,7 +122,8 @@ export class ApprovalDesk {
     const approvals = (): number => countApprovals(wait.decisions, perKey);
     let decided: boolean;
     try {
-      decided = await condition(() => rejection() !== undefined || approvals() >= step.required, timeoutMs);
+      decided = await condition(() => rejection() !== undefined || approvals() >= step.required, timeoutMs,
+        summary(pauser.label(`approval by ${step.approvers.join(', ')} (${step.required} needed) within ${step.timeout}`)));
     } finally {
       this.current = undefined;
       pauser.resume();

@@ -11,8 +11,12 @@ import { buildRunMemo } from '../../src/common/run-memo';
 import { ENGINE_LEVEL, type RunInput, type RunSummary } from '../../src/common/run-types';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 import { childUuid } from '../run/child-ids';
+import { atLevel } from '../run/features';
+import { PRIORITY_LEVEL } from '../../src/common/priority';
 import { childExecutionTimeoutMs, runDeadline } from '../run/time-limit';
 import { completed, failed, type Renderer, type StepDraft } from './step-draft';
+import { childMetadata, summary as uiSummary } from '../run/ui-metadata';
+import { runDetailsText, runSummaryText, type StartedVia } from '../../src/common/run-labels';
 
 const { resolveTrigger } = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
@@ -26,7 +30,7 @@ type ChildOf = (input: RunInput) => Promise<RunSummary>;
  * bounded by this workflow's remaining deadline and cancelled with it; any other is abandoned to
  * run on its own. Shared by the `trigger` step and the agent loop's workflow tools.
  */
-export async function startChainedRun(resolved: Omit<RunInput, 'runId'>, wait: boolean, runAutomation: ChildOf) {
+export async function startChainedRun(resolved: Omit<RunInput, 'runId'>, wait: boolean, runAutomation: ChildOf, via?: StartedVia) {
   const runId = childUuid('child-run');
   let timeoutMs = resolved.definition.timeoutSeconds * 1000;
   const expiry = runDeadline();
@@ -38,22 +42,26 @@ export async function startChainedRun(resolved: Omit<RunInput, 'runId'>, wait: b
     workflowId: runId,
     args: [input],
     workflowExecutionTimeout: childExecutionTimeoutMs(timeoutMs),
-    memo: buildRunMemo(input) as unknown as Record<string, unknown>,
+    memo: buildRunMemo(input),
     typedSearchAttributes: [
       { key: SEARCH_ATTRIBUTES.orgId, value: input.orgId },
       { key: SEARCH_ATTRIBUTES.automationId, value: input.automationId },
       { key: SEARCH_ATTRIBUTES.triggerId, value: input.triggerId },
     ],
     parentClosePolicy: wait ? ParentClosePolicy.REQUEST_CANCEL : ParentClosePolicy.ABANDON,
+    ...childMetadata(runSummaryText(input, via), runDetailsText(input, via)),
+    // Its own trigger's priority when that sets one (level 7); else, like its fairness key (the same
+    // organization), the parent's, which Temporal fills in (src/common/priority.ts).
+    ...(input.priority && atLevel(PRIORITY_LEVEL) ? { priority: { priorityKey: input.priority } } : {}),
   });
   return { runId, input, child };
 }
 
-export async function triggerStep(step: TriggerStep, parent: RunInput, render: Renderer, runAutomation: ChildOf): Promise<StepDraft> {
-  const resolved = await resolveTrigger({
+export async function triggerStep(step: TriggerStep, parent: RunInput, render: Renderer, runAutomation: ChildOf, label: string): Promise<StepDraft> {
+  const resolved = await resolveTrigger.executeWithOptions(uiSummary(`${label}: resolve trigger ${step.triggerId}`), [{
     orgId: parent.orgId, triggerId: step.triggerId, inputs: (await render(step.inputs)) as Record<string, unknown>,
     parentRunId: parent.runId, chainDepth: (parent.chainDepth ?? 0) + 1, startedBy: parent.startedBy,
-  });
+  }]);
   if (!resolved.ok) return failed(resolved.error);
 
   const { runId, input, child } = await startChainedRun(resolved.input, step.wait, runAutomation);

@@ -13,6 +13,8 @@ import type { StepOutcome } from '../../src/common/run-types';
 import { judgeUntil } from '../../src/common/until';
 import type { StepDraft } from './step-draft';
 import type { Pauser } from './timers';
+import { shortDuration } from '../../src/common/run-labels';
+import { summary } from '../run/ui-metadata';
 
 export const DEFAULT_POLL_SECONDS = 5;
 export const DEFAULT_MAX_WAIT_SECONDS = 3600;
@@ -45,7 +47,7 @@ export async function pollToolStep(step: ToolStep & { until: NonNullable<ToolSte
     const resumeAt = new Date(Date.now() + pollMs).toISOString();
     pauser.pause({ kind: 'timer', stepIndex, resumeAt });
     try {
-      await sleep(pollMs);
+      await sleep(pollMs, summary(pauser.label(`poll again in ${shortDuration(pollMs)} (call ${attempt + 1})`)));
     } finally {
       pauser.resume();
     }

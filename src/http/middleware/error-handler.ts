@@ -1,10 +1,11 @@
-import type { Context } from 'koa';
 import { HttpError } from '../http-error';
 import type { Logger } from '../../observability/logger';
 import { routeTemplate } from './observe';
+import type { GatewayContext } from '../state';
 
 /** Koa errors carry `status` and `expose` (body parsers, `ctx.throw`): keep their meaning. */
-interface KoaLikeError extends Error {
+interface KoaLikeError {
+  message?: string;
   status?: number;
   statusCode?: number;
   expose?: boolean;
@@ -20,16 +21,17 @@ const CODE_BY_STATUS: Record<number, string> = {
  * Every error leaves as `{error, message}` with its status. Unexpected errors are a plain 500 for
  * the client and a full record (with the request id) in the log; no stack trace crosses the wire.
  */
-export function answerError(ctx: Context, raw: unknown, log: Logger): void {
-  const err = raw as KoaLikeError;
-  const requestId = ctx.state.requestId as string | undefined;
-  if (err instanceof HttpError) {
+export function answerError(ctx: GatewayContext, raw: unknown, log: Logger): void {
+  const { requestId } = ctx.state;
+  if (raw instanceof HttpError) {
+    const err = raw;
     ctx.status = err.status;
     for (const [name, value] of Object.entries(err.options.headers ?? {})) ctx.set(name, value);
     ctx.body = err.expose ? { error: err.code, message: err.message } : { error: 'internal', message: 'internal error' };
     if (!err.expose) log.error('request failed', { requestId, error: err });
     return;
   }
+  const err = koaLike(raw);
   const status = err.status ?? err.statusCode;
   if (status && ((status >= 400 && status < 500) || status === 501) && err.expose !== false) {
     ctx.status = status;
@@ -37,12 +39,17 @@ export function answerError(ctx: Context, raw: unknown, log: Logger): void {
     return;
   }
   // The route pattern, not the path: webhook paths carry an API key.
-  log.error('request failed', { requestId, method: ctx.method, route: routeTemplate(ctx), error: err });
+  log.error('request failed', { requestId, method: ctx.method, route: routeTemplate(ctx), error: raw });
   ctx.status = 500;
   ctx.body = { error: 'internal', message: `internal error (request ${requestId ?? 'unknown'})` };
 }
 
-function clientMessage(err: KoaLikeError, status: number): string {
+/** What a thrown value says of itself; something thrown that is not an object says nothing. */
+function koaLike(raw: unknown): KoaLikeError {
+  return typeof raw === 'object' && raw !== null ? raw : {};
+}
+
+function clientMessage(err: KoaLikeError, status: number): string | undefined {
   if (status === 413) return 'the body is larger than this endpoint accepts';
   if (status === 415) return 'this endpoint does not accept that content type';
   return err.message;

@@ -8,9 +8,10 @@ import { tracer } from '../../observability/tracing';
  * which carries API keys (webhooks) and would make one label value per run.
  */
 export function routeTemplate(ctx: Context): string {
-  const matched = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
-  if (matched === undefined) return 'unmatched';
+  // @koa/router's mark on the context (Koa's Context types it `any`)
+  const matched: unknown = ctx._matchedRoute;
   if (typeof matched === 'string') return matched;
+  if (!(matched instanceof RegExp)) return 'unmatched';
   return matched.source.startsWith('^\\/files\\/') ? '/files/*' : String(matched);
 }
 

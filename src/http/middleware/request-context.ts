@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
+import type { GatewayContext } from '../state';
 import type { Logger } from '../../observability/logger';
 
 const INBOUND_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** Gives the request its id (kept from `X-Request-Id` when sane) in `ctx.state.requestId`, and echoes it. */
-export function assignRequestId(ctx: Context): string {
+export function assignRequestId(ctx: GatewayContext): string {
   const inbound = ctx.get('X-Request-Id');
   const requestId = INBOUND_ID.test(inbound) ? inbound : randomUUID();
   ctx.state.requestId = requestId;

@@ -15,7 +15,7 @@
  */
 import { Redis } from 'ioredis';
 import { Pool } from 'pg';
-import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RLWrapperTimeouts, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from '../../observability/logger';
 import { hashSecret } from '../../crypto/secrets';
 import { LocalRateLimit, type RateLimit, type RateLimitGrant, type RateLimitVerdict } from './local';
@@ -44,16 +44,6 @@ export function sharedWindow(perMinute: number, burst: number): { points: number
   return { points: burst, seconds: Math.max(1, Math.ceil((burst * 60) / perMinute)) };
 }
 
-class StoreTimeout extends Error {}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreTimeout(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 export class SharedRateLimit implements RateLimit {
   readonly perMinute: number;
   readonly burst: number;
@@ -76,7 +66,8 @@ export class SharedRateLimit implements RateLimit {
     this.burst = options.burst;
     this.storeKind = options.store.kind;
     this.points = sharedWindow(options.perMinute, options.burst).points;
-    this.limiter = limiter;
+    // a store slower than STORE_TIMEOUT_MS fails the call like a store that is down
+    this.limiter = new RLWrapperTimeouts({ limiter, timeoutMs: STORE_TIMEOUT_MS });
     this.fallback = new LocalRateLimit({ perMinute: options.perMinute, burst: options.burst });
     this.log = options.log;
   }
@@ -144,7 +135,7 @@ export class SharedRateLimit implements RateLimit {
     if (Date.now() < this.localUntil) return this.fallback.takeManyNow(credential, count);
     const key = hashSecret(credential);
     try {
-      await withTimeout(this.limiter.consume(key, count), STORE_TIMEOUT_MS);
+      await this.limiter.consume(key, count);
       this.recovered();
       return { granted: count, retryAfterSeconds: 0 };
     } catch (outcome) {

@@ -5,15 +5,17 @@
  * chats. `X-Pf-Forward-*` headers of an invoke request reach the agent's remote tool servers.
  */
 import Router from '@koa/router';
-import type { Context } from 'koa';
 import { z } from 'zod';
-import { AgentError, AgentService, agentView, type InvocationView } from '../../agents/service';
+import { AgentError, agentView, type InvocationView } from '../../agents/service';
 import { CreateAgentSchema, UpdateAgentSchema } from '../../agents/records';
+import { secondsToNextMonth } from '../../agents/budgets';
 import { forwardableHeaders } from '../../tools/forward-headers';
-import { requireAdmin, type AdminPrincipal } from '../auth';
+import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { badRequest, HttpError, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
+import { adminOf, type GatewayRouter, type GatewayRouterContext, type GatewayState } from '../state';
+import { bodyOf as body, parseInput as parse } from '../validate';
 
 export const InvokeSchema = z.object({
   message: z.string().min(1).max(100_000),
@@ -22,39 +24,27 @@ export const InvokeSchema = z.object({
 }).strict();
 export const ChatSchema = z.object({ title: z.string().min(1).max(200).optional() }).strict();
 
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const parsed = schema.safeParse(value ?? {});
-  if (!parsed.success) throw badRequest('invalid_body', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
-  return parsed.data;
+function orgOf(ctx: GatewayRouterContext): string {
+  return adminOf(ctx).orgId;
 }
 
-function orgOf(ctx: Context): string {
-  return (ctx.state.admin as AdminPrincipal).orgId;
-}
+export function agentRoutes(deps: GatewayDeps): GatewayRouter {
+  const router = new Router<GatewayState>({ prefix: '/api/v1/agents' });
+  const service = deps.agents;
 
-function body(ctx: Context): unknown {
-  return (ctx.request as { body?: unknown }).body;
-}
-
-export function agentRoutes(deps: GatewayDeps): Router {
-  const router = new Router({ prefix: '/api/v1/agents' });
-  const service = new AgentService({
-    registry: deps.registry, blobs: deps.blobs, temporal: deps.temporal, taskQueue: deps.config.temporal.taskQueue, config: deps.config,
-    servers: (orgId) => deps.tools.servers(orgId), tools: (server, orgId, signal) => deps.tools.listOf(server, orgId, signal), signer: deps.signer,
-  });
-
-  router.use(requireAdmin({ registry: deps.registry }), jsonBody(), async (ctx, next) => {
+  router.use(requireAdmin(deps), jsonBody(), async (ctx, next) => {
     try {
       await next();
     } catch (error) {
       if (!(error instanceof AgentError)) throw error;
       if (error.code === 'NOT_FOUND') throw notFound('not_found', error.message);
       if (error.code === 'NOT_CONFIGURED') throw new HttpError(503, 'model_not_configured', error.message, { expose: true });
+      if (error.code === 'BUDGET_EXHAUSTED') throw new HttpError(429, 'budget_exhausted', error.message, { headers: { 'Retry-After': String(secondsToNextMonth()) } });
       throw badRequest('invalid_agent', error.message);
     }
   });
 
-  const answer = (ctx: Context, view: InvocationView): void => {
+  const answer = (ctx: GatewayRouterContext, view: InvocationView): void => {
     if (view.status === 'RUNNING') {
       ctx.status = 202;
       ctx.set('Retry-After', '5');

@@ -4,52 +4,45 @@
  * decision; a used, expired or undecidable link answers 409 with a page that says why.
  */
 import Router from '@koa/router';
-import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
 import { z } from 'zod';
 import type { ApprovalLinkClaims } from '../../crypto/approval-links';
 import type { WaitingOn } from '../../common/run-types';
+import type { RunView } from '../../runs/run-service';
 import type { GatewayDeps } from '../deps';
 import { callTemporal } from '../temporal-errors';
+import { credentialFingerprint, type AuditActor } from '../../audit/audit-trail';
+import { hashSecret } from '../../crypto/secrets';
+import { auditDecision } from '../middleware/audit';
+import type { GatewayContext, GatewayRouter, GatewayRouterContext, GatewayState } from '../state';
+import { escapeHtml, sendStandalonePage } from '../standalone-page';
 
 export const FormSchema = z.object({ decision: z.enum(['approve', 'reject']), comment: z.string().max(2000).optional() });
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
-}
-
-function page(ctx: Context, status: number, title: string, body: string): void {
-  ctx.status = status;
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.set('Cache-Control', 'no-store');
-  ctx.set('Referrer-Policy', 'no-referrer');
-  ctx.set('X-Frame-Options', 'DENY');
-  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
-  ctx.body = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#222}
+const APPROVAL_STYLE = `body{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#222}
 dt{font-weight:600;margin-top:.6rem}blockquote{white-space:pre-wrap;border-left:4px solid #ccc;margin:1rem 0;padding:.5rem 1rem;background:#f6f6f6}
 textarea{width:100%;min-height:4rem}button{font-size:1rem;padding:.5rem 1.5rem;margin:1rem .5rem 0 0;cursor:pointer}
-.approve{background:#1b7f3b;color:#fff;border:0}.reject{background:#b3261e;color:#fff;border:0}</style></head>
-<body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+.approve{background:#1b7f3b;color:#fff;border:0}.reject{background:#b3261e;color:#fff;border:0}`;
+
+function page(ctx: GatewayContext, status: number, title: string, body: string): void {
+  sendStandalonePage(ctx, status, { title: escapeHtml(title), heading: escapeHtml(title), style: APPROVAL_STYLE, body });
 }
 
 type ApprovalWait = Extract<WaitingOn, { kind: 'approval' }>;
 
 /** The approval this link is for, if the run is waiting on it now. */
-async function pendingApproval(deps: GatewayDeps, claims: ApprovalLinkClaims) {
+async function pendingApproval(deps: GatewayDeps, claims: ApprovalLinkClaims): Promise<{ view: RunView | undefined; waiting: ApprovalWait | undefined }> {
   const view = await callTemporal(() => deps.runs.view(claims.runId));
   const waiting = view?.waitingOn;
   if (!view || waiting?.kind !== 'approval' || waiting.stepIndex !== claims.stepIndex) return { view, waiting: undefined };
-  return { view, waiting: waiting as ApprovalWait };
+  return { view, waiting };
 }
 
-export function approvalRoutes(deps: GatewayDeps): Router {
-  const router = new Router();
+export function approvalRoutes(deps: GatewayDeps): GatewayRouter {
+  const router = new Router<GatewayState>();
   const parseForm = koaBody({ json: false, urlencoded: true, multipart: false, text: false, formLimit: '16kb' });
 
-  const claimsOf = (ctx: Context): ApprovalLinkClaims | undefined => {
+  const claimsOf = (ctx: GatewayRouterContext): ApprovalLinkClaims | undefined => {
     const verdict = deps.approvalLinks.verify(ctx.params.token ?? '');
     if (verdict.status === 'invalid') {
       page(ctx, 403, 'This link is not valid', '<p>Check that the whole link was copied.</p>');
@@ -60,6 +53,25 @@ export function approvalRoutes(deps: GatewayDeps): Router {
       return undefined;
     }
     return verdict.claims;
+  };
+
+  /**
+   * The audit record of a decision through a link: the approver the link names is the actor, a
+   * fingerprint of the link the credential. The run's organization is read from the run (a
+   * link carries none); a run that cannot be read leaves the record to the log.
+   */
+  const auditLinkDecision = async (ctx: GatewayRouterContext, claims: ApprovalLinkClaims, decision: 'approve' | 'reject', status: number, refusal?: string): Promise<void> => {
+    const view = await deps.runs.view(claims.runId).catch(() => undefined);
+    if (!view) {
+      deps.log.warn('an approval link decision is not in the audit trail: its run could not be read', { runId: claims.runId, stepIndex: claims.stepIndex, status });
+      return;
+    }
+    const actor: AuditActor = {
+      actor: `approver:${claims.approver}`, actorName: null, credentialKind: 'approval_link', credentialId: credentialFingerprint('lnk_', hashSecret(ctx.params.token ?? '')),
+    };
+    await auditDecision(deps.audit, ctx, actor, {
+      orgId: view.memo.orgId, runId: claims.runId, stepIndex: claims.stepIndex, decision, approver: claims.approver, via: 'link', status, ...(refusal ? { refusal } : {}),
+    });
   };
 
   router.get('/approvals/:token', async (ctx) => {
@@ -94,7 +106,7 @@ ${waiting.message ? `<blockquote>${escapeHtml(waiting.message)}</blockquote>` : 
   router.post('/approvals/:token', parseForm, async (ctx) => {
     const claims = claimsOf(ctx);
     if (!claims) return;
-    const form = FormSchema.safeParse((ctx.request as { body?: unknown }).body);
+    const form = FormSchema.safeParse(ctx.request.body);
     if (!form.success) {
       page(ctx, 400, 'Choose Approve or Reject', '<p>The form did not say which decision to take.</p>');
       return;
@@ -103,9 +115,11 @@ ${waiting.message ? `<blockquote>${escapeHtml(waiting.message)}</blockquote>` : 
       decision: form.data.decision, approver: claims.approver, stepIndex: claims.stepIndex, via: 'link',
       ...(form.data.comment ? { comment: form.data.comment } : {}),
     }));
+    const status = outcome.ok ? 200 : outcome.refusal === 'NOT_AN_APPROVER' ? 403 : 409;
+    await auditLinkDecision(ctx, claims, form.data.decision, status, outcome.ok ? undefined : outcome.refusal);
     if (!outcome.ok) {
       const title = outcome.refusal === 'ALREADY_DECIDED' ? 'Already decided' : 'Nothing to decide';
-      page(ctx, outcome.refusal === 'NOT_AN_APPROVER' ? 403 : 409, title, `<p>${escapeHtml(outcome.message)}</p>`);
+      page(ctx, status, title, `<p>${escapeHtml(outcome.message)}</p>`);
       return;
     }
     const verb = outcome.decision.decision === 'approve' ? 'Approved' : 'Rejected';

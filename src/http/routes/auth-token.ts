@@ -5,9 +5,10 @@
 import Router from '@koa/router';
 import { authenticateApiKey } from '../auth';
 import type { GatewayDeps } from '../deps';
+import type { GatewayRouter, GatewayState } from '../state';
 
-export function authTokenRoutes(deps: GatewayDeps): Router {
-  const router = new Router();
+export function authTokenRoutes(deps: GatewayDeps): GatewayRouter {
+  const router = new Router<GatewayState>();
   router.post('/auth/token', async (ctx) => {
     const principal = await authenticateApiKey(deps.registry, ctx.get('X-API-KEY') || undefined);
     ctx.set('Cache-Control', 'no-store');

@@ -7,13 +7,14 @@
  * authorization-code flow, `GET /{PCID}/oauth/authorize` (a redirect to the provider's consent).
  */
 import Router from '@koa/router';
-import type { Context } from 'koa';
 import { z } from 'zod';
 import { APPLICATIONS, type ConnectionSummary } from '../../tools';
-import { requireAdmin, type AdminPrincipal } from '../auth';
+import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { badRequest, conflict, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
+import { adminOf as admin, type GatewayRouter, type GatewayState } from '../state';
+import { parseBody } from '../validate';
 import { OAUTH_CALLBACK_PATH } from './servers';
 
 export const CreateConnectionSchema = z.object({
@@ -28,22 +29,14 @@ function isApplication(name: string): name is keyof typeof APPLICATIONS {
   return Object.prototype.hasOwnProperty.call(APPLICATIONS, name);
 }
 
-function admin(ctx: Context): AdminPrincipal {
-  return ctx.state.admin as AdminPrincipal;
-}
-
-export function connectionRoutes(deps: GatewayDeps): Router {
-  const router = new Router({ prefix: '/api/v1/connections' });
-  router.use(requireAdmin({ registry: deps.registry }), jsonBody());
+export function connectionRoutes(deps: GatewayDeps): GatewayRouter {
+  const router = new Router<GatewayState>({ prefix: '/api/v1/connections' });
+  router.use(requireAdmin(deps), jsonBody());
   const custom = deps.customServers;
   const shown = async (orgId: string, c: ConnectionSummary) => ({ id: c.PCID, ...c, ...(custom ? await custom.statusOf(orgId, c) : { status: 'connected' }) });
 
   router.post('/', async (ctx) => {
-    const parsed = CreateConnectionSchema.safeParse((ctx.request as { body?: unknown }).body ?? {});
-    if (!parsed.success) {
-      throw badRequest('invalid_body', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
-    }
-    const { application, name, credentials } = parsed.data;
+    const { application, name, credentials } = parseBody(ctx, CreateConnectionSchema);
     if (!isApplication(application)) {
       throw badRequest('unknown_application', `no application ${application}; known: ${Object.keys(APPLICATIONS).join(', ')}`);
     }
@@ -97,7 +90,9 @@ export function connectionRoutes(deps: GatewayDeps): Router {
   router.delete('/:id', async (ctx) => {
     const used = await deps.registry.toolServers.usingConnection(admin(ctx).orgId, ctx.params.id ?? '');
     if (used.length > 0) throw conflict('connection_in_use', `custom servers call with this connection: ${used.join(', ')}; delete them first`);
-    if (!(await deps.tools.connections.remove(admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_connection', `no connection ${ctx.params.id}`);
+    const removed = await deps.tools.connections.remove(admin(ctx).orgId, ctx.params.id ?? '');
+    custom?.forgetConnection(admin(ctx).orgId, ctx.params.id ?? '');
+    if (!removed) throw notFound('unknown_connection', `no connection ${ctx.params.id}`);
     ctx.status = 204;
   });
 

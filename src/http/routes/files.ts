@@ -5,6 +5,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { GatewayDeps } from '../deps';
+import type { GatewayRouter, GatewayState } from '../state';
 import { HttpError, notFound } from '../http-error';
 import { expiresAt } from '../../retention/policy';
 import { decodeFileKey } from '../../crypto/signed-urls';
@@ -16,8 +17,8 @@ export const FileQuerySchema = z.object({
   type: z.string().optional(),
 });
 
-export function fileRoutes(deps: GatewayDeps): Router {
-  const router = new Router();
+export function fileRoutes(deps: GatewayDeps): GatewayRouter {
+  const router = new Router<GatewayState>();
   // named by its OpenAPI path: the key may hold slashes, so the route is a RegExp
   router.get('/files/{key}', /^\/files\/(.+)$/, async (ctx) => {
     const key = decodeFileKey(ctx.path.slice('/files/'.length));

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { GatewayDeps } from '../deps';
+import type { GatewayRouter, GatewayState } from '../state';
 
 const CHECK_TIMEOUT_MS = 2000;
 /** As on every 503 temporal_unavailable (http-error.ts): when to ask again. */
@@ -17,8 +18,8 @@ async function check(fn: () => Promise<unknown>): Promise<'ok' | 'down'> {
   }
 }
 
-export function healthRoutes(deps: GatewayDeps): Router {
-  const router = new Router();
+export function healthRoutes(deps: GatewayDeps): GatewayRouter {
+  const router = new Router<GatewayState>();
   router.get('/healthz', async (ctx) => {
     const [temporal, registry] = await Promise.all([
       // the deadline ends the call itself (and its retries), not only this check's wait for it

@@ -3,99 +3,52 @@
  * API keys, with an organization's admin bearer token. Every call acts on that token's organization.
  */
 import Router from '@koa/router';
-import type { Context } from 'koa';
 import { z } from 'zod';
-import { WorkflowDefinitionSchema, type WorkflowDefinition } from '../../common/definition';
-import { CallbackUrlSchema } from '../../runs/callback-url';
-import { inputSchemaProblem } from '../../runs/input-schema';
 import { RegistryError, type WorkflowRecord } from '../../registry';
 import type { RunView } from '../../runs/run-service';
 import { hashSecret, randomToken } from '../../crypto/secrets';
-import { forgetApiKeys, requireAdmin, type AdminPrincipal } from '../auth';
+import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
-import { badRequest, conflict, forbidden, HttpError, notFound } from '../http-error';
+import { conflict, forbidden, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
+import { adminOf as admin, type GatewayRouter, type GatewayRouterContext, type GatewayState } from '../state';
+import { bodyOf as body, parseInput as parse } from '../validate';
 import { answerStatus, streamStatus } from '../live-status';
 import { resultsBody } from '../../contracts/run-bodies';
 import { callTemporal } from '../temporal-errors';
 import { designatedOutput, watcherOf } from './runs';
 import { triggerBody } from '../../contracts/trigger-bodies';
-import { checkScheduleInputs, convergeOrUndo, parseScheduleBody } from './schedules';
+import { createApiKey, CreateApiKeySchema, createTrigger, CreateTriggerSchema, definitionSchemaOf, deleteScheduleLogged, deleteTrigger, parseDefinition, revokeApiKey } from './workflow-admin';
 
 export const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
-export const CreateTriggerSchema = z.object({
-  workflowId: z.string().min(1),
-  name: z.string().min(1).max(200).optional(),
-  designatedOutput: z.object({ stepIndex: z.number().int().min(1), fileName: z.string().min(1).max(255).optional() }).strict().optional(),
-  /** offers the trigger as a tool of the organization's `workflows` tool server */
-  tool: z.object({
-    name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _, . or -'),
-    description: z.string().min(1).max(2000),
-  }).strict().optional(),
-  /** completion callback URL of every run the trigger starts (a call's X-Pf-Callback-Url wins) */
-  callbackUrl: CallbackUrlSchema.optional(),
-  /** runs the trigger on a Temporal Schedule too (parsed by parseScheduleBody) */
-  schedule: z.unknown().optional(),
-}).strict();
 export const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
-export const CreateApiKeySchema = z.object({ name: z.string().min(1).max(200).optional() }).strict();
 export const RunsQuerySchema = z.object({
   workflowId: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be a workflow ID').optional(),
   status: z.enum(['RUNNING', 'COMPLETE', 'FAILED', 'TIMEOUT']).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
-export const API_KEY_PREFIX = 'fgk_';
 export const ADMIN_TOKEN_PREFIX = 'fga_';
 
-export function parse<T>(schema: z.ZodType<T>, value: unknown, code = 'invalid_body'): T {
-  const parsed = schema.safeParse(value ?? {});
-  if (!parsed.success) {
-    throw badRequest(code, parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
-  }
-  return parsed.data;
-}
-
-/** A workflow definition, with an `inputSchema` that compiles (so a trigger never meets a broken one). */
-function parseDefinition(value: unknown): WorkflowDefinition {
-  const definition = parse(WorkflowDefinitionSchema, value, 'invalid_definition');
-  const problem = inputSchemaProblem(definition.inputSchema);
-  if (problem) throw badRequest('invalid_definition', `inputSchema: not a usable JSON Schema: ${problem}`);
-  return definition;
-}
-
-export function admin(ctx: Context): AdminPrincipal {
-  return ctx.state.admin as AdminPrincipal;
-}
-
-export function body(ctx: Context): unknown {
-  return (ctx.request as { body?: unknown }).body;
-}
+/** the helpers run-management.ts shares; the trigger schema the OpenAPI document shows */
+export { admin, body, parse, CreateApiKeySchema, CreateTriggerSchema };
+export { API_KEY_PREFIX } from './workflow-admin';
 
 function workflowBody(w: WorkflowRecord) {
   return { id: w.id, name: w.name, draft: w.draft, publishedVersion: w.publishedVersion, versions: w.versions, createdAt: w.createdAt, updatedAt: w.updatedAt };
 }
 
 /** The run if it belongs to the admin's organization: another org's run is a 404 like a missing one. */
-export async function ownRun(ctx: Context, deps: GatewayDeps): Promise<RunView> {
+export async function ownRun(ctx: GatewayRouterContext, deps: GatewayDeps): Promise<RunView> {
   const view = await callTemporal(() => deps.runs.view(ctx.params.runId ?? ''));
   if (!view || view.memo.orgId !== admin(ctx).orgId) throw notFound('unknown_run', `no run ${ctx.params.runId}`);
   return view;
 }
 
-export function managementRoutes(deps: GatewayDeps): Router {
-  const router = new Router({ prefix: '/api/v1' });
-  router.use(requireAdmin({ registry: deps.registry }), jsonBody());
-
-  /**
-   * After the registry row is gone: a Temporal schedule that cannot be deleted now is an orphan
-   * the reconciler deletes (ScheduleService); the caller's delete has happened either way.
-   */
-  const deleteScheduleLogged = async (triggerId: string): Promise<void> => {
-    await deps.schedules.deleteSchedule(triggerId).catch((err: unknown) => {
-      deps.log.warn('could not delete the Temporal schedule of a deleted trigger; the reconciler will', { triggerId, error: err });
-    });
-  };
+export function managementRoutes(deps: GatewayDeps): GatewayRouter {
+  const router = new Router<GatewayState>({ prefix: '/api/v1' });
+  router.use(requireAdmin(deps), jsonBody());
+  const definitionSchema = definitionSchemaOf(deps);
 
   router.post('/orgs', async (ctx) => {
     if (!admin(ctx).instanceAdmin) throw forbidden('only the instance administrator may create organizations');
@@ -131,14 +84,14 @@ export function managementRoutes(deps: GatewayDeps): Router {
   });
 
   router.post('/workflows', async (ctx) => {
-    const definition = parseDefinition(body(ctx));
+    const definition = parseDefinition(definitionSchema, body(ctx));
     const workflow = await deps.registry.workflows.create(admin(ctx).orgId, definition);
     ctx.status = 201;
     ctx.body = workflowBody(workflow);
   });
 
   router.put('/workflows/:id', async (ctx) => {
-    const definition = parseDefinition(body(ctx));
+    const definition = parseDefinition(definitionSchema, body(ctx));
     const workflow = await deps.registry.workflows.updateDraft(admin(ctx).orgId, ctx.params.id ?? '', definition);
     if (!workflow) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
     ctx.body = workflowBody(workflow);
@@ -152,7 +105,7 @@ export function managementRoutes(deps: GatewayDeps): Router {
     const { orgId } = admin(ctx);
     const scheduled = await deps.registry.schedules.list(orgId, ctx.params.id ?? '');
     if (!(await deps.registry.workflows.delete(orgId, ctx.params.id ?? ''))) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
-    for (const schedule of scheduled) await deleteScheduleLogged(schedule.triggerId);
+    for (const schedule of scheduled) await deleteScheduleLogged(deps, schedule.triggerId);
     ctx.status = 204;
   });
 
@@ -163,35 +116,20 @@ export function managementRoutes(deps: GatewayDeps): Router {
   });
 
   router.post('/workflows/:id/publish', async (ctx) => {
-    const version = await deps.registry.workflows.publish(admin(ctx).orgId, ctx.params.id ?? '').catch((err: unknown) => {
+    // (the trigger's schedules start the latest version from now on: WorkflowPublishing)
+    const version = await deps.publishing.publish(admin(ctx).orgId, ctx.params.id ?? '').catch((err: unknown) => {
       if (err instanceof RegistryError && err.code === 'CONFLICT') throw conflict('publish_conflict', err.message);
       throw err;
     });
     if (!version) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
-    // The trigger's schedules start the latest version from now on (failures: the reconciler retries).
-    await deps.schedules.convergeWorkflow(admin(ctx).orgId, version.workflowId);
     ctx.status = 201;
     ctx.body = { workflowId: version.workflowId, version: version.version, stepMap: version.stepMap };
   });
 
   router.post('/triggers', async (ctx) => {
-    const { schedule: scheduleField, ...input } = parse(CreateTriggerSchema, body(ctx));
-    const { orgId } = admin(ctx);
-    const schedule = scheduleField === undefined ? undefined : parseScheduleBody(scheduleField);
-    if (schedule && await deps.registry.workflows.get(orgId, input.workflowId)) await checkScheduleInputs(deps, input.workflowId, schedule);
-    try {
-      const trigger = await deps.registry.triggers.create(orgId, { ...input, schedule });
-      // The row (with its schedule) is committed first: see ScheduleService for why.
-      if (schedule) await convergeOrUndo(deps, trigger.id, async () => { await deps.registry.triggers.delete(orgId, trigger.id); });
-      ctx.status = 201;
-      ctx.body = triggerBody(trigger, schedule && await deps.registry.schedules.get(orgId, trigger.id));
-    } catch (err) {
-      if (!(err instanceof RegistryError)) throw err;
-      if (err.code === 'NOT_FOUND') throw notFound('unknown_workflow', `no workflow ${input.workflowId}`);
-      if (err.code === 'NOT_PUBLISHED') throw conflict('not_published', `workflow ${input.workflowId} has no published version: publish it first`);
-      if (err.code === 'CONFLICT') throw conflict('tool_name_taken', err.message);
-      throw new HttpError(422, 'invalid_designated_output', err.message);
-    }
+    const created = await createTrigger(deps, admin(ctx).orgId, parse(CreateTriggerSchema, body(ctx)));
+    ctx.status = 201;
+    ctx.body = created;
   });
 
   router.get('/triggers', async (ctx) => {
@@ -202,30 +140,23 @@ export function managementRoutes(deps: GatewayDeps): Router {
   });
 
   router.delete('/triggers/:id', async (ctx) => {
-    const { orgId } = admin(ctx);
-    const scheduled = await deps.registry.schedules.get(orgId, ctx.params.id ?? '');
-    if (!(await deps.registry.triggers.delete(orgId, ctx.params.id ?? ''))) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
-    if (scheduled) await deleteScheduleLogged(scheduled.triggerId);
+    if (!(await deleteTrigger(deps, admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
     ctx.status = 204;
   });
 
   router.get('/api-keys', async (ctx) => {
     const keys = await deps.registry.apiKeys.list(admin(ctx).orgId);
-    ctx.body = { apiKeys: keys.map((k) => ({ id: k.id, name: k.name, createdAt: k.createdAt, revokedAt: k.revokedAt })) };
+    ctx.body = { apiKeys: keys.map((k) => ({ id: k.id, name: k.name, createdAt: k.createdAt, revokedAt: k.revokedAt, role: k.role })) };
   });
 
   router.post('/api-keys', async (ctx) => {
-    const { name } = parse(CreateApiKeySchema, body(ctx));
-    const key = randomToken(API_KEY_PREFIX);
-    const record = await deps.registry.apiKeys.create(admin(ctx).orgId, name ?? null, hashSecret(key));
+    const { name, role } = parse(CreateApiKeySchema, body(ctx));
     ctx.status = 201;
-    ctx.body = { id: record.id, name: record.name, key };
+    ctx.body = await createApiKey(deps, admin(ctx).orgId, name ?? null, role ?? null);
   });
 
   router.delete('/api-keys/:id', async (ctx) => {
-    if (!(await deps.registry.apiKeys.revoke(admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_api_key', `no API key ${ctx.params.id}`);
-    forgetApiKeys(deps.registry);
-    deps.runtimeTokens.forgetKeys();
+    if (!(await revokeApiKey(deps, admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_api_key', `no API key ${ctx.params.id}`);
     ctx.status = 204;
   });
 
@@ -237,6 +168,11 @@ export function managementRoutes(deps: GatewayDeps): Router {
   /** The polling status body (interface.md 2.5) of any run of the organization, without an API key. */
   router.get('/runs/:runId', async (ctx) => {
     const view = await ownRun(ctx, deps);
+    // The run's page in the Temporal Web UI, when this gateway knows the UI (`flowgate runs open`);
+    // a header, so the status body (2.5) and its ETag stay as they are. The workflow ID is the run ID.
+    if (deps.temporalUiUrl) {
+      ctx.set('Link', `<${deps.temporalUiUrl}/namespaces/${encodeURIComponent(deps.config.temporal.namespace)}/workflows/${encodeURIComponent(view.runId)}>; rel="temporal-ui"`);
+    }
     await answerStatus(ctx, watcherOf(deps), view);
   });
 

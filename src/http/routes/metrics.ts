@@ -4,14 +4,15 @@
  * text without credentials on a listener of its own.
  */
 import Router from '@koa/router';
-import { requireAdmin, type AdminPrincipal } from '../auth';
+import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { forbidden, HttpError } from '../http-error';
+import { adminOf, type GatewayRouter, type GatewayState } from '../state';
 
-export function metricsRoutes(deps: GatewayDeps): Router {
-  const router = new Router();
+export function metricsRoutes(deps: GatewayDeps): GatewayRouter {
+  const router = new Router<GatewayState>();
   router.get('/metrics', requireAdmin(deps), async (ctx) => {
-    if (!(ctx.state.admin as AdminPrincipal).instanceAdmin) throw forbidden('only the instance administrator may read the metrics');
+    if (!adminOf(ctx).instanceAdmin) throw forbidden('only the instance administrator may read the metrics');
     if (!deps.metrics) throw new HttpError(404, 'not_found', 'this gateway keeps no metrics');
     ctx.set('Cache-Control', 'no-store');
     ctx.type = deps.metrics.contentType();

@@ -1,21 +1,22 @@
 /**
  * The management API's live-run calls (admin bearer token, the token's organization): disable and
- * enable a trigger, re-run or resume a run, and read or rotate the organization's completion
+ * enable a trigger, re-run or resume a run, decide its approval, and read or rotate the organization's completion
  * callback signing secret. Status long polls and streams are in live-status.ts.
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { expiresAt } from '../../retention/policy';
-import { RunRestarts, type RestartRefusal, type RestartRefusalCode } from '../../runs/run-restarts';
-import { TriggerService } from '../../runs/trigger-service';
+import type { RestartRefusal, RestartRefusalCode } from '../../runs/run-restarts';
 import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
-import { HttpError, notFound, refusalError, type RefusalStatus } from '../http-error';
+import type { HttpError} from '../http-error';
+import { notFound, refusalError, type RefusalStatus } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
 import { callTemporal } from '../temporal-errors';
 import { triggerBody } from '../../contracts/trigger-bodies';
 import { admin, body, ownRun, parse } from './management';
+import { DecisionBodySchema, refusalError as decisionRefused } from './runs';
+import { forbidden } from '../http-error';
 
 export const RerunBodySchema = z.object({ version: z.enum(['latest', 'same']).default('latest') }).strict();
 
@@ -33,12 +34,8 @@ function refused(refusal: RestartRefusal): HttpError {
 
 export function runManagementRoutes(deps: GatewayDeps): Router {
   const router = new Router({ prefix: '/api/v1' });
-  router.use(requireAdmin({ registry: deps.registry }), jsonBody());
-  const { retention } = deps.config;
-  const restarts = new RunRestarts({
-    registry: deps.registry, blobs: deps.blobs, signer: deps.signer, runs: deps.runs, triggers: new TriggerService(deps),
-    blobExpiry: (key, modified) => (retention.enabled ? expiresAt(key, modified, retention) : undefined),
-  });
+  router.use(requireAdmin(deps), jsonBody());
+  const { restarts } = deps;
 
   const setDisabled = (disabled: boolean) => async (ctx: Context): Promise<void> => {
     const trigger = await deps.registry.triggers.setDisabled(admin(ctx).orgId, ctx.params.id ?? '', disabled);
@@ -63,6 +60,27 @@ export function runManagementRoutes(deps: GatewayDeps): Router {
     if (!started.ok) throw refused(started);
     ctx.status = 201;
     ctx.body = { ...started, ok: undefined, origin: { kind: 'resume', runId: view.runId }, statusUrl: `/api/v1/runs/${started.runId}` };
+  });
+
+  /**
+   * A decision on the approval the run waits on. A member decides as themselves (their e-mail is
+   * the approver, so the step's approvers list must name them: an approver decides only what is
+   * addressed to them); an admin token decides as today (optionally naming an approver).
+   */
+  router.post('/runs/:runId/approval', async (ctx) => {
+    const decision = parse(DecisionBodySchema, body(ctx));
+    const principal = admin(ctx);
+    const { member } = principal;
+    if (member && decision.approver !== undefined && decision.approver.toLowerCase() !== member.email) {
+      throw forbidden(`a member decides as themselves (${member.email}), not as ${decision.approver}`);
+    }
+    const view = await ownRun(ctx, deps);
+    const outcome = await callTemporal(() => deps.runs.decide(view.runId, {
+      ...decision, via: 'api',
+      ...(member ? { approver: member.email, actor: `member:${member.id}` } : {}),
+    }));
+    if (!outcome.ok) throw decisionRefused(outcome.refusal, outcome.message);
+    ctx.body = { runId: view.runId, automationId: view.memo.automationId, decision: outcome.decision };
   });
 
   const secrets = deps.webhookSecrets;

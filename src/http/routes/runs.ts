@@ -3,20 +3,22 @@
  * A run of another organization or of another automation is reported as unknown.
  */
 import Router from '@koa/router';
-import type { Context } from 'koa';
 import { LruCache } from '../../common/lru-cache';
 import type { DesignatedOutput } from '../../registry';
 import type { RunView } from '../../runs/run-service';
 import type { RunWatcher } from '../../runs/run-watcher';
 import { z } from 'zod';
 import type { DecisionRefusal } from '../../common/run-types';
-import { authenticateApiKey, type ApiKeyPrincipal } from '../auth';
+import { authenticateApiKey } from '../auth';
 import type { GatewayDeps } from '../deps';
-import { badRequest, HttpError, notFound } from '../http-error';
+import { HttpError, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
+import { auditDecision } from '../middleware/audit';
 import { answerStatus, streamStatus } from '../live-status';
 import { resultsBody } from '../../contracts/run-bodies';
 import { callTemporal } from '../temporal-errors';
+import { principalOf, type GatewayRouter, type GatewayRouterContext, type GatewayState } from '../state';
+import { parseBody } from '../validate';
 
 export const DecisionBodySchema = z.object({
   decision: z.enum(['approve', 'reject']),
@@ -30,8 +32,8 @@ export function refusalError(refusal: keyof typeof DecisionRefusal, message: str
   return new HttpError(409, refusal === 'ALREADY_DECIDED' ? 'already_decided' : 'not_waiting', message);
 }
 
-async function visibleRun(ctx: Context, deps: GatewayDeps): Promise<RunView> {
-  const { apiKey = '', automationId = '', runId = '' } = ctx.params as Record<string, string | undefined>;
+async function visibleRun(ctx: GatewayRouterContext, deps: GatewayDeps): Promise<RunView> {
+  const { apiKey = '', automationId = '', runId = '' }: Partial<Record<string, string>> = ctx.params;
   const principal = await authenticateApiKey(deps.registry, apiKey);
   ctx.state.principal = principal;
   const view = await callTemporal(() => deps.runs.view(runId));
@@ -49,9 +51,8 @@ export async function designatedOutput(deps: GatewayDeps, view: RunView): Promis
   return version?.definition.output;
 }
 
-/** The app's run watcher (createApp always sets one). */
+/** The app's run watcher (built once with the other services, src/app/services.ts). */
 export function watcherOf(deps: GatewayDeps): RunWatcher {
-  if (!deps.watcher) throw new Error('the gateway has no run watcher');
   return deps.watcher;
 }
 
@@ -64,8 +65,8 @@ interface SerializedResults {
   json: Buffer;
 }
 
-export function runRoutes(deps: GatewayDeps): Router {
-  const router = new Router({ prefix: '/ext/webhook/:apiKey/runs/:automationId/:runId' });
+export function runRoutes(deps: GatewayDeps): GatewayRouter {
+  const router = new Router<GatewayState>({ prefix: '/ext/webhook/:apiKey/runs/:automationId/:runId' });
   // `null`: no designated output (the cache keeps no undefined).
   const designated = new LruCache<string, DesignatedOutput | null>({ maxEntries: CACHED_DESIGNATED_OUTPUTS, ttlMs: Infinity });
   const designatedOf = async (view: RunView): Promise<DesignatedOutput | undefined> => (await designated.getOrLoad(
@@ -78,15 +79,21 @@ export function runRoutes(deps: GatewayDeps): Router {
     const view = await visibleRun(ctx, deps);
     streamStatus(ctx, watcherOf(deps), view);
   });
-  const parseBody = jsonBody({ limit: '16kb' });
+  const readBody = jsonBody({ limit: '16kb' });
   router.post('/approval', async (ctx) => {
     const view = await visibleRun(ctx, deps);
-    await parseBody(ctx, async () => {
-      const parsed = DecisionBodySchema.safeParse((ctx.request as { body?: unknown }).body ?? {});
-      if (!parsed.success) throw badRequest('invalid_body', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
-      const principal = ctx.state.principal as ApiKeyPrincipal;
-      const outcome = await callTemporal(() => deps.runs.decide(view.runId, { ...parsed.data, actor: `api-key:${principal.keyId}`, via: 'api' }));
-      if (!outcome.ok) throw refusalError(outcome.refusal, outcome.message);
+    await readBody(ctx, async () => {
+      const decision = parseBody(ctx, DecisionBodySchema);
+      const principal = principalOf(ctx);
+      const outcome = await callTemporal(() => deps.runs.decide(view.runId, { ...decision, actor: `api-key:${principal.keyId}`, via: 'api' }));
+      const refused = outcome.ok ? undefined : refusalError(outcome.refusal, outcome.message);
+      const waiting = view.waitingOn?.kind === 'approval' ? view.waitingOn.stepIndex : undefined;
+      await auditDecision(deps.audit, ctx, await deps.audit.keyActor(principal.keyId, 'api_key'), {
+        orgId: principal.orgId, runId: view.runId, decision: decision.decision, via: 'api', status: refused?.status ?? 200,
+        ...(waiting === undefined ? {} : { stepIndex: waiting }),
+        ...(outcome.ok ? { approver: outcome.decision.approver } : { refusal: outcome.refusal }),
+      });
+      if (!outcome.ok) throw refused;
       ctx.body = { runId: view.runId, automationId: view.memo.automationId, decision: outcome.decision };
     });
   });

@@ -12,28 +12,22 @@
  * Another organization's trigger is a 404 like a missing one.
  */
 import Router from '@koa/router';
-import type { Context } from 'koa';
 import { z } from 'zod';
 import type { TriggerRecord, TriggerScheduleRecord } from '../../registry';
 import { checkInputs } from '../../runs/input-schema';
 import { ScheduleRejectedError } from '../../schedules/schedule-service';
 import { ScheduleBodySchema, type ScheduleBody } from '../../schedules/schedule-spec';
-import { requireAdmin, type AdminPrincipal } from '../auth';
+import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { badRequest, notFound, unprocessable } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
+import { adminOf as admin, type GatewayRouter, type GatewayRouterContext, type GatewayState } from '../state';
+import { bodyOf as body, parseInput as parse } from '../validate';
+import { fieldOf } from '../../common/narrow';
 import { callTemporal } from '../temporal-errors';
 import { scheduleBody, triggerBody } from '../../contracts/trigger-bodies';
 
 export const PauseBodySchema = z.object({ note: z.string().max(500).optional() }).strict();
-
-function parse<T>(schema: z.ZodType<T>, value: unknown, code = 'invalid_body'): T {
-  const parsed = schema.safeParse(value ?? {});
-  if (!parsed.success) {
-    throw badRequest(code, parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
-  }
-  return parsed.data;
-}
 
 /** A `schedule` field of a request body, with the `schedule.` prefix on each problem. */
 export function parseScheduleBody(value: unknown): ScheduleBody {
@@ -74,24 +68,16 @@ export async function convergeOrUndo(deps: GatewayDeps, triggerId: string, undo:
   }
 }
 
-function admin(ctx: Context): AdminPrincipal {
-  return ctx.state.admin as AdminPrincipal;
-}
+export function scheduleRoutes(deps: GatewayDeps): GatewayRouter {
+  const router = new Router<GatewayState>({ prefix: '/api/v1' });
+  router.use(requireAdmin(deps), jsonBody());
 
-function body(ctx: Context): unknown {
-  return (ctx.request as { body?: unknown }).body;
-}
-
-export function scheduleRoutes(deps: GatewayDeps): Router {
-  const router = new Router({ prefix: '/api/v1' });
-  router.use(requireAdmin({ registry: deps.registry }), jsonBody());
-
-  const ownTrigger = async (ctx: Context): Promise<TriggerRecord> => {
+  const ownTrigger = async (ctx: GatewayRouterContext): Promise<TriggerRecord> => {
     const trigger = await deps.registry.triggers.get(ctx.params.id ?? '');
     if (!trigger || trigger.orgId !== admin(ctx).orgId) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
     return trigger;
   };
-  const ownSchedule = async (ctx: Context): Promise<TriggerScheduleRecord> => {
+  const ownSchedule = async (ctx: GatewayRouterContext): Promise<TriggerScheduleRecord> => {
     const trigger = await ownTrigger(ctx);
     const record = await deps.registry.schedules.get(trigger.orgId, trigger.id);
     if (!record) throw notFound('no_schedule', `trigger ${trigger.id} has no schedule`);
@@ -110,7 +96,7 @@ export function scheduleRoutes(deps: GatewayDeps): Router {
     const schedule = parseScheduleBody(body(ctx));
     await checkScheduleInputs(deps, trigger.workflowId, schedule);
     const previous = await deps.registry.schedules.get(trigger.orgId, trigger.id);
-    const pausedGiven = (body(ctx) as { paused?: unknown }).paused !== undefined;
+    const pausedGiven = fieldOf(body(ctx), 'paused') !== undefined;
     const record = await deps.registry.schedules.put(trigger.orgId, trigger.id, {
       ...schedule, paused: pausedGiven || !previous ? schedule.paused : previous.paused, note: pausedGiven || !previous ? schedule.note : previous.note,
     });

@@ -5,15 +5,18 @@
  * short opaque tokens; another organization's server answers exactly like a missing one.
  * Also the OAuth callback of custom connections, which the provider's redirect reaches without a
  * flowgate credential: the `state` it carries is what binds it to an organization and connection.
+ * A consent started from the console answers a page that takes the browser back to the console.
  */
 import Router from '@koa/router';
-import type { Context } from 'koa';
 import { z } from 'zod';
 import { ConsentStateError, ServerRegistrationError, TokenRefusedError, type CustomServers, type ServerInput } from '../../tools/custom';
-import { requireAdmin, type AdminPrincipal } from '../auth';
+import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { badRequest, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
+import { adminOf as admin, type GatewayRouter, type GatewayRouterContext, type GatewayState } from '../state';
+import { parseInput } from '../validate';
+import { consentReturnPage, type ConsentOutcome } from '../console/connection-views';
 
 /** an OpenAPI document inline, plus its envelope */
 const SERVER_BODY_LIMIT = '3mb';
@@ -30,14 +33,8 @@ export const ServerBodySchema = z.object({
 
 const IdSchema = z.string().regex(/^[0-9a-z]{1,64}$/);
 
-function admin(ctx: Context): AdminPrincipal {
-  return ctx.state.admin as AdminPrincipal;
-}
-
 function serverInput(body: unknown): ServerInput {
-  const parsed = ServerBodySchema.safeParse(body ?? {});
-  if (!parsed.success) throw badRequest('invalid_body', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
-  const { name, description, connection, document, url } = parsed.data;
+  const { name, description, connection, document, url } = parseInput(ServerBodySchema, body);
   if ((document === undefined) === (url === undefined)) {
     throw badRequest('invalid_body', 'give either document (an OpenAPI document, with connection) or url (a remote MCP server)');
   }
@@ -57,18 +54,18 @@ async function registering<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function serverRoutes(_deps: GatewayDeps, servers: CustomServers): Router {
-  const router = new Router({ prefix: '/api/v1/servers' });
-  router.use(requireAdmin({ registry: _deps.registry }), jsonBody({ limit: SERVER_BODY_LIMIT }));
+export function serverRoutes(_deps: GatewayDeps, servers: CustomServers): GatewayRouter {
+  const router = new Router<GatewayState>({ prefix: '/api/v1/servers' });
+  router.use(requireAdmin(_deps), jsonBody({ limit: SERVER_BODY_LIMIT }));
 
-  const idOf = (ctx: Context): string => {
+  const idOf = (ctx: GatewayRouterContext): string => {
     const id = IdSchema.safeParse(ctx.params.id);
     if (!id.success) throw notFound('unknown_server', `no server ${String(ctx.params.id)}`);
     return id.data;
   };
 
   router.post('/', async (ctx) => {
-    const input = serverInput((ctx.request as { body?: unknown }).body);
+    const input = serverInput(ctx.request.body);
     ctx.status = 201;
     ctx.body = await registering(() => servers.register(admin(ctx).orgId, input));
   });
@@ -85,7 +82,7 @@ export function serverRoutes(_deps: GatewayDeps, servers: CustomServers): Router
 
   router.put('/:id', async (ctx) => {
     const id = idOf(ctx);
-    const input = serverInput((ctx.request as { body?: unknown }).body);
+    const input = serverInput(ctx.request.body);
     const replaced = await registering(() => servers.replace(admin(ctx).orgId, id, input));
     if (!replaced) throw notFound('unknown_server', `no server ${id}`);
     ctx.body = replaced;
@@ -108,17 +105,22 @@ export const CallbackQuerySchema = z.object({
 
 export const OAUTH_CALLBACK_PATH = '/api/v1/oauth/callback';
 
-export function oauthCallbackRoutes(_deps: GatewayDeps, servers: CustomServers): Router {
-  const router = new Router();
+export function oauthCallbackRoutes(_deps: GatewayDeps, servers: CustomServers): GatewayRouter {
+  const router = new Router<GatewayState>();
   router.get(OAUTH_CALLBACK_PATH, async (ctx) => {
     const query = CallbackQuerySchema.safeParse(ctx.query);
     if (!query.success) throw badRequest('invalid_callback', 'the callback needs state, and code or error');
+    const open = (orgId: string, id: string) => servers.openCustom(orgId, id);
+    // a consent the console started goes back to the console's connection page, with its outcome
+    const returnTo = await servers.auth.consentReturn(query.data.state, open);
+    const back = returnTo === undefined ? undefined : (status: number, outcome: ConsentOutcome) => consentReturnPage(ctx, status, returnTo, outcome);
     try {
       const connection = await servers.auth.finishConsent(query.data.state,
-        { code: query.data.code, error: query.data.error, errorDescription: query.data.error_description },
-        (orgId, id) => servers.openCustom(orgId, id));
+        { code: query.data.code, error: query.data.error, errorDescription: query.data.error_description }, open);
+      if (back) return back(200, 'connected');
       ctx.body = { id: connection.id, PCID: connection.id, status: 'connected' };
     } catch (error) {
+      if (back) return back(error instanceof TokenRefusedError ? 400 : error instanceof ConsentStateError ? 400 : 502, error instanceof TokenRefusedError ? 'refused' : 'failed');
       if (error instanceof ConsentStateError) throw badRequest('invalid_state', error.message);
       if (error instanceof TokenRefusedError) throw badRequest('consent_refused', `the provider refused: ${error.message}`);
       throw error;

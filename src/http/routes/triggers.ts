@@ -12,8 +12,9 @@ import { z } from 'zod';
 import { TRIGGER_LIMITS } from '../../attachments/limits';
 import { buildRunMemo } from '../../common/run-memo';
 import { CALLBACK_URL_HEADER, CallbackUrlSchema } from '../../runs/callback-url';
-import { StartUnconfirmedError, TriggerService, type StartedRun, type TriggerRefusal, type TriggerRefusalCode } from '../../runs/trigger-service';
-import { authenticateApiKey, type ApiKeyPrincipal } from '../auth';
+import { StartUnconfirmedError, type StartedRun, type TriggerService, type TriggerRefusal, type TriggerRefusalCode } from '../../runs/trigger-service';
+import { permissionDenied, authenticateApiKey, type ApiKeyPrincipal } from '../auth';
+import { roleHas } from '../../people/roles';
 import type { GatewayDeps } from '../deps';
 import { badRequest, HttpError, refusalError, temporalUnavailable, type RefusalStatus } from '../http-error';
 import { preferredWaitSeconds } from '../prefer';
@@ -104,6 +105,8 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerSe
     throw new HttpError(405, 'method_not_allowed', `HEAD is not allowed here (it would start a run); allowed: ${TRIGGER_METHODS}`, { headers: { Allow: TRIGGER_METHODS } });
   }
   const principal: ApiKeyPrincipal = await authenticateApiKey(deps.registry, apiKey);
+  // a key limited to a role starts runs only when the role may (docs/people-and-roles.md)
+  if (principal.role && !roleHas(principal.role, 'runs.operate')) throw permissionDenied({ role: principal.role }, 'runs.operate');
   const target = await service.resolve(principal.orgId, ctx.params.triggerId ?? '');
   if (!target.ok) throw refused(target);
   const plan = waitPlan(ctx, deps.config.syncWaitSeconds);
@@ -170,7 +173,7 @@ function methodNotAllowed(ctx: Context): void {
 
 export function triggerRoutes(deps: GatewayDeps): Router {
   const router = new Router();
-  const service = new TriggerService(deps);
+  const service = deps.triggers;
   const api = '/ext/triggers/:triggerId';
   const webhook = '/ext/webhook/:apiKey/triggers/:triggerId';
   const apiHandler = (ctx: Context) => handleTrigger(ctx, deps, service, 'api', ctx.get('X-API-KEY'));

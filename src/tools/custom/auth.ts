@@ -4,6 +4,8 @@
  * cached in memory until shortly before they expire, and one token request serves every call that
  * needs a token at the same time. A refused refresh marks the connection `error` with the
  * provider's reason; a connection still waiting for consent is `pending`.
+ * One piece (over 300 lines): token requests, their cache and the consent's sealed state are one
+ * protocol with one secret (the connection's sealed state), read and written in one place.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
@@ -34,7 +36,11 @@ const TokenErrorSchema = z.object({ error: z.string(), error_description: z.stri
 /** What a custom connection keeps sealed besides its credentials. */
 const ConnectionSecretSchema = z.object({
   refreshToken: z.string().optional(),
-  consent: z.object({ nonceHash: z.string(), verifier: z.string().optional(), redirectUri: z.string(), expiresAt: z.number() }).optional(),
+  consent: z.object({
+    nonceHash: z.string(), verifier: z.string().optional(), redirectUri: z.string(), expiresAt: z.number(),
+    /** where the callback sends the browser back to (a console page), when the consent was started there */
+    returnTo: z.string().optional(),
+  }).optional(),
 });
 type ConnectionSecret = z.infer<typeof ConnectionSecretSchema>;
 
@@ -183,14 +189,14 @@ export class CustomAuth {
    * connection, and carries a nonce whose hash (and the PKCE verifier) is stored sealed with the
    * connection, so the callback can tell its own consent from a forged or replayed one.
    */
-  async startConsent(connection: CustomConnectionRef, redirectUri: string): Promise<string> {
+  async startConsent(connection: CustomConnectionRef, redirectUri: string, returnTo?: string): Promise<string> {
     const { auth } = connection.credentials;
     if (auth.kind !== 'oauth2_authorization_code') throw new Error('not an authorization-code connection');
     const nonce = randomBytes(24).toString('base64url');
     const verifier = auth.pkce ? randomBytes(32).toString('base64url') : undefined;
     const state = await this.deps.store.connectionState(connection.orgId, connection.id);
     const secret = this.readSecret(connection, state?.secret ?? null);
-    const consent = { nonceHash: sha256(nonce), verifier, redirectUri, expiresAt: Date.now() + CONSENT_VALIDITY_MS };
+    const consent = { nonceHash: sha256(nonce), verifier, redirectUri, expiresAt: Date.now() + CONSENT_VALIDITY_MS, ...(returnTo ? { returnTo } : {}) };
     await this.deps.store.setConnectionState(connection.orgId, connection.id, {
       status: state?.status ?? 'pending', error: state?.error ?? null, secret: this.sealSecret(connection, { ...secret, consent }),
     });
@@ -214,14 +220,7 @@ export class CustomAuth {
    */
   async finishConsent(stateText: string, outcome: { code?: string; error?: string; errorDescription?: string },
     open: (orgId: string, id: string) => Promise<CustomConnectionRef | undefined>): Promise<CustomConnectionRef> {
-    const match = /^([^.]+)\.([^.]+)\.([A-Za-z0-9_-]+)$/.exec(stateText);
-    if (!match) throw new ConsentStateError('the state is not one this gateway handed out');
-    const [, orgId = '', id = '', nonce = ''] = match;
-    const connection = await open(orgId, id);
-    const state = connection && await this.deps.store.connectionState(orgId, id);
-    const secret = connection && state ? this.readSecret(connection, state.secret) : undefined;
-    const consent = secret?.consent;
-    if (!connection || !secret || !consent || !sameText(consent.nonceHash, sha256(nonce))) throw new ConsentStateError('the state is not one this gateway handed out');
+    const { orgId, id, connection, secret, consent } = await this.pendingConsent(stateText, open);
     if (consent.expiresAt < Date.now()) throw new ConsentStateError('the consent took too long; start it again');
     const { auth } = connection.credentials;
     if (auth.kind !== 'oauth2_authorization_code') throw new ConsentStateError('the connection does not use the authorization code flow');
@@ -245,6 +244,32 @@ export class CustomAuth {
       await this.deps.store.setConnectionState(orgId, id, { status: 'error', error: reason, secret: this.sealSecret(connection, withoutConsent) });
       throw error;
     }
+  }
+
+  /**
+   * Where the browser goes back to after the consent `state` names (set when the console started
+   * it), or undefined; a state that is not ours has none. Read before finishConsent, which clears it.
+   */
+  async consentReturn(stateText: string, open: (orgId: string, id: string) => Promise<CustomConnectionRef | undefined>): Promise<string | undefined> {
+    try {
+      return (await this.pendingConsent(stateText, open)).consent.returnTo;
+    } catch (error) {
+      if (error instanceof ConsentStateError) return undefined;
+      throw error;
+    }
+  }
+
+  /** The consent `state` names, checked against its nonce; a ConsentStateError when it is not one this gateway handed out. */
+  private async pendingConsent(stateText: string, open: (orgId: string, id: string) => Promise<CustomConnectionRef | undefined>) {
+    const match = /^([^.]+)\.([^.]+)\.([A-Za-z0-9_-]+)$/.exec(stateText);
+    if (!match) throw new ConsentStateError('the state is not one this gateway handed out');
+    const [, orgId = '', id = '', nonce = ''] = match;
+    const connection = await open(orgId, id);
+    const state = connection && await this.deps.store.connectionState(orgId, id);
+    const secret = connection && state ? this.readSecret(connection, state.secret) : undefined;
+    const consent = secret?.consent;
+    if (!connection || !secret || !consent || !sameText(consent.nonceHash, sha256(nonce))) throw new ConsentStateError('the state is not one this gateway handed out');
+    return { orgId, id, connection, secret, consent };
   }
 
   private readSecret(connection: CustomConnectionRef, sealed: string | null): ConnectionSecret {
@@ -287,7 +312,8 @@ export function parseBody(response: BufferedResponse): unknown {
   const type = String(response.headers['content-type'] ?? '');
   if (/[/+]json\b/i.test(type) || /^\s*[[{]/.test(text)) {
     try {
-      return JSON.parse(text) as unknown;
+      const parsed: unknown = JSON.parse(text);
+      return parsed;
     } catch {
       return text;
     }

@@ -15,11 +15,14 @@ import { CUSTOM_APPLICATION, CustomCredentialsSchema, underBase } from './creden
 import { sendToCustomerApi } from './customer-api';
 import { generateApi, OpenApiDocumentError, type GeneratedApi } from './openapi';
 import { openApiServer } from './openapi-server';
+import { RemoteMcpClient } from './remote-mcp';
+import { CustomRegistryReads } from './registry-reads';
 import { RemoteToolCache, remoteServer } from './remote-server';
 
 export { CUSTOM_APPLICATION, CustomCredentialsSchema, type CustomCredentials } from './credentials';
 export { ConsentStateError, TokenRefusedError } from './auth';
 export { OpenApiDocumentError } from './openapi';
+export { CUSTOM_SERVER_RECHECK_MS } from './registry-reads';
 
 const TEST_TIMEOUT_MS = 15_000;
 const TEST_BODY_CHARS = 4000;
@@ -67,8 +70,12 @@ export class CustomServers {
   readonly auth: CustomAuth;
   readonly source: ServerSource;
   private readonly remoteTools = new RemoteToolCache();
+  /** eras and sessions of remote servers, for this process */
+  private readonly remoteClient = new RemoteMcpClient();
   /** built servers by organization, id and version */
   private readonly built = new Map<string, Promise<ToolServer>>();
+  /** server rows and opened connections, kept briefly: a call reads neither from the registry */
+  private readonly reads: CustomRegistryReads;
 
   constructor(private readonly deps: CustomServersDeps) {
     this.auth = new CustomAuth({
@@ -77,6 +84,7 @@ export class CustomServers {
         return deps.services().allowPrivateNetwork;
       },
     });
+    this.reads = new CustomRegistryReads(deps.registry.toolServers, () => deps.services().connections);
     // another path's lookup makes no promise: the catalog asks this source for every non-built-in path
     this.source = { servers: (orgId) => this.servers(orgId), server: (orgId, name) => (isToolServerId(name) ? this.server(orgId, name) : undefined) };
   }
@@ -99,9 +107,9 @@ export class CustomServers {
     return servers.filter((s): s is ToolServer => s !== undefined);
   }
 
-  /** The organization's server at path `name` (its id: one row read), built as servers() builds it. */
+  /** The organization's server at path `name` (its id), built as servers() builds it; its row kept briefly (registry-reads.ts). */
   async server(orgId: string, name: string): Promise<ToolServer | undefined> {
-    const record = await this.store.get(orgId, name);
+    const record = await this.reads.server(orgId, name);
     if (!record) return undefined;
     try {
       return await this.serverOf(record);
@@ -131,7 +139,7 @@ export class CustomServers {
     if (record.kind === 'remote') {
       return remoteServer({
         id: record.id, orgId: record.orgId, description: record.description, url: record.source, connectionId: record.connectionId, auth: this.auth,
-        cache: this.remoteTools,
+        cache: this.remoteTools, client: this.remoteClient, connection: (org, id) => this.reads.connection(org, id),
       }, record.updatedAt);
     }
     const api = await generateApi(record.source);
@@ -166,15 +174,23 @@ export class CustomServers {
     if (existing.kind !== input.kind) throw new ServerRegistrationError(`/${id} is a ${existing.kind} server; it cannot become a ${input.kind} server`);
     const prepared = await this.prepare(orgId, input, id);
     const record = await this.store.replace(orgId, id, prepared.fields);
+    this.reads.forgetServer(orgId, id);
     this.remoteTools.forget(id);
     if (record?.kind === 'remote') this.remoteTools.set(`${record.id}@${record.updatedAt}`, prepared.tools);
     return record && view(record, prepared.tools);
   }
 
   async remove(orgId: string, id: string): Promise<boolean> {
+    const removed = await this.store.remove(orgId, id);
+    this.reads.forgetServer(orgId, id); // after the delete: a read begun before it is not kept either
     this.remoteTools.forget(id);
     for (const key of this.built.keys()) if (key.startsWith(`${orgId}/${id}@`)) this.built.delete(key);
-    return this.store.remove(orgId, id);
+    return removed;
+  }
+
+  /** After a connection was deleted through this replica: a server still calling with it (another replica's) finds it gone at once. */
+  forgetConnection(orgId: string, id: string): void {
+    this.reads.forgetConnection(orgId, id);
   }
 
   /** Builds the server as it would be stored and lists its tools: it must have at least one. */
@@ -215,7 +231,10 @@ export class CustomServers {
       throw new ServerRegistrationError(error instanceof OutboundRefusedError ? error.message : `url: not a valid http(s) URL`);
     }
     const description = input.description ?? `remote tool server at ${url.host}`;
-    const server = remoteServer({ id: `${id}-${now}`, orgId, description, url: url.toString(), connectionId, auth: this.auth, cache: new RemoteToolCache() }, now);
+    const server = remoteServer({
+      id: `${id}-${now}`, orgId, description, url: url.toString(), connectionId, auth: this.auth, cache: new RemoteToolCache(), client: this.remoteClient,
+      connection: (org, connection) => this.reads.connection(org, connection),
+    }, now);
     let tools: readonly ToolEntry[];
     try {
       tools = await server.listTools({ orgId, signal: AbortSignal.timeout(REGISTER_TIMEOUT_MS), services });

@@ -18,6 +18,7 @@ import { CUSTOM_APPLICATION, CustomCredentialsSchema, underBase } from './creden
 import { sendToCustomerApi } from './customer-api';
 import { outboundFailure } from './errors';
 import type { GeneratedApi, GeneratedOperation } from './openapi';
+import { fieldOf, isRecord } from '../../common/narrow';
 
 const FILE_LINK_TTL_SECONDS = 24 * 3600;
 /** header parameters a document may declare but the HTTP client owns */
@@ -98,7 +99,7 @@ function pcidFor(properties: Record<string, unknown>): Record<string, unknown> {
 export function describeAjv(errors: readonly ErrorObject[]): string {
   return errors.map((e) => {
     const where = ['arguments', ...e.instancePath.split('/').filter(Boolean)].join('.');
-    const extra = e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty?: unknown }).additionalProperty)})` : '';
+    const extra = e.keyword === 'additionalProperties' ? ` (${String(fieldOf(e.params, 'additionalProperty'))})` : '';
     return `${where}: ${e.message ?? e.keyword}${extra}`;
   }).join('; ');
 }
@@ -159,7 +160,7 @@ async function answer(response: BufferedResponse, operation: GeneratedOperation,
   if (response.body.length === 0) return { value: { status: response.status } };
   if (/^application\/(.+\+)?json$/.test(type) || type === '') {
     const parsed = parseBody(response);
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return { value: parsed as Record<string, unknown> };
+    if (isRecord(parsed)) return { value: parsed };
     if (typeof parsed !== 'string' || type !== '') return { value: { result: parsed } };
   }
   if (type.startsWith('text/') || /^application\/(.+\+)?xml$/.test(type) || type === '' || type === 'application/x-www-form-urlencoded') {

@@ -4,6 +4,9 @@
  * `$ref` to a URL would be an outbound request on a customer's behalf); cycles left by recursive
  * schemas are cut where a schema would contain itself. Arguments: the path, query and header
  * parameters by name, and the JSON request body as `body`.
+ *
+ * One piece (over 300 lines): parsing, the bounds on what $refs make of a document, and turning
+ * operations into tools are one pass over one dereferenced document; split, each part would re-walk it.
  */
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { z } from 'zod';
@@ -12,6 +15,7 @@ import { MAX_JSON_DEPTH } from '../../common/json-depth';
 import { jsonShapeProblem } from '../../documents/json-shape';
 import type { JsonSchemaObject } from '../server';
 import { MAX_COMPILED_SCHEMA_DEPTH, resolvedProblem } from '../../documents/resolved-shape';
+import { fieldOf, isRecord } from '../../common/narrow';
 
 export const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
 /**
@@ -114,8 +118,8 @@ export function readDocument(input: unknown): Record<string, unknown> {
     if (problem === 'depth') throw new OpenApiDocumentError(tooDeepText(DOCUMENT_LIMITS.maxDepth));
     if (problem === 'size') throw new OpenApiDocumentError(`the document holds more than ${DOCUMENT_LIMITS.maxValues} values or ${DOCUMENT_LIMITS.maxChars} characters of JSON`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new OpenApiDocumentError('the document must be an OpenAPI object');
-  return value as Record<string, unknown>;
+  if (!isRecord(value)) throw new OpenApiDocumentError('the document must be an OpenAPI object');
+  return value;
 }
 
 /** zod's issues as one line for the sender: `info.title: Invalid input: expected string, received number` */
@@ -145,11 +149,13 @@ export async function generateApi(input: unknown): Promise<GeneratedApi> {
   let api: Record<string, unknown>;
   try {
     // validate() parses a copy, checks it against the OpenAPI schema and dereferences it
+    // (its parameter is typed as a document already valid: the cast hands it one still to check)
     const validated: unknown = await SwaggerParser.validate(structuredClone(document) as never, {
       resolve: { external: false, http: false, file: false },
       dereference: { circular: true },
-    } as never);
-    api = validated as Record<string, unknown>;
+    });
+    if (!isRecord(validated)) throw new Error('validation answered no document');
+    api = validated;
   } catch (error) {
     throw new OpenApiDocumentError(`the document is not a valid OpenAPI document: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -282,7 +288,7 @@ export function acyclic(schema: Record<string, unknown>, budget: SchemaBudget = 
     if (typeof value === 'object' && value !== null) {
       if (ancestors.has(value)) {
         // the dereferencer may share a map of schemas (`properties`) rather than the schema itself
-        const title = (value as Record<string, unknown>).title;
+        const title = fieldOf(value, 'title');
         copied = key !== undefined && SCHEMA_MAPS.has(key) ? {} : { description: `recursive: the same shape as its enclosing ${typeof title === 'string' ? title : 'schema'}` };
       } else {
         if (stack.length >= TOOL_SCHEMA_LIMITS.maxDepth) {

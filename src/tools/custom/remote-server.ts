@@ -1,28 +1,24 @@
 /**
- * A remote server: a URL that speaks MCP Streamable HTTP, proxied with the official SDK client.
- * Every outbound request goes through flowgate's guarded HTTP client (private-network guard,
- * time and size limits) and carries exactly: the SDK's own protocol headers, the caller's
- * `X-Pf-Forward-*` headers (already reduced, contract 4.7), and the Authorization (or API key)
- * of the server's stored connection, which nothing forwarded can override. The tool list is
- * cached for a minute; a remote that cannot be reached is UNAVAILABLE, never a hang. A call's
- * idempotency key goes in the tools/call `_meta` as `io.flowgate/idempotencyKey`.
+ * A remote server: a URL that speaks MCP Streamable HTTP, of either protocol era, proxied through
+ * flowgate's own small client (remote-mcp.ts: one request per call to a 2026-07-28 remote, one
+ * shared session per 2025 remote and credential). Every outbound request goes through flowgate's
+ * guarded HTTP client (private-network guard, keep-alive pool, time and size limits) and carries
+ * exactly: the protocol headers, the caller's `X-Pf-Forward-*` headers (already reduced, contract
+ * 4.7), and the Authorization (or API key) of the server's stored connection, which nothing
+ * forwarded can override. The tool list is cached for a minute; a remote that cannot be reached
+ * is UNAVAILABLE, never a hang. A call's idempotency key goes in the tools/call `_meta` as
+ * `io.flowgate/idempotencyKey`; progress the remote streams reaches the call's `progress`.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { httpRequest } from '../../net/http-client';
+import { randomUUID } from 'node:crypto';
 import { IDEMPOTENCY_META_KEY } from '../mcp/jsonrpc';
-import type { ConnectionStore } from '../connections';
-import { ToolCallError, ToolFailure, type ContentBlock, type JsonSchemaObject, type ListContext, type ToolEntry, type ToolServer, type ToolServices } from '../server';
+import { ToolCallError, ToolFailure, type ContentBlock, type JsonSchemaObject, type ListContext, type ToolEntry, type ToolServer, type ToolServices, type CallContext } from '../server';
 import type { CustomAuth } from './auth';
-import { CustomCredentialsSchema } from './credentials';
 import { outboundFailure } from './errors';
-import { remoteOutputValidator } from './remote-output-validator';
+import type { OpenedConnection } from './registry-reads';
+import { RemoteHttpError, RemoteRpcError, type RemoteMcpClient, type RemoteTarget } from './remote-mcp';
 
 export const TOOL_LIST_TTL_MS = 60_000;
 const LIST_TIMEOUT_MS = 15_000;
-const MAX_REMOTE_RESPONSE_BYTES = 10 * 1024 * 1024;
 const MAX_LIST_PAGES = 20;
 
 export interface RemoteServerSpec {
@@ -34,6 +30,10 @@ export interface RemoteServerSpec {
   auth: CustomAuth;
   /** shared by every instance of this server: the cached tool list */
   cache: RemoteToolCache;
+  /** the process's client of remote servers: eras and sessions, shared by every remote server */
+  client: RemoteMcpClient;
+  /** the organization's connection, opened (kept briefly: registry-reads.ts); undefined when it is gone */
+  connection(orgId: string, id: string): Promise<OpenedConnection | undefined>;
 }
 
 /** Tool lists of remote servers, by server id and version, kept for TOOL_LIST_TTL_MS. */
@@ -54,91 +54,67 @@ export class RemoteToolCache {
   }
 }
 
-interface Session {
-  client: Client;
-  transport: StreamableHTTPClientTransport;
-}
-
 export function remoteServer(spec: RemoteServerSpec, version: string): ToolServer {
   const cacheKey = `${spec.id}@${version}`;
 
-  async function open(services: ToolServices, forward: Readonly<Record<string, string>>, signal: AbortSignal, deadline: number): Promise<Session> {
-    const credential = await credentialOf(services.connections);
-    const url = new URL(spec.url);
-    for (const [name, value] of Object.entries(credential.query)) url.searchParams.set(name, value);
-    const guardedFetch: FetchLike = async (target, init) => {
-      const method = (init?.method ?? 'GET').toUpperCase();
-      // Only request/response is proxied: a standalone GET stream (server-initiated messages)
-      // would hold a connection for nothing, so the remote is told this client does not open one.
-      if (method === 'GET') return new Response(null, { status: 405 });
-      const headers: Record<string, string> = { ...forward };
-      new Headers(init?.headers).forEach((value, name) => {
-        headers[name] = value;
-      });
-      // lowercased, so a forwarded header of the same name is replaced, never sent alongside
-      for (const [name, value] of Object.entries(credential.headers)) headers[name.toLowerCase()] = value;
-      const body = typeof init?.body === 'string' ? init.body : undefined;
-      const response = await httpRequest({
-        method, url: String(target), headers, body, timeoutMs: Math.max(1, deadline - Date.now()), maxResponseBytes: MAX_REMOTE_RESPONSE_BYTES,
-        allowPrivateNetwork: services.allowPrivateNetwork, signal: init?.signal ?? signal, maxRedirects: 0,
-      });
-      const answerHeaders = new Headers();
-      for (const [name, value] of Object.entries(response.headers)) {
-        if (value === undefined) continue;
-        for (const v of Array.isArray(value) ? value : [value]) answerHeaders.append(name, v);
-      }
-      const empty = response.body.length === 0 || response.status === 204 || response.status === 304;
-      return new Response(empty ? null : new Uint8Array(response.body), { status: response.status, headers: answerHeaders });
-    };
-    const transport = new StreamableHTTPClientTransport(url, { fetch: guardedFetch });
-    const client = new Client({ name: 'flowgate', version: '1.0.0' }, { jsonSchemaValidator: remoteOutputValidator() });
-    await client.connect(transport, { signal, timeout: Math.max(1, deadline - Date.now()) });
-    return { client, transport };
+  const noCredential = { headers: {}, query: {} };
+
+  async function targetOf(services: ToolServices): Promise<RemoteTarget> {
+    if (spec.connectionId === null) return { url: spec.url, credential: noCredential, allowPrivateNetwork: services.allowPrivateNetwork };
+    const credential = await credentialOf(spec.connectionId);
+    // lowercased, so a forwarded header of the same name is replaced, never sent alongside
+    const headers = Object.fromEntries(Object.entries(credential.headers).map(([name, value]) => [name.toLowerCase(), value]));
+    return { url: spec.url, credential: { headers, query: credential.query }, allowPrivateNetwork: services.allowPrivateNetwork };
   }
 
-  async function credentialOf(connections: ConnectionStore): Promise<{ headers: Record<string, string>; query: Record<string, string> }> {
-    if (spec.connectionId === null) return { headers: {}, query: {} };
-    const connection = await connections.open(spec.orgId, spec.connectionId);
-    if (!connection) throw new ToolCallError('CONNECTION_REFUSED', `the connection ${spec.connectionId} of /${spec.id} no longer exists`);
-    const credentials = CustomCredentialsSchema.safeParse(connection.credentials);
-    if (!credentials.success) throw new ToolCallError('CONNECTION_REFUSED', `connection ${spec.connectionId} is not a valid custom connection`);
-    return spec.auth.credentialsFor({ orgId: spec.orgId, id: connection.id, credentials: credentials.data });
-  }
-
-  async function close(session: Session): Promise<void> {
-    // a session the remote handed out is ended politely; a remote that does not care answers 405
-    if (session.transport.sessionId !== undefined) await session.transport.terminateSession().catch(() => undefined);
-    await session.client.close().catch(() => undefined);
+  /** The connection's headers and query parameters for this call (an OAuth token as CustomAuth has it now). */
+  async function credentialOf(connectionId: string): Promise<{ headers: Record<string, string>; query: Record<string, string> }> {
+    const opened = await spec.connection(spec.orgId, connectionId);
+    if (!opened) throw new ToolCallError('CONNECTION_REFUSED', `the connection ${connectionId} of /${spec.id} no longer exists`);
+    if ('invalid' in opened) throw new ToolCallError('CONNECTION_REFUSED', opened.invalid);
+    return spec.auth.credentialsFor(opened.ref);
   }
 
   async function fetchTools(context: ListContext): Promise<readonly ToolEntry[]> {
     const deadline = Date.now() + LIST_TIMEOUT_MS;
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(LIST_TIMEOUT_MS)]);
-    let session: Session | undefined;
     try {
-      session = await open(context.services, {}, signal, deadline);
+      const target = await targetOf(context.services);
       const tools: ToolEntry[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
-        const listed = await session.client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: Math.max(1, deadline - Date.now()) });
-        for (const tool of listed.tools) {
-          const schema = tool.inputSchema as Record<string, unknown>;
+        const listed = await spec.client.request(target, 'tools/list', cursor === undefined ? {} : { cursor }, { forward: {}, signal, deadline });
+        for (const tool of Array.isArray(listed.tools) ? listed.tools.filter(isRecord) : []) {
+          if (typeof tool.name !== 'string') continue;
+          const schema: Record<string, unknown> = isRecord(tool.inputSchema) ? tool.inputSchema : {};
           const inputSchema: JsonSchemaObject = {
             ...schema, type: 'object',
             properties: isRecord(schema.properties) ? schema.properties : {},
             required: Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [],
           };
-          tools.push({ name: tool.name, description: tool.description ?? tool.title ?? tool.name, inputSchema });
+          const description = [tool.description, tool.title].find((d): d is string => typeof d === 'string') ?? tool.name;
+          tools.push({ name: tool.name, description, inputSchema });
         }
-        cursor = listed.nextCursor;
+        cursor = typeof listed.nextCursor === 'string' ? listed.nextCursor : undefined;
         if (cursor === undefined) break;
       }
       return tools;
     } catch (error) {
       throw remoteFailure(error, `the remote server /${spec.id}`);
-    } finally {
-      if (session) await close(session);
     }
+  }
+
+  /** A progress notification of this call, as the call's progress report. */
+  function progressOf(context: CallContext) {
+    return (message: Record<string, unknown>): void => {
+      const params = isRecord(message.params) ? message.params : undefined;
+      if (message.method !== 'notifications/progress' || !params || typeof params.progress !== 'number') return;
+      context.progress({
+        progress: params.progress,
+        ...(typeof params.total === 'number' ? { total: params.total } : {}),
+        ...(typeof params.message === 'string' ? { message: params.message } : {}),
+      });
+    };
   }
 
   return {
@@ -162,21 +138,25 @@ export function remoteServer(spec: RemoteServerSpec, version: string): ToolServe
       }
     },
     async callTool(name, args, context) {
-      let session: Session | undefined;
       try {
-        session = await open(context.services, context.forwardHeaders, context.signal, context.deadline);
+        const target = await targetOf(context.services);
         // MCP has no idempotency header: the call's key travels in its `_meta`, the same on every attempt
-        const meta = context.idempotencyKey === undefined ? undefined : { [IDEMPOTENCY_META_KEY]: context.idempotencyKey };
-        const result = await session.client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }, undefined, {
-          signal: context.signal, timeout: Math.max(1, context.deadline - Date.now()),
+        // and a progress token when the caller listens: the remote then streams its progress, which goes on as it arrives
+        const meta = {
+          ...(context.idempotencyKey === undefined ? {} : { [IDEMPOTENCY_META_KEY]: context.idempotencyKey }),
+          ...(context.progressWanted ? { progressToken: `flowgate-${randomUUID()}` } : {}),
+        };
+        const result = await spec.client.request(target, 'tools/call', { name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) }, {
+          forward: context.forwardHeaders, signal: context.signal, deadline: context.deadline, onMessage: progressOf(context),
         });
+        if (result.resultType === 'input_required') {
+          throw new ToolFailure(`the remote server /${spec.id} asked for input during ${name}, which flowgate cannot give a proxied call`);
+        }
         const content = Array.isArray(result.content) ? result.content.filter(isRecord).filter((c): c is ContentBlock => typeof c.type === 'string') : [];
         const structured = isRecord(result.structuredContent) ? result.structuredContent : valueOf(content);
         return { value: structured, content, isError: result.isError === true };
       } catch (error) {
         throw remoteFailure(error, `the remote server /${spec.id}`);
-      } finally {
-        if (session) await close(session);
       }
     },
   };
@@ -200,11 +180,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function remoteFailure(error: unknown, what: string): Error {
   if (error instanceof ToolCallError || error instanceof ToolFailure) return error;
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.InvalidParams || error.code === ErrorCode.MethodNotFound) return new ToolCallError('INVALID_ARGUMENTS', `${what}: ${error.message}`);
-    if (error.code === ErrorCode.RequestTimeout) return new ToolCallError('TIMEOUT', `${what}: ${error.message}`);
-    if (error.code === ErrorCode.ConnectionClosed) return new ToolCallError('UNAVAILABLE', `${what} closed the connection`);
+  if (error instanceof RemoteRpcError) {
+    // -32602 invalid params, -32601 method not found (an unknown tool)
+    if (error.code === -32602 || error.code === -32601) return new ToolCallError('INVALID_ARGUMENTS', `${what}: ${error.message}`);
     return new ToolFailure(`${what} answered an error: ${error.message}`, { code: error.code });
+  }
+  if (error instanceof RemoteHttpError) {
+    if (error.status === 401 || error.status === 403) return new ToolCallError('CONNECTION_REFUSED', `${what}: ${error.message}`);
+    if (error.status >= 500 || error.status === 404 || error.status === 429) return new ToolCallError('UNAVAILABLE', `${what}: ${error.message}`);
+    return new ToolFailure(`${what} answered ${error.message}`, { status: error.status });
   }
   return outboundFailure(error, what);
 }

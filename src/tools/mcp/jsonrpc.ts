@@ -1,9 +1,18 @@
 /**
- * JSON-RPC 2.0 envelopes of the tool gateway (contract 4.5 and 7) and the MCP methods it answers.
+ * JSON-RPC 2.0 envelopes of the tool gateway (contract 4.5 and 7): its error codes, the two fast
+ * parses every call pays, and the answers. The shapes themselves are in src/contracts/mcp.ts.
  * Protocol errors (a numeric code on the wire) are `JsonRpcError`s; a tool that ran and failed is
- * not one of them: it is a normal result with `isError: true` (see ToolResult in types.ts).
+ * not one of them: it is a normal result with `isError: true` (see ToolResult in server.ts).
  */
-import { z } from 'zod';
+import {
+  RequestIdSchema, SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION, type JsonRpcFailure, type JsonRpcMessage, type JsonRpcSuccess, type RequestId,
+  type ToolsCallParams,
+} from '../../contracts/mcp';
+
+export {
+  IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_META_KEY, InitializeParamsSchema, JsonRpcMessageSchema, ToolsCallParamsSchema, type JsonRpcFailure,
+  type JsonRpcMessage, type JsonRpcResponse, type JsonRpcSuccess, type RequestId, type ToolsCallParams,
+} from '../../contracts/mcp';
 
 export const ErrorCode = {
   PARSE_ERROR: -32700,
@@ -13,6 +22,14 @@ export const ErrorCode = {
   INTERNAL_ERROR: -32603,
   /** the contract's code for argument validation, timeouts and unsupported media type */
   TOOL_ERROR: -32000,
+  /** 2026 era: a standard header (MCP-Protocol-Version, Mcp-Method, Mcp-Name) missing or disagreeing with the body */
+  HEADER_MISMATCH: -32020,
+  /** 2026 era: the request needs a capability its `_meta` does not declare */
+  MISSING_CLIENT_CAPABILITY: -32021,
+  /** 2026 era: the request's protocol version is not one this server speaks */
+  UNSUPPORTED_PROTOCOL_VERSION: -32022,
+  /** the caller's role lacks the permission the request needs (docs/people-and-roles.md); `data: {permission, role}` */
+  PERMISSION_DENIED: -32003,
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -24,34 +41,10 @@ export class JsonRpcError extends Error {
   }
 }
 
-export const RequestIdSchema = z.union([z.string(), z.number().int()]);
-export type RequestId = z.infer<typeof RequestIdSchema>;
-
-/** A request (with `id`) or a notification (without). */
-export const JsonRpcMessageSchema = z.object({
-  jsonrpc: z.literal('2.0'),
-  method: z.string().min(1),
-  params: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional(),
-  id: RequestIdSchema.optional(),
-});
-export type JsonRpcMessage = z.infer<typeof JsonRpcMessageSchema>;
-
-export const ToolsCallParamsSchema = z.object({
-  name: z.string().min(1),
-  arguments: z.record(z.string(), z.unknown()).optional(),
-  _meta: z.record(z.string(), z.unknown()).optional(),
-});
-export type ToolsCallParams = z.infer<typeof ToolsCallParamsSchema>;
-
-/**
- * Where a tools/call's `_meta` carries its idempotency key: flowgate sends it to remote MCP servers
- * under this name (an MCP `_meta` key with a prefix), and accepts it, or a bare `idempotencyKey`.
- */
-export const IDEMPOTENCY_META_KEY = 'io.flowgate/idempotencyKey';
-/** What an idempotency key may be, as on triggers: 1 to 255 visible ASCII characters (it travels as a header). */
-export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRequestId = (value: unknown): value is RequestId => typeof value === 'string' || Number.isSafeInteger(value);
+const isParams = (value: unknown): value is JsonRpcMessage['params'] => value === undefined || Array.isArray(value) || isObject(value);
+const isOptionalObject = (value: unknown): value is Record<string, unknown> | undefined => value === undefined || isObject(value);
 
 /*
  * The two parses every tools/call pays, without zod: the same rules as JsonRpcMessageSchema and
@@ -65,11 +58,11 @@ export function parseJsonRpcMessage(raw: unknown): JsonRpcMessage | undefined {
   if (!isObject(raw)) return undefined;
   const { jsonrpc, method, params, id } = raw;
   if (jsonrpc !== '2.0' || typeof method !== 'string' || method.length === 0) return undefined;
-  if (params !== undefined && !Array.isArray(params) && !isObject(params)) return undefined;
-  if (id !== undefined && typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
+  if (!isParams(params)) return undefined;
+  if (id !== undefined && !isRequestId(id)) return undefined;
   const message: JsonRpcMessage = { jsonrpc, method };
-  if ('params' in raw) message.params = params as JsonRpcMessage['params'];
-  if ('id' in raw) message.id = id as RequestId;
+  if ('params' in raw) message.params = params;
+  if ('id' in raw) message.id = id;
   return message;
 }
 
@@ -78,40 +71,16 @@ export function parseToolsCallParams(params: unknown): ToolsCallParams | undefin
   if (!isObject(params)) return undefined;
   const { name, arguments: args, _meta: meta } = params;
   if (typeof name !== 'string' || name.length === 0) return undefined;
-  if ((args !== undefined && !isObject(args)) || (meta !== undefined && !isObject(meta))) return undefined;
+  if (!isOptionalObject(args) || !isOptionalObject(meta)) return undefined;
   const call: ToolsCallParams = { name };
-  if ('arguments' in params) call.arguments = args as ToolsCallParams['arguments'];
-  if ('_meta' in params) call._meta = meta as ToolsCallParams['_meta'];
+  if ('arguments' in params) call.arguments = args;
+  if ('_meta' in params) call._meta = meta;
   return call;
 }
 
-export const InitializeParamsSchema = z.object({
-  protocolVersion: z.string().min(1),
-  capabilities: z.record(z.string(), z.unknown()).default({}),
-  clientInfo: z.object({ name: z.string(), version: z.string() }).loose().optional(),
-}).loose();
-
-/** Newest first; `initialize` echoes the client's version when it is one of these. */
-export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
-export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
-
 export function negotiateProtocolVersion(requested: string): string {
-  return (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+  return SUPPORTED_PROTOCOL_VERSIONS.find((version) => version === requested) ?? LATEST_PROTOCOL_VERSION;
 }
-
-export interface JsonRpcSuccess {
-  jsonrpc: '2.0';
-  id: RequestId;
-  result: Record<string, unknown>;
-}
-
-export interface JsonRpcFailure {
-  jsonrpc: '2.0';
-  id: RequestId | null;
-  error: { code: number; message: string; data?: unknown };
-}
-
-export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure;
 
 export function success(id: RequestId, result: Record<string, unknown>): JsonRpcSuccess {
   return { jsonrpc: '2.0', id, result };
@@ -123,7 +92,7 @@ export function failure(id: RequestId | null, error: JsonRpcError): JsonRpcFailu
 
 /** The id of a message that failed validation, when it has a usable one (JSON-RPC: else null). */
 export function salvageId(raw: unknown): RequestId | null {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return null;
-  const parsed = RequestIdSchema.safeParse((raw as { id?: unknown }).id);
+  if (!isObject(raw)) return null;
+  const parsed = RequestIdSchema.safeParse(raw.id);
   return parsed.success ? parsed.data : null;
 }

@@ -6,11 +6,12 @@
  * `agent-management_` prefix, as the contract shows both; tools/list names them without.
  */
 import { z } from 'zod';
-import { AgentError, AgentService, agentView } from '../../../agents/service';
+import { AgentError, agentView } from '../../../agents/service';
 import { CreateAgentSchema, UpdateAgentSchema } from '../../../agents/records';
 import { defineTool, toolServer } from '../../define-tool';
-import { ToolCallError, ToolFailure, type CallContext, type ToolServer } from '../../server';
-import type { ServerKindDeps } from '..';
+import { ToolCallError, ToolFailure } from '../../errors';
+import type { ToolServer } from '../../server';
+import type { ServerKindDeps } from '../kind';
 
 export const AGENT_MANAGEMENT_SERVER_NAME = 'agent-management';
 const PREFIX = `${AGENT_MANAGEMENT_SERVER_NAME}_`;
@@ -36,19 +37,9 @@ export function unprefixedAgentTool(name: string): string {
 }
 
 export function agentManagementServer(deps: ServerKindDeps): ToolServer | undefined {
-  const { registry } = deps;
-  if (!registry) return undefined;
-  const waitSeconds = deps.config.agentWaitSeconds ?? 50;
-
-  function service(context: CallContext): AgentService {
-    const temporal = context.services.temporal;
-    if (!temporal || !deps.config.temporal) throw new ToolFailure('this process has no Temporal client');
-    return new AgentService({
-      registry: registry!, blobs: context.services.blobs, temporal, taskQueue: deps.config.temporal.taskQueue,
-      config: { llm: deps.config.llm ?? { timeoutMs: 120_000 }, agentWaitSeconds: waitSeconds },
-      servers: deps.servers, tools: deps.tools, signer: context.services.signer,
-    });
-  }
+  const { agents } = deps;
+  if (!agents) return undefined;
+  const waitSeconds = deps.config.agentWaitSeconds;
 
   /** AgentError → the gateway's families: bad input is a call that could not be made, the rest a tool that failed. */
   async function run<T>(work: () => Promise<T>): Promise<T> {
@@ -68,32 +59,32 @@ export function agentManagementServer(deps: ServerKindDeps): ToolServer | undefi
       name: 'agent_create',
       description: 'Create an agent: instructions, optional output JSON Schema, the tool servers it may use ([{name, allTools: true}] or [{name, tools: {<tool>: {}}}], by server path or custom server id) and the workflows (triggers) it may run.',
       input: CreateAgentSchema,
-      handler: (args, context) => run(async () => agentView(await service(context).create(context.orgId, args))),
+      handler: (args, context) => run(async () => agentView(await agents.create(context.orgId, args))),
     }),
     defineTool({
       name: 'agent_list',
       description: 'List the agents of this organization.',
       input: z.object({}).strict(),
-      handler: (_args, context) => run(async () => ({ agents: (await service(context).list(context.orgId)).map(agentView) })),
+      handler: (_args, context) => run(async () => ({ agents: (await agents.list(context.orgId)).map(agentView) })),
     }),
     defineTool({
       name: 'agent_read',
       description: 'Read one agent.',
       input: z.object({ agentId: AgentIdSchema }).strict(),
-      handler: ({ agentId }, context) => run(async () => agentView(await service(context).read(context.orgId, agentId))),
+      handler: ({ agentId }, context) => run(async () => agentView(await agents.read(context.orgId, agentId))),
     }),
     defineTool({
       name: 'agent_update',
       description: 'Change an agent: only the fields given change; servers and workflows replace the lists.',
       input: UpdateAgentSchema.extend({ agentId: AgentIdSchema }),
-      handler: ({ agentId, ...patch }, context) => run(async () => agentView(await service(context).update(context.orgId, agentId, patch))),
+      handler: ({ agentId, ...patch }, context) => run(async () => agentView(await agents.update(context.orgId, agentId, patch))),
     }),
     defineTool({
       name: 'agent_delete',
       description: 'Delete an agent and its chats.',
       input: z.object({ agentId: AgentIdSchema }).strict(),
       handler: ({ agentId }, context) => run(async () => {
-        await service(context).remove(context.orgId, agentId);
+        await agents.remove(context.orgId, agentId);
         return { deleted: true, agentId };
       }),
     }),
@@ -105,38 +96,38 @@ export function agentManagementServer(deps: ServerKindDeps): ToolServer | undefi
       taskSupport: 'optional',
       input: agentInvokeInput(waitSeconds),
       handler: (args, context) => run(async () => ({
-        ...(await service(context).invoke(context.orgId, { ...args, forwardHeaders: { ...context.forwardHeaders }, startedBy: 'agent-management' })),
+        ...(await agents.invoke(context.orgId, { ...args, forwardHeaders: { ...context.forwardHeaders }, startedBy: 'agent-management' })),
       })),
     }),
     defineTool({
       name: 'agent_invocation_status',
-      description: 'Read an invocation started by agent_invoke: RUNNING, or its answer (COMPLETE), or why it ended (FAILED, TIMEOUT).',
+      description: 'Read an invocation started by agent_invoke: RUNNING, or its answer (COMPLETE), or why it ended (FAILED with error and reason, e.g. BUDGET_EXHAUSTED; TIMEOUT), with its token usage and cost so far.',
       input: z.object({ invocationId: z.string().min(1).max(200) }).strict(),
-      handler: ({ invocationId }, context) => run(async () => ({ ...(await service(context).status(context.orgId, invocationId)) })),
+      handler: ({ invocationId }, context) => run(async () => ({ ...(await agents.status(context.orgId, invocationId)) })),
     }),
     defineTool({
       name: 'chat_create',
       description: 'Start a new chat with an agent; pass its chatId to agent_invoke.',
       input: z.object({ agentId: AgentIdSchema, title: z.string().min(1).max(200).optional() }).strict(),
-      handler: ({ agentId, title }, context) => run(async () => ({ ...(await service(context).createChat(context.orgId, agentId, title ?? null)) })),
+      handler: ({ agentId, title }, context) => run(async () => ({ ...(await agents.createChat(context.orgId, agentId, title ?? null)) })),
     }),
     defineTool({
       name: 'chat_list',
       description: 'List the chats of this organization, or of one agent.',
       input: z.object({ agentId: AgentIdSchema.optional() }).strict(),
-      handler: ({ agentId }, context) => run(async () => ({ chats: await service(context).listChats(context.orgId, agentId) })),
+      handler: ({ agentId }, context) => run(async () => ({ chats: await agents.listChats(context.orgId, agentId) })),
     }),
     defineTool({
       name: 'chat_reset_conversation',
       description: 'Forget the conversation of a chat; the next agent_invoke with it starts afresh.',
       input: z.object({ chatId: ChatIdSchema }).strict(),
-      handler: ({ chatId }, context) => run(async () => ({ reset: true, ...(await service(context).resetChat(context.orgId, chatId)) })),
+      handler: ({ chatId }, context) => run(async () => ({ reset: true, ...(await agents.resetChat(context.orgId, chatId)) })),
     }),
     defineTool({
       name: 'chat_list_artifacts',
       description: 'List the files the agent\'s tools produced in a chat, each with a download link.',
       input: z.object({ chatId: ChatIdSchema }).strict(),
-      handler: ({ chatId }, context) => run(async () => ({ chatId, artifacts: await service(context).artifacts(context.orgId, chatId) })),
+      handler: ({ chatId }, context) => run(async () => ({ chatId, artifacts: await agents.artifacts(context.orgId, chatId) })),
     }),
   ];
 

@@ -1,11 +1,14 @@
 /**
- * A server-sent events parser after the WHATWG HTML "event stream interpretation": lines end in
- * CRLF, LF or CR (also when a CR and its LF arrive in different chunks); `:` starts a comment; a
- * field without a colon has an empty value; one space after the colon is dropped; `data` lines are
- * joined with LF; an `id` containing NUL is ignored; a blank line dispatches the event, unless it
- * has no data. Each event says whether its own block carried an `id` field, because a reader that
- * resumes must know which events the server can resume after.
+ * Server-sent events for the codeagent stream, parsed by eventsource-parser (the WHATWG "event
+ * stream interpretation": CRLF, LF or CR line ends, comments, multi-line data, ids with NUL
+ * ignored, no event for a block without data). This adapter gives the stream reader what it needs
+ * on top: events answered per chunk rather than through a callback, whether an event's own block
+ * carried an `id` (a reader that resumes must know which events the server can resume after), the
+ * sticky last event id, and two details of decoded text the library leaves to its caller: a BOM
+ * already decoded to U+FEFF, and a CR that ends a chunk (the library waits for the next chunk to
+ * see whether an LF follows; here it ends the line at once, so a final event is not held back).
  */
+import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 
 export interface SseEvent {
   /** the id set by this event's own block, if any */
@@ -17,16 +20,23 @@ export interface SseEvent {
 }
 
 export class SseParser {
-  private buffer = '';
+  private readonly parser: EventSourceParser;
   private started = false;
-  private data: string[] = [];
-  private eventType = '';
-  private blockId: string | undefined;
   private lastEventId = '';
-  /** a CR ended the previous chunk: an LF starting this one belongs to it */
+  /** a CR ended the previous chunk and was fed as CRLF: an LF starting this one belongs to it */
   private pendingCr = false;
+  private completed: SseEvent[] = [];
   /** the server's `retry` advice in ms, when it gave one */
   retryMs: number | undefined;
+
+  constructor() {
+    this.parser = createParser({
+      onEvent: (message) => this.completed.push(this.event(message)),
+      onRetry: (ms) => {
+        this.retryMs = ms;
+      },
+    });
+  }
 
   /** Feeds decoded text; answers the events completed by it. */
   push(text: string): SseEvent[] {
@@ -36,26 +46,12 @@ export class SseParser {
       if (chunk.charCodeAt(0) === 0xfeff) chunk = chunk.slice(1);
     }
     if (this.pendingCr && chunk.startsWith('\n')) chunk = chunk.slice(1);
-    this.pendingCr = false;
-    this.buffer += chunk;
-    const events: SseEvent[] = [];
-    let start = 0;
-    for (let i = 0; i < this.buffer.length; i++) {
-      const c = this.buffer.charCodeAt(i);
-      if (c !== 0x0a && c !== 0x0d) continue;
-      const line = this.buffer.slice(start, i);
-      if (c === 0x0d) {
-        if (i + 1 < this.buffer.length) {
-          if (this.buffer.charCodeAt(i + 1) === 0x0a) i++;
-        } else {
-          this.pendingCr = true;
-        }
-      }
-      start = i + 1;
-      const event = this.line(line);
-      if (event) events.push(event);
+    if (chunk.length > 0) {
+      this.pendingCr = chunk.endsWith('\r');
+      this.parser.feed(this.pendingCr ? `${chunk}\n` : chunk);
     }
-    this.buffer = this.buffer.slice(start);
+    const events = this.completed;
+    this.completed = [];
     return events;
   }
 
@@ -64,50 +60,16 @@ export class SseParser {
    * cut connection therefore never yields half an event.
    */
   end(): void {
-    this.buffer = '';
-    this.data = [];
-    this.eventType = '';
-    this.blockId = undefined;
+    this.parser.reset();
+    this.pendingCr = false;
+    this.completed = [];
   }
 
-  private line(line: string): SseEvent | undefined {
-    if (line === '') return this.dispatch();
-    if (line.startsWith(':')) return undefined;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    switch (field) {
-      case 'event':
-        this.eventType = value;
-        break;
-      case 'data':
-        this.data.push(value);
-        break;
-      case 'id':
-        if (!value.includes('\0')) {
-          this.lastEventId = value;
-          this.blockId = value;
-        }
-        break;
-      case 'retry':
-        if (/^\d+$/.test(value)) this.retryMs = Number(value);
-        break;
-      default:
-        break;
-    }
-    return undefined;
-  }
-
-  private dispatch(): SseEvent | undefined {
-    const hadData = this.data.length > 0;
-    const event: SseEvent = {
-      ...(this.blockId === undefined ? {} : { id: this.blockId }),
-      lastEventId: this.lastEventId, event: this.eventType || 'message', data: this.data.join('\n'),
+  private event(message: EventSourceMessage): SseEvent {
+    if (message.id !== undefined) this.lastEventId = message.id;
+    return {
+      ...(message.id === undefined ? {} : { id: message.id }),
+      lastEventId: this.lastEventId, event: message.event ?? 'message', data: message.data,
     };
-    this.data = [];
-    this.eventType = '';
-    this.blockId = undefined;
-    return hadData ? event : undefined;
   }
 }

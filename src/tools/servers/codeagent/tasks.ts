@@ -4,7 +4,7 @@
  * agent's run here, through the dispatcher like a plain call (create_agent, create_run; stream_run
  * only reads the run, which checks that it exists), then starts the waiter workflow
  * (workflows/codeagent-task.ts) whose id is the task id. Everything after that is read from
- * Temporal (src/tools/mcp/tasks.ts), so any replica answers for the task.
+ * Temporal (src/tools/mcp/tasks.ts, through codeAgentTaskKind below), so any replica answers for the task.
  *
  * The call's arguments (prompt, envVars values) never reach Temporal: the waiter gets the ids, the
  * connection's PCID and the starting call's answer.
@@ -15,23 +15,26 @@ import {
 } from '@temporalio/client';
 import { z } from 'zod';
 import {
-  CODEAGENT_SERVER, CODEAGENT_TASK_WORKFLOW, type CodeAgentTaskInput, type CodeAgentTaskMemo, type CodeAgentTaskTool,
+  CODEAGENT_SERVER, CODEAGENT_TASK_TOOLS, CODEAGENT_TASK_WORKFLOW, isCodeAgentTaskTool, type CodeAgentTaskInput, type CodeAgentTaskMemo, type CodeAgentTaskTool,
 } from '../../../common/codeagent-task';
+import { startPriority } from '../../../common/priority';
+import { ENGINE_LEVEL } from '../../../common/run-types';
 import { SEARCH_ATTRIBUTES } from '../../../common/search-attributes';
+import type { CodeAgentTaskWorkflow } from '../../../common/workflow-contracts';
 import type { ToolCaller } from '../../dispatcher';
 import { describeIssues } from '../../define-tool';
 import { ToolCallError, ToolFailure, type ToolResult } from '../../server';
+import type { TaskKind } from '../../mcp/task-kind';
 import { StreamRunInput } from './schemas';
-import type { codeAgentTask } from '../../../../workflows/codeagent-task';
 
 const CodeAgentTaskMemoSchema = z.object({
-  codeAgentTask: z.object({ orgId: z.string(), tool: z.string(), agentId: z.string(), runId: z.string(), ttlMs: z.number() }).loose(),
+  codeAgentTask: z.object({ orgId: z.string(), tool: z.enum(CODEAGENT_TASK_TOOLS), agentId: z.string(), runId: z.string(), ttlMs: z.number() }).loose(),
 }).loose();
 
 /** The task's memo when the workflow is a code-agent task of `orgId`. */
 export function codeAgentTaskMemo(memo: unknown, orgId: string): CodeAgentTaskMemo['codeAgentTask'] | undefined {
   const parsed = CodeAgentTaskMemoSchema.safeParse(memo);
-  return parsed.success && parsed.data.codeAgentTask.orgId === orgId ? parsed.data.codeAgentTask as CodeAgentTaskMemo['codeAgentTask'] : undefined;
+  return parsed.success && parsed.data.codeAgentTask.orgId === orgId ? parsed.data.codeAgentTask : undefined;
 }
 
 const CreatedAgentSchema = z.object({ agent: z.object({ id: z.string() }).loose(), run: z.object({ id: z.string() }).loose() }).loose();
@@ -65,7 +68,7 @@ export class CodeAgentTasks {
       : `catask_${createHash('sha256').update(`${orgId}\n${call.idempotencyKey}`).digest('hex').slice(0, 32)}`;
     if (call.idempotencyKey !== undefined && await exists(taskId)) return taskId;
     const pcid = typeof args.PCID === 'string' ? args.PCID : '';
-    const base = { orgId, taskId, tool, pcid, ttlMs: call.ttlMs };
+    const base = { orgId, taskId, tool, pcid, ttlMs: call.ttlMs, engine: ENGINE_LEVEL };
     let input: CodeAgentTaskInput;
     if (tool === 'codeagent_stream_run') {
       const parsed = StreamTaskArgs.safeParse(args);
@@ -76,7 +79,7 @@ export class CodeAgentTasks {
       input = { ...base, agentId: id, runId, ...(parsed.data['Last-Event-ID'] === undefined ? {} : { lastEventId: parsed.data['Last-Event-ID'] }), ...refusal(run) };
     } else {
       // the backend's answer goes into history: envVars values it might echo are cut out first
-      const secrets = Object.values((args.envVars ?? {}) as Record<string, unknown>).filter((v): v is string => typeof v === 'string' && v !== '');
+      const secrets = Object.values<unknown>(Object(args.envVars ?? {})).filter((v): v is string => typeof v === 'string' && v !== '');
       const result = scrubbed(await this.call(orgId, tool, args, call), secrets);
       if (result.isError) {
         input = { ...base, agentId: typeof args.id === 'string' ? args.id : '', runId: '', refused: { message: result.message, value: result.value } };
@@ -90,12 +93,15 @@ export class CodeAgentTasks {
         input = { ...base, agentId: String(args.id), runId: created.data.run.id, started: result.value };
       }
     }
-    const memo: CodeAgentTaskMemo = { codeAgentTask: { orgId, tool, agentId: input.agentId, runId: input.runId, ttlMs: call.ttlMs } };
+    const memo = { codeAgentTask: { orgId, tool, agentId: input.agentId, runId: input.runId, ttlMs: call.ttlMs } } satisfies CodeAgentTaskMemo;
     try {
-      await this.options.client.workflow.start<typeof codeAgentTask>(CODEAGENT_TASK_WORKFLOW, {
+      await this.options.client.workflow.start<CodeAgentTaskWorkflow>(CODEAGENT_TASK_WORKFLOW, {
         workflowId: taskId, taskQueue: this.options.taskQueue, args: [input], workflowExecutionTimeout: call.ttlMs,
-        workflowIdReusePolicy: 'REJECT_DUPLICATE', memo: memo as unknown as Record<string, unknown>,
+        workflowIdReusePolicy: 'REJECT_DUPLICATE', memo,
         typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.orgId, value: orgId }],
+        staticSummary: `code-agent task ${tool}${input.agentId ? ` · agent ${input.agentId}` : ''}${input.runId ? ` · run ${input.runId}` : ''}`,
+        staticDetails: `MCP task ${taskId} of organization ${orgId}: the code agent's run, waited for by this workflow${input.refused ? ' (the backend refused it)' : ''}.`,
+        priority: startPriority(orgId),
       });
     } catch (error) {
       if (!(call.idempotencyKey !== undefined && error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
@@ -115,7 +121,7 @@ export class CodeAgentTasks {
    * message is the task's statusMessage.
    */
   async result(taskId: string, waitMs: number | undefined, signal?: AbortSignal): Promise<ToolResult | undefined> {
-    const handle = this.options.client.workflow.getHandle<typeof codeAgentTask>(taskId);
+    const handle = this.options.client.workflow.getHandle<CodeAgentTaskWorkflow>(taskId);
     const abort = new AbortController();
     const timer = waitMs === undefined ? undefined : setTimeout(() => abort.abort(), Math.max(0, waitMs));
     const stop = (): void => abort.abort();
@@ -137,13 +143,15 @@ export class CodeAgentTasks {
 /** `result` with every occurrence of a secret in its strings replaced. */
 function scrubbed(result: ToolResult, secrets: readonly string[]): ToolResult {
   if (secrets.length === 0) return result;
+  const scrubText = (text: string): string => secrets.reduce((scrubbing, secret) => scrubbing.split(secret).join('[redacted]'), text);
+  const scrubRecord = (record: object): Record<string, unknown> => Object.fromEntries(Object.entries(record).map(([k, v]) => [k, scrub(v)]));
   const scrub = (value: unknown): unknown => {
-    if (typeof value === 'string') return secrets.reduce((text, secret) => text.split(secret).join('[redacted]'), value);
+    if (typeof value === 'string') return scrubText(value);
     if (Array.isArray(value)) return value.map(scrub);
-    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrub(v)]));
+    if (value !== null && typeof value === 'object') return scrubRecord(value);
     return value;
   };
-  return { ...result, value: scrub(result.value) as Record<string, unknown>, ...(result.isError ? { message: scrub(result.message) as string } : {}) } as ToolResult;
+  return result.isError ? { ...result, value: scrubRecord(result.value), message: scrubText(result.message) } : { ...result, value: scrubRecord(result.value) };
 }
 
 function refusal(result: ToolResult): Pick<CodeAgentTaskInput, 'refused'> {
@@ -157,6 +165,38 @@ export function failedResult(cause: Error | undefined): Extract<ToolResult, { is
   if (cause instanceof TerminatedFailure) return { isError: true, message: 'the task was terminated', value: { error: 'the task was terminated' } };
   const message = cause?.message ?? 'the task failed';
   const detail = cause instanceof ApplicationFailure ? cause.details?.[0] : undefined;
-  const value = detail !== null && typeof detail === 'object' && !Array.isArray(detail) ? detail as Record<string, unknown> : {};
+  const value: object = detail !== null && typeof detail === 'object' && !Array.isArray(detail) ? detail : {};
   return { isError: true, message, value: { ...value, error: message } };
+}
+
+/**
+ * The `codeagent` server's task kind: the tools that wait (CODEAGENT_TASK_TOOLS) may run as MCP
+ * tasks, each a waiter workflow (CodeAgentTasks.start) that polls the backend until the agent's
+ * run ends; an open task says which run it waits for.
+ */
+export function codeAgentTaskKind(tasks: CodeAgentTasks): TaskKind {
+  return {
+    server: CODEAGENT_SERVER,
+    workflowType: CODEAGENT_TASK_WORKFLOW,
+    cancelledMessage: 'the task was cancelled',
+    runsAsTask: isCodeAgentTaskTool,
+    owns: (memo, orgId) => codeAgentTaskMemo(memo, orgId) !== undefined,
+    ttlOf(memo) {
+      const parsed = z.object({ codeAgentTask: z.object({ ttlMs: z.unknown() }).loose() }).loose().safeParse(memo);
+      return parsed.success && typeof parsed.data.codeAgentTask.ttlMs === 'number' ? parsed.data.codeAgentTask.ttlMs : null;
+    },
+    start(orgId, toolName, args, call) {
+      if (!isCodeAgentTaskTool(toolName)) throw new ToolCallError('UNKNOWN_TOOL', `${toolName} on /${CODEAGENT_SERVER} cannot run as a task`);
+      return tasks.start(orgId, toolName, args, call, call.exists);
+    },
+    async state(orgId, taskId, workflow, closed) {
+      if (closed) {
+        const result = closed === 'failed' ? await tasks.result(taskId, undefined) : undefined;
+        return { status: closed, statusMessage: result?.isError ? result.message : undefined };
+      }
+      const memo = codeAgentTaskMemo(workflow.memo, orgId);
+      return { status: 'working', statusMessage: memo ? `waiting for the agent's run ${memo.runId}` : undefined };
+    },
+    result: (_orgId, taskId, workflow, waitMs, signal) => tasks.result(taskId, workflow.status.name === 'RUNNING' ? waitMs : undefined, signal),
+  };
 }

@@ -63,6 +63,7 @@ export interface RankedTool {
 }
 
 const WEIGHT = { name: 3, argument: 2, description: 1, server: 1 } as const;
+const WEIGHTED_FIELDS = Object.keys(WEIGHT).filter((f): f is keyof typeof WEIGHT => Object.prototype.hasOwnProperty.call(WEIGHT, f));
 
 interface Document {
   server: ListedServer['server'];
@@ -92,7 +93,7 @@ export function rankTools(task: string, servers: readonly ListedServer[], limit:
     .map((doc) => {
       let score = 0;
       for (const q of query) {
-        const weight = Math.max(0, ...(Object.keys(WEIGHT) as (keyof typeof WEIGHT)[]).filter((f) => doc.fields[f].has(q)).map((f) => WEIGHT[f]));
+        const weight = Math.max(0, ...WEIGHTED_FIELDS.filter((f) => doc.fields[f].has(q)).map((f) => WEIGHT[f]));
         score += weight * (idf.get(q) ?? 0);
       }
       return { server: doc.server, tool: doc.tool, confidence: best > 0 ? Math.round((score / best) * 100) / 100 : 0 };

@@ -9,6 +9,7 @@ import { defineTool, type DefinedTool } from '../../define-tool';
 import { ToolCallError, ToolFailure, type CallContext } from '../../server';
 import { NETWORK_TIMEOUT_MS, checkedAddress, credentialsOf, folderSchema, type Endpoint } from './common';
 import { MAX_TEXT_CHARS } from './smtp';
+import { fieldOf } from '../../../common/narrow';
 
 export const listFolders: DefinedTool = defineTool({
   name: 'mail_list_folders',
@@ -68,7 +69,7 @@ export const readMessage: DefinedTool = defineTool({
       try {
         const message = await client.fetchOne(String(uid), { uid: true, envelope: true, bodyStructure: true, flags: true, internalDate: true }, { uid: true });
         if (!message) throw new ToolFailure(`no message with uid ${uid} in ${path}`);
-        const parts = { text: undefined as string | undefined, html: undefined as string | undefined, attachments: [] as Record<string, unknown>[] };
+        const parts: { text: string | undefined; html: string | undefined; attachments: Record<string, unknown>[] } = { text: undefined, html: undefined, attachments: [] };
         const textParts: { part: string; kind: 'text' | 'html' }[] = [];
         walkStructure(message.bodyStructure, (node) => {
           const filename = node.dispositionParameters?.filename ?? node.parameters?.name;
@@ -178,8 +179,7 @@ async function streamToBuffer(stream: NodeJS.ReadableStream): Promise<Buffer> {
 }
 
 function imapMessage(error: unknown): string {
-  const e = error as { responseText?: string; message?: string; authenticationFailed?: boolean };
-  if (e.authenticationFailed) return 'authentication failed';
-  return e.responseText ?? e.message ?? String(error);
+  if (fieldOf(error, 'authenticationFailed')) return 'authentication failed';
+  return String(fieldOf(error, 'responseText') ?? fieldOf(error, 'message') ?? String(error));
 }
 

@@ -5,12 +5,10 @@
  * (TriggerService: resolve, prepare, start) and answers the run's results. A call may also start
  * the run and answer at once (MCP Tasks, see ../mcp/tasks.ts): the task id is the run id.
  */
-import type { BlobStore } from '../../../blobs/blob-store';
 import { resultsBody, syncResultBody, type BodyContext } from '../../../contracts/run-bodies';
-import type { Logger } from '../../../observability/logger';
 import type { DesignatedOutput, Registry, TriggerRecord } from '../../../registry';
 import { isTemporalUnavailable } from '../../../../temporal/client';
-import { StartUnconfirmedError, TriggerService, type TriggerRefusal } from '../../../runs/trigger-service';
+import { StartUnconfirmedError, type TriggerRefusal, type TriggerService } from '../../../runs/trigger-service';
 import type { RunService, RunView, StartOptions } from '../../../runs/run-service';
 import {
   ToolCallError, ToolFailure, type CallContext, type ContentBlock, type JsonSchemaObject, type ServerSource, type ToolEntry, type ToolOutput,
@@ -26,8 +24,8 @@ const ANSWER_MARGIN_MS = 1000;
 export interface WorkflowToolsOptions {
   registry: Registry;
   runs: RunService;
-  blobs: BlobStore;
-  log: Logger;
+  /** resolve, prepare and start, as a trigger call does (the one service the composition root built) */
+  triggers: TriggerService;
   resultUrlTtlSeconds: number;
   syncTimeoutMs?: number;
 }
@@ -66,7 +64,8 @@ function unreachable(err: unknown): unknown {
 function parsedResult(text: string, resultType: string): unknown {
   if (resultType !== 'json') return text;
   try {
-    return JSON.parse(text) as unknown;
+    const parsed: unknown = JSON.parse(text);
+    return parsed;
   } catch {
     return text;
   }
@@ -78,7 +77,7 @@ export class WorkflowTools {
   private readonly triggers: TriggerService;
 
   constructor(private readonly options: WorkflowToolsOptions) {
-    this.triggers = new TriggerService({ registry: options.registry, blobs: options.blobs, log: options.log });
+    this.triggers = options.triggers;
     const syncTimeoutMs = options.syncTimeoutMs ?? WORKFLOW_TOOL_SYNC_TIMEOUT_MS;
     this.server = {
       name: WORKFLOWS_SERVER,

@@ -1,0 +1,32 @@
+/**
+ * Sessions of the codec endpoint's sign-in (src/http/routes/codec.ts): a browser showing the
+ * Temporal Web UI cannot send a bearer token with the UI's codec calls, only a cookie. The cookie
+ * holds its expiry and the SHA-256 of the administrator token it was signed in with, signed with
+ * the signing key (so every replica that shares it accepts it); each call looks the token up again,
+ * so replacing the administrator token ends its sessions.
+ */
+import { hmac, safeEqual } from './secrets';
+
+export interface CodecSessions {
+  /** the cookie's value for a token (by its hash), valid `ttlSeconds` from `now` */
+  issue(tokenHash: string, ttlSeconds: number): string;
+  /** the token hash of a valid, unexpired cookie; undefined otherwise */
+  verify(value: string): string | undefined;
+}
+
+export function createCodecSessions(secret: Buffer, now: () => number = Date.now): CodecSessions {
+  const sign = (exp: number, tokenHash: string): string => hmac(secret, JSON.stringify(['codec-session', exp, tokenHash]));
+  return {
+    issue(tokenHash, ttlSeconds) {
+      const exp = Math.floor(now() / 1000) + ttlSeconds;
+      return `${exp}.${tokenHash}.${sign(exp, tokenHash)}`;
+    },
+    verify(value) {
+      const [expText, tokenHash, signature, extra] = value.split('.');
+      if (!expText || !tokenHash || !signature || extra !== undefined || !/^\d{1,12}$/.test(expText) || !/^[0-9a-f]{64}$/.test(tokenHash)) return undefined;
+      const exp = Number(expText);
+      if (!safeEqual(signature, sign(exp, tokenHash)) || exp * 1000 <= now()) return undefined;
+      return tokenHash;
+    },
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * The console's audit records (docs/audit.md): its state-changing actions are recorded as the
+ * management API's are, with the same action names (`approval.decided`, `run.cancelled`, ...), the
+ * actor the session signed in as (`admin` or `instance-admin`), credential `console_session` (`cs_` +
+ * the start of the session ID's SHA-256: never the cookie), and `via: console` in the details. A
+ * change is recorded whatever its outcome: refused ones (403 for a missing CSRF token or a
+ * non-approver, 404, 409) show as `refused`. Sign-in is recorded by the route itself (no session yet).
+ */
+import type { Context, Next } from 'koa';
+import { credentialFingerprint, type AuditActor, type AuditTrail } from '../../audit/audit-trail';
+import type { AdminGrant, ConsoleSession } from '../../console/sessions';
+import { sourceOf, statusOfError } from '../middleware/audit';
+import { routeTemplate } from '../middleware/observe';
+import type { GatewayContext } from '../state';
+import { consoleState } from './guard';
+import { permissionForAction, roleHas } from '../../people/roles';
+import { permissionDenied } from '../auth';
+
+/** The session's name in the audit trail (never its ID, which is the cookie's secret). */
+export function sessionFingerprint(session: Pick<ConsoleSession, 'idHash'>): string {
+  return credentialFingerprint('cs_', session.idHash);
+}
+
+export function consoleActor(session: ConsoleSession): AuditActor {
+  if (session.member) return { actor: `member:${session.member.id}`, actorName: session.member.email, credentialKind: 'console_session', credentialId: sessionFingerprint(session) };
+  return { actor: session.instanceAdmin ? 'instance-admin' : 'admin', actorName: null, credentialKind: 'console_session', credentialId: sessionFingerprint(session) };
+}
+
+/** The admin token an action's session signed in with, as the API's records name it (`adm_…`). */
+function adminTokenOf(grant: { tokenHash: string }): string {
+  return credentialFingerprint('adm_', grant.tokenHash);
+}
+
+/** What a console route adds to its record (secret-free: a decision, a new run's ID, a published version). */
+export type ConsoleAuditNote = Record<string, string | number | boolean>;
+
+/** A route's facts for its record, set by the route before it answers. */
+export function noteForAudit(ctx: Context, note: ConsoleAuditNote): void {
+  const state = ctx.state as { consoleAudit?: ConsoleAuditNote };
+  state.consoleAudit = { ...state.consoleAudit, ...note };
+}
+
+export interface ConsoleAuditSpec {
+  action: string;
+  targetType: string;
+  /** the path parameter naming the target; absent: the session itself */
+  param?: string;
+  /** instead: the route's note naming the target (a created connection's, workflow's or trigger's ID, a tool's `server/tool`), when the route set it */
+  noteTarget?: string;
+}
+
+/**
+ * After requireSession, before the form parser and the CSRF check: checks the session's role has
+ * the action's permission (src/people/roles.ts), runs the route and records it, whatever its outcome.
+ */
+export function auditConsole(audit: AuditTrail, spec: ConsoleAuditSpec) {
+  // the console's own sign-in and sign-out need none; an action the table does not know is the admin's only
+  const permission = spec.action.startsWith('console.') ? undefined : permissionForAction(spec.action) ?? 'org.manage';
+  return async function consoleAudit(ctx: Context, next: Next): Promise<void> {
+    let failure: { error: unknown } | undefined;
+    try {
+      const { session } = consoleState(ctx);
+      if (permission && !roleHas(session.role, permission)) throw permissionDenied(session, permission);
+      await next();
+    } catch (error) {
+      failure = { error };
+    }
+    const { session } = consoleState(ctx);
+    const status = failure ? statusOfError(failure.error) : ctx.status;
+    const note = (ctx.state as { consoleAudit?: ConsoleAuditNote }).consoleAudit ?? {};
+    const noted = spec.noteTarget === undefined ? undefined : note[spec.noteTarget];
+    const targetId = spec.noteTarget !== undefined ? (noted === undefined ? null : String(noted))
+      : spec.param ? (ctx.params as Record<string, string | undefined> | undefined)?.[spec.param] ?? null : sessionFingerprint(session);
+    await audit.record({
+      orgId: session.orgId, action: spec.action, target: { type: spec.targetType, id: targetId }, status,
+      details: { ...note, via: 'console', method: ctx.method, route: routeTemplate(ctx), ...(session.member ? {} : { adminToken: adminTokenOf({ tokenHash: session.adminTokenHash }) }) },
+    }, consoleActor(session), sourceOf(ctx as unknown as GatewayContext));
+    if (failure) throw failure.error;
+  };
+}
+
+/** A sign-in: a session opened, or a valid admin token refused (a cross-site sign-in). An unknown token names no organization: access log only. */
+export async function auditSignIn(audit: AuditTrail, ctx: Context, action: string, status: number, grant: AdminGrant, session?: ConsoleSession): Promise<void> {
+  const actor: AuditActor = session
+    ? consoleActor(session)
+    : { actor: grant.instanceAdmin ? 'instance-admin' : 'admin', actorName: null, credentialKind: 'admin_token', credentialId: adminTokenOf(grant) };
+  await audit.record({
+    orgId: grant.orgId, action, target: { type: 'console_session', id: session ? sessionFingerprint(session) : null }, status,
+    details: { via: 'console', method: ctx.method, route: '/console/sign-in', adminToken: adminTokenOf(grant) },
+  }, actor, sourceOf(ctx as unknown as GatewayContext));
+}

@@ -1,0 +1,165 @@
+/**
+ * The console's runs page and run page (docs/console.md). Pure templates: the route gathers the
+ * data (routes/console.ts) and these render it.
+ */
+import type { RunListEntry, RunView } from '../../runs/run-service';
+import type { StepOutcome, WaitingOn } from '../../common/run-types';
+import { href, html, type Html } from './html';
+
+export const RUN_STATUSES = ['RUNNING', 'PAUSED', 'PENDING', 'COMPLETE', 'FAILED', 'TIMEOUT'] as const;
+export const SINCE_CHOICES: ReadonlyArray<{ value: string; label: string; ms: number }> = [
+  { value: '1h', label: 'the last hour', ms: 3600_000 },
+  { value: '24h', label: 'the last 24 hours', ms: 24 * 3600_000 },
+  { value: '7d', label: 'the last 7 days', ms: 7 * 24 * 3600_000 },
+  { value: '30d', label: 'the last 30 days', ms: 30 * 24 * 3600_000 },
+];
+
+export interface RunsFilterForm {
+  workflowId?: string;
+  status?: string;
+  triggerId?: string;
+  since?: string;
+}
+
+export interface Named {
+  id: string;
+  name: string;
+}
+
+function option(value: string, label: string, selected: string | undefined): Html {
+  return html`<option value="${value}"${selected === value ? html` selected` : ''}>${label}</option>`;
+}
+
+export function statusBadge(status: string, runId?: string): Html {
+  return html`<span class="status status-${status}"${runId ? html` data-run-status="${runId}"` : ''}>${status}</span>`;
+}
+
+function when(iso: string | null | undefined): Html {
+  if (!iso) return html`<span class="meta">—</span>`;
+  return html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>`;
+}
+
+export function runsBody(options: {
+  filter: RunsFilterForm; workflows: Named[]; triggers: Named[]; runs: RunListEntry[]; liveIds: string[]; error?: string;
+}): Html {
+  const { filter, workflows, triggers, runs } = options;
+  const names = new Map(workflows.map((w) => [w.id, w.name]));
+  const live = options.liveIds.length > 0 ? html` data-runs-live="/console/runs/live?ids=${options.liveIds.join(',')}"` : '';
+  return html`<h1>Runs</h1>
+<form class="filters" method="get" action="/console/runs" aria-label="Filter runs">
+<div><label for="f-workflow">Workflow</label><select id="f-workflow" name="workflowId">${option('', 'All workflows', filter.workflowId ?? '')}${workflows.map((w) => option(w.id, w.name, filter.workflowId))}</select></div>
+<div><label for="f-status">Status</label><select id="f-status" name="status">${option('', 'Any status', filter.status ?? '')}${RUN_STATUSES.filter((s) => s !== 'PAUSED' && s !== 'PENDING').map((s) => option(s, s, filter.status))}</select></div>
+<div><label for="f-trigger">Trigger</label><select id="f-trigger" name="triggerId">${option('', 'Any trigger', filter.triggerId ?? '')}${triggers.map((t) => option(t.id, t.name, filter.triggerId))}</select></div>
+<div><label for="f-since">Started in</label><select id="f-since" name="since">${option('', 'any time', filter.since ?? '')}${SINCE_CHOICES.map((c) => option(c.value, c.label, filter.since))}</select></div>
+<div><button type="submit">Filter</button></div>
+</form>
+${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
+${runs.length === 0 ? html`<p class="notice">No runs match.</p>` : html`<table${live}>
+<caption class="visually-hidden">Runs, newest first</caption>
+<thead><tr><th scope="col">Run</th><th scope="col">Workflow</th><th scope="col">Version</th><th scope="col">Status</th><th scope="col">Started</th><th scope="col">Ended</th></tr></thead>
+<tbody>${runs.map((r) => html`<tr>
+<td><a href="/console/runs/${encodeURIComponent(r.runId)}"><code>${r.runId}</code></a></td>
+<td>${names.get(r.automationId) ?? r.automationId}</td><td>${r.automationVersion}</td>
+<td>${statusBadge(r.status, r.runId)}</td><td>${when(r.started)}</td><td>${when(r.closed)}</td></tr>`)}</tbody></table>`}
+<p class="meta">Open runs are listed as RUNNING; a run's own page tells PAUSED and PENDING apart. Statuses update live.</p>`;
+}
+
+export interface StepFiles {
+  output: { url: string; size: number };
+  stdout: { url: string; size: number; text?: string; whole?: boolean };
+}
+
+export interface RunPageData {
+  view: RunView;
+  csrf: string;
+  /** signed download links and the beginning of stdout, per outcome (same order as view.outcomes) */
+  files: StepFiles[];
+  temporalUiUrl?: string;
+  lastEventId: number;
+  notice?: string;
+  error?: string;
+}
+
+function duration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+function csrfField(csrf: string): Html {
+  return html`<input type="hidden" name="csrf" value="${csrf}">`;
+}
+
+function waitingBody(waiting: WaitingOn, data: RunPageData): Html {
+  const { view, csrf } = data;
+  const action = `/console/runs/${encodeURIComponent(view.runId)}`;
+  if (waiting.kind === 'timer') {
+    return html`<section class="panel" aria-labelledby="waiting"><h2 id="waiting">Waiting</h2><p>Step ${waiting.stepPath ?? waiting.stepIndex} waits until ${when(waiting.resumeAt)}.</p></section>`;
+  }
+  if (waiting.kind === 'slot') {
+    const place = waiting.position === undefined ? '' : ` (place ${waiting.position} in the queue)`;
+    return html`<section class="panel" aria-labelledby="waiting"><h2 id="waiting">Waiting for a slot</h2><p>At most ${waiting.limit} runs of this ${waiting.scope} may be in progress; this one starts when a slot frees${place}.</p></section>`;
+  }
+  const approvals = waiting.decisions.filter((d) => d.decision === 'approve').length;
+  const undecided = waiting.approvers.filter((a) => !waiting.decisions.some((d) => d.approver.toLowerCase() === a.toLowerCase()));
+  const stepName = view.memo.steps[waiting.stepIndex - 1]?.name ?? `step ${waiting.stepIndex}`;
+  return html`<section class="panel" aria-labelledby="waiting"><h2 id="waiting">Waiting for approval: ${stepName}</h2>
+${waiting.message ? html`<blockquote class="notice">${waiting.message}</blockquote>` : ''}
+<dl class="facts"><dt>Approvals</dt><dd>${approvals} of ${waiting.required} needed</dd><dt>Decide by</dt><dd>${when(waiting.deadline)}</dd>
+<dt>Approvers</dt><dd>${waiting.approvers.length ? waiting.approvers.join(', ') : 'any administrator'}</dd></dl>
+${waiting.decisions.length ? html`<h3>Decisions</h3><ul>${waiting.decisions.map((d) => html`<li>${d.approver}: <strong>${d.decision}</strong> at ${when(d.at)} via ${d.via}${d.comment ? html` — “${d.comment}”` : ''}</li>`)}</ul>` : ''}
+<form method="post" action="${href(`${action}/decision`)}">${csrfField(csrf)}
+<input type="hidden" name="stepIndex" value="${waiting.stepIndex}">
+${undecided.length > 0 ? html`<label for="approver">Decide as</label><select id="approver" name="approver">${undecided.map((a) => html`<option value="${a}">${a}</option>`)}</select>
+<p class="hint">The console decides for one of the step's approvers; the decision records your organization's console as its actor.</p>` : ''}
+<label for="comment">Comment (optional)</label><textarea id="comment" name="comment" maxlength="2000"></textarea>
+<div class="actions"><button class="approve" type="submit" name="decision" value="approve">Approve</button>
+<button class="reject" type="submit" name="decision" value="reject">Reject</button></div>
+</form></section>`;
+}
+
+function stepItem(index: string, data: RunPageData): Html {
+  const { view } = data;
+  const step = view.steps[index];
+  if (!step) return html``;
+  const outcomes = view.outcomes.map((o, i) => ({ o, i })).filter(({ o }) => String(o.stepIndex) === index && o.stepPath === undefined);
+  const last: { o: StepOutcome; i: number } | undefined = outcomes[outcomes.length - 1];
+  const files = last ? data.files[last.i] : undefined;
+  return html`<li class="s-${step.status}"><h3>${index}. ${step.name} <span class="meta">(${step.type})</span> ${statusBadge(step.status)}</h3>
+${step.progress ? html`<p class="meta">${step.progress}</p>` : ''}
+${step.reusedFrom ? html`<p class="meta">Result reused from run <a href="/console/runs/${encodeURIComponent(step.reusedFrom)}">${step.reusedFrom}</a></p>` : ''}
+${last ? html`<p class="meta">Took ${duration(last.o.duration)} · exit code ${last.o.exitCode} · ${last.o.resultType}</p>
+${last.o.error ? html`<p class="error">${last.o.error}</p>` : ''}
+<details${last.o.status !== 'COMPLETE' ? html` open` : ''}><summary>Result${last.o.truncated ? ' (beginning)' : ''}</summary><pre>${last.o.result}</pre></details>
+${files ? html`${files.stdout.text ? html`<details><summary>stdout${files.stdout.whole ? '' : ' (beginning)'}</summary><pre>${files.stdout.text}</pre></details>` : ''}
+<p>Files: <a href="${href(files.output.url)}" download="step-${index}-output.txt">output.txt</a> (${files.output.size} bytes) ·
+<a href="${href(files.stdout.url)}" download="step-${index}-stdout.txt">stdout.txt</a> (${files.stdout.size} bytes)</p>` : ''}` : ''}
+</li>`;
+}
+
+export function runBody(data: RunPageData): Html {
+  const { view, csrf } = data;
+  const action = `/console/runs/${encodeURIComponent(view.runId)}`;
+  const ended = view.status === 'COMPLETE' || view.status === 'FAILED' || view.status === 'TIMEOUT';
+  const order = Object.keys(view.steps).sort((a, b) => Number(a) - Number(b));
+  const temporal = data.temporalUiUrl ? html` · <a href="${href(data.temporalUiUrl)}">Open in the Temporal Web UI</a>` : '';
+  return html`<p><a href="/console/runs">← Runs</a></p>
+<div${ended ? '' : html` data-run-stream="${action}/events" data-last-event="${data.lastEventId}"`}>
+<h1>${view.memo.automationName} <span class="meta">version ${view.memo.automationVersion}</span></h1>
+${data.notice ? html`<p class="notice" role="status">${data.notice}</p>` : ''}
+${data.error ? html`<p class="error" role="alert">${data.error}</p>` : ''}
+<dl class="facts"><dt>Status</dt><dd id="run-status">${statusBadge(view.status)}</dd><dt>Run</dt><dd><code>${view.runId}</code>${temporal}</dd>
+<dt>Started</dt><dd>${when(view.memo.started)} by <code>${view.memo.startedBy}</code> through trigger <code>${view.memo.triggerId}</code></dd>
+${view.memo.origin ? html`<dt>Origin</dt><dd>${view.memo.origin.kind} of <a href="/console/runs/${encodeURIComponent(view.memo.origin.runId)}">${view.memo.origin.runId}</a></dd>` : ''}
+${view.error ? html`<dt>Error</dt><dd>${view.error}</dd>` : ''}</dl>
+${view.waitingOn ? waitingBody(view.waitingOn, data) : ''}
+<div class="actions">
+${!ended ? html`<form method="post" action="${href(`${action}/cancel`)}" data-confirm="Cancel this run?">${csrfField(csrf)}<button class="danger" type="submit">Cancel run</button></form>` : ''}
+${ended ? html`<form method="post" action="${href(`${action}/rerun`)}">${csrfField(csrf)}<label for="rerun-version">Re-run with</label>
+<select id="rerun-version" name="version"><option value="latest">the latest version</option><option value="same">the same version</option></select> <button type="submit" class="secondary">Re-run</button></form>` : ''}
+${view.status === 'FAILED' || view.status === 'TIMEOUT' ? html`<form method="post" action="${href(`${action}/resume`)}">${csrfField(csrf)}<button type="submit" class="secondary">Resume from the failed step</button></form>` : ''}
+</div>
+<h2>Steps</h2>
+<ol class="timeline">${order.map((index) => stepItem(index, data))}</ol>
+</div>`;
+}

@@ -1,0 +1,81 @@
+/** The console's workflows page and a workflow's page (docs/console.md "Workflows"). */
+import type { TriggerRecord, TriggerScheduleRecord, WorkflowRecord } from '../../registry';
+import type { ScheduleState } from '../../schedules/schedule-service';
+import { html, type Html } from './html';
+
+export function workflowsBody(workflows: Omit<WorkflowRecord, 'draft' | 'versions'>[]): Html {
+  return html`<h1>Workflows</h1>
+<p><a class="button" href="/console/workflows/new">New workflow</a></p>
+${workflows.length === 0 ? html`<p class="notice">No workflows yet: create one here, with the CLI or with <code>POST /api/v1/workflows</code>.</p>` : html`<table>
+<caption class="visually-hidden">Workflows</caption>
+<thead><tr><th scope="col">Workflow</th><th scope="col">Published version</th><th scope="col">Draft changed</th></tr></thead>
+<tbody>${workflows.map((w) => html`<tr><td><a href="/console/workflows/${encodeURIComponent(w.id)}">${w.name}</a> <span class="meta"><code>${w.id}</code></span></td>
+<td>${w.publishedVersion ?? html`<span class="meta">not published</span>`}</td><td>${w.updatedAt}</td></tr>`)}</tbody></table>`}`;
+}
+
+/** A trigger as the workflow's page lists it: its schedule, and Temporal's state of that schedule when it answered. */
+export interface TriggerRow {
+  trigger: TriggerRecord;
+  schedule?: TriggerScheduleRecord;
+  state?: ScheduleState;
+}
+
+function csrfField(csrf: string): Html {
+  return html`<input type="hidden" name="csrf" value="${csrf}">`;
+}
+
+function scheduleText(row: TriggerRow): Html {
+  const { schedule, state } = row;
+  if (!schedule) return html``;
+  const when = [...(schedule.config.cron ?? []).map((c) => `cron ${c}`), ...(schedule.config.interval ? [`every ${schedule.config.interval.every}`] : [])].join(', ');
+  const paused = state ? state.paused : schedule.paused;
+  return html`<br>Schedule: ${when}${schedule.config.cron ? html` (${schedule.config.timeZone})` : ''}, <strong data-schedule-state="${row.trigger.id}">${paused ? 'paused' : 'active'}</strong>${state ? '' : html` <span class="meta">(live state unavailable)</span>`}${state?.nextFireTimes[0] && !paused ? html` <span class="meta">next ${state.nextFireTimes[0]}</span>` : ''}`;
+}
+
+function triggerItem(row: TriggerRow, csrf: string, publicUrl: string): Html {
+  const t = row.trigger;
+  const base = `/console/triggers/${encodeURIComponent(t.id)}`;
+  const paused = row.state ? row.state.paused : row.schedule?.paused;
+  return html`<li id="trigger-${t.id}"><code>${t.id}</code>${t.name ? html` ${t.name}` : ''}: <code>POST ${publicUrl}/ext/triggers/${t.id}</code>${t.disabledAt ? html` <strong>disabled</strong>` : ''}${t.tool ? html`<br>Tool <code>${t.tool.name}</code>` : ''}${scheduleText(row)}
+<div class="actions">${row.schedule ? html`<form method="post" action="${base}/schedule/${paused ? 'resume' : 'pause'}">${csrfField(csrf)}<button type="submit" class="secondary">${paused ? 'Resume schedule' : 'Pause schedule'}</button></form>` : ''}
+<form method="post" action="${base}/delete" data-confirm="Delete trigger ${t.id}? Its URL stops working.">${csrfField(csrf)}<button type="submit" class="danger">Delete trigger</button></form></div></li>`;
+}
+
+function newTriggerForm(action: string, csrf: string): Html {
+  return html`<details class="panel"><summary>New trigger</summary>
+<form method="post" action="${action}/triggers">${csrfField(csrf)}
+<label for="trigger-name">Name (optional)</label><input id="trigger-name" name="name" type="text" maxlength="200">
+<fieldset><legend>Kind</legend>
+<label><input type="radio" name="kind" value="http" checked> HTTP: started by <code>POST /ext/triggers/…</code></label>
+<label><input type="radio" name="kind" value="schedule"> Scheduled: also started on a schedule</label>
+<label><input type="radio" name="kind" value="tool"> Tool: also offered as a tool of the organization's <code>workflows</code> server</label></fieldset>
+<label for="trigger-cron">Cron expression (scheduled)</label><input id="trigger-cron" name="cron" type="text" placeholder="0 9 * * 1-5">
+<label for="trigger-every">or every (scheduled)</label><input id="trigger-every" name="every" type="text" placeholder="15m">
+<p class="hint">A scheduled run gets no inputs, so the workflow's input schema must allow that.</p>
+<label for="trigger-tool">Tool name (tool)</label><input id="trigger-tool" name="toolName" type="text" maxlength="64">
+<label for="trigger-tool-description">Tool description (tool)</label><input id="trigger-tool-description" name="toolDescription" type="text" maxlength="2000">
+<div class="actions"><button type="submit">Create trigger</button></div></form></details>`;
+}
+
+export function workflowBody(options: { workflow: WorkflowRecord; triggers: TriggerRow[]; csrf: string; publicUrl: string; notice?: string; error?: string }): Html {
+  const { workflow, triggers, csrf } = options;
+  const action = `/console/workflows/${encodeURIComponent(workflow.id)}`;
+  const latest = workflow.versions[workflow.versions.length - 1];
+  return html`<p><a href="/console/workflows">← Workflows</a></p>
+<h1>${workflow.name}</h1>
+${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
+${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
+<dl class="facts"><dt>ID</dt><dd><code>${workflow.id}</code></dd>
+<dt>Published</dt><dd>${workflow.publishedVersion === null ? 'not yet' : html`version ${workflow.publishedVersion}`}</dd>
+<dt>Versions</dt><dd>${workflow.versions.length ? workflow.versions.join(', ') : 'none'}</dd>
+<dt>Draft changed</dt><dd>${workflow.updatedAt}</dd></dl>
+<div class="actions"><form method="post" action="${action}/publish">${csrfField(csrf)}<button type="submit">Publish the draft as version ${(latest ?? 0) + 1}</button></form>
+<a class="button secondary-link" href="${action}/draft">Edit the draft</a>
+${latest === undefined ? '' : html`<a class="button secondary-link" href="${action}/diff">Compare versions</a>`}
+<a class="button secondary-link" href="/console/runs?workflowId=${encodeURIComponent(workflow.id)}">Its runs</a></div>
+<h2>Triggers</h2>
+${triggers.length === 0 ? html`<p class="meta">No triggers.</p>` : html`<ul class="triggers">${triggers.map((row) => triggerItem(row, csrf, options.publicUrl))}</ul>`}
+${latest === undefined ? html`<p class="meta">Publish the workflow to give it triggers.</p>` : newTriggerForm(action, csrf)}
+<h2>Draft</h2>
+<pre>${JSON.stringify(workflow.draft, null, 2)}</pre>`;
+}

@@ -1,0 +1,106 @@
+/**
+ * The management API's audit records (docs/audit.md), one place for every admin route: requireAdmin
+ * runs this around the route once the admin token is known. A change (every route listed in
+ * src/audit/actions.ts) is recorded whatever its outcome; a read only when it was refused (403,
+ * 404: who probed what). The record is written before the answer leaves (see AuditTrail for a
+ * write that fails). 401s never get here: an unknown token names no organization.
+ */
+import type { Next } from 'koa';
+import { APPROVAL_DECIDED, READ_REFUSED, managementAction, type ActionSpec } from '../../audit/actions';
+import type { AuditActor, AuditSource, AuditTrail } from '../../audit/audit-trail';
+import { HttpError } from '../http-error';
+import type { AdminPrincipal, GatewayContext } from '../state';
+import { routeTemplate } from './observe';
+
+/** The status a thrown error will be answered with (error-handler.ts's mapping, reduced to the number). */
+export function statusOfError(error: unknown): number {
+  if (error instanceof HttpError) return error.status;
+  if (typeof error === 'object' && error !== null) {
+    const { status, statusCode } = error as { status?: unknown; statusCode?: unknown };
+    const found = typeof status === 'number' ? status : typeof statusCode === 'number' ? statusCode : undefined;
+    if (found !== undefined && found >= 400 && found < 600) return found;
+  }
+  return 500;
+}
+
+/** Where the request came from: the peer's address (the gateway trusts no forwarding header) and its user agent. */
+export function sourceOf(ctx: GatewayContext): AuditSource {
+  return {
+    sourceIp: ctx.request.ip || null,
+    userAgent: ctx.get('User-Agent') || null,
+    requestId: ctx.state.requestId === undefined ? null : String(ctx.state.requestId),
+  };
+}
+
+export function adminActor(admin: AdminPrincipal): AuditActor {
+  if (admin.member) return { actor: `member:${admin.member.id}`, actorName: admin.member.email, credentialKind: 'member_token', credentialId: admin.credentialId };
+  return { actor: admin.instanceAdmin ? 'instance-admin' : 'admin', actorName: null, credentialKind: 'admin_token', credentialId: admin.credentialId };
+}
+
+/** A few plain fields of the answer (strings, numbers, booleans): never the whole body, which may hold a key or token. */
+function answerDetails(spec: ActionSpec | undefined, body: unknown): Record<string, unknown> {
+  if (!spec?.answerFields || typeof body !== 'object' || body === null) return {};
+  const picked: Record<string, unknown> = {};
+  for (const field of spec.answerFields) {
+    const value = (body as Record<string, unknown>)[field];
+    if (typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= 200)) picked[field] = value;
+  }
+  return picked;
+}
+
+function targetOf(spec: ActionSpec, ctx: GatewayContext, admin: AdminPrincipal, succeeded: boolean): { type: string; id: string | null } {
+  const { id } = spec.target;
+  if ('org' in id) return { type: spec.target.type, id: admin.orgId };
+  if ('param' in id) return { type: spec.target.type, id: (ctx.params as Record<string, string | undefined> | undefined)?.[id.param] ?? null };
+  const body = ctx.body as { id?: unknown } | undefined;
+  return { type: spec.target.type, id: succeeded && typeof body?.id === 'string' ? body.id : null };
+}
+
+/** Runs `next` (the route) and records it as the table says; the route's error, if any, is rethrown after the record. */
+export async function auditAdminRequest(audit: AuditTrail, ctx: GatewayContext, admin: AdminPrincipal, next: Next): Promise<void> {
+  let failure: { error: unknown } | undefined;
+  try {
+    await next();
+  } catch (error) {
+    failure = { error };
+  }
+  const status = failure ? statusOfError(failure.error) : ctx.status;
+  const route = routeTemplate(ctx);
+  const spec = managementAction(ctx.method, route);
+  const refusedRead = !spec && ctx.method === 'GET' && (status === 403 || status === 404);
+  if (spec || refusedRead) {
+    const succeeded = status < 400;
+    const target = spec ? targetOf(spec, ctx, admin, succeeded) : undefined;
+    const details: Record<string, unknown> = { method: ctx.method, route, ...(succeeded ? answerDetails(spec, ctx.body) : {}) };
+    if (!succeeded && failure?.error instanceof HttpError && failure.error.expose) details.error = failure.error.code;
+    await audit.record({ orgId: admin.orgId, action: spec?.action ?? READ_REFUSED, target, status, details }, adminActor(admin), sourceOf(ctx));
+  }
+  if (failure) throw failure.error;
+}
+
+/** One approval decision as a caller sent it, and how the run answered. */
+export interface DecisionAudit {
+  orgId: string;
+  runId: string;
+  stepIndex?: number;
+  decision: 'approve' | 'reject';
+  approver?: string;
+  via: 'api' | 'link';
+  /** the status the caller is answered */
+  status: number;
+  /** the run's refusal code (ALREADY_DECIDED, NOT_AN_APPROVER, NOT_WAITING) */
+  refusal?: string;
+}
+
+/** Records an approval decision (`approval.decided`, the run as target; the comment is left out). */
+export async function auditDecision(audit: AuditTrail, ctx: GatewayContext, actor: AuditActor, event: DecisionAudit): Promise<void> {
+  await audit.record({
+    orgId: event.orgId, action: APPROVAL_DECIDED, target: { type: 'run', id: event.runId }, status: event.status,
+    details: {
+      decision: event.decision, via: event.via,
+      ...(event.stepIndex === undefined ? {} : { stepIndex: event.stepIndex }),
+      ...(event.approver === undefined ? {} : { approver: event.approver }),
+      ...(event.refusal === undefined ? {} : { refusal: event.refusal }),
+    },
+  }, actor, sourceOf(ctx));
+}

@@ -1,0 +1,99 @@
+/**
+ * The OpenAPI entries of people and roles (docs/people-and-roles.md): members, their personal
+ * access tokens, the identity provider, and a member's approval decision; and the 403 every
+ * management operation may answer when the caller's role lacks the permission. Apart from
+ * openapi.ts, which passes its helpers in (so neither imports the other's document).
+ */
+import { z } from 'zod';
+import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
+import { DecisionAcceptedSchema } from '../contracts/http-bodies';
+import { CreateMemberSchema, UpdateMemberSchema } from './routes/members';
+import { IdentityProviderBodySchema } from './routes/identity-provider';
+import { DecisionBodySchema } from './routes/runs';
+
+export interface DocHelpers {
+  json: (schema: z.ZodType, description: string) => { description: string; content: { 'application/json': { schema: z.ZodType } } };
+  errors: (...statuses: number[]) => ZodOpenApiResponsesObject;
+  admin: { [name: string]: string[] }[];
+  id: (name: string, description: string) => z.ZodObject;
+}
+
+const MemberSchema = z.looseObject({
+  id: z.string(), email: z.string(), name: z.string().nullable(), role: z.enum(['admin', 'editor', 'operator', 'approver', 'viewer']), createdAt: z.string(), updatedAt: z.string(),
+}).meta({ id: 'Member' });
+const IdentityProviderViewSchema = z.looseObject({
+  name: z.string(), issuer: z.string(), clientId: z.string(), roleRules: z.array(z.looseObject({})), defaultRole: z.string().nullable(),
+  redirectUri: z.string(), signInUrl: z.string(), createdAt: z.string(), updatedAt: z.string(),
+}).meta({ id: 'IdentityProvider', description: 'the client secret is never shown' });
+
+export function peoplePaths({ json, errors, admin, id }: DocHelpers): ZodOpenApiPathsObject {
+  const memberId = id('id', 'a member');
+  return {
+    '/api/v1/members': {
+      get: {
+        operationId: 'listMembers', tags: ['people'], summary: 'The organization\'s members and their roles', security: admin,
+        responses: { '200': json(z.object({ members: z.array(MemberSchema) }), 'the members'), ...errors(401, 403) },
+      },
+      post: {
+        operationId: 'createMember', tags: ['people'], summary: 'Add a member with a role', security: admin,
+        requestBody: { content: { 'application/json': { schema: CreateMemberSchema } } },
+        responses: { '201': json(MemberSchema, 'the member'), ...errors(400, 401, 403, 409, 415) },
+      },
+    },
+    '/api/v1/members/{id}': {
+      patch: {
+        operationId: 'updateMember', tags: ['people'], summary: 'Change a member\'s role or name', security: admin, requestParams: { path: memberId },
+        requestBody: { content: { 'application/json': { schema: UpdateMemberSchema } } },
+        responses: { '200': json(MemberSchema, 'the member'), ...errors(400, 401, 403, 404, 415) },
+      },
+      delete: {
+        operationId: 'removeMember', tags: ['people'], summary: 'Remove a member (their tokens and sessions end)', security: admin, requestParams: { path: memberId },
+        responses: { '204': { description: 'removed' }, ...errors(401, 403, 404) },
+      },
+    },
+    '/api/v1/members/{id}/tokens': {
+      post: {
+        operationId: 'issueMemberToken', tags: ['people'], summary: 'A personal access token (fgp_…) for the member, shown once', security: admin, requestParams: { path: memberId },
+        responses: { '201': json(z.object({ memberId: z.string(), token: z.string() }), 'the token'), ...errors(401, 403, 404) },
+      },
+      delete: {
+        operationId: 'revokeMemberTokens', tags: ['people'], summary: 'Revoke every personal access token of the member', security: admin, requestParams: { path: memberId },
+        responses: { '204': { description: 'revoked' }, ...errors(401, 403, 404) },
+      },
+    },
+    '/api/v1/identity-provider': {
+      get: {
+        operationId: 'getIdentityProvider', tags: ['people'], summary: 'The organization\'s OpenID Connect provider', security: admin,
+        responses: { '200': json(IdentityProviderViewSchema, 'the provider'), ...errors(401, 403, 404) },
+      },
+      put: {
+        operationId: 'setIdentityProvider', tags: ['people'], summary: 'Set the organization\'s OpenID Connect provider (the secret is stored encrypted)', security: admin,
+        requestBody: { content: { 'application/json': { schema: IdentityProviderBodySchema } } },
+        responses: { '200': json(IdentityProviderViewSchema, 'the provider'), ...errors(400, 401, 403, 415) },
+      },
+      delete: {
+        operationId: 'deleteIdentityProvider', tags: ['people'], summary: 'Remove the organization\'s OpenID Connect provider', security: admin,
+        responses: { '204': { description: 'removed' }, ...errors(401, 403, 404) },
+      },
+    },
+    '/api/v1/runs/{runId}/approval': {
+      post: {
+        operationId: 'decideRunApproval', tags: ['approvals'], summary: 'Approve or reject the approval the run waits on; a member decides as themselves (their e-mail must be an approver)',
+        security: admin, requestParams: { path: id('runId', 'a run') }, requestBody: { content: { 'application/json': { schema: DecisionBodySchema } } },
+        responses: { '200': json(DecisionAcceptedSchema, 'the decision was recorded'), ...errors(400, 401, 403, 404, 409, 415, 503) },
+      },
+    },
+  };
+}
+
+/** Every operation a role may be refused (the management API's, by its admin security) documents 403. */
+export function withPermissionRefusals(paths: ZodOpenApiPathsObject, { errors, admin }: DocHelpers): ZodOpenApiPathsObject {
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item as Record<string, unknown>)) {
+      const op = operation as ZodOpenApiOperationObject | undefined;
+      if (!op || typeof op !== 'object' || op.security !== admin || !op.responses) continue;
+      op.responses = { ...errors(403), ...op.responses };
+    }
+  }
+  return paths;
+}

@@ -1,0 +1,69 @@
+/**
+ * The console's API keys page (docs/console.md "API keys"): the organization's keys (names, never
+ * the keys), creating one (shown once, on the page the creation redirects to, carried there in a
+ * sealed cookie that page clears: ShownOnce) and revoking one. The same actions as POST and DELETE /api/v1/api-keys
+ * (workflow-admin.ts), audited with their names.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { SHOWN_ONCE_SECONDS, type ShownOnce } from '../../console/shown-once';
+import type { GatewayDeps } from '../deps';
+import { noteForAudit } from '../console/audit';
+import { consoleState } from '../console/guard';
+import { keysBody } from '../console/key-views';
+import { page, send } from '../console/layout';
+import type { ConsoleRouteKit } from './console-kit';
+import { createApiKey, CreateApiKeySchema, revokeApiKey } from './workflow-admin';
+
+export function consoleKeyRoutes(router: Router, deps: GatewayDeps, kit: ConsoleRouteKit, shownOnce: ShownOnce): void {
+  const { session, csrf, audited, apiAction, parseForm } = kit;
+
+  const keysPage = async (ctx: Context, status: number, extra: { notice?: string; error?: string } = {}): Promise<void> => {
+    const { session: s } = consoleState(ctx);
+    const keys = await deps.registry.apiKeys.list(s.orgId);
+    // the key created just before the redirect here, once: the cookie is cleared with this answer
+    const sealed = readCookie(ctx, SHOWN_COOKIE);
+    if (sealed !== undefined) shownCookie(ctx, '', 0);
+    const held = ctx.query.done === 'created' ? shownOnce.open(s.idHash, sealed) : undefined;
+    const created = held ? JSON.parse(held) as { id: string; name: string | null; key: string } : undefined;
+    send(ctx, status, page({ title: 'API keys', csrf: s.csrfToken, section: 'keys' }, keysBody({ keys, csrf: s.csrfToken, ...(created ? { created } : {}), ...extra })));
+  };
+
+  router.get('/api-keys', session, async (ctx) => {
+    await keysPage(ctx, 200, ctx.query.done === 'revoked' ? { notice: 'The key was revoked.' } : {});
+  });
+  router.post('/api-keys', session, audited(apiAction('POST', '/api/v1/api-keys'), 'api_key', { noteTarget: 'keyId' }), parseForm, csrf, async (ctx) => {
+    const form = ctx.request.body as Record<string, unknown> | undefined;
+    const name = typeof form?.name === 'string' && form.name.trim() ? form.name.trim() : undefined;
+    const parsed = CreateApiKeySchema.safeParse(name === undefined ? {} : { name });
+    if (!parsed.success) return keysPage(ctx, 400, { error: 'A name is at most 200 characters.' });
+    const { session: s } = consoleState(ctx);
+    const created = await createApiKey(deps, s.orgId, parsed.data.name ?? null);
+    noteForAudit(ctx, { keyId: created.id, ...(created.name ? { name: created.name } : {}) });
+    shownCookie(ctx, shownOnce.seal(s.idHash, JSON.stringify(created)), SHOWN_ONCE_SECONDS);
+    ctx.status = 303;
+    ctx.redirect('/console/api-keys?done=created');
+  });
+  router.post('/api-keys/:id/revoke', session, audited(apiAction('DELETE', '/api/v1/api-keys/:id'), 'api_key', { param: 'id' }), parseForm, csrf, async (ctx) => {
+    if (!(await revokeApiKey(deps, consoleState(ctx).session.orgId, String(ctx.params.id ?? '')))) {
+      return keysPage(ctx, 404, { error: 'This organization has no live API key with that ID.' });
+    }
+    ctx.status = 303;
+    ctx.redirect('/console/api-keys?done=revoked');
+  });
+}
+
+const SHOWN_COOKIE = 'fg_shown';
+
+function shownCookie(ctx: Context, value: string, maxAgeSeconds: number): void {
+  const secure = ctx.protocol === 'https' ? '; Secure' : '';
+  ctx.append('Set-Cookie', `${SHOWN_COOKIE}=${value}; Path=/console/api-keys; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`);
+}
+
+function readCookie(ctx: Context, name: string): string | undefined {
+  for (const part of ctx.get('Cookie').split(';')) {
+    const [key, ...rest] = part.trim().split('=');
+    if (key === name) return rest.join('=');
+  }
+  return undefined;
+}

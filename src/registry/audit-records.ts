@@ -1,0 +1,197 @@
+/**
+ * The audit trail's rows (docs/audit.md): appended, read newest first per organization, and
+ * deleted only by the retention sweep. Nothing here updates a row. IDs sort in the order the
+ * records were made (auditId below), so "newest first" and the paging cursor are one column.
+ *
+ * Appends are committed in groups: the records appended while the event loop is busy (every
+ * concurrent tool call that ended in one turn) go in one insert, one commit, and each append
+ * resolves once its record is committed. A synced SQLite commit costs nearly a millisecond of a
+ * blocked event loop on a slow disk, a PostgreSQL one a round trip; 50 concurrent calls paid 50
+ * of them. One appender at a time answers after one commit, as before.
+ */
+import { randomBytes } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './db';
+import { fromJson } from './store-support';
+
+export type AuditOutcome = 'success' | 'refused' | 'failed';
+
+export interface AuditRecord {
+  id: string;
+  orgId: string;
+  /** ISO 8601 UTC */
+  at: string;
+  /** who: `admin`, `instance-admin`, `api-key:<id>`, `approver:<name>` */
+  actor: string;
+  /** the API key's name, when the actor is one */
+  actorName: string | null;
+  /** which credential: `admin_token`, `api_key`, `runtime_token`, `approval_link`, `console_session`, `oauth_token` */
+  credentialKind: string;
+  /** its id (an API key's id; a fingerprint of an admin token or a link), never the secret */
+  credentialId: string;
+  /** dotted, stable: `workflow.published`, `api_key.revoked`, `tool.called` … (src/audit/actions.ts) */
+  action: string;
+  targetType: string | null;
+  targetId: string | null;
+  outcome: AuditOutcome;
+  /** the HTTP status the caller was answered */
+  status: number;
+  sourceIp: string | null;
+  userAgent: string | null;
+  requestId: string | null;
+  /** small, secret-free facts of the action (a tool call's server, tool, argument digest, duration) */
+  details: Record<string, unknown>;
+}
+
+export type NewAuditRecord = Omit<AuditRecord, 'id' | 'at'> & { at?: string };
+
+export interface AuditFilter {
+  /** an exact action, or a prefix ending in `.` or `*` (`api_key.`, `api_key.*`) */
+  action?: string;
+  actor?: string;
+  /** `<type>:<id>` or `<type>` */
+  target?: string;
+  outcome?: AuditOutcome;
+  /** ISO 8601, inclusive */
+  since?: string;
+  /** ISO 8601, exclusive */
+  until?: string;
+  /** the last id of the previous page: records older than it */
+  cursor?: string;
+}
+
+let lastMs = 0;
+let sequence = 0;
+const processTag = randomBytes(3).toString('hex');
+/** Random bytes for ids, drawn a few thousand at a time: one small randomBytes() per record cost ~12 µs. */
+const RANDOM_POOL_BYTES = 3 * 1024;
+let randomPool = Buffer.alloc(0);
+let randomOffset = 0;
+
+function threeRandomBytesHex(): string {
+  if (randomOffset + 3 > randomPool.length) {
+    randomPool = randomBytes(RANDOM_POOL_BYTES);
+    randomOffset = 0;
+  }
+  randomOffset += 3;
+  return randomPool.toString('hex', randomOffset - 3, randomOffset);
+}
+
+/**
+ * `aud_` + the time in ms (12 hex digits) + a per-process sequence (4) + this process's tag (6) +
+ * random (6): lowercase hex, one length, so text order is creation order (within a millisecond,
+ * per process) on SQLite and PostgreSQL alike, whatever the collation.
+ */
+export function auditId(now = Date.now()): string {
+  if (now > lastMs) {
+    lastMs = now;
+    sequence = 0;
+  } else {
+    sequence = (sequence + 1) & 0xffff;
+    if (sequence === 0) lastMs++;
+  }
+  return `aud_${lastMs.toString(16).padStart(12, '0')}${sequence.toString(16).padStart(4, '0')}${processTag}${threeRandomBytesHex()}`;
+}
+
+/** The most records one insert carries (16 parameters each: well under SQLite's and PostgreSQL's limits). */
+const MAX_GROUP = 500;
+
+interface PendingAppend {
+  record: AuditRecord;
+  resolve(record: AuditRecord): void;
+  reject(error: unknown): void;
+}
+
+function row(full: AuditRecord) {
+  return {
+    id: full.id, org_id: full.orgId, at: full.at, actor: full.actor, actor_name: full.actorName,
+    credential_kind: full.credentialKind, credential_id: full.credentialId, action: full.action,
+    target_type: full.targetType, target_id: full.targetId, outcome: full.outcome, status: full.status,
+    source_ip: full.sourceIp, user_agent: full.userAgent, request_id: full.requestId, details: JSON.stringify(full.details),
+  };
+}
+
+export class AuditStore {
+  /** appended, waiting for the next group's insert */
+  private pending: PendingAppend[] = [];
+  /** a group's insert is scheduled or running: appends until it ends wait for the next */
+  private writing = false;
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Resolves once the record is committed (with others appended in the same turn). */
+  append(record: NewAuditRecord): Promise<AuditRecord> {
+    const at = record.at ?? new Date().toISOString();
+    const full: AuditRecord = { ...record, id: auditId(Date.parse(at)), at };
+    return new Promise((resolve, reject) => {
+      this.pending.push({ record: full, resolve, reject });
+      if (!this.writing) {
+        this.writing = true;
+        // after this turn's I/O callbacks: the records they append go in the same insert
+        setImmediate(() => void this.writeGroups());
+      }
+    });
+  }
+
+  /** Inserts the pending records a group at a time until none is left. */
+  private async writeGroups(): Promise<void> {
+    try {
+      while (this.pending.length > 0) {
+        const group: { append: PendingAppend; row: ReturnType<typeof row> }[] = [];
+        for (const append of this.pending.splice(0, MAX_GROUP)) {
+          try {
+            group.push({ append, row: row(append.record) });
+          } catch (error) {
+            append.reject(error); // details JSON cannot encode
+          }
+        }
+        if (group.length === 0) continue;
+        try {
+          await this.db.insertInto('audit_records').values(group.map((g) => g.row)).execute();
+          for (const { append } of group) append.resolve(append.record);
+        } catch (error) {
+          if (group.length === 1) group[0]?.append.reject(error);
+          // one record the registry refuses does not cost the others theirs
+          else await Promise.all(group.map(({ append, row: values }) => this.db.insertInto('audit_records').values(values).execute().then(() => append.resolve(append.record), append.reject)));
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /** Up to `limit` records of the organization, newest first. */
+  async list(orgId: string, filter: AuditFilter, limit: number): Promise<AuditRecord[]> {
+    let query = this.db.selectFrom('audit_records').selectAll().where('org_id', '=', orgId);
+    if (filter.action !== undefined) {
+      const prefix = filter.action.endsWith('*') ? filter.action.slice(0, -1) : filter.action.endsWith('.') ? filter.action : undefined;
+      query = prefix === undefined ? query.where('action', '=', filter.action) : query.where(sql`substr(action, 1, ${sql.lit(prefix.length)})`, '=', prefix);
+    }
+    if (filter.actor !== undefined) query = query.where('actor', '=', filter.actor);
+    if (filter.target !== undefined) {
+      const colon = filter.target.indexOf(':');
+      query = colon === -1
+        ? query.where('target_type', '=', filter.target)
+        : query.where('target_type', '=', filter.target.slice(0, colon)).where('target_id', '=', filter.target.slice(colon + 1));
+    }
+    if (filter.outcome !== undefined) query = query.where('outcome', '=', filter.outcome);
+    if (filter.since !== undefined) query = query.where('at', '>=', filter.since);
+    if (filter.until !== undefined) query = query.where('at', '<', filter.until);
+    if (filter.cursor !== undefined) query = query.where('id', '<', filter.cursor);
+    const rows = await query.orderBy('id', 'desc').limit(limit).execute();
+    return rows.map((row) => ({
+      id: row.id, orgId: row.org_id, at: row.at, actor: row.actor, actorName: row.actor_name,
+      credentialKind: row.credential_kind, credentialId: row.credential_id, action: row.action,
+      targetType: row.target_type, targetId: row.target_id, outcome: row.outcome as AuditOutcome, status: Number(row.status),
+      sourceIp: row.source_ip, userAgent: row.user_agent, requestId: row.request_id, details: fromJson<Record<string, unknown>>(row.details),
+    }));
+  }
+
+  /** Deletes up to `limit` records made before `cutoff` (ISO 8601 UTC); returns how many went. */
+  async removeOlderThan(cutoff: string, limit: number): Promise<number> {
+    const result = await this.db.deleteFrom('audit_records')
+      .where('id', 'in', (qb) => qb.selectFrom('audit_records').select('id').where('at', '<', cutoff).limit(limit))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * The tool gateway's OAuth authorization server's records (src/oauth/; tables in oauth-tables.ts):
+ * dynamically registered clients, authorization codes, grants and their tokens. Secrets arrive
+ * here already hashed. A grant lives while it is not revoked and, when it was signed in with an
+ * admin token, while that token exists (rotating the token ends its grants, as it ends console
+ * sessions); when a member signed in, while the member exists (their current role is read with
+ * the token).
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from './db';
+import { fromJson, nowIso, withOrgCheck } from './store-support';
+
+export interface OAuthClientRecord {
+  clientId: string;
+  clientName: string | null;
+  redirectUris: string[];
+  createdAt: string;
+}
+
+/** What a code or a grant binds together. */
+export interface OAuthBinding {
+  orgId: string;
+  clientId: string;
+  resource: string;
+  scope: string | null;
+  subject: string;
+  adminTokenHash: string | null;
+  /** the member who signed in through the organization's identity provider (null: an admin token) */
+  memberId: string | null;
+}
+
+export interface OAuthCodeRecord extends OAuthBinding {
+  redirectUri: string;
+  codeChallenge: string;
+  expiresAt: string;
+}
+
+/** A live token as found: its grant's binding. */
+export interface OAuthTokenRecord extends OAuthBinding {
+  grantId: string;
+  /** the member's current role, for a member's grant */
+  role: string | null;
+  kind: 'access' | 'refresh';
+  expiresAt: string;
+  usedAt: string | null;
+}
+
+export type CodeClaim =
+  | { kind: 'claimed'; code: OAuthCodeRecord }
+  | { kind: 'reused'; grantId: string | null }
+  | { kind: 'unknown' };
+
+export class OAuthStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async createClient(client: OAuthClientRecord): Promise<void> {
+    await this.db.insertInto('oauth_clients').values({
+      client_id: client.clientId, client_name: client.clientName, redirect_uris: JSON.stringify(client.redirectUris), created_at: client.createdAt,
+    }).execute();
+  }
+
+  async findClient(clientId: string): Promise<OAuthClientRecord | undefined> {
+    const row = await this.db.selectFrom('oauth_clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+    return row && { clientId: row.client_id, clientName: row.client_name, redirectUris: fromJson<string[]>(row.redirect_uris), createdAt: row.created_at };
+  }
+
+  async createCode(codeHash: string, code: OAuthCodeRecord): Promise<void> {
+    await withOrgCheck(code.orgId, () => this.db.insertInto('oauth_codes').values({
+      code_hash: codeHash, org_id: code.orgId, client_id: code.clientId, redirect_uri: code.redirectUri, resource: code.resource, scope: code.scope,
+      code_challenge: code.codeChallenge, subject: code.subject, admin_token_hash: code.adminTokenHash, member_id: code.memberId, expires_at: code.expiresAt, used_at: null, grant_id: null,
+    }).execute());
+  }
+
+  /**
+   * Marks the code used, once: the first caller gets it (when unexpired), any later one learns it
+   * was reused (and which grant it made, to revoke).
+   */
+  async claimCode(codeHash: string, now = nowIso()): Promise<CodeClaim> {
+    const updated = await this.db.updateTable('oauth_codes').set({ used_at: now })
+      .where('code_hash', '=', codeHash).where('used_at', 'is', null).executeTakeFirst();
+    const row = await this.db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+    if (!row) return { kind: 'unknown' };
+    if (Number(updated.numUpdatedRows) !== 1) return { kind: 'reused', grantId: row.grant_id };
+    if (row.expires_at <= now) return { kind: 'unknown' };
+    return {
+      kind: 'claimed',
+      code: {
+        orgId: row.org_id, clientId: row.client_id, resource: row.resource, scope: row.scope, subject: row.subject, adminTokenHash: row.admin_token_hash, memberId: row.member_id,
+        redirectUri: row.redirect_uri, codeChallenge: row.code_challenge, expiresAt: row.expires_at,
+      },
+    };
+  }
+
+  async createGrant(grantId: string, binding: OAuthBinding, codeHash?: string): Promise<void> {
+    await withOrgCheck(binding.orgId, () => this.db.insertInto('oauth_grants').values({
+      id: grantId, org_id: binding.orgId, client_id: binding.clientId, resource: binding.resource, scope: binding.scope, subject: binding.subject,
+      admin_token_hash: binding.adminTokenHash, member_id: binding.memberId, created_at: nowIso(), revoked_at: null,
+    }).execute());
+    if (codeHash) await this.db.updateTable('oauth_codes').set({ grant_id: grantId }).where('code_hash', '=', codeHash).execute();
+  }
+
+  async revokeGrant(grantId: string, now = nowIso()): Promise<void> {
+    await this.db.updateTable('oauth_grants').set({ revoked_at: now }).where('id', '=', grantId).where('revoked_at', 'is', null).execute();
+  }
+
+  async createToken(tokenHash: string, grantId: string, kind: 'access' | 'refresh', expiresAt: string): Promise<void> {
+    await this.db.insertInto('oauth_tokens').values({ token_hash: tokenHash, grant_id: grantId, kind, expires_at: expiresAt, used_at: null }).execute();
+  }
+
+  /** The token with this hash when unexpired and its grant live (not revoked, its admin token, if any, still existing). */
+  async findToken(tokenHash: string, now = nowIso()): Promise<OAuthTokenRecord | undefined> {
+    const row = await this.db.selectFrom('oauth_tokens as k')
+      .innerJoin('oauth_grants as g', 'g.id', 'k.grant_id')
+      .leftJoin('admin_tokens as t', (join) => join.onRef('t.token_hash', '=', 'g.admin_token_hash').onRef('t.org_id', '=', 'g.org_id'))
+      .leftJoin('members as m', (join) => join.onRef('m.id', '=', 'g.member_id').onRef('m.org_id', '=', 'g.org_id'))
+      .select(['k.grant_id', 'k.kind', 'k.expires_at', 'k.used_at', 'g.org_id', 'g.client_id', 'g.resource', 'g.scope', 'g.subject', 'g.admin_token_hash', 't.token_hash as live_token',
+        'g.member_id', 'm.role'])
+      .where('k.token_hash', '=', tokenHash)
+      .where('k.expires_at', '>', now)
+      .where('g.revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (!row || (row.admin_token_hash !== null && row.live_token === null)) return undefined;
+    // a removed member's grant ends with them
+    if (row.member_id !== null && (row.role === null || row.role === undefined)) return undefined;
+    return {
+      grantId: row.grant_id, kind: row.kind === 'refresh' ? 'refresh' : 'access', expiresAt: row.expires_at, usedAt: row.used_at,
+      orgId: row.org_id, clientId: row.client_id, resource: row.resource, scope: row.scope, subject: row.subject, adminTokenHash: row.admin_token_hash,
+      memberId: row.member_id, role: row.role ?? null,
+    };
+  }
+
+  /** Marks a refresh token traded, once: false when it already was. */
+  async useRefreshToken(tokenHash: string, now = nowIso()): Promise<boolean> {
+    const updated = await this.db.updateTable('oauth_tokens').set({ used_at: now })
+      .where('token_hash', '=', tokenHash).where('kind', '=', 'refresh').where('used_at', 'is', null).executeTakeFirst();
+    return Number(updated.numUpdatedRows) === 1;
+  }
+
+  /** Drops expired codes and tokens; how many went. */
+  async deleteExpired(now = nowIso()): Promise<number> {
+    const codes = await this.db.deleteFrom('oauth_codes').where('expires_at', '<=', now).executeTakeFirst();
+    const tokens = await this.db.deleteFrom('oauth_tokens').where('expires_at', '<=', now).executeTakeFirst();
+    return Number(codes.numDeletedRows) + Number(tokens.numDeletedRows);
+  }
+}

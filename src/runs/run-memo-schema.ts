@@ -1,0 +1,47 @@
+/**
+ * A run's memo as Temporal hands it back (describe, visibility lists): checked here, at the edge,
+ * against the shape src/common/run-memo.ts builds, so the run views read it typed. The check keeps
+ * the memo object as Temporal gave it (a guard, not a copy): views keep and show it unchanged.
+ */
+import { z } from 'zod';
+import { StepSchema, type StepType } from '../common/definition';
+import type { RunMemo } from '../common/run-memo';
+
+/** Every step type a definition may hold, from the definition's own schema. */
+const STEP_TYPES: readonly StepType[] = StepSchema.options.map((option) => option.shape.type.value);
+
+const StepTypeSchema = z.custom<StepType>((value) => STEP_TYPES.some((type) => type === value));
+
+export const RunMemoSchema = z.object({
+  // an empty orgId is no flowgate run's
+  orgId: z.string().min(1),
+  automationId: z.string(),
+  automationVersion: z.number(),
+  automationName: z.string(),
+  triggerId: z.string(),
+  startedBy: z.string(),
+  started: z.string(),
+  stepMap: z.record(z.string(), z.number()),
+  steps: z.array(z.object({ name: z.string(), type: StepTypeSchema }).loose()),
+  parentRunId: z.string().optional(),
+  callback: z.boolean().optional(),
+  origin: z.object({ kind: z.enum(['rerun', 'resume']), runId: z.string() }).loose().optional(),
+  type: z.literal('SCHEDULE').optional(),
+  scheduleRevision: z.number().optional(),
+  endedAs: z.literal('TIMEOUT').optional(),
+  taskTtlMs: z.number().optional(),
+  slots: z.number().int().min(0).optional(),
+}).loose() satisfies z.ZodType<RunMemo>;
+
+/** Whether a memo read from Temporal is a flowgate run's. */
+export function isRunMemo(memo: unknown): memo is RunMemo {
+  return RunMemoSchema.safeParse(memo).success;
+}
+
+/** The memo fields a run list shows; each may be missing (the list shows a default then). */
+const ListedMemoSchema = RunMemoSchema.pick({ automationId: true, automationVersion: true, triggerId: true, endedAs: true }).partial();
+
+export function listedMemo(memo: unknown): z.infer<typeof ListedMemoSchema> {
+  const parsed = ListedMemoSchema.safeParse(memo ?? {});
+  return parsed.success ? parsed.data : {};
+}

@@ -1,0 +1,128 @@
+/**
+ * Input from a 2026-07-28 client: an approval a run waits on, asked as the specification's
+ * `inputRequests` (an `elicitation/create` form per pending approval, keyed `approval-<step>`) and
+ * answered as `inputResponses` — through `tasks/update` for a task of the Tasks extension, or, for a
+ * plain `tools/call` (Multi Round-Trip Requests, in place of the 2025 era's server-initiated
+ * elicitation), as an `input_required` result the client answers by calling the tool again with its
+ * `inputResponses` and the `requestState` it was given. Either way the answer is the decision of
+ * the API key behind the caller's runtime token, recorded exactly as `POST …/approval` records it.
+ * A plain call of a tool whose runs may wait on approvals (the workflow tools) starts its run as a
+ * task (the same durable run as ever) and follows it: it answers the result once the run closes,
+ * `input_required` when it waits on an approval, and a tool error once TASK_RESULT_WAIT_MS passed.
+ * `requestState` names the run and the tool; it carries no authority: the run must be a task of the
+ * caller's organization waiting on that approval, and the decision is checked as every decision is.
+ */
+import { ApprovalAnswerSchema, type McpTask } from '../../contracts/mcp';
+import type { RuntimePrincipal } from '../../crypto/runtime-tokens';
+import type { ToolResult } from '../server';
+import { approvalElicitation } from './elicitation';
+import { ErrorCode, JsonRpcError } from './jsonrpc';
+import type { PendingApproval } from './task-kind';
+import type { WorkflowTasks } from './tasks';
+import { pauseUnlessAborted } from '../../common/pause';
+
+const APPROVAL_KEY = /^approval-(\d{1,6})$/;
+const invalidParams = (message: string): JsonRpcError => new JsonRpcError(ErrorCode.INVALID_PARAMS, message);
+
+/** The `inputRequests` of a run waiting on `approval`. */
+export function inputRequestsOf(taskId: string, approval: PendingApproval): Record<string, unknown> {
+  const { params } = approvalElicitation(taskId, approval);
+  const { _meta: _related, ...form } = params;
+  return { [`approval-${approval.stepIndex}`]: { method: 'elicitation/create', params: form } };
+}
+
+/**
+ * Applies a client's `inputResponses` to the approval the task waits on: an accepted form is the
+ * decision; a declined or cancelled one decides nothing (the task stays input_required, as with
+ * elicitation). A key that names no pending request, an answer that is no form result, and a
+ * refused decision are invalid params. Answers the steps decided.
+ */
+export async function applyInputResponses(tasks: WorkflowTasks, principal: RuntimePrincipal, taskId: string, approval: PendingApproval | undefined,
+  responses: Record<string, unknown>): Promise<number[]> {
+  const decided: number[] = [];
+  for (const [key, response] of Object.entries(responses)) {
+    const step = APPROVAL_KEY.exec(key);
+    if (!step || !approval || approval.stepIndex !== Number(step[1])) throw invalidParams(`task ${taskId} has no pending input request ${key}`);
+    const answer = ApprovalAnswerSchema.safeParse(response);
+    if (!answer.success) throw invalidParams(`inputResponses.${key} must be an elicitation result: action accept, decline or cancel, and content.decision approve or reject`);
+    if (answer.data.action !== 'accept' || !answer.data.content) continue;
+    const { decision, approver, comment } = answer.data.content;
+    const outcome = await tasks.decide(principal.orgId, principal.keyId, taskId, approval.stepIndex, { decision, ...(approver ? { approver } : {}), ...(comment ? { comment } : {}) });
+    if (!outcome.ok) throw invalidParams(`the decision was refused: ${outcome.message}`);
+    decided.push(approval.stepIndex);
+  }
+  return decided;
+}
+
+interface RequestState {
+  run: string;
+  tool: string;
+}
+
+export function encodeRequestState(state: RequestState): string {
+  return Buffer.from(JSON.stringify(state)).toString('base64url');
+}
+
+function decodeRequestState(text: unknown, tool: string): RequestState {
+  try {
+    const state = JSON.parse(Buffer.from(String(text), 'base64url').toString('utf8')) as Partial<RequestState>;
+    if (typeof state.run === 'string' && state.run.length > 0 && state.tool === tool) return { run: state.run, tool };
+  } catch {
+    // fall through
+  }
+  throw invalidParams(`requestState is not one this server handed out for ${tool}`);
+}
+
+export interface RoundTrip {
+  tasks: WorkflowTasks;
+  principal: RuntimePrincipal;
+  server: string;
+  tool: string;
+  args: Record<string, unknown>;
+  /** the retry's members, when this call answers an earlier input_required */
+  requestState?: unknown;
+  inputResponses?: unknown;
+  /** whether the client declared the elicitation capability (asking for input needs it) */
+  canElicit: boolean;
+  idempotencyKey?: string;
+  forwardHeaders: Readonly<Record<string, string>>;
+  signal: AbortSignal;
+}
+
+/** A plain tools/call of a tool whose run may wait on approvals: its result, or `input_required`. */
+export async function callWithRoundTrips(call: RoundTrip): Promise<{ result: ToolResult } | { inputRequired: Record<string, unknown> }> {
+  const { tasks, principal, tool } = call;
+  let taskId: string;
+  let decided: number[] = [];
+  if (call.requestState !== undefined) {
+    taskId = decodeRequestState(call.requestState, tool).run;
+    const responses = call.inputResponses;
+    if (responses !== undefined && (typeof responses !== 'object' || responses === null || Array.isArray(responses))) throw invalidParams('inputResponses must be an object');
+    const { approval } = await tasks.detailed(principal.orgId, taskId);
+    decided = await applyInputResponses(tasks, principal, taskId, approval, (responses ?? {}) as Record<string, unknown>);
+  } else {
+    taskId = (await tasks.create(principal.orgId, call.server, tool, call.args, { idempotencyKey: call.idempotencyKey, forwardHeaders: call.forwardHeaders })).taskId;
+  }
+  const deadline = Date.now() + tasks.resultWaitMs;
+  let task: McpTask | undefined;
+  while (!call.signal.aborted && Date.now() < deadline) {
+    const seen = await tasks.detailed(principal.orgId, taskId);
+    task = seen.task;
+    if (seen.result) return { result: seen.result };
+    // a step just decided may still show as pending for a moment
+    if (seen.approval && !decided.includes(seen.approval.stepIndex)) {
+      if (!call.canElicit) {
+        throw new JsonRpcError(ErrorCode.MISSING_CLIENT_CAPABILITY, `run ${taskId} waits on an approval: answering it needs the elicitation capability (or decide it through the approval API)`,
+          { requiredCapabilities: { elicitation: {} } });
+      }
+      return { inputRequired: { resultType: 'input_required', inputRequests: inputRequestsOf(taskId, seen.approval), requestState: encodeRequestState({ run: taskId, tool }) } };
+    }
+    if (task.status === 'cancelled' || task.status === 'failed') break;
+    await pauseUnlessAborted(task.pollInterval, call.signal);
+  }
+  const status = task?.status ?? 'working';
+  const message = status === 'working' || status === 'input_required'
+    ? `run ${taskId} is still going after ${Math.round(tasks.resultWaitMs / 1000)} seconds; call the tool as a task (the ${'io.modelcontextprotocol/tasks'} extension) to wait for it`
+    : `run ${taskId} ended ${status}${task?.statusMessage ? `: ${task.statusMessage}` : ''}`;
+  return { result: { isError: true, message, value: { runId: taskId, status } } };
+}

@@ -1,0 +1,74 @@
+/**
+ * What a tool-server kind registers to run some of its tools as MCP Tasks (tasks.ts is generic
+ * over it and knows no server by name). A task is one Temporal workflow whose id is the task id;
+ * the kind says which tools run as tasks, how to start the task's workflow, how to tell its
+ * workflows apart (workflow type and memo), and how to read a task's state and result. The built-in
+ * kinds live beside their servers (src/tools/servers/<kind>/tasks.ts) and are listed in
+ * src/tools/servers/task-kinds.ts; startFlowgate takes more (`taskKinds`), as it takes `serverKinds`.
+ */
+import type { WorkflowExecutionDescription } from '@temporalio/client';
+import type { ApprovalDecision, WaitingOn } from '../../common/run-types';
+import type { ToolResult } from '../server';
+import type { TaskStatus } from '../../contracts/mcp';
+
+/** What a task-augmented call carries besides its arguments. */
+export interface TaskCallContext {
+  idempotencyKey?: string;
+  /** the requested ttl (ms) */
+  ttl?: number;
+  forwardHeaders: Readonly<Record<string, string>>;
+}
+
+/** What a kind is told when it starts a task. */
+export interface TaskStart extends TaskCallContext {
+  /** the task's ttl (ms), clamped: the kind keeps it in its workflow's memo (see TaskKind.ttlOf) */
+  ttlMs: number;
+  /** whether a task of the caller's organization with this id is known (an idempotent start looks first) */
+  exists(taskId: string): Promise<boolean>;
+}
+
+/** A task's state as tasks/get shows it. */
+export interface TaskState {
+  status: TaskStatus;
+  statusMessage?: string;
+}
+
+/** The approval a task's run waits on (input_required). */
+export type PendingApproval = Extract<WaitingOn, { kind: 'approval' }>;
+
+/** An approval decision given through a task (an elicitation answer). */
+export interface TaskApprovalAnswer {
+  decision: 'approve' | 'reject';
+  approver?: string;
+  comment?: string;
+}
+
+export type TaskDecideOutcome = { ok: true; decision: ApprovalDecision } | { ok: false; message: string };
+
+export interface TaskKind {
+  /** the tool server whose tools run as tasks (its path segment) */
+  readonly server: string;
+  /** the Temporal workflow type of the kind's tasks (tasks/list reads visibility by it) */
+  readonly workflowType: string;
+  /** the task's statusMessage once tasks/cancel asked its workflow to cancel */
+  readonly cancelledMessage: string;
+  /** whether a `tools/call` of this tool may be task-augmented */
+  runsAsTask(toolName: string): boolean;
+  /** whether a workflow of `workflowType` with this memo is a task of the kind for `orgId` (another organization's is not) */
+  owns(memo: unknown, orgId: string): boolean;
+  /** the ttl (ms) the task was given, from its memo; null for tasks made before ttl was kept */
+  ttlOf(memo: unknown): number | null;
+  /** starts the task's workflow and answers the task id (its workflow id); arguments it refuses are thrown as ToolCallError */
+  start(orgId: string, toolName: string, args: Record<string, unknown>, call: TaskStart): Promise<string>;
+  /** the task's state, given its workflow and, once the workflow closed, the status that closing means */
+  state(orgId: string, taskId: string, workflow: WorkflowExecutionDescription, closed: TaskStatus | undefined): Promise<TaskState>;
+  /**
+   * The task's `tools/call` result: a closed workflow's, or an open one's once it closes within
+   * `waitMs`; undefined when it is still open then (or `signal` aborted the wait).
+   */
+  result(orgId: string, taskId: string, workflow: WorkflowExecutionDescription, waitMs: number, signal?: AbortSignal): Promise<ToolResult | undefined>;
+  /** the approval the open task waits on, for kinds whose workflows wait on approvals */
+  pendingApproval?(taskId: string): Promise<PendingApproval | undefined>;
+  /** an approval decision by `keyId` (the caller's API key) on the task's step `stepIndex` */
+  decide?(keyId: string, taskId: string, stepIndex: number, answer: TaskApprovalAnswer): Promise<TaskDecideOutcome>;
+}

@@ -1,0 +1,68 @@
+/** The console's templates escape what they are given, and forms follow the input schema. */
+import assert from 'node:assert/strict';
+import { fieldsHtml, formFields } from '../../src/http/console/form-fields';
+import { href, html, raw, toText } from '../../src/http/console/html';
+import { runsBody } from '../../src/http/console/run-views';
+import { liveInvocation } from '../../src/http/console/agent-views';
+
+describe('console templates', () => {
+  it('escapes every interpolated value, in text and in attributes', () => {
+    const hostile = `"><script>alert('x')</script>\``;
+    const out = toText(html`<p title="${hostile}">${hostile}</p>${raw('<br>')}${[hostile, 1, null, undefined, false]}`);
+    assert.ok(!out.includes('<script>'));
+    assert.equal(out, '<p title="&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&#96;">&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&#96;</p><br>'
+      + '&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&#96;1');
+    assert.equal(href('javascript:alert(1)'), '#');
+    assert.equal(href('//evil.example/x'), '#');
+    assert.equal(href('/files/a?b=1'), '/files/a?b=1');
+    assert.equal(href('https://flowgate.example/files/a'), 'https://flowgate.example/files/a');
+  });
+
+  it('renders runs with their names escaped', () => {
+    const out = toText(runsBody({
+      filter: {}, workflows: [{ id: 'wf_1', name: '<b>x</b>' }], triggers: [], liveIds: ['r1'],
+      runs: [{ runId: 'r1', automationId: 'wf_1', automationVersion: 1, status: 'RUNNING', started: '2026-01-01T00:00:00.000Z', closed: null }],
+    }));
+    assert.ok(out.includes('&lt;b&gt;x&lt;/b&gt;'));
+    assert.ok(out.includes('data-runs-live="/console/runs/live?ids=r1"'));
+  });
+
+  it('renders an agent invocation with the model\'s text, tool arguments and results escaped, and a reload link while it runs', () => {
+    const hostile = '<img src=x onerror=alert(1)>';
+    const out = toText(liveInvocation({
+      view: { invocationId: 'inv_1', agentId: 'agt_1', chatId: 'chat_1', status: 'RUNNING' }, message: hostile,
+      toolCalls: [{ turn: 0, name: hostile, arguments: hostile }, { turn: 0, name: 'crm_find', arguments: '{}', result: hostile, ok: false }],
+    }, '/console/agents/agt_1?chat=chat_1&inv=inv_1'));
+    assert.ok(!out.includes('<img'), out);
+    assert.equal(out.split('&lt;img src=x onerror=alert(1)&gt;').length - 1, 4);
+    assert.match(out, /class="tool-call pending"[\s\S]*running…[\s\S]*class="tool-call failed"/);
+    assert.match(out, /href="\/console\/agents\/agt_1\?chat=chat_1&amp;inv=inv_1">reload the page</);
+    const done = toText(liveInvocation({
+      view: { invocationId: 'inv_1', agentId: 'agt_1', chatId: 'chat_1', status: 'COMPLETE', response: hostile, turns: 1, toolCalls: [] }, toolCalls: [],
+    }, '/x'));
+    assert.match(done, /class="text answer">&lt;img/);
+    assert.doesNotMatch(done, /reload the page/);
+  });
+
+  it('generates a labelled field per property, by type, and a file input unless the schema forbids attachments', () => {
+    const schema = {
+      type: 'object', additionalProperties: false, required: ['name'],
+      properties: {
+        name: { type: 'string', title: 'Name', description: 'who you are' }, age: { type: 'integer' }, ratio: { type: 'number' }, ok: { type: 'boolean' },
+        size: { enum: ['S', 'M'] }, day: { type: 'string', format: 'date' }, notes: { type: 'string', maxLength: 5000 }, tags: { type: 'array' },
+      },
+    };
+    const { fields, files } = formFields(schema);
+    assert.deepEqual(fields.map((f) => [f.name, f.kind, f.required]), [
+      ['name', 'text', true], ['age', 'integer', false], ['ratio', 'number', false], ['ok', 'checkbox', false], ['size', 'select', false],
+      ['day', 'date', false], ['notes', 'textarea', false], ['tags', 'json', false],
+    ]);
+    assert.equal(files, false, 'additionalProperties false and no attachments property');
+    assert.equal(formFields({ ...schema, properties: { ...schema.properties, attachments: { type: 'array' } } }).files, true);
+    assert.equal(formFields(undefined).files, true);
+    const out = toText(fieldsHtml(fields, false, { name: '"x' }));
+    assert.ok(out.includes('<label for="f0">Name <span aria-hidden="true">*</span></label>'));
+    assert.ok(out.includes('aria-describedby="f0-hint"'));
+    assert.ok(out.includes('value="&quot;x"'));
+  });
+});

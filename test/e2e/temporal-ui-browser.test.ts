@@ -1,0 +1,140 @@
+/**
+ * The Temporal Web UI of flowgate's embedded dev server, in a real browser (Debian's Chromium
+ * through playwright-core): a run paused on an approval reads as flowgate's workflow, its steps by
+ * name, and why it waits; a run's input and result, encrypted in Temporal, show decrypted. Both need
+ * the operator signed in to flowgate's codec endpoint (`/codec/sign-in`), which the UI calls with
+ * "include cross-origin credentials" on. FLOWGATE_SCREENSHOT=<file> keeps a screenshot of the run's
+ * page (docs/images/temporal-ui-paused-run.png was made so).
+ */
+import assert from 'node:assert/strict';
+import type { Browser, Page } from 'playwright-core';
+import { freePort } from '../../temporal/dev-server';
+import { temporalCliPath } from '../setup/root-hooks';
+import { launchChromium } from '../support/chromium';
+import { pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
+
+
+/** Waits until the page's text matches, reloading now and then (the UI polls on its own, but slowly). */
+async function untilText(page: Page, pattern: RegExp, timeoutMs = 60_000, afterReload?: () => Promise<void>): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let text: string;
+  for (let round = 1; ; round++) {
+    // the UI renders summaries and details (Markdown) in frames of their own
+    text = (await Promise.all(page.frames().map((f) => f.locator('body').innerText().catch(() => '')))).join('\n');
+    if (pattern.test(text)) return text;
+    if (Date.now() > deadline) {
+      if (process.env.FLOWGATE_SCREENSHOT) await page.screenshot({ path: `${process.env.FLOWGATE_SCREENSHOT}.failed.png`, fullPage: true });
+      throw new Error(`${pattern} not on the page; it shows:\n${text.slice(0, 8000)}`);
+    }
+    await page.waitForTimeout(1000);
+    if (round % 10 === 0) {
+      await page.reload();
+      await afterReload?.();
+    }
+  }
+}
+
+describe('a paused run in the Temporal Web UI, in a browser', () => {
+  let fg: TestFlowgate;
+  let browser: Browser;
+
+  before(async function () {
+    this.timeout(180_000);
+    browser = await launchChromium();
+    // No TEMPORAL_ADDRESS: flowgate starts its own dev server, with the Web UI on a port of its own.
+    // The gateway's port is fixed before the start: the dev server's UI is given its codec endpoint before the gateway listens.
+    fg = await startTestFlowgate({
+      TEMPORAL_ADDRESS: undefined as unknown as string, TEMPORAL_CLI_PATH: temporalCliPath(), PORT: String(await freePort()),
+      TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_UI_PORT: String(await freePort()),
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await fg?.stop();
+  });
+
+  /**
+   * What an operator does once per browser: sign in at the codec endpoint with the administrator
+   * token, then in the UI's data encoder settings use the browser's setting, flowgate's `/codec`, with
+   * "include cross-origin credentials" on (the UI keeps those choices in its local storage).
+   */
+  async function signedInPage(signIn = true): Promise<Page> {
+    // each page is a browser context of its own: cookies and local storage are not shared
+    const page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
+    if (signIn) {
+      await page.goto(`${fg.url}/codec/sign-in`);
+      await page.fill('#token', fg.adminToken);
+      await page.click('button[type=submit]');
+      await page.waitForSelector('#signed-in');
+    }
+    assert.equal(fg.codecEndpoint, `${fg.url}/codec`, 'the embedded UI was started with the codec endpoint');
+    await page.goto(`${fg.temporalUiUrl}/namespaces/default/workflows`);
+    await page.evaluate((endpoint) => {
+      localStorage.setItem('endpoint', JSON.stringify(endpoint));
+      localStorage.setItem('includeCredentials', 'true');
+      localStorage.setItem('overrideRemoteCodecConfiguration', 'true');
+    }, `${fg.url}/codec`);
+    return page;
+  }
+
+  it('shows the workflow\'s name and version, its steps by name and what the paused run waits for', async function () {
+    this.timeout(180_000);
+    assert.ok(fg.temporalUiUrl, 'the embedded dev server has a Web UI');
+    const p = await publishWorkflow(fg, {
+      name: 'Release train',
+      steps: [
+        { name: 'Build notes', type: 'code', source: 'return "notes for " + inputs.version' },
+        { name: 'Cool-off', type: 'delay', duration: '1s' },
+        { name: 'Sign-off', type: 'approval', approvers: ['ops@example.com'], message: 'Release {{inputs.version}} to production?', timeout: '2h' },
+        { name: 'Release', type: 'template', template: 'released {{inputs.version}}' },
+      ],
+    });
+    const runId = (await trigger(fg, p, { version: 'v2.3' })).headers.get('X-Pf-Run-Id') ?? '';
+    await pollStatus(fg, p, runId, (s) => (s as { waitingOn?: { kind: string } }).waitingOn?.kind === 'approval', 60_000);
+
+    const page = await signedInPage();
+    await page.goto(`${fg.temporalUiUrl}/namespaces/default/workflows/${runId}`);
+    await untilText(page, /Release train v1 · trigger/);
+    // the run's summary, details and current details: the "User Metadata" panel
+    const openMetadata = () => page.getByText('User Metadata', { exact: true }).click();
+    await openMetadata();
+    await untilText(page, /Paused: step 3 · Sign-off waits for approval by ops@example\.com/, 60_000, openMetadata);
+    await untilText(page, /Release train\*?\*? version 1/, 60_000, openMetadata);
+    await untilText(page, /1 · Build notes \(code\)/);
+    await untilText(page, /2 · Cool-off: delay 1s/);
+    await untilText(page, /3 · Sign-off: approval by ops@example\.com/);
+    const screenshot = process.env.FLOWGATE_SCREENSHOT;
+    if (screenshot) await page.screenshot({ path: screenshot, fullPage: false });
+    await page.close();
+  });
+
+  it('shows a run\'s input and result, encrypted in Temporal, decrypted through the codec endpoint', async function () {
+    this.timeout(180_000);
+    const marker = `uimark${Date.now().toString(36)}`;
+    const reversed = [...marker].reverse().join('');
+    const p = await publishWorkflow(fg, { name: 'Sealed in the UI', steps: [{ name: 'Reverse', type: 'code', source: 'return inputs.secret.split("").reverse().join("")' }] });
+    const response = await trigger(fg, p, { secret: marker }, { 'x-api-wait': 'true' });
+    assert.equal(response.status, 200, await response.clone().text());
+    const runId = response.headers.get('X-Pf-Run-Id') ?? '';
+    const raw = JSON.stringify(await fg.client.workflow.getHandle(runId).fetchHistory());
+    assert.ok(!raw.includes(marker), 'Temporal holds the input sealed');
+
+    const decodeCall = (status: number) => (r: { url(): string; status(): number }) => r.url() === `${fg.url}/codec/decode` && r.status() === status;
+    // not signed in: the UI's codec calls are refused, and the input stays sealed on the page
+    const stranger = await signedInPage(false);
+    const refused = stranger.waitForResponse(decodeCall(401), { timeout: 60_000 });
+    await stranger.goto(`${fg.temporalUiUrl}/namespaces/default/workflows/${runId}`);
+    await refused;
+    await untilText(stranger, new RegExp(runId));
+    assert.doesNotMatch(await stranger.locator('body').innerText(), new RegExp(marker));
+    await stranger.close();
+
+    const page = await signedInPage();
+    const decoded = page.waitForResponse(decodeCall(200), { timeout: 60_000 });
+    await page.goto(`${fg.temporalUiUrl}/namespaces/default/workflows/${runId}`);
+    await decoded;
+    await untilText(page, new RegExp(marker));
+    await untilText(page, new RegExp(reversed));
+    await page.close();
+  });
+});

@@ -1,0 +1,133 @@
+/**
+ * Typed fake activities for the fast layer: an object of the worker's own `Activities` type
+ * (activities/index.ts), so a change to an activity's signature breaks these fakes at build time.
+ *
+ * The step executors that only compute (template and code steps, the composite results, value
+ * rendering) are the real ones over an in-memory blob store: the interpreter is tested against
+ * what its steps really produce. Everything that would reach HTTP, the registry, a model or a
+ * tool backend is a fake the test scripts through `FakeWorld`: `http` and `tool` steps are
+ * refused unless a test hands in its own `runStep`.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Activities } from '../../../activities';
+import { createSlotActivities } from '../../../activities/slots';
+import { createRecordComposite, createRecordStep, createRunStep } from '../../../activities/run-step';
+import { createRenderValue } from '../../../activities/render-value';
+import type { AgentPlan, ModelTurnRequest, ModelTurnResult, ToolCallRequest } from '../../../src/common/agent-invocation';
+import { WorkflowDefinitionSchema } from '../../../src/common/definition';
+import type { CallbackRequest, RunInput } from '../../../src/common/run-types';
+import type { SweepRequest } from '../../../src/common/workflow-contracts';
+import { MemoryBlobStore } from './memory-blob-store';
+
+export const FAKE_ORG = 'org_fast';
+
+/** What the fakes answer and what they saw; each test makes its own. */
+export class FakeWorld {
+  readonly blobs = new MemoryBlobStore();
+  /** chained runs (`trigger` steps, agents' workflow tools): trigger id → workflow definition */
+  readonly triggers = new Map<string, unknown>();
+  maxChainDepth = 3;
+  /** the agent `prepareAgentInvocation` answers with; unset: no such agent */
+  agentPlan?: AgentPlan;
+  /** the model's replies, one per turn */
+  modelReplies: ModelTurnResult[] = [];
+  readonly modelTurns: ModelTurnRequest[] = [];
+  readonly toolCalls: ToolCallRequest[] = [];
+  readonly finishedAgents: string[] = [];
+  /** callbacks fail this many attempts with a retryable error before one succeeds */
+  callbackFailures = 0;
+  readonly callbacks: { request: CallbackRequest; attempt: number }[] = [];
+  readonly sweeps: { activity: string; request: SweepRequest }[] = [];
+  /** the code agent's run as its backend reports it at the end */
+  codeAgentRun: Record<string, unknown> = { status: 'FINISHED' };
+  readonly codeAgentCancels: string[] = [];
+}
+
+/** The run input of a definition, as the trigger service builds it (parsed like a publish). */
+export function runInputOf(definition: unknown, fields: Partial<Omit<RunInput, 'definition'>> = {}): Omit<RunInput, 'runId'> {
+  const parsed = WorkflowDefinitionSchema.parse(definition);
+  return {
+    orgId: FAKE_ORG,
+    automationId: `wf_${parsed.name}`,
+    automationName: parsed.name,
+    automationVersion: 1,
+    stepMap: Object.fromEntries(parsed.steps.map((_, i) => [String(i + 1), 1])),
+    definition: parsed,
+    triggerId: `trg_${parsed.name}`,
+    startedBy: 'fast-test',
+    started: new Date().toISOString(),
+    inputs: {},
+    ...fields,
+  };
+}
+
+export function fakeActivities(world: FakeWorld, overrides: Partial<Activities> = {}): Activities {
+  const realRunStep = createRunStep({ blobs: world.blobs, allowPrivateNetwork: false });
+  const activities: Activities = {
+    async runStep(request) {
+      if (request.step.type === 'http' || request.step.type === 'tool') {
+        throw ApplicationFailure.nonRetryable(`the fast layer has no ${request.step.type} steps (pass a runStep of the test's own)`, 'NO_FAKE');
+      }
+      return realRunStep(request);
+    },
+    ...createSlotActivities(),
+    recordStep: createRecordStep({ blobs: world.blobs }),
+    recordComposite: createRecordComposite({ blobs: world.blobs }),
+    renderValue: createRenderValue({ blobs: world.blobs }),
+    async resolveTrigger(request) {
+      if (request.chainDepth > world.maxChainDepth) {
+        return { ok: false, error: `the chain of triggered runs would be ${request.chainDepth} deep; the limit is ${world.maxChainDepth} (FLOWGATE_MAX_CHAIN_DEPTH): is there a cycle?` };
+      }
+      const definition = world.triggers.get(request.triggerId);
+      if (definition === undefined) return { ok: false, error: `no trigger ${request.triggerId} in this organization` };
+      return {
+        ok: true,
+        input: runInputOf(definition, {
+          orgId: request.orgId, triggerId: request.triggerId, startedBy: request.startedBy, inputs: request.inputs,
+          parentRunId: request.parentRunId, chainDepth: request.chainDepth,
+        }),
+      };
+    },
+    async prepareAgentInvocation(input) {
+      return world.agentPlan ? { ok: true, plan: world.agentPlan } : { ok: false, error: `no agent ${input.agentId} in this organization` };
+    },
+    async callAgentModel(request) {
+      world.modelTurns.push(request);
+      const reply = world.modelReplies[request.turn];
+      if (!reply) throw ApplicationFailure.nonRetryable(`the fake model has no reply for turn ${request.turn}`);
+      return reply;
+    },
+    async finishAgentInvocation(request) {
+      world.finishedAgents.push(request.invocationId);
+    },
+    async callAgentTool(request) {
+      world.toolCalls.push(request);
+      return { ref: { toolCallId: request.toolCallId, text: JSON.stringify({ tool: request.binding.tool, arguments: request.arguments }) }, ok: true, line: `${request.binding.tool}: ok` };
+    },
+    async postCallback(request) {
+      const { attempt } = Context.current().info;
+      world.callbacks.push({ request, attempt });
+      if (attempt <= world.callbackFailures) throw ApplicationFailure.create({ message: 'the receiver answered 500', type: 'CALLBACK_FAILED', details: [{ attempt }] });
+      return { attempt, status: 200 };
+    },
+    async sweepExpiredBlobs(request) {
+      world.sweeps.push({ activity: 'sweepExpiredBlobs', request });
+      return { removed: 2, kept: 5, stale: 0 };
+    },
+    async sweepFinishedRuns(request) {
+      world.sweeps.push({ activity: 'sweepFinishedRuns', request });
+      return { removed: 1, auditRemoved: 0 };
+    },
+    async waitForCodeAgentRun(ref) {
+      return { id: ref.runId, agentId: ref.agentId, ...world.codeAgentRun };
+    },
+    async readCodeAgentRunStream(ref) {
+      return { isError: false, value: { runId: ref.runId, events: [{ id: '1', type: 'status', status: world.codeAgentRun.status }], lastEventId: '1', ended: true } };
+    },
+    async cancelCodeAgentRun(ref) {
+      world.codeAgentCancels.push(ref.runId);
+      return { cancelled: true };
+    },
+  };
+  return { ...activities, ...overrides };
+}

@@ -1,0 +1,228 @@
+/**
+ * Every workflow type besides the interpreter's own cases (interpreter.test.ts), run on a worker
+ * with typed fake activities: invokeAgent (a model turn with a tool and a workflow tool, then an
+ * answer), codeAgentTask (the waiter behind a code-agent MCP task), retentionSweep,
+ * deliverRunCallback (started by a run that names a callback), runForEachChunk (a large
+ * forEach's child) and runSlots (the semaphore of a concurrency limit, with runs that wait for it). Each run's history also replays here; with FLOWGATE_RECORD_HISTORIES_DIR=<dir>
+ * each is written to <dir>/<file> (which must not exist yet), to be copied into
+ * test/workflows/histories/, where replay-every-type.test.ts replays it in every suite run.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import type { AgentInvocationInput } from '../../src/common/agent-invocation';
+import type { CodeAgentTaskInput } from '../../src/common/codeagent-task';
+import {
+  agentStatusQuery, WORKFLOW_TYPES, type CodeAgentTaskWorkflow, type DeliverRunCallbackWorkflow, type InvokeAgentWorkflow, type RetentionSweepWorkflow,
+} from '../../src/common/workflow-contracts';
+import { createSlotActivities } from '../../activities/slots';
+import { slotsWorkflowId } from '../../src/common/slots';
+import { slotsQuery, stateQuery, type RunSlotsWorkflow } from '../../src/common/workflow-contracts';
+import { workflowBundle } from '../../temporal/worker';
+import { recordHistoriesDir } from '../support/ci';
+import { eventually, FastWorker } from './support/fast-worker';
+import { FAKE_ORG, FakeWorld } from './support/fake-activities';
+
+/** Replays a finished workflow's history, and records it when a developer asked for it. */
+async function replayAndRecord(fw: FastWorker, workflowId: string, file?: string): Promise<void> {
+  const history = await fw.client.workflow.getHandle(workflowId).fetchHistory();
+  await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowId);
+  const dir = recordHistoriesDir();
+  if (dir && file) await writeFile(path.join(dir, file), `${historyToJSON(history)}\n`, { flag: 'wx' });
+}
+
+describe('every workflow type on a worker with fake activities (fast layer)', () => {
+  let fw: FastWorker;
+  before(async () => {
+    fw = await FastWorker.start();
+  });
+  beforeEach(() => {
+    fw.world = new FakeWorld();
+    fw.overrides = {};
+  });
+  after(async () => {
+    await fw?.stop();
+  });
+
+  it('invokeAgent: calls the model, runs a tool and a workflow tool (a child run), answers with the final reply', async () => {
+    fw.world.agentPlan = {
+      agentName: 'helper', maxTurns: 4, maxToolCalls: 4, toolResultChars: 2000,
+      tools: [{ modelName: 'search', kind: 'tool', server: 'web', tool: 'web_search' }, { modelName: 'greet', kind: 'workflow', triggerId: 'trg_greet' }],
+    };
+    fw.world.triggers.set('trg_greet', { name: 'greet', steps: [{ name: 'Hi', type: 'template', format: 'plaintext', template: 'hi {{inputs.who}}' }] });
+    fw.world.modelReplies = [
+      { content: null, toolCalls: [{ id: 'c1', name: 'search', arguments: '{"q":"flowgate"}' }, { id: 'c2', name: 'greet', arguments: '{"inputs":{"who":"Ada"}}' }] },
+      { content: 'all done', toolCalls: [] },
+    ];
+    const invocationId = `inv_${randomUUID()}`;
+    const input: AgentInvocationInput = { invocationId, orgId: FAKE_ORG, agentId: 'agt_1', chatId: 'chat_1', message: 'do it', forwardHeaders: {}, startedBy: 'fast-test' };
+    const handle = await fw.client.workflow.start<InvokeAgentWorkflow>(WORKFLOW_TYPES.invokeAgent, { workflowId: invocationId, taskQueue: fw.taskQueue, args: [input] });
+    const result = await handle.result();
+    assert.equal(result.status, 'COMPLETE');
+    assert.equal(result.response, 'all done');
+    assert.equal(result.turns, 2);
+    assert.deepEqual(result.toolCalls.map((c) => [c.name, c.ok]), [['search', true], ['greet', true]]);
+    assert.match(result.toolCalls[1]?.line ?? '', /completed/);
+    const second = fw.world.modelTurns[1];
+    assert.ok(second?.toolResults.some((r) => r.toolCallId === 'c2' && /hi Ada/.test(r.text ?? '')), 'the workflow tool\'s result goes to the next model turn');
+    assert.deepEqual(await handle.query(agentStatusQuery), { status: 'COMPLETE', turns: 2, toolCalls: 2 });
+    assert.deepEqual(fw.world.finishedAgents, [invocationId]);
+    await replayAndRecord(fw, invocationId, 'invoke-agent.json');
+  });
+
+  it('invokeAgent: fails with TURN_LIMIT when the model never answers within its turns', async () => {
+    fw.world.agentPlan = { agentName: 'loops', maxTurns: 2, maxToolCalls: 10, toolResultChars: 100, tools: [{ modelName: 'search', kind: 'tool', server: 'web', tool: 'web_search' }] };
+    const again = { content: null, toolCalls: [{ id: 'c', name: 'search', arguments: '{}' }] };
+    fw.world.modelReplies = [again, again, again];
+    const invocationId = `inv_${randomUUID()}`;
+    const handle = await fw.client.workflow.start<InvokeAgentWorkflow>(WORKFLOW_TYPES.invokeAgent, {
+      workflowId: invocationId, taskQueue: fw.taskQueue, args: [{ invocationId, orgId: FAKE_ORG, agentId: 'agt_2', chatId: 'chat_2', message: 'go', forwardHeaders: {}, startedBy: 'fast-test' }],
+    });
+    await assert.rejects(handle.result(), (err: unknown) => err instanceof WorkflowFailedError && /all 2 model turns/.test(err.cause?.message ?? ''));
+  });
+
+  it('invokeAgent at level 7: adds up usage per model, answers it, and ends BUDGET_EXHAUSTED at a token budget before the next model call', async () => {
+    const usage = (promptTokens: number, completionTokens: number) => ({ model: 'm', promptTokens, completionTokens, cachedPromptTokens: 0, costNanoUsd: 1000 });
+    fw.world.agentPlan = { agentName: 'counted', maxTurns: 5, maxToolCalls: 5, toolResultChars: 100, tools: [{ modelName: 'search', kind: 'tool', server: 'web', tool: 'web_search' }], budget: { maxTokens: 50 } };
+    fw.world.modelReplies = [
+      { content: null, toolCalls: [{ id: 'c1', name: 'search', arguments: '{}' }], usage: usage(20, 5) },
+      { content: null, toolCalls: [{ id: 'c2', name: 'search', arguments: '{}' }], usage: usage(25, 5) },
+      { content: 'never', toolCalls: [] },
+    ];
+    const invocationId = `inv_${randomUUID()}`;
+    const handle = await fw.client.workflow.start<InvokeAgentWorkflow>(WORKFLOW_TYPES.invokeAgent, {
+      workflowId: invocationId, taskQueue: fw.taskQueue,
+      args: [{ invocationId, orgId: FAKE_ORG, agentId: 'agt_7', chatId: 'chat_7', message: 'go', forwardHeaders: {}, startedBy: 'fast-test', engine: 7 }],
+    });
+    await assert.rejects(handle.result(), (err: unknown) => err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure
+      && err.cause.type === 'BUDGET_EXHAUSTED' && /limits\.maxTokens = 50\) is reached: 55 tokens used; the invocation stopped after model call 2/.test(err.cause.message)
+      && JSON.stringify(err.cause.details?.[0]) .includes('"calls":2'));
+    assert.equal(fw.world.modelTurns.length, 2, 'no third model call');
+    assert.deepEqual((await handle.query(agentStatusQuery)).usage?.map((u) => [u.model, u.calls, u.promptTokens, u.costNanoUsd]), [['m', 2, 45, 2000]]);
+    await replayAndRecord(fw, invocationId, 'invoke-agent-budget-engine-7.json');
+
+    fw.world.agentPlan = { agentName: 'counted', maxTurns: 5, maxToolCalls: 5, toolResultChars: 100, tools: [] };
+    fw.world.modelReplies = [{ content: 'done', toolCalls: [], usage: usage(7, 3) }];
+    const answered = `inv_${randomUUID()}`;
+    const result = await fw.client.workflow.execute<InvokeAgentWorkflow>(WORKFLOW_TYPES.invokeAgent, {
+      workflowId: answered, taskQueue: fw.taskQueue,
+      args: [{ invocationId: answered, orgId: FAKE_ORG, agentId: 'agt_7', chatId: 'chat_8', message: 'go', forwardHeaders: {}, startedBy: 'fast-test', engine: 7 }],
+    });
+    assert.deepEqual(result.usage, [{ ...usage(7, 3), calls: 1 }]);
+  });
+
+  it('codeAgentTask: waits for the agent\'s run to end and answers the tool\'s result; a run that ended otherwise fails the task', async () => {
+    const taskId = `task_${randomUUID()}`;
+    const input: CodeAgentTaskInput = {
+      orgId: FAKE_ORG, taskId, tool: 'codeagent_create_run', pcid: 'pc_1', agentId: 'bc-agent', runId: 'run-1', started: { run: { id: 'run-1', status: 'RUNNING' } }, ttlMs: 120_000,
+    };
+    const done = await fw.client.workflow.start<CodeAgentTaskWorkflow>(WORKFLOW_TYPES.codeAgentTask, { workflowId: taskId, taskQueue: fw.taskQueue, args: [input], workflowExecutionTimeout: input.ttlMs });
+    assert.deepEqual(await done.result(), { run: { id: 'run-1', agentId: 'bc-agent', status: 'FINISHED' } });
+    await replayAndRecord(fw, taskId, 'codeagent-task.json');
+
+    fw.world.codeAgentRun = { status: 'ERROR' };
+    const failedId = `task_${randomUUID()}`;
+    const failed = await fw.client.workflow.start<CodeAgentTaskWorkflow>(WORKFLOW_TYPES.codeAgentTask, { workflowId: failedId, taskQueue: fw.taskQueue, args: [{ ...input, taskId: failedId }] });
+    await assert.rejects(failed.result(), (err: unknown) => err instanceof WorkflowFailedError && /ended ERROR/.test(err.cause?.message ?? ''));
+  });
+
+  it('retentionSweep: sweeps expired blobs, then finished runs, as of the time it is given', async () => {
+    const workflowId = `sweep-${randomUUID()}`;
+    const now = '2026-11-26T12:00:00.000Z';
+    const handle = await fw.client.workflow.start<RetentionSweepWorkflow>(WORKFLOW_TYPES.retentionSweep, { workflowId, taskQueue: fw.taskQueue, args: [{ now }] });
+    assert.deepEqual(await handle.result(), { blobs: { removed: 2, kept: 5, stale: 0 }, finishedRuns: { removed: 1, auditRemoved: 0 } });
+    assert.deepEqual(fw.world.sweeps, [{ activity: 'sweepExpiredBlobs', request: { now } }, { activity: 'sweepFinishedRuns', request: { now } }]);
+    await replayAndRecord(fw, workflowId, 'retention-sweep.json');
+  });
+
+  it('deliverRunCallback: a run that names a callback starts its delivery, which retries a failed attempt and answers DELIVERED', async function () {
+    this.timeout(60_000);
+    fw.world.callbackFailures = 1;
+    const { runId, summary } = await fw.run({ name: 'with-callback', steps: [{ name: 'Hi', type: 'template', format: 'plaintext', template: 'hi' }] },
+      {}, { callback: { url: 'https://receiver.example/hook' } });
+    assert.equal(summary.status, 'COMPLETE');
+    const callbackId = `${runId}-callback`;
+    const delivered = await fw.client.workflow.getHandle<DeliverRunCallbackWorkflow>(callbackId).result();
+    assert.deepEqual(delivered, { state: 'DELIVERED', attempts: 2 });
+    assert.deepEqual(fw.world.callbacks.map((c) => [c.request.run.runId, c.request.status, c.attempt]), [[runId, 'COMPLETE', 1], [runId, 'COMPLETE', 2]]);
+    await replayAndRecord(fw, callbackId, 'deliver-run-callback.json');
+  });
+
+  it('runForEachChunk: a forEach over more than 100 items runs in chunk child workflows, keeps the results in order, and the chunks replay', async function () {
+    this.timeout(240_000);
+    const { runId, summary } = await fw.run({
+      name: 'chunks', steps: [{ name: 'Each', type: 'forEach', items: '[1..120]', concurrency: 5, steps: [{ name: 'Twice', type: 'code', source: 'return item * 2' }] }],
+    });
+    assert.equal(summary.status, 'COMPLETE', summary.error);
+    assert.equal((JSON.parse(fw.output(runId, 1)) as number[])[119], 240);
+    const chunks = await eventually(async () => {
+      const ids: string[] = [];
+      for await (const w of fw.client.workflow.list({ query: `WorkflowType = '${WORKFLOW_TYPES.runForEachChunk}' AND TaskQueue = '${fw.taskQueue}'` })) ids.push(w.workflowId);
+      return ids.length >= 2 ? ids.sort() : undefined;
+    }, 'both chunks of the forEach listed');
+    // test/workflows/histories/run-for-each-chunk.json is this type's saved history (recorded by fan-out.test.ts)
+    for (const chunk of chunks) await replayAndRecord(fw, chunk);
+  });
+
+  it('runSlots: runs under a limit of 1 run one at a time in start order, the waiting one reads PENDING, a terminated holder\'s slot is freed', async function () {
+    this.timeout(120_000);
+    fw.overrides = createSlotActivities({ temporal: fw.client, taskQueue: fw.taskQueue, slotCheckSeconds: 1 });
+    const key = `trigger:trg_fast_${randomUUID()}`;
+    const slots = { claims: [{ scope: 'trigger' as const, key, limit: 1 }], maxWaitSeconds: 600 };
+    const definition = { name: 'slotted', steps: [{ name: 'Wait', type: 'delay', duration: '1500ms' }, { name: 'Hi', type: 'template', format: 'plaintext', template: 'hi' }] };
+    const first = await fw.startRun(definition, {}, { slots, started: '2026-11-26T00:00:01.000Z' });
+    await eventually(async () => ((await first.query(stateQuery)).status === 'PAUSED' ? true : undefined), 'the first run holds the slot');
+    const second = await fw.startRun(definition, {}, { slots, started: '2026-11-26T00:00:02.000Z' });
+    const waiting = await eventually(async () => {
+      const state = await second.query(stateQuery);
+      return state.status === 'PENDING' && state.waitingOn?.kind === 'slot' ? state : undefined;
+    }, 'the second run waits for the slot');
+    assert.deepEqual(waiting.waitingOn, { kind: 'slot', scope: 'trigger', key, limit: 1 });
+    const semaphore = fw.client.workflow.getHandle<RunSlotsWorkflow>(slotsWorkflowId(key));
+    const queued = await eventually(async () => {
+      const held = await semaphore.query(slotsQuery);
+      return held.queue.length === 1 ? held : undefined;
+    }, 'the semaphore holds one run and queues the other');
+    assert.deepEqual(queued, { key, limit: 1, holders: [first.workflowId], queue: [second.workflowId] });
+    assert.equal((await first.result()).status, 'COMPLETE');
+    assert.equal((await second.result()).status, 'COMPLETE');
+    const [firstEnd, secondEnd] = await Promise.all([first.describe(), second.describe()]);
+    assert.ok(firstEnd.closeTime && secondEnd.closeTime && secondEnd.closeTime.getTime() - firstEnd.closeTime.getTime() >= 1400,
+      'the second run started only when the first had ended');
+    await replayAndRecord(fw, second.workflowId, 'run-automation-slots-engine-7.json');
+
+    // a holder terminated by an operator sends no release: the semaphore's check frees its slot
+    const stuck = await fw.startRun({ ...definition, steps: [{ name: 'Wait', type: 'delay', duration: '10m' }] }, {}, { slots });
+    await eventually(async () => ((await semaphore.query(slotsQuery)).holders.includes(stuck.workflowId) ? true : undefined), 'the long run holds the slot');
+    const next = await fw.startRun(definition, {}, { slots });
+    await eventually(async () => ((await semaphore.query(slotsQuery)).queue.includes(next.workflowId) ? true : undefined), 'the next run waits');
+    await stuck.terminate('test: a run that cannot release its slot');
+    assert.equal((await next.result()).status, 'COMPLETE');
+    await replayAndRecord(fw, slotsWorkflowId(key), 'run-slots.json');
+  });
+
+  it('runSlots newest-wins is by start time: a request from a run started earlier that arrives later is superseded, the newer run is not cancelled', async function () {
+    this.timeout(120_000);
+    fw.overrides = createSlotActivities({ temporal: fw.client, taskQueue: fw.taskQueue, slotCheckSeconds: 1 });
+    const key = `trigger:trg_fast_${randomUUID()}`;
+    const slots = { claims: [{ scope: 'trigger' as const, key, limit: 1, mode: 'newest-wins' as const }], maxWaitSeconds: 600 };
+    const definition = { name: 'newest', steps: [{ name: 'Wait', type: 'delay', duration: '1500ms' }, { name: 'Hi', type: 'template', format: 'plaintext', template: 'hi' }] };
+    // the newer run's request reaches the semaphore first (as when the older run's first workflow task runs late)
+    const newer = await fw.startRun(definition, {}, { slots, started: '2026-11-26T00:00:02.000Z' });
+    await eventually(async () => ((await newer.query(stateQuery)).status === 'PAUSED' ? true : undefined), 'the newer run holds the slot');
+    const older = await fw.startRun(definition, {}, { slots, started: '2026-11-26T00:00:01.000Z' });
+    const outcome = async (run: typeof older): Promise<string> => run.result().then(
+      (summary) => summary.status,
+      (error: unknown) => (error instanceof WorkflowFailedError && error.cause instanceof ApplicationFailure ? `FAILED ${error.cause.type}` : String(error)),
+    );
+    assert.equal(await outcome(older), 'FAILED RUN_SUPERSEDED', 'the older run was superseded without running');
+    assert.equal(await outcome(newer), 'COMPLETE', 'the newer run was not cancelled by the older one\'s late request');
+    const semaphore = fw.client.workflow.getHandle<RunSlotsWorkflow>(slotsWorkflowId(key));
+    await eventually(async () => ((await semaphore.query(slotsQuery)).holders.length === 0 ? true : undefined), 'the slot is free again');
+    await replayAndRecord(fw, slotsWorkflowId(key), 'run-slots-newest-wins.json');
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * A member signs in to an MCP client through the organization's OpenID Connect provider
+ * (docs/tool-gateway.md "Signing in by URL", docs/people-and-roles.md): the official SDK client's
+ * OAuth flow, the authorization page's "Sign in with <provider>" (the organization named by the
+ * authorize URL's `org`, or asked for first), a real oidc-provider on loopback, the consent
+ * recorded as the member's, a tool called; then the member removed and their token refused.
+ */
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { startTestFlowgate, type TestFlowgate } from '../support/flowgate';
+import { MemoryProvider, REDIRECT_URI } from '../support/oauth-client';
+import { browse, CookieJar, startTestIssuer, type TestIssuer } from '../support/oidc-issuer';
+
+function hidden(page: string, name: string): string {
+  const match = new RegExp(`<input type="hidden" name="${name}" value="([^"]*)">`).exec(page);
+  if (!match?.[1]) throw new Error(`no hidden ${name} on the page: ${page.slice(0, 500)}`);
+  return match[1];
+}
+
+const unescape = (s: string): string => s.replace(/&amp;/g, '&').replace(/&#x?0*3[dD];/g, '=');
+
+describe('members sign in to MCP clients through the organization\'s identity provider', () => {
+  let fg: TestFlowgate;
+  let idp: TestIssuer;
+  let orgId = '';
+  before(async () => {
+    fg = await startTestFlowgate();
+    idp = await startTestIssuer(`${fg.url}/oauth/oidc/callback`);
+    idp.accounts.set('nora', { email: 'nora@corp.example', groups: ['ops'] });
+    const set = await fg.admin<{ signInUrl: string }>('PUT', '/api/v1/identity-provider', {
+      name: 'Test IdP', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret,
+      roleRules: [{ group: 'ops', role: 'operator' }],
+    });
+    assert.equal(set.status, 200, JSON.stringify(set.body));
+    orgId = new URL(set.body.signInUrl).searchParams.get('org') ?? '';
+  });
+  after(async () => {
+    await fg?.stop();
+    await idp?.stop();
+  });
+
+  /** What the person does in the browser: the organization step, "Sign in with Test IdP", allow. The redirect back to the client. */
+  async function signInAsMember(authorizationUrl: URL): Promise<URL> {
+    const jar = new CookieJar();
+    const host = new URL(fg.url).host;
+    const opened = await browse(authorizationUrl.href, jar);
+    assert.equal(opened.response.status, 200, opened.body);
+    assert.match(opened.body, /Organization ID/, 'without `org`, the page asks for the organization');
+    const post = async (path: string, form: Record<string, string>): Promise<Response> => {
+      const url = new URL(path, fg.url);
+      const answer = await fetch(url, {
+        method: 'POST', redirect: 'manual', body: new URLSearchParams(form),
+        headers: { Cookie: jar.header(url), Origin: fg.url, 'Content-Type': 'application/x-www-form-urlencoded' },
+      });
+      jar.take(url, answer);
+      return answer;
+    };
+    const orgStep = await post('/oauth/authorize', { csrf: hidden(opened.body, 'csrf'), request: hidden(opened.body, 'request'), org: orgId, step: 'org' });
+    const withProvider = await orgStep.text();
+    assert.equal(orgStep.status, 200, withProvider);
+    const link = /<a id="oidc-sign-in" href="([^"]+)">Sign in with Test IdP<\/a>/.exec(withProvider)?.[1];
+    assert.ok(link, `the page offers the organization's provider: ${withProvider.slice(0, 800)}`);
+    idp.signInAs('nora');
+    const consent = await browse(new URL(unescape(link), fg.url).href, jar);
+    assert.equal(consent.url.pathname, '/oauth/oidc/callback', `ended at ${consent.url.href}: ${consent.body.slice(0, 300)}`);
+    assert.equal(consent.response.status, 200, consent.body);
+    assert.match(consent.body, /until you are removed from the organization/);
+    assert.ok(jar.get(host, 'fg_oauth'));
+    const allowed = await post('/oauth/consent', { csrf: hidden(consent.body, 'csrf'), consent: hidden(consent.body, 'consent'), decision: 'allow' });
+    assert.equal(allowed.status, 303);
+    return new URL(allowed.headers.get('location') ?? '');
+  }
+
+  it('signs a member in through the provider, calls a tool as them, and refuses their token once they are removed', async () => {
+    const provider = new MemoryProvider();
+    const serverUrl = new URL(`${fg.url}/tools/mcp`);
+    const transport = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider });
+    await assert.rejects(new Client({ name: 'member-test', version: '1.0.0' }).connect(transport), UnauthorizedError);
+    assert.ok(provider.authorizationUrl, 'the SDK was sent to the authorization page');
+    const back = await signInAsMember(provider.authorizationUrl);
+    assert.equal(back.origin + back.pathname, REDIRECT_URI);
+    await transport.finishAuth(back.searchParams.get('code') ?? '');
+    const access = provider.saved?.access_token ?? '';
+    assert.ok(access.startsWith('fgat_'));
+
+    const client = new Client({ name: 'member-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(serverUrl, { authProvider: provider }));
+    try {
+      const listed = await client.callTool({ name: 'listServers', arguments: {} });
+      assert.notEqual(listed.isError, true, JSON.stringify(listed));
+    } finally {
+      await client.close();
+    }
+
+    // the member was created with the role the provider's groups map to, and the consent is theirs
+    const members = await fg.admin<{ members: { id: string; email: string; role: string }[] }>('GET', '/api/v1/members');
+    const nora = members.body.members.find((m) => m.email === 'nora@corp.example');
+    assert.equal(nora?.role, 'operator');
+    type Records = { records: { actor: string; action: string; credential: { kind: string } }[] };
+    const consents = (await fg.admin<Records>('GET', '/api/v1/audit?action=oauth.authorized')).body.records;
+    assert.ok(consents.some((r) => r.actor === `member:${nora?.id}`), `the consent names the member: ${JSON.stringify(consents)}`);
+
+    // the member's current role applies to what their token may do: an operator may cancel a task (this one does not
+    // exist), a viewer may not (refused naming the permission, within the verifier's one-second cache) but still lists
+    const rpc = async (method: string, params: Record<string, unknown>): Promise<{ status: number; body: { result?: unknown; error?: { code: number; message: string; data?: unknown } } }> => {
+      const answer = await fetch(serverUrl, {
+        method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }),
+        headers: { Authorization: `Bearer ${access}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      });
+      return { status: answer.status, body: (await answer.json()) as { result?: unknown; error?: { code: number; message: string } } };
+    };
+    const asOperator = await rpc('tasks/cancel', { taskId: 'no-such-task' });
+    assert.notEqual(asOperator.body.error?.code, -32003, JSON.stringify(asOperator.body));
+    assert.equal((await fg.admin('PATCH', `/api/v1/members/${nora?.id}`, { role: 'viewer' })).status, 200);
+    let refusal: Awaited<ReturnType<typeof rpc>> | undefined;
+    for (const until = Date.now() + 15_000; Date.now() < until;) {
+      refusal = await rpc('tasks/cancel', { taskId: 'no-such-task' });
+      if (refusal.body.error?.code === -32003) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    assert.deepEqual(refusal?.body.error, {
+      code: -32003, message: 'permission_denied: the viewer role lacks the permission runs.operate', data: { permission: 'runs.operate', role: 'viewer' },
+    });
+    const listedAsViewer = await rpc('tools/list', {});
+    assert.ok(listedAsViewer.body.result, JSON.stringify(listedAsViewer.body));
+
+    // removed: their grant ends (within the verifier's one-second cache)
+    assert.equal((await fg.admin('DELETE', `/api/v1/members/${nora?.id}`)).status, 204);
+    const list = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+    const deadline = Date.now() + 15_000;
+    let status = 0;
+    while (Date.now() < deadline) {
+      const answer = await fetch(serverUrl, {
+        method: 'POST', body: JSON.stringify(list),
+        headers: { Authorization: `Bearer ${access}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      });
+      await answer.arrayBuffer();
+      status = answer.status;
+      if (status === 401) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    assert.equal(status, 401, 'a removed member\'s token is refused');
+  });
+});
