@@ -7,7 +7,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { openSqlite, type SqliteDatabase } from './sqlite';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import type { DatabaseIntrospector, SchemaMetadata, TableMetadata } from 'kysely';
 import { Pool } from 'pg';
 import type { Database } from './tables';
 
@@ -75,7 +76,7 @@ function createPostgresDb(url: string, schema: string | undefined): Kysely<Datab
   if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
     throw new Error(`invalid PostgreSQL schema name: ${JSON.stringify(schema)}`);
   }
-  const dialect = new PostgresDialect({
+  const dialect = new SchemaScopedPostgresDialect({
     pool: new Pool({ connectionString: url }),
     // search_path is per session, so every pooled connection must be pointed at the schema.
     onCreateConnection: schema === undefined ? undefined : async (connection) => {
@@ -88,6 +89,37 @@ function createPostgresDb(url: string, schema: string | undefined): Kysely<Datab
     },
   });
   return new Kysely<Database>({ dialect });
+}
+
+/**
+ * Kysely's PostgreSQL dialect with the table listing limited to the session's own schema. The
+ * Migrator asks which tables exist before every run, and the stock introspector lists every
+ * schema's columns and names each table through pg_get_serial_sequence(): a schema that another
+ * session drops meanwhile (a second flowgate's, an operator's cleanup, the test suite's) is still in
+ * that query's snapshot but no longer resolves by name, and opening the registry failed with
+ * "schema ... does not exist". It is also slow in a database of many schemas. The Migrator needs
+ * only the names of the tables in its schema, so that is all this lists (without columns).
+ */
+class SchemaScopedPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    const stock = super.createIntrospector(db);
+    return {
+      getSchemas: (): Promise<SchemaMetadata[]> => stock.getSchemas(),
+      async getTables(): Promise<TableMetadata[]> {
+        const { rows } = await sql<{ name: string; schema: string; kind: string }>`
+          select c.relname as name, ns.nspname as schema, c.relkind as kind
+          from pg_catalog.pg_class c join pg_catalog.pg_namespace ns on ns.oid = c.relnamespace
+          where ns.nspname = current_schema() and c.relkind in ('r', 'p', 'v', 'm', 'f')`.execute(db);
+        return rows.map((row) => ({
+          name: row.name,
+          schema: row.schema,
+          isView: row.kind === 'v' || row.kind === 'm',
+          isForeign: row.kind === 'f',
+          columns: [],
+        }));
+      },
+    };
+  }
 }
 
 /** The SQLSTATE of a pg error or the result code of a SQLite one (sqlite.ts); undefined for anything else. */
