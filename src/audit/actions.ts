@@ -57,6 +57,7 @@ export const MANAGEMENT_ACTIONS: Readonly<Record<string, ActionSpec>> = Object.f
   'DELETE /api/v1/members/:id': { action: 'member.removed', target: { type: 'member', id: param('id') } },
   'POST /api/v1/members/:id/tokens': { action: 'member_token.issued', target: { type: 'member', id: param('id') } },
   'DELETE /api/v1/members/:id/tokens': { action: 'member_token.revoked', target: { type: 'member', id: param('id') } },
+  'DELETE /api/v1/oauth/grants/:grantId': { action: 'oauth_grant.revoked', target: { type: 'oauth_grant', id: param('grantId') } },
   'PUT /api/v1/identity-provider': { action: 'identity_provider.set', target: { type: 'org', id: { org: true } }, answerFields: ['issuer'] },
   'DELETE /api/v1/identity-provider': { action: 'identity_provider.deleted', target: { type: 'org', id: { org: true } } },
 

@@ -56,6 +56,8 @@ export interface McpApprovalEvent {
   stepIndex: number;
   decision: 'approve' | 'reject';
   approver?: string;
+  /** a member signed in by URL: the decision is theirs */
+  member?: { id: string; email: string };
   ok: boolean;
   refusal?: string;
 }
@@ -63,8 +65,10 @@ export interface McpApprovalEvent {
 /** One tool call through the tool gateway, as the MCP method table saw it. */
 export interface ToolCallEvent {
   orgId: string;
-  /** the API key the runtime token was minted from */
+  /** the API key the runtime token was minted from (or the OAuth grant, `oauth:<id>`) */
   keyId: string;
+  /** a member signed in by URL: the call is theirs */
+  member?: { id: string; email: string };
   server: string;
   tool: string;
   /** digested, never kept */
@@ -117,10 +121,16 @@ export class AuditTrail {
 
   /**
    * The actor of an API key (or a runtime token minted from one), named when the key has a name;
-   * of an OAuth grant for a tool gateway caller signed in by URL (keyId `oauth:<grant id>`, src/oauth/).
+   * of an OAuth grant for a tool gateway caller signed in by URL (keyId `oauth:<grant id>`, src/oauth/):
+   * the member when a member's grant (`member:<id>`, their e-mail as the name), else the grant.
    */
-  async keyActor(keyId: string, credentialKind: 'api_key' | 'runtime_token'): Promise<AuditActor> {
-    if (keyId.startsWith('oauth:')) return { actor: keyId, actorName: null, credentialKind: 'oauth_token', credentialId: keyId.slice('oauth:'.length) };
+  async keyActor(keyId: string, credentialKind: 'api_key' | 'runtime_token', member?: { id: string; email: string }): Promise<AuditActor> {
+    if (keyId.startsWith('oauth:')) {
+      const grant = keyId.slice('oauth:'.length);
+      return member
+        ? { actor: `member:${member.id}`, actorName: member.email, credentialKind: 'oauth_token', credentialId: grant }
+        : { actor: keyId, actorName: null, credentialKind: 'oauth_token', credentialId: grant };
+    }
     let name: string | null = null;
     try {
       name = (await this.keyNames.getOrLoad(keyId, async () => (await this.deps.keyName(keyId)) ?? null)) ?? null;
@@ -162,7 +172,7 @@ export class AuditTrail {
         server: event.server, tool: event.tool, argumentsDigest: argumentsDigest(event.arguments), durationMs: Math.round(event.durationMs),
         ...(event.task ? { task: true } : {}), ...(event.errorCode ? { errorCode: event.errorCode } : {}),
       },
-    }, await this.keyActor(event.keyId, 'runtime_token'), source);
+    }, await this.keyActor(event.keyId, 'runtime_token', event.member), source);
   }
 
   /**
@@ -176,7 +186,7 @@ export class AuditTrail {
         decision: event.decision, via: 'mcp', stepIndex: event.stepIndex,
         ...(event.approver ? { approver: event.approver } : {}), ...(event.ok ? {} : { refusal: event.refusal ?? 'refused' }),
       },
-    }, await this.keyActor(event.keyId, 'runtime_token'), source);
+    }, await this.keyActor(event.keyId, 'runtime_token', event.member), source);
   }
 
   /** One page of the organization's records, newest first, and the cursor of the next page. */

@@ -32,6 +32,11 @@ export interface RuntimePrincipal {
   keyId: string;
   /** the caller's role (src/people/roles.ts); absent: every permission (an unrestricted API key, an admin token's grant) */
   role?: Role;
+  /**
+   * A member signed in by URL (an OAuth grant of theirs, src/oauth/): they decide approvals as
+   * themselves (their e-mail is the approver) and the audit trail names them.
+   */
+  member?: { id: string; email: string };
 }
 
 export interface RuntimeTokens {

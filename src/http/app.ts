@@ -31,6 +31,7 @@ import { runRoutes } from './routes/runs';
 import { scheduleRoutes } from './routes/schedules';
 import { oauthAuthorizeRoutes } from './routes/oauth-authorize';
 import { oauthRoutes } from './routes/oauth';
+import { oauthGrantRoutes } from './routes/oauth-grants';
 import { oauthCallbackRoutes, serverRoutes } from './routes/servers';
 import { toolRoutes } from './routes/tools';
 import { triggerRoutes } from './routes/triggers';
@@ -121,6 +122,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   if (deps.codec) routers.push(codecRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
   for (const router of [formRoutes(deps), formManagementRoutes(deps), identityProviderRoutes(deps)]) if (router) routers.push(router);
+  if (deps.oauth) routers.push(oauthGrantRoutes(deps, deps.oauth.server));
   for (const router of routers) app.use(guarded(router));
   ROUTES.set(app, routesOfRouters(routers));
   // The console's HTML pages are a UI, not API: served, but not among the documented routes.

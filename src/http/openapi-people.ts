@@ -26,6 +26,14 @@ const IdentityProviderViewSchema = z.looseObject({
   redirectUri: z.string(), signInUrl: z.string(), createdAt: z.string(), updatedAt: z.string(),
 }).meta({ id: 'IdentityProvider', description: 'the client secret is never shown' });
 
+const OAuthGrantSchema = z.looseObject({
+  id: z.string(), clientId: z.string().meta({ description: 'a registered client\'s id, or the URL of its metadata document' }),
+  clientName: z.string().nullable(), resource: z.string(), scope: z.string().nullable(),
+  subject: z.string().meta({ description: '`admin-token:<fingerprint>` or `member:<id>`' }),
+  member: z.looseObject({ id: z.string(), email: z.string(), role: z.string() }).nullable(),
+  createdAt: z.string(), expiresAt: z.string().meta({ description: 'when its latest token expires' }),
+}).meta({ id: 'OAuthGrant' });
+
 export function peoplePaths({ json, errors, admin, id }: DocHelpers): ZodOpenApiPathsObject {
   const memberId = id('id', 'a member');
   return {
@@ -58,6 +66,19 @@ export function peoplePaths({ json, errors, admin, id }: DocHelpers): ZodOpenApi
       },
       delete: {
         operationId: 'revokeMemberTokens', tags: ['people'], summary: 'Revoke every personal access token of the member', security: admin, requestParams: { path: memberId },
+        responses: { '204': { description: 'revoked' }, ...errors(401, 403, 404) },
+      },
+    },
+    '/api/v1/oauth/grants': {
+      get: {
+        operationId: 'listOAuthGrants', tags: ['people'], summary: 'What MCP clients signed in by URL were allowed, by whom, for which resource (live grants, never a token)', security: admin,
+        responses: { '200': json(z.object({ grants: z.array(OAuthGrantSchema) }), 'the live grants, newest first'), ...errors(401, 403) },
+      },
+    },
+    '/api/v1/oauth/grants/{grantId}': {
+      delete: {
+        operationId: 'revokeOAuthGrant', tags: ['people'], summary: 'Revoke a grant: its access and refresh tokens are refused from now on', security: admin,
+        requestParams: { path: id('grantId', 'a grant') },
         responses: { '204': { description: 'revoked' }, ...errors(401, 403, 404) },
       },
     },

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { LruCache } from '../common/lru-cache';
 import { hashSecret, newId, randomToken, safeEqual } from '../crypto/secrets';
-import type { OAuthBinding, Registry } from '../registry';
+import type { OAuthBinding, OAuthGrantRecord, Registry } from '../registry';
 import { OAuthClients } from './clients';
 import { OAuthError } from './errors';
 import { ROLES, type Role } from '../people/roles';
@@ -38,6 +38,8 @@ export interface OAuthPrincipal {
   resource: string;
   /** a member's grant: the member's current role (read with the token, believed ≤ 1 s) */
   role?: Role;
+  /** a member's grant: who, so they decide approvals as themselves and the audit trail names them */
+  member?: { id: string; email: string };
 }
 
 export interface TokenResponse {
@@ -154,10 +156,26 @@ export class OAuthServer {
       const found = await this.deps.registry.oauth.findToken(hash, new Date(this.now()).toISOString());
       if (!found || found.kind !== 'access') return undefined;
       const role = ROLES.find((r) => r === found.role);
-      if (found.memberId !== null && !role) return undefined;
-      return { orgId: found.orgId, keyId: `oauth:${found.grantId}`, resource: found.resource, ...(role ? { role } : {}) };
+      if (found.memberId !== null && (!role || found.memberEmail === null)) return undefined;
+      const member = found.memberId !== null && found.memberEmail !== null ? { id: found.memberId, email: found.memberEmail } : undefined;
+      return { orgId: found.orgId, keyId: `oauth:${found.grantId}`, resource: found.resource, ...(role ? { role } : {}), ...(member ? { member } : {}) };
     });
     return principal && resources.includes(principal.resource) ? principal : undefined;
+  }
+
+  /** The organization's live grants (GET /api/v1/oauth/grants). */
+  listGrants(orgId: string): Promise<OAuthGrantRecord[]> {
+    return this.deps.registry.oauth.listGrants(orgId, new Date(this.now()).toISOString());
+  }
+
+  /**
+   * Ends one of the organization's grants: its tokens are refused at once here and within the
+   * verifier's second on other replicas. False when the organization has no such live grant.
+   */
+  async revokeOrgGrant(orgId: string, grantId: string): Promise<boolean> {
+    const revoked = await this.deps.registry.oauth.revokeOrgGrant(orgId, grantId, new Date(this.now()).toISOString());
+    if (revoked) this.verified.clear();
+    return revoked;
   }
 
   /** Drops expired codes and tokens. */

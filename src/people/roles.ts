@@ -48,7 +48,7 @@ export function permissionsOf(role: Role): Permission[] {
 
 /** An audit action's family (the part before the dot) → the permission to take it. */
 const BY_FAMILY: Readonly<Record<string, Permission>> = {
-  org: 'org.manage', admin_token: 'org.manage', budget: 'org.manage', webhook_secret: 'org.manage', identity_provider: 'org.manage',
+  org: 'org.manage', admin_token: 'org.manage', budget: 'org.manage', webhook_secret: 'org.manage', identity_provider: 'org.manage', oauth_grant: 'org.manage',
   workflow: 'workflows.write',
   trigger: 'triggers.write', schedule: 'triggers.write', trigger_form: 'triggers.write',
   api_key: 'api_keys.manage', member: 'members.manage', member_token: 'members.manage',
@@ -73,6 +73,7 @@ const GUARDED_READS: Readonly<Record<string, Permission>> = {
   'GET /api/v1/api-keys': 'api_keys.manage',
   'GET /api/v1/members': 'members.manage',
   'GET /api/v1/identity-provider': 'org.manage',
+  'GET /api/v1/oauth/grants': 'org.manage',
   'GET /api/v1/webhook-secret': 'org.manage',
   'GET /api/v1/audit': 'audit.read',
   'GET /api/v1/runs/:runId/approvals': 'approvals.links',

@@ -40,9 +40,27 @@ export interface OAuthTokenRecord extends OAuthBinding {
   grantId: string;
   /** the member's current role, for a member's grant */
   role: string | null;
+  /** the member's e-mail, for a member's grant: they decide approvals as this approver */
+  memberEmail: string | null;
   kind: 'access' | 'refresh';
   expiresAt: string;
   usedAt: string | null;
+}
+
+/** A live grant as the organization's administrator sees it (never a token). */
+export interface OAuthGrantRecord {
+  id: string;
+  clientId: string;
+  /** a dynamically registered client's name; null for a client named by its metadata document URL */
+  clientName: string | null;
+  resource: string;
+  scope: string | null;
+  /** who signed in: `admin-token:<fingerprint>` or `member:<id>` */
+  subject: string;
+  member: { id: string; email: string; role: string } | null;
+  createdAt: string;
+  /** when its latest token (access or refresh) expires: the grant is usable until then */
+  expiresAt: string;
 }
 
 export type CodeClaim =
@@ -99,6 +117,41 @@ export class OAuthStore {
     if (codeHash) await this.db.updateTable('oauth_codes').set({ grant_id: grantId }).where('code_hash', '=', codeHash).execute();
   }
 
+  /**
+   * The organization's live grants, newest first: not revoked, with a token that has not expired,
+   * and still backed by their admin token or member.
+   */
+  async listGrants(orgId: string, now = nowIso()): Promise<OAuthGrantRecord[]> {
+    const rows = await this.db.selectFrom('oauth_grants as g')
+      .innerJoin('oauth_tokens as k', 'k.grant_id', 'g.id')
+      .leftJoin('oauth_clients as c', 'c.client_id', 'g.client_id')
+      .leftJoin('admin_tokens as t', (join) => join.onRef('t.token_hash', '=', 'g.admin_token_hash').onRef('t.org_id', '=', 'g.org_id'))
+      .leftJoin('members as m', (join) => join.onRef('m.id', '=', 'g.member_id').onRef('m.org_id', '=', 'g.org_id'))
+      .select((eb) => ['g.id', 'g.client_id', 'c.client_name', 'g.resource', 'g.scope', 'g.subject', 'g.created_at', 'g.admin_token_hash', 'g.member_id',
+        't.token_hash as live_token', 'm.email', 'm.role', eb.fn.max('k.expires_at').as('expires_at')])
+      .where('g.org_id', '=', orgId)
+      .where('g.revoked_at', 'is', null)
+      .where('k.expires_at', '>', now)
+      .groupBy(['g.id', 'g.client_id', 'c.client_name', 'g.resource', 'g.scope', 'g.subject', 'g.created_at', 'g.admin_token_hash', 'g.member_id', 't.token_hash', 'm.email', 'm.role'])
+      .orderBy('g.created_at', 'desc')
+      .orderBy('g.id')
+      .execute();
+    return rows
+      .filter((r) => (r.admin_token_hash === null || r.live_token !== null) && (r.member_id === null || (r.email !== null && r.role !== null)))
+      .map((r) => ({
+        id: r.id, clientId: r.client_id, clientName: r.client_name ?? null, resource: r.resource, scope: r.scope, subject: r.subject,
+        member: r.member_id !== null && r.email && r.role ? { id: r.member_id, email: r.email, role: r.role } : null,
+        createdAt: r.created_at, expiresAt: String(r.expires_at),
+      }));
+  }
+
+  /** Revokes one of the organization's grants; false when it has no such live grant. */
+  async revokeOrgGrant(orgId: string, grantId: string, now = nowIso()): Promise<boolean> {
+    const updated = await this.db.updateTable('oauth_grants').set({ revoked_at: now })
+      .where('id', '=', grantId).where('org_id', '=', orgId).where('revoked_at', 'is', null).executeTakeFirst();
+    return Number(updated.numUpdatedRows) === 1;
+  }
+
   async revokeGrant(grantId: string, now = nowIso()): Promise<void> {
     await this.db.updateTable('oauth_grants').set({ revoked_at: now }).where('id', '=', grantId).where('revoked_at', 'is', null).execute();
   }
@@ -114,7 +167,7 @@ export class OAuthStore {
       .leftJoin('admin_tokens as t', (join) => join.onRef('t.token_hash', '=', 'g.admin_token_hash').onRef('t.org_id', '=', 'g.org_id'))
       .leftJoin('members as m', (join) => join.onRef('m.id', '=', 'g.member_id').onRef('m.org_id', '=', 'g.org_id'))
       .select(['k.grant_id', 'k.kind', 'k.expires_at', 'k.used_at', 'g.org_id', 'g.client_id', 'g.resource', 'g.scope', 'g.subject', 'g.admin_token_hash', 't.token_hash as live_token',
-        'g.member_id', 'm.role'])
+        'g.member_id', 'm.role', 'm.email as member_email'])
       .where('k.token_hash', '=', tokenHash)
       .where('k.expires_at', '>', now)
       .where('g.revoked_at', 'is', null)
@@ -125,7 +178,7 @@ export class OAuthStore {
     return {
       grantId: row.grant_id, kind: row.kind === 'refresh' ? 'refresh' : 'access', expiresAt: row.expires_at, usedAt: row.used_at,
       orgId: row.org_id, clientId: row.client_id, resource: row.resource, scope: row.scope, subject: row.subject, adminTokenHash: row.admin_token_hash,
-      memberId: row.member_id, role: row.role ?? null,
+      memberId: row.member_id, role: row.role ?? null, memberEmail: row.member_email ?? null,
     };
   }
 

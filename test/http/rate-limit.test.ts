@@ -359,6 +359,23 @@ describe(`gateway rate limiting (FLOWGATE_RATE_LIMIT_PER_MINUTE=${PER_MINUTE}, B
     await expectRateLimited(await list(), TOKEN_SECONDS);
   });
 
+  it('limits the sign-in endpoints per client address: OAuth registration, token, authorization and the console sign-in form share one bucket', async () => {
+    const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
+    for (let i = 0; i < BURST; i++) {
+      const answer = await fg.request('/oauth/token', { method: 'POST', headers: form, body: 'grant_type=authorization_code&code=fgac_nope&client_id=x' });
+      assert.notEqual(answer.status, 429, await answer.text());
+    }
+    const limited = await expectRateLimited(await fg.request('/oauth/register', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:9/cb'] }),
+    }), TOKEN_SECONDS);
+    assert.match(limited.text, /this address may make sign-in requests/);
+    await expectRateLimited(await fg.request('/console/sign-in', { method: 'POST', headers: form, body: 'token=fga_guess' }), TOKEN_SECONDS);
+    await expectRateLimited(await fg.request('/OAuth/Authorize', { method: 'POST', headers: form, body: 'step=org' }), TOKEN_SECONDS);
+    // reading the pages and the metadata is not counted
+    assert.notEqual((await fg.request('/.well-known/oauth-authorization-server')).status, 429);
+    assert.notEqual((await fg.request('/console/sign-in')).status, 429);
+  });
+
   it('does not limit requests without a credential, signed files, approval links or /healthz', async () => {
     const key = made.exemptKey!;
     for (let i = 0; i < BURST; i++) assert.equal((await fg.request('/auth/token', { method: 'POST', headers: { 'X-API-KEY': key } })).status, 200);

@@ -12,7 +12,17 @@ type Surface = 'http' | 'tools';
 interface Presented {
   credential: string;
   surface: Surface;
+  /** what the bucket counts: a credential, or the client address of a sign-in endpoint (which takes none yet) */
+  per: 'credential' | 'address';
 }
+
+/**
+ * Where a client signs in or obtains a credential without presenting one yet: OAuth dynamic
+ * registration, the token, revocation, authorization and consent endpoints, and the console's
+ * sign-in form. Their POSTs are counted per client address (Koa's `ctx.ip`), so no one can
+ * register clients or try codes, refresh tokens and admin tokens there without limit.
+ */
+const SIGN_IN_PATHS = ['/oauth/register', '/oauth/token', '/oauth/revoke', '/oauth/authorize', '/oauth/consent', '/console/sign-in'];
 
 /** The same pattern the routes use: a header they would refuse is no credential here either. */
 const BEARER = /^Bearer\s+(\S+)$/i;
@@ -41,6 +51,9 @@ function presented(ctx: Context, toolsPrefix: string): Presented | undefined {
   const toolPath = toolsPrefix === '' ? /^\/[^/]+\/?$/.test(lower) && !under('/healthz') : under(toolsPrefix);
   let credential: string | undefined;
   let surface: Surface = 'http';
+  if (ctx.method === 'POST' && SIGN_IN_PATHS.some(under)) {
+    return { credential: `sign-in endpoints from ${ctx.ip}`, surface, per: 'address' };
+  }
   if (under('/ext/triggers') || under('/auth/token')) {
     credential = ctx.get('X-API-KEY');
   } else if (under('/ext/webhook')) {
@@ -51,7 +64,7 @@ function presented(ctx: Context, toolsPrefix: string): Presented | undefined {
     credential = bearer(ctx);
     surface = 'tools';
   }
-  return credential ? { credential, surface } : undefined;
+  return credential ? { credential, surface, per: 'credential' } : undefined;
 }
 
 /**
@@ -85,7 +98,8 @@ export function rateLimit(options: {
       return next();
     }
     const retryAfter = String(verdict.retryAfterSeconds);
-    const message = `rate limited: this credential may make ${options.limiter.burst} requests at once and ${options.limiter.perMinute} a minute; retry in ${retryAfter} s`;
+    const who = request.per === 'address' ? 'this address may make sign-in requests' : 'this credential may make requests';
+    const message = `rate limited: ${who}: ${options.limiter.burst} at once and ${options.limiter.perMinute} a minute; retry in ${retryAfter} s`;
     if (request.surface === 'http') throw new HttpError(429, 'rate_limited', message, { headers: { 'Retry-After': retryAfter } });
     ctx.status = 429;
     ctx.set('Retry-After', retryAfter);

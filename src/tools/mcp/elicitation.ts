@@ -54,9 +54,9 @@ export async function answerElicitation(
   if (!taskId || !Number.isInteger(stepIndex) || !answer.success || answer.data.action !== 'accept' || !answer.data.content) return;
   const { decision, approver, comment } = answer.data.content;
   try {
-    const outcome = await tasks.decide(principal.orgId, principal.keyId, taskId, stepIndex, { decision, ...(approver ? { approver } : {}), ...(comment ? { comment } : {}) });
+    const outcome = await tasks.decide(principal.orgId, principal, taskId, stepIndex, { decision, ...(approver ? { approver } : {}), ...(comment ? { comment } : {}) });
     await audit?.recorder.approvalDecided({
-      orgId: principal.orgId, keyId: principal.keyId, taskId, stepIndex, decision, ...(approver ? { approver } : {}), ok: outcome.ok, ...(outcome.ok ? {} : { refusal: 'REFUSED' }),
+      orgId: principal.orgId, keyId: principal.keyId, ...(principal.member ? { member: principal.member } : {}), taskId, stepIndex, decision, ...(approver ? { approver } : {}), ok: outcome.ok, ...(outcome.ok ? {} : { refusal: outcome.refusal }),
     }, audit.source);
     if (!outcome.ok) log.info('an approval given through a task was refused', { requestId, taskId, stepIndex, reason: outcome.message });
   } catch (error) {

@@ -91,7 +91,8 @@ async function recorded<T extends Record<string, unknown>>(
   audit: ToolCallRecorder | undefined, call: McpCall, tool: string, args: unknown, task: boolean, run: () => Promise<{ answer: T; isError: boolean }>,
 ): Promise<T> {
   const started = performance.now();
-  const base = { orgId: call.principal.orgId, keyId: call.principal.keyId, server: call.server.name, tool, arguments: args, ...(task ? { task } : {}) };
+  const { member } = call.principal;
+  const base = { orgId: call.principal.orgId, keyId: call.principal.keyId, ...(member ? { member } : {}), server: call.server.name, tool, arguments: args, ...(task ? { task } : {}) };
   try {
     const { answer, isError } = await run();
     await audit?.toolCalled({ ...base, durationMs: performance.now() - started, ran: true, isError }, call.source ?? NO_SOURCE);

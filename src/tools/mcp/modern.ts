@@ -27,7 +27,7 @@ import type { ToolResult, ToolServer } from '../server';
 import type { ToolEntry } from '../server';
 import type { ModernRequest } from './era';
 import { ErrorCode, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_META_KEY, JsonRpcError, parseToolsCallParams } from './jsonrpc';
-import { callResult, SERVER_VERSION, type McpCall, type McpMethodsDeps } from './methods';
+import { callResult, NO_SOURCE, SERVER_VERSION, type McpCall, type McpMethodsDeps } from './methods';
 import { applyInputResponses, callWithRoundTrips, inputRequestsOf } from './round-trip';
 import { TaskTerminalError } from './task-errors';
 
@@ -92,7 +92,7 @@ function callKey(meta: Record<string, unknown> | undefined, requestKey: string |
 
 const inlineResult = (result: ToolResult): Record<string, unknown> => ({ resultType: 'complete', ...callResult(result) });
 
-export function modernMethods({ tools, tasks }: McpMethodsDeps): ReadonlyMap<string, ModernHandler> {
+export function modernMethods({ tools, tasks, audit }: McpMethodsDeps): ReadonlyMap<string, ModernHandler> {
   const taskId = (method: string, params: unknown): string => {
     const parsed = TaskIdParamsSchema.safeParse(params);
     if (!parsed.success) throw invalidParams(`${method} needs params.taskId (a string)`);
@@ -123,6 +123,7 @@ export function modernMethods({ tools, tasks }: McpMethodsDeps): ReadonlyMap<str
           tasks, principal, server: server.name, tool: toolCall.name, args: toolCall.arguments ?? {}, requestState: (params as Record<string, unknown>).requestState,
           inputResponses: (params as Record<string, unknown>).inputResponses,
           canElicit: request.capabilities.elicitation !== undefined, idempotencyKey, forwardHeaders: call.forwardHeaders(), signal: caller.signal,
+          ...(audit ? { audit: { recorder: audit, source: call.source ?? NO_SOURCE } } : {}),
         });
         return 'inputRequired' in answered ? answered.inputRequired : callResult(answered.result);
       }
@@ -147,13 +148,13 @@ export function modernMethods({ tools, tasks }: McpMethodsDeps): ReadonlyMap<str
         }
         return taskFields(task);
       }],
-      ['tasks/update', async (params, { principal }, _key, request) => {
+      ['tasks/update', async (params, { principal, source }, _key, request) => {
         requireTasks(request, 'tasks/update');
         const update = TaskUpdateParamsSchema.safeParse(params);
         if (!update.success) throw invalidParams('tasks/update needs params.taskId (a string) and params.inputResponses (an object)');
         const { taskId: id, inputResponses } = update.data;
         const { approval } = await tasks.detailed(principal.orgId, id);
-        await applyInputResponses(tasks, principal, id, approval, inputResponses);
+        await applyInputResponses(tasks, principal, id, approval, inputResponses, audit ? { recorder: audit, source: source ?? NO_SOURCE } : undefined);
         return ACK;
       }],
       ['tasks/cancel', async (params, { principal }, _key, request) => {

@@ -20,9 +20,27 @@ import { ErrorCode, JsonRpcError } from './jsonrpc';
 import type { PendingApproval } from './task-kind';
 import type { WorkflowTasks } from './tasks';
 import { pauseUnlessAborted } from '../../common/pause';
+import type { AuditSource } from '../../audit/audit-trail';
+import type { ToolCallRecorder } from './methods';
+
+/** Where a decision given as an `inputResponses` answer is recorded (the audit trail), as every approval decision is. */
+export interface DecisionAudit {
+  recorder: Pick<ToolCallRecorder, 'approvalDecided'>;
+  source: AuditSource;
+}
 
 const APPROVAL_KEY = /^approval-(\d{1,6})$/;
 const invalidParams = (message: string): JsonRpcError => new JsonRpcError(ErrorCode.INVALID_PARAMS, message);
+
+/**
+ * A refused decision: not addressed to the caller (a member whose e-mail the step does not name,
+ * or who named another approver) is permission_denied, as POST …/approval answers 403
+ * not_an_approver; anything else (decided already, no longer waiting) is invalid params.
+ */
+function decisionRefused(refusal: string, message: string): JsonRpcError {
+  if (refusal === 'NOT_AN_APPROVER') return new JsonRpcError(ErrorCode.PERMISSION_DENIED, `not_an_approver: ${message}`, { refusal });
+  return invalidParams(`the decision was refused: ${message}`);
+}
 
 /** The `inputRequests` of a run waiting on `approval`. */
 export function inputRequestsOf(taskId: string, approval: PendingApproval): Record<string, unknown> {
@@ -38,7 +56,7 @@ export function inputRequestsOf(taskId: string, approval: PendingApproval): Reco
  * refused decision are invalid params. Answers the steps decided.
  */
 export async function applyInputResponses(tasks: WorkflowTasks, principal: RuntimePrincipal, taskId: string, approval: PendingApproval | undefined,
-  responses: Record<string, unknown>): Promise<number[]> {
+  responses: Record<string, unknown>, audit?: DecisionAudit): Promise<number[]> {
   const decided: number[] = [];
   for (const [key, response] of Object.entries(responses)) {
     const step = APPROVAL_KEY.exec(key);
@@ -47,8 +65,12 @@ export async function applyInputResponses(tasks: WorkflowTasks, principal: Runti
     if (!answer.success) throw invalidParams(`inputResponses.${key} must be an elicitation result: action accept, decline or cancel, and content.decision approve or reject`);
     if (answer.data.action !== 'accept' || !answer.data.content) continue;
     const { decision, approver, comment } = answer.data.content;
-    const outcome = await tasks.decide(principal.orgId, principal.keyId, taskId, approval.stepIndex, { decision, ...(approver ? { approver } : {}), ...(comment ? { comment } : {}) });
-    if (!outcome.ok) throw invalidParams(`the decision was refused: ${outcome.message}`);
+    const outcome = await tasks.decide(principal.orgId, principal, taskId, approval.stepIndex, { decision, ...(approver ? { approver } : {}), ...(comment ? { comment } : {}) });
+    await audit?.recorder.approvalDecided({
+      orgId: principal.orgId, keyId: principal.keyId, ...(principal.member ? { member: principal.member } : {}), taskId, stepIndex: approval.stepIndex, decision,
+      ...(approver ? { approver } : {}), ok: outcome.ok, ...(outcome.ok ? {} : { refusal: outcome.refusal }),
+    }, audit.source);
+    if (!outcome.ok) throw decisionRefused(outcome.refusal, outcome.message);
     decided.push(approval.stepIndex);
   }
   return decided;
@@ -87,6 +109,7 @@ export interface RoundTrip {
   idempotencyKey?: string;
   forwardHeaders: Readonly<Record<string, string>>;
   signal: AbortSignal;
+  audit?: DecisionAudit;
 }
 
 /** A plain tools/call of a tool whose run may wait on approvals: its result, or `input_required`. */
@@ -99,7 +122,7 @@ export async function callWithRoundTrips(call: RoundTrip): Promise<{ result: Too
     const responses = call.inputResponses;
     if (responses !== undefined && (typeof responses !== 'object' || responses === null || Array.isArray(responses))) throw invalidParams('inputResponses must be an object');
     const { approval } = await tasks.detailed(principal.orgId, taskId);
-    decided = await applyInputResponses(tasks, principal, taskId, approval, (responses ?? {}) as Record<string, unknown>);
+    decided = await applyInputResponses(tasks, principal, taskId, approval, (responses ?? {}) as Record<string, unknown>, call.audit);
   } else {
     taskId = (await tasks.create(principal.orgId, call.server, tool, call.args, { idempotencyKey: call.idempotencyKey, forwardHeaders: call.forwardHeaders })).taskId;
   }

@@ -10,6 +10,7 @@ import type { WorkflowExecutionDescription } from '@temporalio/client';
 import type { ApprovalDecision, WaitingOn } from '../../common/run-types';
 import type { ToolResult } from '../server';
 import type { TaskStatus } from '../../contracts/mcp';
+import type { RuntimePrincipal } from '../../crypto/runtime-tokens';
 
 /** What a task-augmented call carries besides its arguments. */
 export interface TaskCallContext {
@@ -43,7 +44,14 @@ export interface TaskApprovalAnswer {
   comment?: string;
 }
 
-export type TaskDecideOutcome = { ok: true; decision: ApprovalDecision } | { ok: false; message: string };
+/**
+ * Who decides through a task: the API key (or OAuth grant) behind the caller's token, and the
+ * member when a person signed in by URL (they decide as themselves: their e-mail is the approver).
+ */
+export type TaskDecider = Pick<RuntimePrincipal, 'keyId' | 'member'>;
+
+/** A refusal names why (the run's DecisionRefusal: NOT_WAITING, NOT_AN_APPROVER, ALREADY_DECIDED, …). */
+export type TaskDecideOutcome = { ok: true; decision: ApprovalDecision } | { ok: false; refusal: string; message: string };
 
 export interface TaskKind {
   /** the tool server whose tools run as tasks (its path segment) */
@@ -69,6 +77,6 @@ export interface TaskKind {
   result(orgId: string, taskId: string, workflow: WorkflowExecutionDescription, waitMs: number, signal?: AbortSignal): Promise<ToolResult | undefined>;
   /** the approval the open task waits on, for kinds whose workflows wait on approvals */
   pendingApproval?(taskId: string): Promise<PendingApproval | undefined>;
-  /** an approval decision by `keyId` (the caller's API key) on the task's step `stepIndex` */
-  decide?(keyId: string, taskId: string, stepIndex: number, answer: TaskApprovalAnswer): Promise<TaskDecideOutcome>;
+  /** an approval decision by `decider` (the caller's API key or grant, and member) on the task's step `stepIndex` */
+  decide?(decider: TaskDecider, taskId: string, stepIndex: number, answer: TaskApprovalAnswer): Promise<TaskDecideOutcome>;
 }

@@ -20,7 +20,7 @@ import type { McpTask, TaskStatus } from '../../contracts/mcp';
 import { SEARCH_ATTRIBUTES } from '../../common/search-attributes';
 import { ToolCallError, type ToolResult } from '../server';
 import { TaskCursorError, TaskNotFoundError, TaskNotReadyError, TaskTerminalError } from './task-errors';
-import type { PendingApproval, TaskApprovalAnswer, TaskCallContext, TaskDecideOutcome, TaskKind } from './task-kind';
+import type { PendingApproval, TaskApprovalAnswer, TaskCallContext, TaskDecider, TaskDecideOutcome, TaskKind } from './task-kind';
 
 export { TaskCursorError, TaskNotFoundError, TaskNotReadyError, TaskTerminalError } from './task-errors';
 export type { McpTask, TaskStatus } from '../../contracts/mcp';
@@ -251,10 +251,10 @@ export class WorkflowTasks {
    * behind the caller's runtime token, under exactly the rules of `POST …/approval` with that key
    * (it may name one of the step's approvers; it counts as one approval).
    */
-  async decide(orgId: string, keyId: string, taskId: string, stepIndex: number, answer: TaskApprovalAnswer): Promise<TaskDecideOutcome> {
+  async decide(orgId: string, decider: TaskDecider, taskId: string, stepIndex: number, answer: TaskApprovalAnswer): Promise<TaskDecideOutcome> {
     const { kind } = await this.describe(orgId, taskId);
     if (!kind.decide) throw new TaskNotFoundError(taskId);
-    return kind.decide(keyId, taskId, stepIndex, answer);
+    return kind.decide(decider, taskId, stepIndex, answer);
   }
 
   /** The task's workflow and kind, if it is a task of the organization that has not outlived its ttl. */

@@ -75,9 +75,16 @@ export function workflowTaskKind({ runs, workflowTools, services }: WorkflowTask
       const view = await runs.view(taskId);
       return view?.status === 'PAUSED' && view.waitingOn?.kind === 'approval' ? view.waitingOn : undefined;
     },
-    async decide(keyId, taskId, stepIndex, answer) {
-      const outcome = await runs.decide(taskId, { ...answer, stepIndex, actor: keyId.startsWith('oauth:') ? keyId : `api-key:${keyId}`, via: 'api' }); // a caller signed in by OAuth is its grant (src/oauth/)
-      return outcome.ok ? outcome : { ok: false, message: outcome.message };
+    async decide({ keyId, member }, taskId, stepIndex, answer) {
+      // A member signed in by URL decides as themselves, as on POST …/approval: their e-mail is the
+      // approver (so the step must name it) and they may not name another. Any other caller signed
+      // in by OAuth is its grant (src/oauth/); a runtime token is its API key.
+      if (member && answer.approver !== undefined && answer.approver.toLowerCase() !== member.email.toLowerCase()) {
+        return { ok: false, refusal: 'NOT_AN_APPROVER', message: `a member decides as themselves (${member.email}), not as ${answer.approver}` };
+      }
+      const actor = member ? `member:${member.id}` : keyId.startsWith('oauth:') ? keyId : `api-key:${keyId}`;
+      const outcome = await runs.decide(taskId, { ...answer, ...(member ? { approver: member.email } : {}), stepIndex, actor, via: 'api' });
+      return outcome.ok ? outcome : { ok: false, refusal: outcome.refusal, message: outcome.message };
     },
   };
 }
