@@ -59,6 +59,7 @@ describe('console workflows over HTTP: organizations, CSRF, validation, audit', 
     assert.equal((await post(other, `/console/workflows/${p.workflowId}/triggers`, { kind: 'http' })).status, 404);
     assert.equal((await post(other, `/console/triggers/${scheduledId}/schedule/pause`, {})).status, 404);
     assert.equal((await post(other, `/console/triggers/${p.triggerId}/delete`, {})).status, 404);
+    assert.equal((await post(other, `/console/workflows/${p.workflowId}/delete`, {})).status, 404);
     const key = await fg.admin<{ id: string }>('GET', '/api/v1/api-keys') as unknown as { body: { apiKeys: { id: string }[] } };
     const keyId = key.body.apiKeys[0]?.id ?? '';
     assert.equal((await post(other, `/console/api-keys/${keyId}/revoke`, {})).status, 404);
@@ -82,6 +83,7 @@ describe('console workflows over HTTP: organizations, CSRF, validation, audit', 
       [`/console/workflows/${p.workflowId}/triggers`, { kind: 'http' }],
       [`/console/triggers/${scheduledId}/schedule/pause`, {}],
       [`/console/triggers/${p.triggerId}/delete`, {}],
+      [`/console/workflows/${p.workflowId}/delete`, {}],
       ['/console/api-keys', { name: 'forged' }],
     ];
     for (const [pathname, form] of attempts) assert.equal((await post(noToken, pathname, form)).status, 403, pathname);
@@ -123,5 +125,22 @@ describe('console workflows over HTTP: organizations, CSRF, validation, audit', 
     assert.deepEqual(updates.slice(-3).map((r) => [r.outcome, r.status]), [['refused', 400], ['refused', 400], ['success', 303]]);
     const refusedAtCsrf = audit.body.records.filter((r) => r.details.via === 'console' && r.status === 403 && r.action === 'api_key.created');
     assert.ok(refusedAtCsrf.length >= 1, 'a refused (no CSRF) key creation is recorded');
+  });
+  it('deletes a workflow with its triggers and schedules, as DELETE /api/v1/workflows/{id}, audited', async () => {
+    const s = await signIn(fg.adminToken);
+    const doomed = await publishWorkflow(fg, { name: 'console-doomed', steps: [{ name: 'Only', type: 'template', template: 'bye' }] });
+    const scheduled = await fg.admin<{ id: string }>('POST', '/api/v1/triggers', { workflowId: doomed.workflowId, schedule: { interval: { every: '1h' } } });
+    assert.equal(scheduled.status, 201);
+    assert.match(await (await get(s, `/console/workflows/${doomed.workflowId}`)).text(), /Delete the workflow/);
+    const deleted = await post(s, `/console/workflows/${doomed.workflowId}/delete`, {});
+    assert.equal(deleted.status, 303);
+    assert.equal(deleted.headers.get('location'), '/console/workflows?done=deleted');
+    assert.match(await (await get(s, '/console/workflows?done=deleted')).text(), /The workflow was deleted/);
+    assert.equal((await fg.admin('GET', `/api/v1/workflows/${doomed.workflowId}`)).status, 404);
+    assert.equal((await fg.admin('GET', `/api/v1/triggers/${scheduled.body.id}`)).status, 404);
+    assert.equal((await post(s, `/console/workflows/${doomed.workflowId}/delete`, {})).status, 404, 'gone');
+    type Records = { records: { action: string; outcome: string; target: { id: string | null } | null }[] };
+    const trail = (await fg.admin<Records>('GET', '/api/v1/audit?action=workflow.deleted')).body.records.filter((r) => r.target?.id === doomed.workflowId);
+    assert.deepEqual(trail.map((r) => r.outcome).sort(), ['refused', 'success']);
   });
 });

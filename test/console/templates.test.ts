@@ -4,6 +4,7 @@ import { fieldsHtml, formFields } from '../../src/http/console/form-fields';
 import { href, html, raw, toText } from '../../src/http/console/html';
 import { runsBody } from '../../src/http/console/run-views';
 import { liveInvocation } from '../../src/http/console/agent-views';
+import { peopleBody } from '../../src/http/console/people-views';
 
 describe('console templates', () => {
   it('escapes every interpolated value, in text and in attributes', () => {
@@ -16,6 +17,31 @@ describe('console templates', () => {
     assert.equal(href('//evil.example/x'), '#');
     assert.equal(href('/files/a?b=1'), '/files/a?b=1');
     assert.equal(href('https://flowgate.example/files/a'), 'https://flowgate.example/files/a');
+  });
+
+  it('renders the People page: members with their role selected, the provider\'s rules, and signed-in clients with a revoke form, escaped', () => {
+    const out = toText(peopleBody({
+      csrf: 'tok',
+      members: [{ id: 'mem_1', orgId: 'org_1', email: 'ann@example.com', name: '<i>Ann</i>', role: 'approver', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' }],
+      provider: {
+        name: 'Corp', issuer: 'https://idp.example', clientId: 'cid', roleRules: [{ group: 'ops', role: 'operator' }, { emailDomain: 'example.com', role: 'viewer' }],
+        groupsClaim: 'groups', defaultRole: null, redirectUri: 'https://fg.example/console/oidc/callback', signInUrl: 'https://fg.example/console/oidc/start?org=org_1',
+        createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z',
+      },
+      grants: [{
+        id: 'grt_1', clientId: 'https://client.example/meta.json', clientName: null, resource: 'https://fg.example/tools/mcp', scope: null, subject: 'member:mem_1',
+        member: { id: 'mem_1', email: 'ann@example.com', role: 'approver' }, createdAt: '2026-01-02T00:00:00.000Z', expiresAt: '2026-02-01T00:00:00.000Z',
+      }],
+    }));
+    assert.ok(out.includes('&lt;i&gt;Ann&lt;/i&gt;'));
+    assert.match(out, /<select id="role-mem_1" name="role">.*<option value="approver" selected>approver<\/option>/s);
+    assert.match(out, /group <code>ops<\/code> → operator/);
+    assert.match(out, /e-mail domain <code>example\.com<\/code> → viewer/);
+    assert.match(out, /otherwise refused/);
+    assert.match(out, /<form method="post" action="\/console\/people\/grants\/grt_1\/revoke"/);
+    assert.match(out, /<code>https:\/\/client\.example\/meta\.json<\/code>/);
+    assert.equal((out.match(/name="csrf" value="tok"/g) ?? []).length, 4, 'add, change, remove, revoke');
+    assert.doesNotMatch(toText(peopleBody({ csrf: 't', members: [] })), /MCP clients signed in/, 'no section without OAuth sign-in');
   });
 
   it('renders runs with their names escaped', () => {

@@ -45,7 +45,7 @@ ol.timeline>li{margin:0 0 1rem 0;padding:.25rem 0 .25rem 1rem;position:relative}
 ol.timeline>li::before{content:"";position:absolute;left:-.55rem;top:.7rem;width:.8rem;height:.8rem;border-radius:50%;background:var(--line)}
 ol.timeline>li.s-COMPLETE::before{background:var(--ok)}ol.timeline>li.s-FAILED::before,ol.timeline>li.s-TIMEOUT::before{background:var(--bad)}ol.timeline>li.s-PAUSED::before{background:var(--warn)}ol.timeline>li.s-RUNNING::before{background:var(--accent)}
 .meta{color:var(--muted);font-size:.9rem}
-dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem}dl.facts dt{font-weight:600}dl.facts dd{margin:0}
+form.inline{display:flex;gap:.4rem;align-items:center;margin:0}dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem}dl.facts dt{font-weight:600}dl.facts dd{margin:0}
 .panel{border:1px solid var(--line);padding:1rem;margin:1rem 0;background:#fff}
 .notice{border-left:4px solid var(--accent);background:var(--panel);padding:.6rem 1rem;margin:1rem 0}
 .error{border-left:4px solid var(--bad);background:#fdecea;padding:.6rem 1rem;margin:1rem 0}

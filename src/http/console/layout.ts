@@ -18,7 +18,7 @@ export function securityHeaders(ctx: Context): void {
   ctx.set('Cache-Control', 'no-store');
 }
 
-export type Section = 'runs' | 'workflows' | 'agents' | 'connections' | 'servers' | 'keys' | 'audit' | 'none';
+export type Section = 'runs' | 'workflows' | 'agents' | 'connections' | 'servers' | 'keys' | 'people' | 'audit' | 'none';
 
 export interface Frame {
   title: string;
@@ -37,6 +37,7 @@ export function page(frame: Frame, body: Html): Html {
 <a href="/console/connections"${frame.section === 'connections' ? html` aria-current="page"` : ''}>Connections</a>
 <a href="/console/servers"${frame.section === 'servers' ? html` aria-current="page"` : ''}>Tool servers</a>
 <a href="/console/api-keys"${frame.section === 'keys' ? html` aria-current="page"` : ''}>API keys</a>
+<a href="/console/people"${frame.section === 'people' ? html` aria-current="page"` : ''}>People</a>
 <a href="/console/audit"${frame.section === 'audit' ? html` aria-current="page"` : ''}>Audit</a>
 </nav>
 <form method="post" action="/console/sign-out"><input type="hidden" name="csrf" value="${frame.csrf}"><button type="submit">Sign out</button></form>`;

@@ -3,8 +3,9 @@ import type { TriggerRecord, TriggerScheduleRecord, WorkflowRecord } from '../..
 import type { ScheduleState } from '../../schedules/schedule-service';
 import { html, type Html } from './html';
 
-export function workflowsBody(workflows: Omit<WorkflowRecord, 'draft' | 'versions'>[]): Html {
+export function workflowsBody(workflows: Omit<WorkflowRecord, 'draft' | 'versions'>[], notice?: string): Html {
   return html`<h1>Workflows</h1>
+${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
 <p><a class="button" href="/console/workflows/new">New workflow</a></p>
 ${workflows.length === 0 ? html`<p class="notice">No workflows yet: create one here, with the CLI or with <code>POST /api/v1/workflows</code>.</p>` : html`<table>
 <caption class="visually-hidden">Workflows</caption>
@@ -72,7 +73,8 @@ ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
 <div class="actions"><form method="post" action="${action}/publish">${csrfField(csrf)}<button type="submit">Publish the draft as version ${(latest ?? 0) + 1}</button></form>
 <a class="button secondary-link" href="${action}/draft">Edit the draft</a>
 ${latest === undefined ? '' : html`<a class="button secondary-link" href="${action}/diff">Compare versions</a>`}
-<a class="button secondary-link" href="/console/runs?workflowId=${encodeURIComponent(workflow.id)}">Its runs</a></div>
+<a class="button secondary-link" href="/console/runs?workflowId=${encodeURIComponent(workflow.id)}">Its runs</a>
+<form method="post" action="${action}/delete" data-confirm="Delete this workflow with its versions, triggers and schedules? Runs already started go on.">${csrfField(csrf)}<button type="submit" class="danger">Delete the workflow</button></form></div>
 <h2>Triggers</h2>
 ${triggers.length === 0 ? html`<p class="meta">No triggers.</p>` : html`<ul class="triggers">${triggers.map((row) => triggerItem(row, csrf, options.publicUrl))}</ul>`}
 ${latest === undefined ? html`<p class="meta">Publish the workflow to give it triggers.</p>` : newTriggerForm(action, csrf)}

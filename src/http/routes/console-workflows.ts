@@ -21,7 +21,7 @@ import { page, send } from '../console/layout';
 import { diffBody, editorBody, type PlacedProblem, type Side } from '../console/definition-views';
 import { workflowBody, workflowsBody, type TriggerRow } from '../console/workflow-views';
 import { JSON_BODY_LIMIT } from '../middleware/json-body';
-import { checkDefinition, createTrigger, CreateTriggerSchema, definitionSchemaOf, deleteTrigger } from './workflow-admin';
+import { checkDefinition, createTrigger, CreateTriggerSchema, definitionSchemaOf, deleteTrigger, deleteWorkflow } from './workflow-admin';
 import type { ConsoleRouteKit } from './console-kit';
 import { callTemporal } from '../temporal-errors';
 
@@ -62,7 +62,13 @@ export function consoleWorkflowRoutes(router: Router, deps: GatewayDeps, kit: Co
 
   router.get('/workflows', session, async (ctx) => {
     const { session: s } = consoleState(ctx);
-    send(ctx, 200, page({ title: 'Workflows', csrf: s.csrfToken, section: 'workflows' }, workflowsBody(await deps.registry.workflows.list(s.orgId))));
+    const notice = ctx.query.done === 'deleted' ? 'The workflow was deleted, with its triggers and schedules; runs already started go on.' : undefined;
+    send(ctx, 200, page({ title: 'Workflows', csrf: s.csrfToken, section: 'workflows' }, workflowsBody(await deps.registry.workflows.list(s.orgId), notice)));
+  });
+  router.post('/workflows/:id/delete', session, audited(apiAction('DELETE', '/api/v1/workflows/:id'), 'workflow', { param: 'id' }), parseForm, csrf, async (ctx) => {
+    if (!(await deleteWorkflow(deps, consoleState(ctx).session.orgId, String(ctx.params.id ?? '')))) return notFound(ctx);
+    ctx.status = 303;
+    ctx.redirect('/console/workflows?done=deleted');
   });
 
   const workflowPage = async (ctx: Context, workflow: WorkflowRecord, status: number, extra: { notice?: string; error?: string } = {}): Promise<void> => {

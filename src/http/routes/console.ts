@@ -26,6 +26,7 @@ import { APPROVAL_DECIDED, CONSOLE_SIGNED_IN, CONSOLE_SIGNED_OUT, CONSOLE_SIGN_I
 import { auditSignIn, noteForAudit } from '../console/audit';
 import { consoleRouteKit } from './console-kit';
 import { consoleKeyRoutes } from './console-keys';
+import { consolePeopleRoutes } from './console-people';
 import { consoleWorkflowRoutes } from './console-workflows';
 import { HttpError } from '../http-error';
 import { permissionDenied } from '../auth';
@@ -260,5 +261,6 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
   addServerRoutes(router, connectionKit);
   consoleWorkflowRoutes(router, deps, kit);
   consoleKeyRoutes(router, deps, kit, services.shownOnce);
+  consolePeopleRoutes(router, deps, kit);
   return router;
 }

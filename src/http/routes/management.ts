@@ -18,7 +18,7 @@ import { resultsBody } from '../../contracts/run-bodies';
 import { callTemporal } from '../temporal-errors';
 import { designatedOutput, watcherOf } from './runs';
 import { triggerBody } from '../../contracts/trigger-bodies';
-import { createApiKey, CreateApiKeySchema, createTrigger, CreateTriggerSchema, definitionSchemaOf, deleteScheduleLogged, deleteTrigger, parseDefinition, revokeApiKey } from './workflow-admin';
+import { createApiKey, CreateApiKeySchema, createTrigger, CreateTriggerSchema, definitionSchemaOf, deleteTrigger, deleteWorkflow, parseDefinition, revokeApiKey } from './workflow-admin';
 
 export const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
 export const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
@@ -102,10 +102,7 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
   });
 
   router.delete('/workflows/:id', async (ctx) => {
-    const { orgId } = admin(ctx);
-    const scheduled = await deps.registry.schedules.list(orgId, ctx.params.id ?? '');
-    if (!(await deps.registry.workflows.delete(orgId, ctx.params.id ?? ''))) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
-    for (const schedule of scheduled) await deleteScheduleLogged(deps, schedule.triggerId);
+    if (!(await deleteWorkflow(deps, admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
     ctx.status = 204;
   });
 

@@ -109,6 +109,17 @@ export async function createTrigger(deps: GatewayDeps, orgId: string, parsed: z.
   return triggerBody(trigger, schedule && await deps.registry.schedules.get(orgId, trigger.id));
 }
 
+/**
+ * Deletes the organization's workflow with its versions and triggers, and the Temporal schedules
+ * of those triggers; false when it has no such workflow. Runs already started go on.
+ */
+export async function deleteWorkflow(deps: GatewayDeps, orgId: string, workflowId: string): Promise<boolean> {
+  const scheduled = await deps.registry.schedules.list(orgId, workflowId);
+  if (!(await deps.registry.workflows.delete(orgId, workflowId))) return false;
+  for (const schedule of scheduled) await deleteScheduleLogged(deps, schedule.triggerId);
+  return true;
+}
+
 /** Deletes the organization's trigger (and its schedule); false when it has no such trigger. */
 export async function deleteTrigger(deps: GatewayDeps, orgId: string, triggerId: string): Promise<boolean> {
   const scheduled = await deps.registry.schedules.get(orgId, triggerId);

@@ -1,0 +1,95 @@
+/**
+ * The console's People page (docs/console.md "People"): the organization's members — add one,
+ * change a role, remove one — its identity provider as configured, and the MCP clients signed in
+ * by URL, each of which can be signed out. The same changes as /api/v1/members and
+ * /api/v1/oauth/grants, under the same permissions (members.manage, org.manage) and audited
+ * under the same action names.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { RegistryError } from '../../registry';
+import { permissionDenied } from '../auth';
+import { roleHas } from '../../people/roles';
+import type { GatewayDeps } from '../deps';
+import { noteForAudit } from '../console/audit';
+import { consoleState } from '../console/guard';
+import { page, send } from '../console/layout';
+import { peopleBody } from '../console/people-views';
+import type { ConsoleRouteKit } from './console-kit';
+import { CreateMemberSchema, UpdateMemberSchema } from './members';
+
+const DONE: Readonly<Record<string, string>> = {
+  added: 'The member was added. They sign in with the organization\'s identity provider (or a personal access token from the API).',
+  changed: 'The role was changed: it applies to their next request.',
+  removed: 'The member was removed: their tokens, sessions and MCP sign-ins ended.',
+  revoked: 'The client was signed out: its tokens are refused.',
+};
+
+export function consolePeopleRoutes(router: Router, deps: GatewayDeps, kit: ConsoleRouteKit): void {
+  const { session, csrf, audited, apiAction, parseForm } = kit;
+  const oauth = deps.oauth?.server;
+
+  const peoplePage = async (ctx: Context, status: number, extra: { notice?: string; error?: string } = {}): Promise<void> => {
+    const { session: s } = consoleState(ctx);
+    // as GET /api/v1/members: the admin's only (a member's session carries its role)
+    if (!roleHas(s.role, 'members.manage')) throw permissionDenied(s, 'members.manage');
+    const [members, provider, grants] = await Promise.all([
+      deps.registry.members.list(s.orgId),
+      deps.identityProviders?.view(s.orgId),
+      oauth && roleHas(s.role, 'org.manage') ? oauth.listGrants(s.orgId) : undefined,
+    ]);
+    send(ctx, status, page({ title: 'People', csrf: s.csrfToken, section: 'people' }, peopleBody({
+      members, csrf: s.csrfToken, ...(provider ? { provider } : {}), ...(grants ? { grants } : {}), ...extra,
+    })));
+  };
+  const form = (ctx: Context): Record<string, unknown> => (ctx.request.body ?? {}) as Record<string, unknown>;
+  const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
+  const done = (ctx: Context, what: string): void => {
+    ctx.status = 303;
+    ctx.redirect(`/console/people?done=${what}`);
+  };
+  const problems = (issues: { path: PropertyKey[]; message: string }[]): string => issues.map((i) => `${i.path.map(String).join('.') || 'form'}: ${i.message}`).join('; ');
+
+  router.get('/people', session, async (ctx) => {
+    const notice = typeof ctx.query.done === 'string' ? DONE[ctx.query.done] : undefined;
+    await peoplePage(ctx, 200, notice ? { notice } : {});
+  });
+
+  router.post('/people', session, audited(apiAction('POST', '/api/v1/members'), 'member', { noteTarget: 'memberId' }), parseForm, csrf, async (ctx) => {
+    const { email, name, role } = form(ctx);
+    const parsed = CreateMemberSchema.safeParse({ email: text(email), role: text(role), ...(text(name) ? { name: text(name) } : {}) });
+    if (!parsed.success) return peoplePage(ctx, 400, { error: `The member was not added: ${problems(parsed.error.issues)}.` });
+    try {
+      const member = await deps.registry.members.create(consoleState(ctx).session.orgId, { email: parsed.data.email, name: parsed.data.name ?? null, role: parsed.data.role });
+      noteForAudit(ctx, { memberId: member.id, email: member.email, role: member.role });
+    } catch (error) {
+      if (error instanceof RegistryError && error.code === 'CONFLICT') return peoplePage(ctx, 409, { error: `The organization has a member ${parsed.data.email} already.` });
+      throw error;
+    }
+    done(ctx, 'added');
+  });
+
+  router.post('/people/:id/role', session, audited(apiAction('PATCH', '/api/v1/members/:id'), 'member', { param: 'id' }), parseForm, csrf, async (ctx) => {
+    const parsed = UpdateMemberSchema.safeParse({ role: text(form(ctx).role) });
+    if (!parsed.success) return peoplePage(ctx, 400, { error: `The role was not changed: ${problems(parsed.error.issues)}.` });
+    const member = await deps.registry.members.update(consoleState(ctx).session.orgId, String(ctx.params.id ?? ''), parsed.data);
+    if (!member) return peoplePage(ctx, 404, { error: 'This organization has no member with that ID.' });
+    noteForAudit(ctx, { role: member.role });
+    done(ctx, 'changed');
+  });
+
+  router.post('/people/:id/remove', session, audited(apiAction('DELETE', '/api/v1/members/:id'), 'member', { param: 'id' }), parseForm, csrf, async (ctx) => {
+    if (!(await deps.registry.members.remove(consoleState(ctx).session.orgId, String(ctx.params.id ?? '')))) {
+      return peoplePage(ctx, 404, { error: 'This organization has no member with that ID.' });
+    }
+    done(ctx, 'removed');
+  });
+
+  router.post('/people/grants/:grantId/revoke', session, audited(apiAction('DELETE', '/api/v1/oauth/grants/:grantId'), 'oauth_grant', { param: 'grantId' }), parseForm, csrf,
+    async (ctx) => {
+      if (!oauth || !(await oauth.revokeOrgGrant(consoleState(ctx).session.orgId, String(ctx.params.grantId ?? '')))) {
+        return peoplePage(ctx, 404, { error: 'This organization has no live grant with that ID.' });
+      }
+      done(ctx, 'revoked');
+    });
+}

@@ -1,0 +1,129 @@
+/**
+ * The console's People page over real HTTP (docs/console.md "People"): adding a member, changing
+ * a role and removing one are the management API's changes, audited under its action names; a
+ * POST without the CSRF token changes nothing; another organization's members answer 404; a
+ * member whose role lacks members.manage is refused the page (403 naming the permission).
+ */
+import assert from 'node:assert/strict';
+import { ConsoleSessions } from '../../src/console/sessions';
+import { hashSecret } from '../../src/crypto/secrets';
+import { startTestFlowgate, type TestFlowgate } from '../support/flowgate';
+
+interface Session {
+  cookie: string;
+  csrf: string;
+}
+
+interface Member {
+  id: string;
+  email: string;
+  name: string | null;
+  role: string;
+}
+
+describe('console People page over HTTP: members, CSRF, organizations, roles, audit', () => {
+  let fg: TestFlowgate;
+  let otherToken: string;
+
+  const signIn = async (token: string): Promise<Session> => {
+    const response = await fg.request('/console/sign-in', {
+      method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: fg.url }, body: new URLSearchParams({ token }),
+    });
+    assert.equal(response.status, 303);
+    const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await (await fg.request('/console/people', { headers: { Cookie: cookie } })).text())?.[1] ?? '';
+    assert.ok(csrf.length > 20);
+    return { cookie, csrf };
+  };
+  const get = (s: Session, pathname: string) => fg.request(pathname, { headers: { Cookie: s.cookie } });
+  const post = (s: Partial<Session>, pathname: string, form: Record<string, string>) => fg.request(pathname, {
+    method: 'POST', redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: fg.url, ...(s.cookie ? { Cookie: s.cookie } : {}) },
+    body: new URLSearchParams({ ...(s.csrf ? { csrf: s.csrf } : {}), ...form }),
+  });
+  const members = async (): Promise<Member[]> => (await fg.admin<{ members: Member[] }>('GET', '/api/v1/members')).body.members;
+
+  before(async () => {
+    fg = await startTestFlowgate();
+    const org = await fg.admin<{ adminToken: string }>('POST', '/api/v1/orgs', { name: 'other-people' });
+    otherToken = org.body.adminToken;
+  });
+  after(async () => {
+    await fg?.stop();
+  });
+
+  it('adds a member, changes their role and removes them, as the API would, each audited; refuses bad input, duplicates and a missing CSRF token', async () => {
+    const admin = await signIn(fg.adminToken);
+    const empty = await (await get(admin, '/console/people')).text();
+    assert.match(empty, /<h1>People<\/h1>/);
+    assert.match(empty, /aria-current="page">People</);
+    assert.match(empty, /No identity provider/);
+
+    assert.equal((await post({ cookie: admin.cookie }, '/console/people', { email: 'forged@example.com', role: 'admin' })).status, 403, 'no CSRF token');
+    const invalid = await post(admin, '/console/people', { email: 'not-an-email', role: 'admin' });
+    assert.equal(invalid.status, 400);
+    assert.match(await invalid.text(), /The member was not added: email:/);
+    const badRole = await post(admin, '/console/people', { email: 'dee@example.com', role: 'owner' });
+    assert.equal(badRole.status, 400);
+    assert.deepEqual(await members(), [], 'nothing was added');
+
+    const added = await post(admin, '/console/people', { email: 'dee@example.com', name: 'Dee', role: 'operator' });
+    assert.equal(added.status, 303);
+    assert.equal(added.headers.get('location'), '/console/people?done=added');
+    const [dee] = await members();
+    assert.deepEqual(dee && { email: dee.email, name: dee.name, role: dee.role }, { email: 'dee@example.com', name: 'Dee', role: 'operator' });
+    const listed = await (await get(admin, '/console/people?done=added')).text();
+    assert.match(listed, /The member was added/);
+    assert.match(listed, new RegExp(`<tr id="member-${dee!.id}"><td>dee@example\\.com</td><td>Dee</td>`));
+    assert.equal((await post(admin, '/console/people', { email: 'DEE@example.com', role: 'viewer' })).status, 409, 'one member per e-mail');
+
+    assert.equal((await post(admin, `/console/people/${dee!.id}/role`, { role: 'viewer' })).status, 303);
+    assert.equal((await members())[0]?.role, 'viewer');
+    assert.equal((await post(admin, `/console/people/${dee!.id}/role`, { role: 'root' })).status, 400);
+    assert.equal((await post(admin, '/console/people/mem_nosuchmember/role', { role: 'viewer' })).status, 404);
+
+    // another organization's session sees none of them and changes none
+    const other = await signIn(otherToken);
+    assert.doesNotMatch(await (await get(other, '/console/people')).text(), /dee@example\.com/);
+    assert.equal((await post(other, `/console/people/${dee!.id}/role`, { role: 'admin' })).status, 404);
+    assert.equal((await post(other, `/console/people/${dee!.id}/remove`, {})).status, 404);
+    assert.equal((await post(other, '/console/people/grants/grt_nosuchgrant/revoke', {})).status, 404);
+    assert.equal((await members())[0]?.role, 'viewer', 'left as it was');
+
+    assert.equal((await post(admin, `/console/people/${dee!.id}/remove`, {})).status, 303);
+    assert.deepEqual(await members(), []);
+
+    type Records = { records: { action: string; outcome: string; target: { id: string | null } | null }[] };
+    const trail = (await fg.admin<Records>('GET', '/api/v1/audit?action=member.*')).body.records;
+    const mine = trail.filter((r) => r.target?.id === dee!.id).map((r) => `${r.action} ${r.outcome}`);
+    for (const expected of ['member.created success', 'member.updated success', 'member.removed success', 'member.updated refused']) {
+      assert.ok(mine.includes(expected), `${expected} in ${JSON.stringify(mine)}`);
+    }
+  });
+
+  it('refuses the page and its actions to a member whose role lacks members.manage, and serves them to an admin member', async () => {
+    const created = await fg.admin<Member>('POST', '/api/v1/members', { email: 'vic@example.com', role: 'viewer' });
+    assert.equal(created.status, 201);
+    const target = await fg.admin<Member>('POST', '/api/v1/members', { email: 'tia@example.com', role: 'operator' });
+    const sessions = new ConsoleSessions({ registry: fg.registry, lifetimeMinutes: 10 });
+    const asMember = async (member: Member): Promise<Session> => {
+      const grant = await fg.registry.orgs.findAdminToken(hashSecret(fg.adminToken));
+      const record = grant && await fg.registry.members.get(grant.orgId, member.id);
+      assert.ok(record);
+      const opened = await sessions.signInMember(record);
+      return { cookie: `fg_console=${opened.id}`, csrf: opened.session.csrfToken };
+    };
+    const viewer = await asMember(created.body);
+    const refused = await get(viewer, '/console/people');
+    assert.equal(refused.status, 403);
+    assert.match(await refused.text(), /members\.manage/);
+    assert.equal((await post(viewer, `/console/people/${target.body.id}/role`, { role: 'admin' })).status, 403);
+    assert.equal((await members()).find((m) => m.id === target.body.id)?.role, 'operator');
+
+    assert.equal((await fg.admin('PATCH', `/api/v1/members/${created.body.id}`, { role: 'admin' })).status, 200);
+    const promoted = await asMember({ ...created.body, role: 'admin' });
+    assert.equal((await get(promoted, '/console/people')).status, 200);
+    assert.equal((await post(promoted, `/console/people/${target.body.id}/role`, { role: 'approver' })).status, 303);
+    assert.equal((await members()).find((m) => m.id === target.body.id)?.role, 'approver');
+  });
+});
