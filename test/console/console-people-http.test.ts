@@ -7,12 +7,9 @@
 import assert from 'node:assert/strict';
 import { ConsoleSessions } from '../../src/console/sessions';
 import { hashSecret } from '../../src/crypto/secrets';
+import { consoleHttp, type ConsoleSession } from '../support/console-http';
 import { startTestFlowgate, type TestFlowgate } from '../support/flowgate';
 
-interface Session {
-  cookie: string;
-  csrf: string;
-}
 
 interface Member {
   id: string;
@@ -25,22 +22,7 @@ describe('console People page over HTTP: members, CSRF, organizations, roles, au
   let fg: TestFlowgate;
   let otherToken: string;
 
-  const signIn = async (token: string): Promise<Session> => {
-    const response = await fg.request('/console/sign-in', {
-      method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: fg.url }, body: new URLSearchParams({ token }),
-    });
-    assert.equal(response.status, 303);
-    const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await (await fg.request('/console/people', { headers: { Cookie: cookie } })).text())?.[1] ?? '';
-    assert.ok(csrf.length > 20);
-    return { cookie, csrf };
-  };
-  const get = (s: Session, pathname: string) => fg.request(pathname, { headers: { Cookie: s.cookie } });
-  const post = (s: Partial<Session>, pathname: string, form: Record<string, string>) => fg.request(pathname, {
-    method: 'POST', redirect: 'manual',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: fg.url, ...(s.cookie ? { Cookie: s.cookie } : {}) },
-    body: new URLSearchParams({ ...(s.csrf ? { csrf: s.csrf } : {}), ...form }),
-  });
+  const { signIn, get, post } = consoleHttp(() => fg, '/console/people');
   const members = async (): Promise<Member[]> => (await fg.admin<{ members: Member[] }>('GET', '/api/v1/members')).body.members;
 
   before(async () => {
@@ -106,7 +88,7 @@ describe('console People page over HTTP: members, CSRF, organizations, roles, au
     assert.equal(created.status, 201);
     const target = await fg.admin<Member>('POST', '/api/v1/members', { email: 'tia@example.com', role: 'operator' });
     const sessions = new ConsoleSessions({ registry: fg.registry, lifetimeMinutes: 10 });
-    const asMember = async (member: Member): Promise<Session> => {
+    const asMember = async (member: Member): Promise<ConsoleSession> => {
       const grant = await fg.registry.orgs.findAdminToken(hashSecret(fg.adminToken));
       const record = grant && await fg.registry.members.get(grant.orgId, member.id);
       assert.ok(record);

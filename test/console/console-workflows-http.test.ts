@@ -5,12 +5,9 @@
  * same problems as the API's, and every action is in the audit trail under the API's action name.
  */
 import assert from 'node:assert/strict';
+import { consoleHttp } from '../support/console-http';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
 
-interface Session {
-  cookie: string;
-  csrf: string;
-}
 
 describe('console workflows over HTTP: organizations, CSRF, validation, audit', () => {
   let fg: TestFlowgate;
@@ -18,22 +15,7 @@ describe('console workflows over HTTP: organizations, CSRF, validation, audit', 
   let otherToken: string;
   let scheduledId: string;
 
-  const signIn = async (token: string): Promise<Session> => {
-    const response = await fg.request('/console/sign-in', {
-      method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: fg.url }, body: new URLSearchParams({ token }),
-    });
-    assert.equal(response.status, 303);
-    const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await (await fg.request('/console/workflows', { headers: { Cookie: cookie } })).text())?.[1] ?? '';
-    assert.ok(csrf.length > 20);
-    return { cookie, csrf };
-  };
-  const get = (s: Session, pathname: string) => fg.request(pathname, { headers: { Cookie: s.cookie } });
-  const post = (s: Partial<Session>, pathname: string, form: Record<string, string>) => fg.request(pathname, {
-    method: 'POST', redirect: 'manual',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: fg.url, ...(s.cookie ? { Cookie: s.cookie } : {}) },
-    body: new URLSearchParams({ ...(s.csrf ? { csrf: s.csrf } : {}), ...form }),
-  });
+  const { signIn, get, post } = consoleHttp(() => fg, '/console/workflows');
   const draftOf = async (): Promise<unknown> => (await fg.admin<{ draft: unknown }>('GET', `/api/v1/workflows/${p.workflowId}`)).body.draft;
 
   before(async () => {
