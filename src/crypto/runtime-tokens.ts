@@ -37,6 +37,8 @@ export interface RuntimePrincipal {
    * themselves (their e-mail is the approver) and the audit trail names them.
    */
   member?: { id: string; email: string };
+  /** an OAuth grant's scope (src/oauth/scopes.ts): `tools:read` alone allows reads only; absent or null: no limit */
+  scope?: string | null;
 }
 
 export interface RuntimeTokens {

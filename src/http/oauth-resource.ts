@@ -5,6 +5,7 @@
  * a token for the whole gateway is good at every server, one for a server only there.
  */
 import type { Config } from '../config/config';
+import { OAUTH_SCOPES } from '../oauth/scopes';
 
 export const PROTECTED_RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 export const AUTHORIZATION_SERVER_METADATA_PATH = '/.well-known/oauth-authorization-server';
@@ -54,6 +55,7 @@ export class OAuthResources {
       resource,
       authorization_servers: [this.issuer],
       bearer_methods_supported: ['header'],
+      scopes_supported: [...OAUTH_SCOPES],
       resource_name: resource === this.gateway ? 'flowgate tool gateway' : `flowgate tool server ${resource.slice(this.gateway.length + 1)}`,
     };
   }
@@ -72,6 +74,7 @@ export class OAuthResources {
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],
+      scopes_supported: [...OAUTH_SCOPES],
       token_endpoint_auth_methods_supported: ['none'],
       client_id_metadata_document_supported: true,
       authorization_response_iss_parameter_supported: true,

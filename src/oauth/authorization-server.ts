@@ -40,6 +40,8 @@ export interface OAuthPrincipal {
   role?: Role;
   /** a member's grant: who, so they decide approvals as themselves and the audit trail names them */
   member?: { id: string; email: string };
+  /** the grant's scope (scopes.ts); null: none asked, the credential's whole reach */
+  scope: string | null;
 }
 
 export interface TokenResponse {
@@ -158,7 +160,7 @@ export class OAuthServer {
       const role = ROLES.find((r) => r === found.role);
       if (found.memberId !== null && (!role || found.memberEmail === null)) return undefined;
       const member = found.memberId !== null && found.memberEmail !== null ? { id: found.memberId, email: found.memberEmail } : undefined;
-      return { orgId: found.orgId, keyId: `oauth:${found.grantId}`, resource: found.resource, ...(role ? { role } : {}), ...(member ? { member } : {}) };
+      return { orgId: found.orgId, keyId: `oauth:${found.grantId}`, resource: found.resource, scope: found.scope, ...(role ? { role } : {}), ...(member ? { member } : {}) };
     });
     return principal && resources.includes(principal.resource) ? principal : undefined;
   }

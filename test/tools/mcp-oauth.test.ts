@@ -47,12 +47,12 @@ async function signInAndAllow(fg: TestFlowgate, authorizationUrl: URL | string, 
 }
 
 /** A hand-made authorization request (what the SDK does, spelled out): PKCE pair and URL. */
-function authorizationRequest(fg: TestFlowgate, clientId: string, resource: string, redirectUri = REDIRECT_URI): { url: URL; verifier: string } {
+function authorizationRequest(fg: TestFlowgate, clientId: string, resource: string, redirectUri = REDIRECT_URI, scope?: string): { url: URL; verifier: string } {
   const verifier = randomBytes(32).toString('base64url');
   const url = new URL(`${fg.url}/oauth/authorize`);
   url.search = new URLSearchParams({
     response_type: 'code', client_id: clientId, redirect_uri: redirectUri, state: 'st-1', resource,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', ...(scope === undefined ? {} : { scope }),
   }).toString();
   return { url, verifier };
 }
@@ -71,13 +71,13 @@ async function register(fg: TestFlowgate, redirectUri = REDIRECT_URI): Promise<s
 }
 
 /** Registers, signs in as `adminToken` for `resource` and exchanges the code: a fresh token pair. */
-async function tokensFor(fg: TestFlowgate, adminToken: string, resource: string): Promise<{ access_token: string; refresh_token: string; clientId: string }> {
+async function tokensFor(fg: TestFlowgate, adminToken: string, resource: string, scope?: string): Promise<{ access_token: string; refresh_token: string; clientId: string; scope?: string }> {
   const clientId = await register(fg);
-  const { url, verifier } = authorizationRequest(fg, clientId, resource);
+  const { url, verifier } = authorizationRequest(fg, clientId, resource, REDIRECT_URI, scope);
   const back = await signInAndAllow(fg, url, adminToken);
   const exchanged = await token(fg, { grant_type: 'authorization_code', code: back.searchParams.get('code') ?? '', code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT_URI, resource });
   assert.equal(exchanged.status, 200, JSON.stringify(exchanged.body));
-  return { access_token: exchanged.body.access_token ?? '', refresh_token: exchanged.body.refresh_token ?? '', clientId };
+  return { access_token: exchanged.body.access_token ?? '', refresh_token: exchanged.body.refresh_token ?? '', clientId, ...(exchanged.body.scope ? { scope: exchanged.body.scope } : {}) };
 }
 
 describe('MCP clients sign in by URL (OAuth)', () => {
@@ -192,6 +192,43 @@ describe('MCP clients sign in by URL (OAuth)', () => {
 
     const runtime = await runtimeToken(fg);
     assert.equal((await rpc(fg, 'mcp', runtime.token, LIST)).status, 200);
+  });
+
+  it('a grant for tools:read lists and reads but is refused a tool call with 403 insufficient_scope naming tools:call; an unknown scope is refused', async () => {
+    const gateway = `${fg.url}/tools`;
+    const asMeta = (await (await fetch(`${fg.url}/.well-known/oauth-authorization-server`)).json()) as { scopes_supported?: string[] };
+    assert.deepEqual(asMeta.scopes_supported, ['tools:read', 'tools:call']);
+    const prm = (await (await fetch(`${fg.url}/.well-known/oauth-protected-resource/tools/mcp`)).json()) as { scopes_supported?: string[] };
+    assert.deepEqual(prm.scopes_supported, ['tools:read', 'tools:call']);
+
+    const unknown = await fetch(authorizationRequest(fg, await register(fg), gateway, REDIRECT_URI, 'tools:read tools:admin').url, { redirect: 'manual' });
+    assert.equal(unknown.status, 303);
+    const refusedTo = new URL(unknown.headers.get('location') ?? '');
+    assert.deepEqual([refusedTo.searchParams.get('error'), refusedTo.searchParams.get('error_description')],
+      ['invalid_scope', 'unknown scope tools:admin: this server knows tools:read and tools:call']);
+
+    const reader = await tokensFor(fg, fg.adminToken, gateway, 'tools:read');
+    assert.equal(reader.scope, 'tools:read');
+    assert.equal((await rpc(fg, 'mcp', reader.access_token, LIST)).status, 200);
+    const catalog = await rpc(fg, 'mcp', reader.access_token, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'listServers', arguments: {} } });
+    assert.equal(catalog.status, 200, catalog.text);
+    assert.equal(catalog.body?.error, undefined, 'the catalog only reads');
+    const act = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'anything', arguments: {} } };
+    const refused = await rpc(fg, own, reader.access_token, act);
+    assert.equal(refused.status, 403, refused.text);
+    assert.match(refused.headers.get('www-authenticate') ?? '', /^Bearer realm="flowgate-tools", error="insufficient_scope", scope="tools:call", resource_metadata="[^"]+"$/);
+    assert.deepEqual((refused.body?.error as { data?: unknown } | undefined)?.data, { scope: 'tools:call' });
+    assert.equal(refused.body?.id, 3);
+    assert.match(refused.body?.error?.message ?? '', /^insufficient_scope: this token's scope \(tools:read\) does not allow tools\/call; sign in again asking for tools:call$/);
+    const batch = await rpc(fg, own, reader.access_token, [LIST, act]);
+    assert.equal(batch.status, 403, 'a batch with one call beyond the scope');
+
+    // asking for tools:call (or for nothing, as before) reaches what the admin token reaches
+    const caller = await tokensFor(fg, fg.adminToken, gateway, 'tools:call tools:read');
+    assert.equal(caller.scope, 'tools:read tools:call');
+    const called = await rpc(fg, own, caller.access_token, act);
+    assert.equal(called.status, 200, called.text);
+    assert.notEqual(called.body?.error?.code, -32003);
   });
 
   it('refuses a PKCE mismatch and a reused code (which revokes what the code gave), and rotates refresh tokens', async () => {

@@ -16,6 +16,7 @@ import type { Context } from 'koa';
 import { randomToken, safeEqual } from '../../crypto/secrets';
 import { redirectAllowed } from '../../oauth/clients';
 import { OAuthError } from '../../oauth/errors';
+import { OAUTH_SCOPES, parseScope } from '../../oauth/scopes';
 import type { AuthorizationRequest, SignedInSubject } from '../../oauth/tickets';
 import { OAUTH_AUTHORIZED, OAUTH_DENIED } from '../../audit/actions';
 import { parseConsoleForm, sameOrigin } from '../console/guard';
@@ -145,7 +146,9 @@ ${signIn.fields()}
     const consent = tickets.seal('consent', browser, CONSENT_TICKET_SECONDS, { request, subject });
     sendPage(ctx, 200, 'Allow access?', html`<p><strong>${request.clientName ?? request.clientId}</strong> will be able to call the tools of organization
 <strong>${org?.name ?? subject.orgId}</strong> as you, until ${subject.memberId ? 'you are removed from the organization' : 'you rotate the admin token'} or the grant is revoked.</p>
-<dl><dt>Client</dt><dd>${request.clientId}</dd><dt>Tools</dt><dd>${request.resource}</dd><dt>Returns to</dt><dd>${request.redirectUri}</dd></dl>
+<dl><dt>Client</dt><dd>${request.clientId}</dd><dt>Tools</dt><dd>${request.resource}</dd>
+<dt>Access</dt><dd>${request.scope !== undefined && !request.scope.split(' ').includes('tools:call') ? 'read only: list the tools and read tasks, call none that acts' : 'call the tools'}</dd>
+<dt>Returns to</dt><dd>${request.redirectUri}</dd></dl>
 <form method="post" action="/oauth/consent">
 <input type="hidden" name="csrf" value="${browser}"><input type="hidden" name="consent" value="${consent}">
 <div class="actions"><button type="submit" name="decision" value="allow">Allow</button><button type="submit" name="decision" value="deny">Deny</button></div></form>`, request.redirectUri);
@@ -164,14 +167,16 @@ ${signIn.fields()}
     const asked = query(ctx, 'redirect_uri');
     const redirectUri = asked ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined);
     if (!redirectUri || !redirectAllowed(client.redirectUris, redirectUri)) return errorPage(ctx, 400, 'The redirect_uri is not one the client registered.');
+    const scope = parseScope(query(ctx, 'scope'));
     const request: AuthorizationRequest = {
       clientId, redirectUri, codeChallenge: query(ctx, 'code_challenge') ?? '', resource: query(ctx, 'resource') ?? resources.gateway,
       ...(client.clientName ? { clientName: client.clientName } : {}), ...(query(ctx, 'state') ? { state: query(ctx, 'state') } : {}),
-      ...(query(ctx, 'scope') ? { scope: query(ctx, 'scope') } : {}),
+      ...(scope.ok && scope.scope !== null ? { scope: scope.scope } : {}),
       ...(ORG_ID.test(query(ctx, 'org') ?? '') ? { org: query(ctx, 'org') } : {}),
     };
     const refuse = (error: string, description: string): void => redirectToClient(ctx, request, resources.issuer, { error, error_description: description });
     if (query(ctx, 'response_type') !== 'code') return refuse('unsupported_response_type', 'response_type must be code');
+    if (!scope.ok) return refuse('invalid_scope', `unknown scope ${scope.unknown.join(' ')}: this server knows ${OAUTH_SCOPES.join(' and ')}`);
     if (!/^[A-Za-z0-9_-]{43}$/.test(request.codeChallenge) || query(ctx, 'code_challenge_method') !== 'S256') {
       return refuse('invalid_request', 'PKCE is required: code_challenge with code_challenge_method=S256');
     }

@@ -53,7 +53,8 @@ function acceptsJson(accept: string): boolean {
   });
 }
 
-function reply(ctx: Context, status: number, body: JsonRpcResponse | JsonRpcResponse[] | undefined): void {
+function reply(ctx: Context, status: number, body: JsonRpcResponse | JsonRpcResponse[] | undefined, headers: Record<string, string> = {}): void {
+  ctx.set(headers);
   ctx.status = status;
   if (body === undefined) {
     // '' keeps the status (Koa turns a null body into 204) and sends nothing
@@ -204,7 +205,7 @@ export function toolRoutes(deps: GatewayDeps): Router {
     }
   }
 
-  const { authenticate, challenge } = toolCredentials(deps);
+  const { authenticate, challenge, scopeRefusal } = toolCredentials(deps);
 
   router.post('/:server', async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
@@ -263,6 +264,8 @@ export function toolRoutes(deps: GatewayDeps): Router {
       protocolVersion: ctx.get('MCP-Protocol-Version') || undefined, method: ctx.get('Mcp-Method') || undefined, name: ctx.get('Mcp-Name') || undefined,
     };
     const call: McpCall = { server, principal, caller, requestId, forwardHeaders: () => forwardableHeaders(ctx.req.headers), headers, source: sourceOf(ctx) };
+    const beyond = scopeRefusal(principal, raw, server.name); // an OAuth grant that asked for less than it now needs
+    if (beyond) return reply(ctx, 403, beyond.answer, { 'WWW-Authenticate': beyond.challenge });
     if (Array.isArray(raw)) {
       const refusal = batchRefusal(raw)
         ?? (McpEndpoint.batchHasModernMessage(raw) ? rpcError(ErrorCode.INVALID_REQUEST, 'Bad Request: JSON-RPC batches may not contain requests for protocol revision 2026-07-28 or later') : undefined);
