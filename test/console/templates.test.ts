@@ -29,7 +29,7 @@ describe('console templates', () => {
         createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z',
       },
       grants: [{
-        id: 'grt_1', clientId: 'https://client.example/meta.json', clientName: null, resource: 'https://fg.example/tools/mcp', scope: null, subject: 'member:mem_1',
+        id: 'grt_1', clientId: 'https://client.example/meta.json', clientName: null, resource: 'https://fg.example/tools/mcp', scope: 'tools:read', subject: 'member:mem_1',
         member: { id: 'mem_1', email: 'ann@example.com', role: 'approver' }, createdAt: '2026-01-02T00:00:00.000Z', expiresAt: '2026-02-01T00:00:00.000Z',
       }],
     }));
@@ -40,6 +40,7 @@ describe('console templates', () => {
     assert.match(out, /otherwise refused/);
     assert.match(out, /<form method="post" action="\/console\/people\/grants\/grt_1\/revoke"/);
     assert.match(out, /<code>https:\/\/client\.example\/meta\.json<\/code>/);
+    assert.match(out, /<code>https:\/\/fg\.example\/tools\/mcp<\/code> <span class="meta">\(read only\)<\/span>/);
     assert.equal((out.match(/name="csrf" value="tok"/g) ?? []).length, 4, 'add, change, remove, revoke');
     assert.doesNotMatch(toText(peopleBody({ csrf: 't', members: [] })), /MCP clients signed in/, 'no section without OAuth sign-in');
   });

@@ -54,7 +54,7 @@ function grantsTable(grants: OAuthGrantRecord[], csrf: string): Html {
 <thead><tr><th scope="col">Client</th><th scope="col">Signed in as</th><th scope="col">Resource</th><th scope="col">Since</th><th scope="col">Good until</th><th scope="col"></th></tr></thead>
 <tbody>${grants.map((g) => html`<tr id="grant-${g.id}"><td>${g.clientName ?? html`<code>${g.clientId}</code>`}</td>
 <td>${g.member ? html`${g.member.email} <span class="meta">(${g.member.role})</span>` : html`the admin token <span class="meta">${g.subject}</span>`}</td>
-<td><code>${g.resource}</code></td><td>${g.createdAt}</td><td>${g.expiresAt}</td>
+<td><code>${g.resource}</code>${g.scope !== null && !g.scope.split(' ').includes('tools:call') ? html` <span class="meta">(read only)</span>` : ''}</td><td>${g.createdAt}</td><td>${g.expiresAt}</td>
 <td><form method="post" action="/console/people/grants/${encodeURIComponent(g.id)}/revoke" data-confirm="Sign this client out? Its tokens are refused at once.">${hidden(csrf)}<button type="submit" class="danger">Revoke</button></form></td></tr>`)}</tbody></table>`;
 }
 
