@@ -114,7 +114,9 @@ export async function readRunStream(client: CodeAgentClient, options: ReadRunOpt
           },
         });
       } catch (error) {
-        if (window.signal.aborted && !options.signal.aborted) {
+        // the window ran out: its timer fired, or the connect timeout it bounded did first (by a millisecond, say)
+        const windowOver = window.signal.aborted || (error instanceof OutboundTimeoutError && connectTimeoutMs < CONNECT_TIMEOUT_MS);
+        if (windowOver && !options.signal.aborted) {
           // a backend that never answered is a timeout; a reconnect that did not make it in time is just the window's end
           if (attempt === 0) throw new ToolCallError('TIMEOUT', `the codeagent backend did not open the stream within ${options.waitMs} ms`);
           break;
