@@ -8,12 +8,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ApprovalAnswerSchema, RELATED_TASK_META_KEY, type ClientResponse, type ElicitRequest } from '../../contracts/mcp';
-import type { AuditSource } from '../../audit/audit-trail';
+import type { AuditSource, McpApprovalEvent } from '../../audit/audit-trail';
 import type { RuntimePrincipal } from '../../crypto/runtime-tokens';
 import type { ToolCallRecorder } from './methods';
 import type { Logger } from '../../observability/logger';
 import { TaskNotFoundError } from './task-errors';
-import type { PendingApproval } from './task-kind';
+import type { PendingApproval, TaskDecideOutcome } from './task-kind';
 import type { WorkflowTasks } from './tasks';
 
 const APPROVAL_ELICITATION_PREFIX = 'flowgate-approval/';
@@ -40,6 +40,15 @@ export function approvalElicitation(taskId: string, approval: PendingApproval): 
   };
 }
 
+/** The audit trail's record of a decision given through a task (an elicitation's answer, `tasks/update`, `inputResponses`). */
+export function decisionEvent(principal: RuntimePrincipal, taskId: string, stepIndex: number, decision: 'approve' | 'reject', approver: string | undefined,
+  outcome: TaskDecideOutcome): McpApprovalEvent {
+  return {
+    orgId: principal.orgId, keyId: principal.keyId, ...(principal.member ? { member: principal.member } : {}), taskId, stepIndex, decision,
+    ...(approver ? { approver } : {}), ok: outcome.ok, ...(outcome.ok ? {} : { refusal: outcome.refusal }),
+  };
+}
+
 /**
  * A JSON-RPC response from the client: only answers to approval elicitations mean something (an
  * approval decision by the token's API key); any other is dropped. Never answered.
@@ -55,9 +64,7 @@ export async function answerElicitation(
   const { decision, approver, comment } = answer.data.content;
   try {
     const outcome = await tasks.decide(principal.orgId, principal, taskId, stepIndex, { decision, ...(approver ? { approver } : {}), ...(comment ? { comment } : {}) });
-    await audit?.recorder.approvalDecided({
-      orgId: principal.orgId, keyId: principal.keyId, ...(principal.member ? { member: principal.member } : {}), taskId, stepIndex, decision, ...(approver ? { approver } : {}), ok: outcome.ok, ...(outcome.ok ? {} : { refusal: outcome.refusal }),
-    }, audit.source);
+    await audit?.recorder.approvalDecided(decisionEvent(principal, taskId, stepIndex, decision, approver, outcome), audit.source);
     if (!outcome.ok) log.info('an approval given through a task was refused', { requestId, taskId, stepIndex, reason: outcome.message });
   } catch (error) {
     if (error instanceof TaskNotFoundError) return;

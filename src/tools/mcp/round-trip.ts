@@ -15,7 +15,7 @@
 import { ApprovalAnswerSchema, type McpTask } from '../../contracts/mcp';
 import type { RuntimePrincipal } from '../../crypto/runtime-tokens';
 import type { ToolResult } from '../server';
-import { approvalElicitation } from './elicitation';
+import { approvalElicitation, decisionEvent } from './elicitation';
 import { ErrorCode, JsonRpcError } from './jsonrpc';
 import type { PendingApproval } from './task-kind';
 import type { WorkflowTasks } from './tasks';
@@ -66,10 +66,7 @@ export async function applyInputResponses(tasks: WorkflowTasks, principal: Runti
     if (answer.data.action !== 'accept' || !answer.data.content) continue;
     const { decision, approver, comment } = answer.data.content;
     const outcome = await tasks.decide(principal.orgId, principal, taskId, approval.stepIndex, { decision, ...(approver ? { approver } : {}), ...(comment ? { comment } : {}) });
-    await audit?.recorder.approvalDecided({
-      orgId: principal.orgId, keyId: principal.keyId, ...(principal.member ? { member: principal.member } : {}), taskId, stepIndex: approval.stepIndex, decision,
-      ...(approver ? { approver } : {}), ok: outcome.ok, ...(outcome.ok ? {} : { refusal: outcome.refusal }),
-    }, audit.source);
+    await audit?.recorder.approvalDecided(decisionEvent(principal, taskId, approval.stepIndex, decision, approver, outcome), audit.source);
     if (!outcome.ok) throw decisionRefused(outcome.refusal, outcome.message);
     decided.push(approval.stepIndex);
   }
