@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { LruCache } from '../common/lru-cache';
 import type { Logger } from '../observability/logger';
 import type { FlowgateMetrics } from '../observability/metrics';
-import type { AuditFilter, AuditOutcome, AuditRecord, AuditStore, NewAuditRecord } from '../registry';
+import type { AuditDurability, AuditFilter, AuditOutcome, AuditRecord, AuditStore, NewAuditRecord } from '../registry';
 import { canonicalJson } from '../registry';
 import { APPROVAL_DECIDED, TOOL_CALLED } from './actions';
 
@@ -144,7 +144,7 @@ export class AuditTrail {
    * Appends one record; never throws. False when it could not be written: then it is in the log
    * (see the header for why the caller's answer stands).
    */
-  async record(event: AuditEvent, actor: AuditActor, source: AuditSource): Promise<boolean> {
+  async record(event: AuditEvent, actor: AuditActor, source: AuditSource, durability: AuditDurability = 'synced'): Promise<boolean> {
     const record: NewAuditRecord = {
       orgId: event.orgId, ...actor, action: event.action,
       targetType: event.target?.type ?? null, targetId: event.target?.id ?? null,
@@ -153,7 +153,7 @@ export class AuditTrail {
       details: event.details ?? {},
     };
     try {
-      await this.deps.store.append(record);
+      await this.deps.store.append(record, durability);
       this.deps.metrics?.auditRecord(true);
       return true;
     } catch (error) {
@@ -163,7 +163,12 @@ export class AuditTrail {
     }
   }
 
-  /** A tool call: server, tool, a digest of the arguments, how long, how it went; never the arguments. */
+  /**
+   * A tool call: server, tool, a digest of the arguments, how long, how it went; never the
+   * arguments. Committed before the answer but not waited onto the disk (`committed`, see
+   * AuditDurability): one per call on the data plane, where a synced commit would be most of a
+   * proxied call's cost.
+   */
   async toolCalled(event: ToolCallEvent, source: AuditSource): Promise<boolean> {
     const outcome: AuditOutcome = event.refused ? 'refused' : (!event.ran || event.isError) ? 'failed' : 'success';
     return this.record({
@@ -172,7 +177,7 @@ export class AuditTrail {
         server: event.server, tool: event.tool, argumentsDigest: argumentsDigest(event.arguments), durationMs: Math.round(event.durationMs),
         ...(event.task ? { task: true } : {}), ...(event.errorCode ? { errorCode: event.errorCode } : {}),
       },
-    }, await this.keyActor(event.keyId, 'runtime_token', event.member), source);
+    }, await this.keyActor(event.keyId, 'runtime_token', event.member), source, 'committed');
   }
 
   /**

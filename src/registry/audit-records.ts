@@ -10,7 +10,7 @@
  * of them. One appender at a time answers after one commit, as before.
  */
 import { randomBytes } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { Database } from './db';
 import { fromJson } from './store-support';
 
@@ -96,7 +96,23 @@ export function auditId(now = Date.now()): string {
 /** The most records one insert carries (16 parameters each: well under SQLite's and PostgreSQL's limits). */
 const MAX_GROUP = 500;
 
+/**
+ * How a record waits for the disk. `synced` (every record but tool calls): its commit is flushed
+ * to disk before append() resolves. `committed` (tool calls, one per call on the data plane): its
+ * commit is written and visible before append() resolves, so a crash of flowgate loses nothing,
+ * but the flush to disk follows within FLUSH_WITHIN_MS: a crash of the machine itself (power,
+ * kernel) can lose the records of that last interval. SQLite: the commit runs with `synchronous =
+ * NORMAL` on the registry's one connection (set back to FULL at once) and a checkpoint flushes it;
+ * PostgreSQL: `synchronous_commit = off` for that transaction, flushed by its WAL writer (within
+ * three `wal_writer_delay`s, 600 ms by default).
+ */
+export type AuditDurability = 'synced' | 'committed';
+
+/** The longest a `committed` record waits before flowgate asks SQLite to flush it (a checkpoint). */
+export const FLUSH_WITHIN_MS = 1_000;
+
 interface PendingAppend {
+  durability: AuditDurability;
   record: AuditRecord;
   resolve(record: AuditRecord): void;
   reject(error: unknown): void;
@@ -116,15 +132,23 @@ export class AuditStore {
   private pending: PendingAppend[] = [];
   /** a group's insert is scheduled or running: appends until it ends wait for the next */
   private writing = false;
+  private readonly postgres: boolean;
+  /** SQLite: a checkpoint is due for records committed without a flush */
+  private flushTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<Database>) {
+    this.postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  }
 
-  /** Resolves once the record is committed (with others appended in the same turn). */
-  append(record: NewAuditRecord): Promise<AuditRecord> {
+  /**
+   * Resolves once the record is committed (with others appended in the same turn), and for a
+   * `synced` one (the default) flushed to disk; see AuditDurability.
+   */
+  append(record: NewAuditRecord, durability: AuditDurability = 'synced'): Promise<AuditRecord> {
     const at = record.at ?? new Date().toISOString();
     const full: AuditRecord = { ...record, id: auditId(Date.parse(at)), at };
     return new Promise((resolve, reject) => {
-      this.pending.push({ record: full, resolve, reject });
+      this.pending.push({ durability, record: full, resolve, reject });
       if (!this.writing) {
         this.writing = true;
         // after this turn's I/O callbacks: the records they append go in the same insert
@@ -147,7 +171,9 @@ export class AuditStore {
         }
         if (group.length === 0) continue;
         try {
-          await this.db.insertInto('audit_records').values(group.map((g) => g.row)).execute();
+          // one record that must be on disk makes the whole group's commit a synced one
+          const synced = group.some((g) => g.append.durability === 'synced');
+          await this.insert(group.map((g) => g.row), synced);
           for (const { append } of group) append.resolve(append.record);
         } catch (error) {
           if (group.length === 1) group[0]?.append.reject(error);
@@ -158,6 +184,44 @@ export class AuditStore {
     } finally {
       this.writing = false;
     }
+  }
+
+  /** One insert of a group, committed with or without waiting for the disk (see AuditDurability). */
+  private async insert(rows: ReturnType<typeof row>[], synced: boolean): Promise<void> {
+    if (synced) {
+      await this.db.insertInto('audit_records').values(rows).execute();
+      return;
+    }
+    if (this.postgres) {
+      await this.db.transaction().execute(async (trx) => {
+        await sql`set local synchronous_commit = off`.execute(trx);
+        await trx.insertInto('audit_records').values(rows).execute();
+      });
+      return;
+    }
+    // SQLite: the one connection, held across the three statements so that no other commit runs
+    // unsynced in between; in WAL mode the next synced commit or checkpoint flushes these pages too
+    await this.db.connection().execute(async (connection) => {
+      await sql`pragma synchronous = NORMAL`.execute(connection);
+      try {
+        await connection.insertInto('audit_records').values(rows).execute();
+      } finally {
+        await sql`pragma synchronous = FULL`.execute(connection);
+      }
+    });
+    this.flushSoon();
+  }
+
+  /** SQLite: a passive checkpoint (it syncs the write-ahead log first) within FLUSH_WITHIN_MS. */
+  private flushSoon(): void {
+    if (this.flushTimer) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      sql`pragma wal_checkpoint(PASSIVE)`.execute(this.db).catch(() => {
+        // the registry is closing, or busy: the next synced commit or checkpoint flushes instead
+      });
+    }, FLUSH_WITHIN_MS);
+    this.flushTimer.unref();
   }
 
   /** Up to `limit` records of the organization, newest first. */

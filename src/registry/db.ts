@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { openSqlite, type SqliteDatabase } from './sqlite';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import type { DatabaseIntrospector, SchemaMetadata, TableMetadata } from 'kysely';
+import type { DatabaseIntrospector, LogConfig, SchemaMetadata, TableMetadata } from 'kysely';
 import { Pool } from 'pg';
 import type { Database } from './tables';
 
@@ -26,11 +26,12 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 /** PostgreSQL's codes for a schema created by a concurrent session between our check and create. */
 const PG_ALREADY_EXISTS_CODES = new Set(['42P06', '23505']);
 
-export function createDb(config: DatabaseConfig): Kysely<Database> {
-  return config.kind === 'sqlite' ? createSqliteDb(config.file) : createPostgresDb(config.url, config.schema);
+/** `log`: Kysely's query log (tests that check which statements a store runs). */
+export function createDb(config: DatabaseConfig, log?: LogConfig): Kysely<Database> {
+  return config.kind === 'sqlite' ? createSqliteDb(config.file, log) : createPostgresDb(config.url, config.schema, log);
 }
 
-function createSqliteDb(file: string): Kysely<Database> {
+function createSqliteDb(file: string, log: LogConfig | undefined): Kysely<Database> {
   const dialect = new SqliteDialect({
     // Opened lazily so that constructing the registry does no IO; errors surface on the first query.
     database: async () => {
@@ -38,13 +39,16 @@ function createSqliteDb(file: string): Kysely<Database> {
       const db = openSqlite(file);
       // WAL lets readers in other processes (CLI, a second worker) proceed while we write.
       db.exec('pragma journal_mode = WAL');
+      // Every commit reaches the disk before it returns (SQLite's default, said here because the
+      // audit trail's tool-call records relax it for their own commits: audit-records.ts).
+      db.exec('pragma synchronous = FULL');
       // SQLite ignores REFERENCES clauses unless this is set on each connection.
       db.exec('pragma foreign_keys = ON');
       db.exec(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
       return keepingStatements(db);
     },
   });
-  return new Kysely<Database>({ dialect });
+  return new Kysely<Database>({ dialect, log });
 }
 
 /** How many prepared statements one SQLite connection keeps (the registry's queries are a few dozen shapes). */
@@ -72,7 +76,7 @@ function keepingStatements(db: SqliteDatabase): Pick<SqliteDatabase, 'close' | '
   };
 }
 
-function createPostgresDb(url: string, schema: string | undefined): Kysely<Database> {
+function createPostgresDb(url: string, schema: string | undefined, log: LogConfig | undefined): Kysely<Database> {
   if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
     throw new Error(`invalid PostgreSQL schema name: ${JSON.stringify(schema)}`);
   }
@@ -88,7 +92,7 @@ function createPostgresDb(url: string, schema: string | undefined): Kysely<Datab
       await connection.executeQuery(CompiledQuery.raw(`set search_path to "${schema}"`));
     },
   });
-  return new Kysely<Database>({ dialect });
+  return new Kysely<Database>({ dialect, log });
 }
 
 /**

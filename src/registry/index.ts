@@ -3,7 +3,7 @@ export type { OrgBudget, UsageCall } from './agent-usage';
 export { ApiKeyStore } from './api-keys';
 export type { ApiKeyRecord } from './api-keys';
 export { AuditStore, auditId } from './audit-records';
-export type { AuditFilter, AuditOutcome, AuditRecord, NewAuditRecord } from './audit-records';
+export type { AuditDurability, AuditFilter, AuditOutcome, AuditRecord, NewAuditRecord } from './audit-records';
 export { ConnectionStore, newConnectionId } from './connections';
 export type { ConnectionRecord, CreateConnectionInput } from './connections';
 export { createDb, dbErrorCode } from './db';

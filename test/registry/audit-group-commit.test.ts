@@ -1,10 +1,13 @@
 /**
  * Audit records appended in one turn of the event loop are committed together (one insert), each
- * append resolving once its record is in; a record the registry refuses fails alone. SQLite and
- * PostgreSQL.
+ * append resolving once its record is in; a record the registry refuses fails alone. Tool-call
+ * records are committed without waiting for the disk, and flushed soon after; any other record
+ * in a group makes its commit a synced one. SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict';
-import { openRegistry, type NewAuditRecord, type Registry } from '../../src/registry';
+import { sql, type Kysely, type LogEvent } from 'kysely';
+import { AuditStore, createDb, migrateToLatest, openRegistry, type Database, type DatabaseConfig, type NewAuditRecord, type Registry } from '../../src/registry';
+import { FLUSH_WITHIN_MS } from '../../src/registry/audit-records';
 import { registryDialects } from '../support/registry-dialects';
 
 function record(orgId: string, n: number): NewAuditRecord {
@@ -46,5 +49,62 @@ for (const dialect of registryDialects({ tempDirPrefix: 'flowgate-audit-group-',
       assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
       assert.deepEqual((await registry.audit.list('org_a', {}, 10)).map((r) => r.requestId), ['req-4', 'req-2', 'req-0']);
     });
+  });
+
+  describe(`audit records: what waits for the disk (${dialect.name})`, () => {
+    let db: Kysely<Database>;
+    let config: DatabaseConfig;
+    const statements: string[] = [];
+    const relax = dialect.name === 'SQLite' ? 'pragma synchronous = normal' : 'set local synchronous_commit = off';
+    beforeEach(async () => {
+      config = await dialect.setUp();
+      db = createDb(config, (event: LogEvent) => {
+        statements.push(event.query.sql.trim().toLowerCase());
+      });
+      await migrateToLatest(db, config.kind);
+      statements.length = 0;
+    });
+    afterEach(async () => {
+      await db?.destroy();
+      await dialect.tearDown();
+    });
+
+    const inserts = (): string[] => statements.filter((s) => s.startsWith('insert into'));
+
+    it('commits tool-call records unsynced, every other record synced, and a mixed group synced', async () => {
+      const store = new AuditStore(db);
+      await Promise.all([0, 1, 2].map((n) => store.append(record('org_a', n), 'committed')));
+      assert.equal(inserts().length, 1, 'one group');
+      assert.equal(statements.filter((s) => s === relax).length, 1, statements.join('\n'));
+      assert.ok(statements.indexOf(relax) < statements.findIndex((s) => s.startsWith('insert into')), 'relaxed before the insert');
+      if (dialect.name === 'SQLite') {
+        assert.equal(statements.at(-1), 'pragma synchronous = full', 'set back at once');
+        const [mode] = (await sql<{ synchronous: number }>`pragma synchronous`.execute(db)).rows;
+        assert.equal(mode?.synchronous, 2, 'the registry\'s connection is FULL again');
+      }
+      // readable at once, through another connection too (committed, not merely buffered)
+      const other = createDb(config);
+      try {
+        assert.equal((await new AuditStore(other).list('org_a', {}, 10)).length, 3);
+      } finally {
+        await other.destroy();
+      }
+
+      statements.length = 0;
+      await store.append(record('org_a', 10));
+      await Promise.all([store.append(record('org_a', 11), 'committed'), store.append(record('org_a', 12))]);
+      assert.equal(inserts().length, 2);
+      assert.equal(statements.filter((s) => s === relax).length, 0, 'a synced record, alone or in a group, is never relaxed');
+    });
+
+    if (dialect.name === 'SQLite') {
+      it(`flushes unsynced records with a checkpoint within ${FLUSH_WITHIN_MS} ms`, async () => {
+        const store = new AuditStore(db);
+        await store.append(record('org_a', 1), 'committed');
+        assert.equal(statements.filter((s) => s.startsWith('pragma wal_checkpoint')).length, 0);
+        await new Promise((resolve) => setTimeout(resolve, FLUSH_WITHIN_MS + 200));
+        assert.equal(statements.filter((s) => s.startsWith('pragma wal_checkpoint')).length, 1);
+      });
+    }
   });
 }
