@@ -3,8 +3,9 @@
  *
  * Three processes besides the dev server: this one (the load generator and the raw Temporal
  * client), a flowgate child (gateway and worker, as `npm start` runs them, SQLite registry) and a
- * raw child (a Temporal worker doing the same one-step job, a bare Koa JSON-RPC route, and at `/mcp`
- * a remote MCP server on the official SDK v2, which flowgate proxies as a custom server). Every
+ * raw child (a Temporal worker doing the same one-step job, a bare Koa JSON-RPC route, at `/mcp`
+ * a remote MCP server on the official SDK v2, which flowgate proxies as a custom server, and at
+ * `/mcp-minimal` one that does next to nothing, to tell flowgate's own proxy cost apart). Every
  * scenario runs both sides in interleaved rounds (the order alternates per round) as a closed loop:
  * each of N callers makes its calls back to back. Prints per round and, at the end, the median
  * ratio (flowgate rate / raw rate) with each side's p50/p99. Asserts nothing: the targets of
@@ -151,6 +152,25 @@ function sdkRemote(): (req: http.IncomingMessage, res: http.ServerResponse) => P
   return (req, res) => handler(req, res);
 }
 
+/**
+ * A remote MCP server that does next to nothing (a fixed answer per method, 2026-07-28 only): what
+ * a call through flowgate adds over it is flowgate's own cost of proxying, apart from the remote's.
+ */
+function minimalRemote(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number; method: string };
+    const result = message.method === 'server/discover'
+      ? { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, serverInfo: { name: 'minimal', version: '1.0.0' }, resultType: 'complete' }
+      : message.method === 'tools/list'
+        ? { tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }], resultType: 'complete' }
+        : { content: [{ type: 'text', text: '{"text":"ping"}' }], structuredContent: { text: 'ping' }, isError: false, resultType: 'complete' };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+  });
+}
+
 async function rawChild(address: string): Promise<void> {
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
@@ -165,6 +185,10 @@ async function rawChild(address: string): Promise<void> {
   const server = http.createServer((req, res) => {
     if (req.url === '/mcp') {
       remote(req, res).catch(() => res.destroy());
+      return;
+    }
+    if (req.url === '/mcp-minimal') {
+      minimalRemote(req, res);
       return;
     }
     void handle(req, res);
@@ -506,10 +530,10 @@ async function parent(): Promise<void> {
         _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': {} },
       },
     });
-    const direct = async (): Promise<void> => expectOk(await call(remoteUrl, {
-      method: 'POST', body: directBody(),
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'echo' },
-    }));
+    const modernHeaders = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'echo' };
+    const direct = async (): Promise<void> => expectOk(await call(remoteUrl, { method: 'POST', body: directBody(), headers: modernHeaders }));
+    const minimalUrl = `${raw.url}/mcp-minimal`;
+    const minimalServer = await admin<{ id: string }>('POST', '/api/v1/servers', { url: minimalUrl, name: 'bench minimal remote' });
     const scenarios: Scenario[] = [
       {
         name: 'async trigger vs workflow.start', target: '>= 0.9', callers: 50, perCaller: s(4),
@@ -585,6 +609,18 @@ async function parent(): Promise<void> {
       {
         name: 'tools/call through flowgate to a remote MCP server vs direct, 50 callers', target: '>= 0.8', callers: 50, perCaller: s(20),
         flowgate: viaFlowgate, raw: direct,
+      },
+      {
+        // flowgate's own cost of a proxied call, apart from the remote's: a remote that does next to nothing
+        name: 'tools/call through flowgate to a minimal remote MCP server vs direct, 1 caller', target: '(info)', callers: 1, perCaller: s(1000),
+        flowgate: async () => expectOk(await call(`${fg.url}/tools/${minimalServer.id}`, { ...toolsCall, body: rpcBody() })),
+        raw: async () => expectOk(await call(minimalUrl, { method: 'POST', body: directBody(), headers: modernHeaders })),
+      },
+      {
+        // what the same gateway adds to a call it answers itself (the inbound half of the above)
+        name: 'built-in tools/call vs bare Koa JSON-RPC, 1 caller', target: '(info)', callers: 1, perCaller: s(1000),
+        flowgate: async () => expectOk(await call(`${fg.url}/tools/bench`, { ...toolsCall, body: rpcBody() })),
+        raw: async () => expectOk(await call(`${raw.url}/rpc`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: rpcBody() })),
       },
       {
         name: 'built-in tools/call vs the official SDK stateless server', target: '(info)', callers: 50, perCaller: s(20),
