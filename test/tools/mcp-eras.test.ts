@@ -8,7 +8,9 @@
  * asked of a plain 2026 call as `input_required` (Multi Round-Trip Requests).
  * SDK 2.4.0 does not decode `resultType: "task"` (no TypeScript SDK has the Tasks extension yet):
  * the call that creates a task is sent as the SDK's transport would send it (modernRequest), and
- * the task methods go through the SDK client's own `request`.
+ * the task methods go through the SDK client's own `request`. It has no runtime for the 2025-11-25
+ * task methods either: in 2025 mode its `request` creates the task (`tools/call` with `task`) and
+ * follows it through tasks/get and tasks/result, on this gateway and another.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -287,6 +289,49 @@ describe('MCP protocol eras: 2026-07-28 and 2025-11-25 side by side, the Tasks e
     const plain = await send('workflows', modernRequest('tools/call', { name: quick, arguments: {} }, {}, quick));
     assert.equal(plain.body.result?.resultType, 'complete', JSON.stringify(plain.body));
     assert.equal((plain.body.result?.structuredContent as { output: string }).output, 'hi');
+  });
+
+  it('the SDK v2 client in its 2025 mode creates a task (tools/call with `task`) and follows it through tasks/get and tasks/result, and on another replica', async () => {
+    const name = await publishTool({ name: 'greet', steps: [{ name: 'Say', type: 'template', template: 'hello {{inputs.who}}' }] });
+    // SDK 2.4.0 has no task runtime: its generic request() sends the 2025-11-25 task vocabulary as any client would
+    const client = await connect(fg.url, 'workflows', token, '2025', { tasks: { requests: { tools: { call: {} } } } });
+    let taskId = '';
+    try {
+      const tools = (await client.listTools()).tools;
+      assert.equal(tools.find((t) => t.name === name)?.execution?.taskSupport, 'optional');
+      const created = await client.request({ method: 'tools/call', params: { name, arguments: { who: 'Ada' }, task: { ttl: 600_000 } } } as never, LooseResult) as unknown as {
+        task: { taskId: string; status: string; ttl: number; pollInterval?: number };
+      };
+      assert.equal(created.task.status, 'working', JSON.stringify(created));
+      taskId = created.task.taskId;
+      assert.equal((await fg.client.workflow.getHandle(created.task.taskId).describe()).workflowId, created.task.taskId, 'the task id is the run id');
+      let task = created.task;
+      for (let i = 0; i < 80 && task.status === 'working'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        task = await client.request({ method: 'tasks/get', params: { taskId: created.task.taskId } } as never, LooseResult) as unknown as typeof task;
+      }
+      assert.equal(task.status, 'completed', JSON.stringify(task));
+      const result = await client.request({ method: 'tasks/result', params: { taskId: created.task.taskId } } as never, LooseResult) as unknown as {
+        isError: boolean; structuredContent: { output: string }; _meta: Record<string, unknown>;
+      };
+      assert.equal(result.isError, false);
+      assert.equal(result.structuredContent.output, 'hello Ada');
+      assert.deepEqual(result._meta['io.modelcontextprotocol/related-task'], { taskId: created.task.taskId });
+    } finally {
+      await client.close();
+    }
+    // another gateway process reads the same task
+    await withKilledReplica(fg, {}, async (url) => {
+      const replica = await connect(url, 'workflows', token, '2025', { tasks: { requests: { tools: { call: {} } } } });
+      try {
+        const there = await replica.request({ method: 'tasks/get', params: { taskId } } as never, LooseResult) as unknown as { status: string };
+        assert.equal(there.status, 'completed');
+        const result = await replica.request({ method: 'tasks/result', params: { taskId } } as never, LooseResult) as unknown as { structuredContent: { output: string } };
+        assert.equal(result.structuredContent.output, 'hello Ada');
+      } finally {
+        await replica.close();
+      }
+    });
   });
 
   it('refuses on the wire as the 2026 specification says: versions, standard headers, envelope, removed methods, batches', async () => {
