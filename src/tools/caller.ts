@@ -2,7 +2,7 @@
  * What a caller of tools sees of the dispatcher (dispatcher.ts): one call by organization, server
  * path and tool name. Activities and agents take this, never the dispatcher or the tools barrel.
  */
-import type { ToolProgress, ToolResult } from './server';
+import type { InputRoundTrip, ToolProgress, ToolResult } from './server';
 
 export interface CallOptions {
   idempotencyKey?: string;
@@ -16,6 +16,8 @@ export interface CallOptions {
   /** the caller's own time limit; the call ends at the earlier of it and the tool's */
   timeoutMs?: number;
   progress?: (report: ToolProgress) => void;
+  /** a 2026 caller that can receive `input_required` and answer it (the tool gateway's 2026 era); see CallContext.roundTrip */
+  roundTrip?: InputRoundTrip;
 }
 
 export interface ToolCaller {

@@ -144,6 +144,7 @@ export class ToolDispatcher implements ToolCaller {
       connection,
       progress: options.progress ?? noop,
       progressWanted: options.progress !== undefined,
+      ...(options.roundTrip ? { roundTrip: options.roundTrip } : {}),
     };
     let timer: NodeJS.Timeout | undefined;
     // made only when needed: an Error captures a stack, which costs on every call
@@ -161,7 +162,7 @@ export class ToolDispatcher implements ToolCaller {
         const message = typeof output.value.error === 'string' ? output.value.error : firstText(output.content) ?? `${toolName} failed`;
         return { isError: true, message, value: output.value, content: output.content };
       }
-      return { isError: false, value: output.value, content: output.content };
+      return { isError: false, value: output.value, content: output.content, ...(output.inputRequired ? { inputRequired: output.inputRequired } : {}) };
     } catch (error) {
       // whatever the handler threw on its way out of an abort, the call timed out
       if (timeoutError) throw timeoutError;

@@ -63,6 +63,17 @@ export interface ToolProgress {
   message?: string;
 }
 
+/**
+ * A caller of the 2026-07-28 era, which can receive a tool's `input_required` result (Multi
+ * Round-Trip Requests) and answer it by calling again: the client capabilities its request
+ * declared, and on that second call its answers and the state it was handed.
+ */
+export interface InputRoundTrip {
+  capabilities: Readonly<Record<string, unknown>>;
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
+}
+
 /** What a server is told when one of its tools is called. */
 export interface CallContext extends ListContext {
   /**
@@ -80,6 +91,8 @@ export interface CallContext extends ListContext {
   progress(report: ToolProgress): void;
   /** true when the caller listens to progress (a remote server is then asked for it) */
   progressWanted?: boolean;
+  /** set when the caller can receive `input_required` (a 2026 caller over HTTP); absent for 2025 and in-process callers */
+  roundTrip?: InputRoundTrip;
 }
 
 /** MCP content blocks, passed through as the server gave them. */
@@ -91,6 +104,8 @@ export interface ToolOutput {
   content?: ContentBlock[];
   /** a tool that ran and failed, as a remote server reports it (built-ins throw ToolFailure instead) */
   isError?: boolean;
+  /** the tool asks the caller for input first: the `InputRequiredResult` to hand on (only to a caller with a `roundTrip`) */
+  inputRequired?: Record<string, unknown>;
 }
 
 export interface ToolServer {
@@ -108,6 +123,18 @@ export interface ToolServer {
    */
   readonly maxRequestBytes?: number;
   listTools(context: ListContext): Promise<readonly ToolEntry[]>;
+  /**
+   * For how many more milliseconds the list listTools last answered stays as it is, when the
+   * server's source bounds it (a remote server whose list said `ttlMs`): the most a 2026 caller is
+   * told to keep it (modern.ts, listCacheHint). Absent: the gateway's own hint.
+   */
+  listFreshForMs?(): number;
+  /**
+   * The list listTools last answered, when the server keeps one (a remote server: even past its
+   * freshness), so that reading one tool's schema (its `x-mcp-header` declarations) costs the
+   * source no request. Absent, or undefined before anything was listed: list the tools.
+   */
+  keptTools?(): readonly ToolEntry[] | undefined;
   /** throws ToolFailure (ran and failed) or ToolCallError (could not be called: unknown tool, bad arguments) */
   callTool(name: string, args: Record<string, unknown>, context: CallContext): Promise<ToolOutput>;
   /** per-tool time limit, when a tool needs more or less than the dispatcher's default */
@@ -128,5 +155,5 @@ export interface ServerSource {
 
 /** The dispatcher's answer: a tool's output, or the failure of a tool that ran. */
 export type ToolResult =
-  | { isError: false; value: Record<string, unknown>; content?: ContentBlock[] }
+  | { isError: false; value: Record<string, unknown>; content?: ContentBlock[]; inputRequired?: Record<string, unknown> }
   | { isError: true; message: string; value: Record<string, unknown>; content?: ContentBlock[] };

@@ -3,7 +3,8 @@
  * conformance 0.2.0-alpha.12, installed under the alias `mcp-conformance-next` (pinned exactly in
  * package.json) beside 0.1.16 (conformance.test.ts, the 2025 revisions). Every scenario runs with
  * `--spec-version 2026-07-28` against the same fixture server (`/tools/conformance`) through the
- * same header-injecting proxy (conformance-support.ts).
+ * same header-injecting proxy (conformance-support.ts); the fixture's `test_custom_header` declares
+ * an `x-mcp-header` for the custom-header scenario (SEP-2243).
  * Not run, as not applicable to flowgate (NOT_APPLICABLE below says why for each): the scenarios of
  * features the tool gateway has no use for (resources, prompts, completion, subscriptions), of
  * fixtures flowgate does not host, and of the extension scenarios whose fixture tools (`greet`,
@@ -23,7 +24,15 @@ const PACKAGE_DIR = path.join(__dirname, '..', '..', '..', 'node_modules', 'mcp-
 const CONFORMANCE_CLI = path.join(PACKAGE_DIR, 'dist', 'index.js');
 
 /** The 2026-07-28 server scenarios flowgate passes. */
-const SCENARIOS = ['server-stateless', 'tools-list', 'tools-call-simple-text', 'tools-call-error', 'caching', 'http-header-validation'];
+const SCENARIOS = ['server-stateless', 'tools-list', 'tools-call-simple-text', 'tools-call-error', 'caching', 'http-header-validation',
+  'http-custom-header-server-validation'];
+
+/** Checks a scenario must have run and passed, where one that finds no fixture to test would pass as "not testable". */
+const EXERCISED: Readonly<Record<string, readonly string[]>> = {
+  'http-custom-header-server-validation': [
+    'sep-2243-server-decode-base64', 'sep-2243-server-validate-param-match', 'sep-2243-server-reject-invalid-param-chars', 'sep-2243-server-reject-param-mismatch',
+  ],
+};
 
 /** The suite's other server scenarios for 2026-07-28, and why flowgate does not run them. */
 export const NOT_APPLICABLE: Readonly<Record<string, string>> = {
@@ -46,7 +55,8 @@ export const NOT_APPLICABLE: Readonly<Record<string, string>> = {
   'server-sse-multiple-streams': 'flowgate answers each POST with one JSON reply; it opens no GET streams',
   'dns-rebinding-protection': 'the gateway requires a bearer runtime token on every request; Host/Origin checks belong to the deployment\'s reverse proxy',
   'json-schema-2020-12': 'needs the suite\'s fixture tool with a 2020-12 schema',
-  'input-required-result-*': 'the suite\'s fixture tools that ask for elicitation, sampling or roots; flowgate asks for input only on approvals, through the Tasks extension (tasks/update)',
+  'input-required-result-*': 'the suite\'s fixture tools that ask for elicitation, sampling or roots; flowgate asks for input of its own only on approvals, '
+    + 'through the Tasks extension (tasks/update), and passes a remote server\'s input_required on as it is (custom-remote-2026.test.ts)',
   'tasks-*': 'the Tasks extension scenarios need the suite\'s own fixture tools (greet, slow_compute, failing_job, confirm_delete, multi_input); flowgate\'s task tools are tested in mcp-eras.test.ts',
   'sep-2640-skills-*': 'the skills extension: flowgate serves no skills',
 };
@@ -98,7 +108,8 @@ describe('MCP conformance suite 0.2.0-alpha.12 (protocol 2026-07-28) against /to
 
   for (const scenario of SCENARIOS) {
     it(`passes scenario ${scenario} at 2026-07-28`, async () => {
-      await assertScenarioPasses(CONFORMANCE_CLI, `${proxy.url}/tools/conformance`, scenario, path.join(outDir, scenario), ['--spec-version', '2026-07-28'], EXCUSED[scenario]);
+      const checks = await assertScenarioPasses(CONFORMANCE_CLI, `${proxy.url}/tools/conformance`, scenario, path.join(outDir, scenario), ['--spec-version', '2026-07-28'], EXCUSED[scenario]);
+      for (const id of EXERCISED[scenario] ?? []) assert.ok(checks.some((c) => c.id === id && c.status === 'SUCCESS'), `${scenario}: check ${id} did not run and pass`);
     });
   }
 });

@@ -11,13 +11,13 @@ import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { z } from 'zod';
-import { ToolFailure, type ToolServer } from '../../src/tools';
+import { ToolFailure, type ToolEntry, type ToolServer } from '../../src/tools';
 import { defineTool, toolServer } from '../../src/tools/define-tool';
 import { listenOnLoopback } from '../support/loopback';
 
 const run = promisify(execFile);
 
-export const conformanceServer: ToolServer = toolServer({
+const fixture: ToolServer = toolServer({
   name: 'conformance',
   description: 'Fixture tools of the MCP conformance suite.',
   embedded: false,
@@ -34,8 +34,27 @@ export const conformanceServer: ToolServer = toolServer({
         throw new ToolFailure('This tool intentionally returns an error for testing');
       },
     }),
+    // SEP-2243 (2026-07-28): an argument mirrored into the Mcp-Param-Region header, which the gateway checks against the body
+    defineTool({
+      name: 'test_custom_header', description: 'Echoes the region it was routed to.',
+      input: z.object({ region: z.string().meta({ 'x-mcp-header': 'Region' }) }),
+      async handler({ region }) {
+        return { region };
+      },
+    }),
   ],
 });
+
+let listed: readonly ToolEntry[] | undefined;
+/**
+ * The suite's fixture server. Like a remote server it keeps the list it last gave (keptTools): the
+ * gateway checks a 2026 call's Mcp-Param headers against the schemas of such servers only.
+ */
+export const conformanceServer: ToolServer = {
+  ...fixture,
+  keptTools: () => listed,
+  listTools: async (context) => (listed = await fixture.listTools(context)),
+};
 
 /** Forwards every request to `target`, adding the bearer token. */
 export async function headerInjectingProxy(target: string, token: string): Promise<{ url: string; close(): Promise<void> }> {

@@ -2,11 +2,13 @@
  * flowgate's client of remote MCP servers (src/tools/custom/remote-mcp.ts) against real SDK
  * servers on loopback that count what reaches them: one request per call to a 2026-07-28 remote,
  * one handshake for many calls to a 2025 remote (and one more after it ends the session),
- * per-call headers on every request of a shared session, progress read from a stream as it arrives.
+ * per-call headers on every request of a shared session, progress read from a stream as it arrives,
+ * and the `Mcp-Param-*` headers of a 2026 call from the schema its caller hands over.
  */
 import assert from 'node:assert/strict';
 import { RemoteMcpClient, type RemoteTarget } from '../../src/tools/custom/remote-mcp';
 import { startFakeRemoteMcp, type FakeRemoteMcp } from '../support/fake-remote-mcp';
+import { startScriptedRemote } from '../support/scripted-remote-mcp';
 
 const target = (url: string, headers: Record<string, string> = {}): RemoteTarget => ({ url, credential: { headers, query: {} }, allowPrivateNetwork: true });
 const options = (forward: Record<string, string> = {}, onMessage?: (m: Record<string, unknown>) => void) => ({
@@ -45,6 +47,34 @@ describe('remote MCP client: one round trip per call', () => {
     assert.deepEqual(meta['io.modelcontextprotocol/clientCapabilities'], {});
     const listed = await client.request(to, 'tools/list', {}, options());
     assert.deepEqual((listed.tools as { name: string }[]).map((t) => t.name), ['add', 'shout']);
+  });
+
+  it('a 2026 call carries the Mcp-Param headers of the schema its caller gives (asked for only then), and no forwarded header of those names', async () => {
+    const inputSchema = { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, n: { type: 'integer', 'x-mcp-header': 'N' } } };
+    const remote = await startScriptedRemote([{ name: 'route', inputSchema }]);
+    try {
+      const client = new RemoteMcpClient();
+      let asked = 0;
+      const toolSchema = async () => {
+        asked++;
+        return inputSchema;
+      };
+      const forward = { 'mcp-param-region': 'forged', 'mcp-param-other': 'forged', 'mcp-method': 'forged', 'x-tenant': 't1' };
+      await client.request(target(remote.url), 'tools/call', { name: 'route', arguments: { region: 'Genève', n: 3 } }, { ...options(forward), toolSchema });
+      const seen = remote.calls().at(-1)?.headers ?? {};
+      assert.deepEqual([seen['mcp-param-region'], seen['mcp-param-n'], seen['mcp-param-other'], seen['mcp-method'], seen['x-tenant']],
+        [`=?base64?${Buffer.from('Genève').toString('base64')}?=`, '3', undefined, 'tools/call', 't1']);
+      await client.request(target(remote.url), 'tools/list', {}, { ...options(forward), toolSchema });
+      assert.equal(asked, 1, 'the schema is asked for on a tools/call only');
+      assert.equal(remote.requests.at(-1)?.headers['mcp-param-region'], undefined, 'no forwarded Mcp-Param header on other requests either');
+
+      const legacy = await start({ sessions: false });
+      await client.request(target(legacy.url), 'tools/call', { name: 'add', arguments: { a: 1, b: 2 } }, { ...options(forward), toolSchema });
+      assert.equal(asked, 1, 'a 2025 remote: no schema asked for');
+      assert.deepEqual(Object.keys(legacy.lastCallHeaders() ?? {}).filter((n) => n.startsWith('mcp-param-') || n === 'mcp-method'), []);
+    } finally {
+      await remote.close();
+    }
   });
 
   it('a 2025 remote with sessions: 100 calls (50 at once) cost one initialize, one more after the remote ends the session, each call retried once', async () => {

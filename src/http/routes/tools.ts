@@ -21,6 +21,7 @@ import { forwardableHeaders } from '../../tools/forward-headers';
 import type { JsonRpcResponse } from '../../contracts/mcp';
 import { ErrorCode, IDEMPOTENCY_KEY_PATTERN, JsonRpcError, failure } from '../../tools/mcp/jsonrpc';
 import { batchRefusal } from '../../tools/mcp/batch';
+import { mcpRequestHeaders } from '../../tools/mcp/era';
 import { McpEndpoint, type McpCall } from '../../tools/mcp/endpoint';
 import type { TaskResultStream } from '../../tools/mcp/task-stream';
 import type { RuntimePrincipal } from '../../crypto/runtime-tokens';
@@ -260,9 +261,7 @@ export function toolRoutes(deps: GatewayDeps): Router {
       if (!ctx.res.writableFinished) caller.abort(new Error('the caller went away'));
     });
     const requestId = ctx.state.requestId === undefined ? undefined : String(ctx.state.requestId);
-    const headers = {
-      protocolVersion: ctx.get('MCP-Protocol-Version') || undefined, method: ctx.get('Mcp-Method') || undefined, name: ctx.get('Mcp-Name') || undefined,
-    };
+    const headers = mcpRequestHeaders(ctx.req.headers);
     const call: McpCall = { server, principal, caller, requestId, forwardHeaders: () => forwardableHeaders(ctx.req.headers), headers, source: sourceOf(ctx) };
     const beyond = scopeRefusal(principal, raw, server.name); // an OAuth grant that asked for less than it now needs
     if (beyond) return reply(ctx, 403, beyond.answer, { 'WWW-Authenticate': beyond.challenge });

@@ -17,7 +17,8 @@ import { generateApi, OpenApiDocumentError, type GeneratedApi } from './openapi'
 import { openApiServer } from './openapi-server';
 import { RemoteMcpClient } from './remote-mcp';
 import { CustomRegistryReads } from './registry-reads';
-import { RemoteToolCache, remoteServer } from './remote-server';
+import { remoteServer } from './remote-server';
+import { RemoteToolCache } from './remote-tool-cache';
 
 export { CUSTOM_APPLICATION, CustomCredentialsSchema, type CustomCredentials } from './credentials';
 export { ConsentStateError, TokenRefusedError } from './auth';
@@ -164,7 +165,7 @@ export class CustomServers {
     const prepared = await this.prepare(orgId, input);
     const record = await this.store.create(orgId, { kind: input.kind, ...prepared.fields });
     // the list just fetched is the remote's current one: the first call need not ask again
-    if (record.kind === 'remote') this.remoteTools.set(`${record.id}@${record.updatedAt}`, prepared.tools);
+    if (record.kind === 'remote' && prepared.listed) this.remoteTools.adopt(`${record.id}@${record.updatedAt}`, prepared.listed);
     return view(record, prepared.tools);
   }
 
@@ -176,7 +177,7 @@ export class CustomServers {
     const record = await this.store.replace(orgId, id, prepared.fields);
     this.reads.forgetServer(orgId, id);
     this.remoteTools.forget(id);
-    if (record?.kind === 'remote') this.remoteTools.set(`${record.id}@${record.updatedAt}`, prepared.tools);
+    if (record?.kind === 'remote' && prepared.listed) this.remoteTools.adopt(`${record.id}@${record.updatedAt}`, prepared.listed);
     return record && view(record, prepared.tools);
   }
 
@@ -193,8 +194,8 @@ export class CustomServers {
     this.reads.forgetConnection(orgId, id);
   }
 
-  /** Builds the server as it would be stored and lists its tools: it must have at least one. */
-  private async prepare(orgId: string, input: ServerInput, id = 'new'): Promise<{ fields: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source'>; tools: readonly ToolEntry[] }> {
+  /** Builds the server as it would be stored and lists its tools: it must have at least one. A remote's come `listed`, kept as fresh as the remote allows. */
+  private async prepare(orgId: string, input: ServerInput, id = 'new'): Promise<{ fields: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source'>; tools: readonly ToolEntry[]; listed?: RemoteToolCache }> {
     const services = this.deps.services();
     const connectionId = input.connection ?? null;
     if (connectionId !== null) {
@@ -231,8 +232,9 @@ export class CustomServers {
       throw new ServerRegistrationError(error instanceof OutboundRefusedError ? error.message : `url: not a valid http(s) URL`);
     }
     const description = input.description ?? `remote tool server at ${url.host}`;
+    const listed = new RemoteToolCache();
     const server = remoteServer({
-      id: `${id}-${now}`, orgId, description, url: url.toString(), connectionId, auth: this.auth, cache: new RemoteToolCache(), client: this.remoteClient,
+      id: `${id}-${now}`, orgId, description, url: url.toString(), connectionId, auth: this.auth, cache: listed, client: this.remoteClient,
       connection: (org, connection) => this.reads.connection(org, connection),
     }, now);
     let tools: readonly ToolEntry[];
@@ -242,7 +244,7 @@ export class CustomServers {
       throw new ServerRegistrationError(`could not list the remote server's tools: ${error instanceof Error ? error.message : String(error)}`);
     }
     if (tools.length === 0) throw new ServerRegistrationError('the remote server lists no tools: a server needs at least one tool');
-    return { fields: { name: input.name ?? url.host, description, connectionId, source: url.toString() }, tools };
+    return { fields: { name: input.name ?? url.host, description, connectionId, source: url.toString() }, tools, listed };
   }
 
   // --- custom connections ---

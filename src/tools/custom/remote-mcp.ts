@@ -9,17 +9,21 @@
  *   remote that cannot be reached, refuses the credential or fails (5xx) is not classified: the
  *   next request asks again.
  * - A 2026 remote gets one POST per request: protocol version, client info and capabilities in
- *   the request's `_meta`, the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers.
+ *   the request's `_meta`, the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers, and on a
+ *   `tools/call` the `Mcp-Param-*` headers its tool's schema declares (param-headers.ts; the
+ *   schema comes from the caller, who keeps the remote's tool list).
  * - A 2025 remote gets `initialize` and `notifications/initialized` once per remote, credential
  *   and process; concurrent requests share the one handshake in flight and the session it opens.
  *   A 404 on a request that carried the session id means the remote ended the session: the
  *   session is opened again (once, whoever notices first) and the request sent again, once.
  *
- * Every request carries the caller's forwarded headers, then the protocol headers, then the stored
+ * Every request carries the caller's forwarded headers (less any named like a protocol header:
+ * `mcp-method`, `mcp-name`, `mcp-param-*`, ...), then the protocol headers, then the stored
  * credential, which nothing before it can replace. The handshake is shared by callers, so it
  * carries the credential and no caller's forwarded headers.
  */
 import { createHash } from 'node:crypto';
+import { encodeHeaderValue, paramHeaders, scanDeclarations } from '../mcp/param-headers';
 import { exchange, type ExchangeResult, type JsonRpcAnswer } from './remote-mcp-wire';
 
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -66,6 +70,25 @@ export interface RemoteRequestOptions {
   deadline: number;
   /** messages the remote streams before its answer (progress notifications, say), as they arrive */
   onMessage?(message: Record<string, unknown>): void;
+  /** the called tool's inputSchema as the remote listed it, for the `Mcp-Param-*` headers; asked only on a tools/call to a 2026 remote */
+  toolSchema?(): Promise<unknown>;
+  /** the client capabilities this request declares to a 2026 remote (the caller's, passed on); none when absent */
+  clientCapabilities?: Readonly<Record<string, unknown>>;
+}
+
+/** Names a forwarded header may not have: the protocol sets them (in either era), or they mean nothing forwarded. */
+const PROTOCOL_HEADER = /^(mcp-method|mcp-name|mcp-protocol-version|mcp-session-id|mcp-param-.*)$/;
+
+/** The caller's forwarded headers, less any named like a protocol header: a forwarded one cannot pose as one. */
+function forwardedOnly(forward: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(forward).filter(([name]) => !PROTOCOL_HEADER.test(name.toLowerCase())));
+}
+
+/** The `Mcp-Param-*` headers of a tools/call, from its tool's schema; none without one (or with an invalid one: such a tool is not listed). */
+function paramHeadersOf(schema: unknown, params: Record<string, unknown>): Record<string, string> {
+  if (schema === undefined) return {};
+  const scan = scanDeclarations(schema);
+  return scan.valid ? paramHeaders(scan.declarations, params.arguments) : {};
 }
 
 type Era = { modern: true; version: string } | { modern: false };
@@ -115,13 +138,6 @@ function sessionKey(target: RemoteTarget): string {
   return `${target.url}\n${digest}`;
 }
 
-/** What `Mcp-Name` carries: the value as it is, or base64 in the specification's sentinel when it is not plain visible ASCII. */
-function mcpNameHeader(value: string): string {
-   
-  const plain = value !== '' && value === value.trim() && /^[\t\x20-\x7e]*$/.test(value) && !(value.startsWith('=?base64?') && value.endsWith('?='));
-  return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
-}
-
 const NAME_FIELDS: Readonly<Record<string, string>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
 
 /** Resolves with `promise`, or rejects when `signal` aborts first (the promise goes on for others). */
@@ -144,7 +160,8 @@ export class RemoteMcpClient {
   async request(target: RemoteTarget, method: string, params: Record<string, unknown>, options: RemoteRequestOptions): Promise<Record<string, unknown>> {
     const era = await unlessAborted(this.eraOf(target), options.signal);
     if (era.modern) {
-      const result = await this.send(target, method, params, options, { version: era.version, modern: true });
+      const schema = method === 'tools/call' && options.toolSchema ? await unlessAborted(options.toolSchema(), options.signal) : undefined;
+      const result = await this.send(target, method, params, options, { version: era.version, modern: true, extra: paramHeadersOf(schema, params) });
       if (result.answer?.error?.code === UNSUPPORTED_PROTOCOL_VERSION) {
         // the remote no longer speaks what it offered (redeployed): the next request discovers again
         const current = this.eras.get(target.url);
@@ -168,22 +185,23 @@ export class RemoteMcpClient {
 
   private send(
     target: RemoteTarget, method: string, params: Record<string, unknown>, options: RemoteRequestOptions,
-    protocol: { version: string; modern: boolean; sessionId?: string },
+    protocol: { version: string; modern: boolean; sessionId?: string; extra?: Readonly<Record<string, string>> },
   ): Promise<ExchangeResult> {
     const id = ++this.nextId;
-    const headers: Record<string, string> = { ...options.forward, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': protocol.version };
+    const headers: Record<string, string> = { ...forwardedOnly(options.forward), 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': protocol.version };
     let body: Record<string, unknown>;
     if (protocol.modern) {
-      const meta = { ...(isRecord(params._meta) ? params._meta : {}), [PROTOCOL_VERSION_META]: protocol.version, [CLIENT_INFO_META]: CLIENT_INFO, [CLIENT_CAPABILITIES_META]: {} };
+      const meta = {
+        ...(isRecord(params._meta) ? params._meta : {}), [PROTOCOL_VERSION_META]: protocol.version, [CLIENT_INFO_META]: CLIENT_INFO,
+        [CLIENT_CAPABILITIES_META]: options.clientCapabilities ?? {},
+      };
       body = { jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } };
       headers['mcp-method'] = method;
       const field = NAME_FIELDS[method];
       const name = field === undefined ? undefined : params[field];
-      if (typeof name === 'string') headers['mcp-name'] = mcpNameHeader(name);
+      if (typeof name === 'string') headers['mcp-name'] = encodeHeaderValue(name);
+      Object.assign(headers, protocol.extra);
     } else {
-      // a forwarded header cannot pose as a 2026 one toward a 2025 remote either
-      delete headers['mcp-method'];
-      delete headers['mcp-name'];
       body = { jsonrpc: '2.0', id, method, params };
       if (protocol.sessionId !== undefined) headers['mcp-session-id'] = protocol.sessionId;
     }

@@ -5,19 +5,30 @@
  * guarded HTTP client (private-network guard, keep-alive pool, time and size limits) and carries
  * exactly: the protocol headers, the caller's `X-Pf-Forward-*` headers (already reduced, contract
  * 4.7), and the Authorization (or API key) of the server's stored connection, which nothing
- * forwarded can override. The tool list is cached for a minute; a remote that cannot be reached
+ * forwarded can override. The tool list is cached for a minute, or for less when the remote's list
+ * says so (remote-tool-cache.ts); a remote that cannot be reached
  * is UNAVAILABLE, never a hang. A call's idempotency key goes in the tools/call `_meta` as
  * `io.flowgate/idempotencyKey`; progress the remote streams reaches the call's `progress`.
+ * A 2026 remote's `input_required` goes to a 2026 caller as it is (it answers by calling again: its
+ * `inputResponses` and `requestState` go back unchanged, with its input capabilities in `_meta`);
+ * any other caller gets a tool error naming the limitation.
+ * A tool whose `x-mcp-header` declarations are invalid is left out of the list, as a 2026 client
+ * must (SEP-2243); a call to a 2026 remote carries the `Mcp-Param-*` headers its listed schema
+ * declares, and one the remote refuses for its headers (HeaderMismatch: its schema changed) is sent
+ * again once after listing afresh.
  */
 import { randomUUID } from 'node:crypto';
-import { IDEMPOTENCY_META_KEY } from '../mcp/jsonrpc';
-import { ToolCallError, ToolFailure, type ContentBlock, type JsonSchemaObject, type ListContext, type ToolEntry, type ToolServer, type ToolServices, type CallContext } from '../server';
+import { ErrorCode, IDEMPOTENCY_META_KEY } from '../mcp/jsonrpc';
+import { scanDeclarations } from '../mcp/param-headers';
+import {
+  ToolCallError, ToolFailure, type ContentBlock, type JsonSchemaObject, type ListContext, type ToolEntry, type ToolOutput, type ToolServer, type ToolServices, type CallContext,
+} from '../server';
 import type { CustomAuth } from './auth';
 import { outboundFailure } from './errors';
 import type { OpenedConnection } from './registry-reads';
 import { RemoteHttpError, RemoteRpcError, type RemoteMcpClient, type RemoteTarget } from './remote-mcp';
+import { listTtlOf, type RemoteToolCache } from './remote-tool-cache';
 
-export const TOOL_LIST_TTL_MS = 60_000;
 const LIST_TIMEOUT_MS = 15_000;
 const MAX_LIST_PAGES = 20;
 
@@ -36,22 +47,17 @@ export interface RemoteServerSpec {
   connection(orgId: string, id: string): Promise<OpenedConnection | undefined>;
 }
 
-/** Tool lists of remote servers, by server id and version, kept for TOOL_LIST_TTL_MS. */
-export class RemoteToolCache {
-  private readonly lists = new Map<string, { tools: readonly ToolEntry[]; fetchedAt: number }>();
-
-  get(key: string): { tools: readonly ToolEntry[]; fresh: boolean } | undefined {
-    const found = this.lists.get(key);
-    return found && { tools: found.tools, fresh: Date.now() - found.fetchedAt < TOOL_LIST_TTL_MS };
-  }
-
-  set(key: string, tools: readonly ToolEntry[]): void {
-    this.lists.set(key, { tools, fetchedAt: Date.now() });
-  }
-
-  forget(serverId: string): void {
-    for (const key of this.lists.keys()) if (key.startsWith(`${serverId}@`)) this.lists.delete(key);
-  }
+/** A remote's tool as flowgate lists it (its schema an object schema); undefined for an entry without a name. */
+function toolEntryOf(tool: Record<string, unknown>): ToolEntry | undefined {
+  if (typeof tool.name !== 'string') return undefined;
+  const schema: Record<string, unknown> = isRecord(tool.inputSchema) ? tool.inputSchema : {};
+  const inputSchema: JsonSchemaObject = {
+    ...schema, type: 'object',
+    properties: isRecord(schema.properties) ? schema.properties : {},
+    required: Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [],
+  };
+  const description = [tool.description, tool.title].find((d): d is string => typeof d === 'string') ?? tool.name;
+  return { name: tool.name, description, inputSchema };
 }
 
 export function remoteServer(spec: RemoteServerSpec, version: string): ToolServer {
@@ -75,30 +81,32 @@ export function remoteServer(spec: RemoteServerSpec, version: string): ToolServe
     return spec.auth.credentialsFor(opened.ref);
   }
 
-  async function fetchTools(context: ListContext): Promise<readonly ToolEntry[]> {
+  /** The remote's tools (every page), less those with invalid x-mcp-header declarations, and how long the remote lets them be kept. */
+  async function fetchTools(context: ListContext): Promise<{ tools: readonly ToolEntry[]; ttlMs: number }> {
     const deadline = Date.now() + LIST_TIMEOUT_MS;
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(LIST_TIMEOUT_MS)]);
     try {
       const target = await targetOf(context.services);
       const tools: ToolEntry[] = [];
+      const pages: Record<string, unknown>[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
         const listed = await spec.client.request(target, 'tools/list', cursor === undefined ? {} : { cursor }, { forward: {}, signal, deadline });
+        pages.push(listed);
         for (const tool of Array.isArray(listed.tools) ? listed.tools.filter(isRecord) : []) {
-          if (typeof tool.name !== 'string') continue;
-          const schema: Record<string, unknown> = isRecord(tool.inputSchema) ? tool.inputSchema : {};
-          const inputSchema: JsonSchemaObject = {
-            ...schema, type: 'object',
-            properties: isRecord(schema.properties) ? schema.properties : {},
-            required: Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [],
-          };
-          const description = [tool.description, tool.title].find((d): d is string => typeof d === 'string') ?? tool.name;
-          tools.push({ name: tool.name, description, inputSchema });
+          const entry = toolEntryOf(tool);
+          if (!entry) continue;
+          const declarations = scanDeclarations(entry.inputSchema);
+          if (!declarations.valid) {
+            context.services.log.warn('remote tool left out: its x-mcp-header declarations are invalid', { server: spec.id, tool: entry.name, reason: declarations.reason });
+            continue;
+          }
+          tools.push(entry);
         }
         cursor = typeof listed.nextCursor === 'string' ? listed.nextCursor : undefined;
         if (cursor === undefined) break;
       }
-      return tools;
+      return { tools, ttlMs: listTtlOf(pages) };
     } catch (error) {
       throw remoteFailure(error, `the remote server /${spec.id}`);
     }
@@ -117,17 +125,31 @@ export function remoteServer(spec: RemoteServerSpec, version: string): ToolServe
     };
   }
 
+  /** The list afresh from the remote, kept. */
+  async function refreshTools(context: ListContext): Promise<readonly ToolEntry[]> {
+    const { tools, ttlMs } = await fetchTools(context);
+    spec.cache.set(cacheKey, tools, ttlMs);
+    return tools;
+  }
+
+  /** A tool's inputSchema as the remote listed it (the kept list, even stale; listed now when none is kept), for its Mcp-Param headers. */
+  async function schemaOf(name: string, context: ListContext): Promise<unknown> {
+    const tools = spec.cache.get(cacheKey)?.tools ?? await refreshTools(context);
+    return tools.find((tool) => tool.name === name)?.inputSchema;
+  }
+
   return {
     name: spec.id,
     description: spec.description,
     embedded: false,
+    // what remains of the kept list's freshness: nothing before one is kept, nothing once it is stale
+    listFreshForMs: () => spec.cache.get(cacheKey)?.remainingMs ?? 0,
+    keptTools: () => spec.cache.get(cacheKey)?.tools,
     async listTools(context) {
       const cached = spec.cache.get(cacheKey);
       if (cached?.fresh) return cached.tools;
       try {
-        const tools = await fetchTools(context);
-        spec.cache.set(cacheKey, tools);
-        return tools;
+        return await refreshTools(context);
       } catch (error) {
         // a stale list beats none while the remote is briefly away; a call will tell the truth
         if (cached) {
@@ -140,26 +162,65 @@ export function remoteServer(spec: RemoteServerSpec, version: string): ToolServe
     async callTool(name, args, context) {
       try {
         const target = await targetOf(context.services);
-        // MCP has no idempotency header: the call's key travels in its `_meta`, the same on every attempt
-        // and a progress token when the caller listens: the remote then streams its progress, which goes on as it arrives
-        const meta = {
-          ...(context.idempotencyKey === undefined ? {} : { [IDEMPOTENCY_META_KEY]: context.idempotencyKey }),
-          ...(context.progressWanted ? { progressToken: `flowgate-${randomUUID()}` } : {}),
+        const params = callParams(name, args, context);
+        const options = {
+          forward: context.forwardHeaders, signal: context.signal, deadline: context.deadline, onMessage: progressOf(context), toolSchema: () => schemaOf(name, context),
+          ...(context.roundTrip ? { clientCapabilities: context.roundTrip.capabilities } : {}),
         };
-        const result = await spec.client.request(target, 'tools/call', { name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) }, {
-          forward: context.forwardHeaders, signal: context.signal, deadline: context.deadline, onMessage: progressOf(context),
-        });
-        if (result.resultType === 'input_required') {
-          throw new ToolFailure(`the remote server /${spec.id} asked for input during ${name}, which flowgate cannot give a proxied call`);
+        let result: Record<string, unknown>;
+        try {
+          result = await spec.client.request(target, 'tools/call', params, options);
+        } catch (error) {
+          if (!(error instanceof RemoteRpcError && error.code === ErrorCode.HEADER_MISMATCH)) throw error;
+          // the remote's schema changed since it was listed (SEP-2243: list again, then send again, once)
+          await refreshTools(context);
+          result = await spec.client.request(target, 'tools/call', params, options);
         }
-        const content = Array.isArray(result.content) ? result.content.filter(isRecord).filter((c): c is ContentBlock => typeof c.type === 'string') : [];
-        const structured = isRecord(result.structuredContent) ? result.structuredContent : valueOf(content);
-        return { value: structured, content, isError: result.isError === true };
+        return outputOf(result, `/${spec.id}`, name, context);
       } catch (error) {
         throw remoteFailure(error, `the remote server /${spec.id}`);
       }
     },
   };
+}
+
+/**
+ * The params of a proxied tools/call. MCP has no idempotency header: the call's key travels in its
+ * `_meta`, the same on every attempt; and a progress token when the caller listens (the remote then
+ * streams its progress, which goes on as it arrives). A 2026 caller's answers to an earlier
+ * `input_required` go back to the remote as the caller sent them.
+ */
+function callParams(name: string, args: Record<string, unknown>, context: CallContext): Record<string, unknown> {
+  const meta = {
+    ...(context.idempotencyKey === undefined ? {} : { [IDEMPOTENCY_META_KEY]: context.idempotencyKey }),
+    ...(context.progressWanted ? { progressToken: `flowgate-${randomUUID()}` } : {}),
+  };
+  const { inputResponses, requestState } = context.roundTrip ?? {};
+  return {
+    name, arguments: args, ...(inputResponses === undefined ? {} : { inputResponses }), ...(requestState === undefined ? {} : { requestState }),
+    ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
+  };
+}
+
+/**
+ * A remote's tools/call result as the call's output. An `input_required` result (Multi Round-Trip
+ * Requests) goes to a caller that can answer it (a 2026 caller: `roundTrip`) as the remote gave it;
+ * any other caller (2025, a workflow step, an agent) cannot, and gets a tool error saying so.
+ */
+function outputOf(result: Record<string, unknown>, server: string, name: string, context: CallContext): ToolOutput {
+  if (result.resultType === 'input_required') {
+    if (context.roundTrip) {
+      const { inputRequests, requestState } = result;
+      return { value: {}, inputRequired: { resultType: 'input_required', inputRequests, ...(requestState === undefined ? {} : { requestState }) } };
+    }
+    const asked = isRecord(result.inputRequests) ? Object.values(result.inputRequests).filter(isRecord).map((r) => String(r.method)) : [];
+    throw new ToolFailure(`the remote server ${server} asked for input during ${name} (input_required: ${[...new Set(asked)].join(', ') || 'unspecified'}), `
+      + 'which only a caller of protocol revision 2026-07-28 can answer (by calling again with inputResponses); a 2025-era or in-process caller cannot',
+    { inputRequired: true });
+  }
+  const content = Array.isArray(result.content) ? result.content.filter(isRecord).filter((c): c is ContentBlock => typeof c.type === 'string') : [];
+  const structured = isRecord(result.structuredContent) ? result.structuredContent : valueOf(content);
+  return { value: structured, content, isError: result.isError === true };
 }
 
 /** The structured value of a result without structuredContent: its JSON text, or the text itself. */

@@ -43,10 +43,14 @@ export interface AnsweredMessage {
   status: number;
 }
 
-/** The HTTP status of a 2026-era error: -32601 is 404, -32021 and the refusals before any method 400, any other error 200 (in-band). */
+/**
+ * The HTTP status of a 2026-era error: -32601 is 404; -32021, -32020 (an `Mcp-Param-*` header the
+ * tools/call handler found disagreeing with the body) and the refusals before any method 400; any
+ * other error 200 (in-band).
+ */
 function modernStatus(code: number): number {
   if (code === ErrorCode.METHOD_NOT_FOUND) return 404;
-  return code === ErrorCode.MISSING_CLIENT_CAPABILITY ? 400 : 200;
+  return code === ErrorCode.MISSING_CLIENT_CAPABILITY || code === ErrorCode.HEADER_MISMATCH ? 400 : 200;
 }
 
 export class McpEndpoint {

@@ -10,6 +10,8 @@
  *   - MCP-Protocol-Version is missing or names another version, Mcp-Method is missing or is not
  *     the body's method, or Mcp-Name is missing or is not the body's tool name or task id:
  *     -32020, HTTP 400 (header values are compared after trimming spaces, case-sensitively);
+ *   (the `Mcp-Param-*` headers of a tools/call are checked against the called tool's schema once
+ *   it is known, by the tools/call handler: param-headers.ts)
  * and a request that names a 2026 version in MCP-Protocol-Version but has no envelope is -32602
  * (HTTP 400). A batch holding a 2026 request is an invalid request: the 2026 era has no batches.
  */
@@ -18,12 +20,25 @@ import {
   RequestEnvelopeSchema, type RequestEnvelope,
 } from '../../contracts/mcp';
 import { ErrorCode, JsonRpcError } from './jsonrpc';
+import { decodeHeaderValue, receivedParamHeaders } from './param-headers';
 
 /** The standard request headers of the Streamable HTTP binding, as received (undefined: absent). */
 export interface McpRequestHeaders {
   protocolVersion?: string;
   method?: string;
   name?: string;
+  /** the `Mcp-Param-*` headers, by the name after the prefix lowercased */
+  params?: Readonly<Record<string, string>>;
+}
+
+/** The standard request headers of a request, from Node's (lowercased) header map. */
+export function mcpRequestHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): McpRequestHeaders {
+  const first = (name: string): string | undefined => {
+    const value = headers[name];
+    const text = Array.isArray(value) ? value[0] : value;
+    return text === '' ? undefined : text;
+  };
+  return { protocolVersion: first('mcp-protocol-version'), method: first('mcp-method'), name: first('mcp-name'), params: receivedParamHeaders(headers) };
 }
 
 /** A 2026-era request: its version and envelope. */
@@ -61,18 +76,12 @@ const NAME_SOURCE: Readonly<Record<string, string>> = {
 
 const trimOws = (value: string | undefined): string | undefined => value?.replace(/^[ \t]+|[ \t]+$/g, '');
 
-/** An `=?base64?…?=` header value decoded (the binding's form for values that are no plain header text); undefined when malformed. */
-function decodeHeaderValue(value: string): string | undefined {
-  const encoded = /^=\?base64\?(.*)\?=$/i.exec(value);
-  if (!encoded) return value;
-  const text = encoded[1]!;
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return undefined;
-  return Buffer.from(text, 'base64').toString('utf8');
-}
+/** The HeaderMismatch error (-32020) of headers that disagree with the body. */
+export const headerMismatchError = (message: string, header: string, body: string): JsonRpcError =>
+  new JsonRpcError(ErrorCode.HEADER_MISMATCH, `Bad Request: the request headers and body disagree: ${message}`, { mismatch: { header, body } });
 
 const mismatch = (message: string, header: string, body: string): Era => ({
-  era: 'refused', status: 400,
-  error: new JsonRpcError(ErrorCode.HEADER_MISMATCH, `Bad Request: the request headers and body disagree: ${message}`, { mismatch: { header, body } }),
+  era: 'refused', status: 400, error: headerMismatchError(message, header, body),
 });
 
 /** The era of one request or notification (`method` and `params` of a parsed message), given its headers. */

@@ -6,10 +6,14 @@
  *   - `server/discover`: the versions flowgate speaks in this era, the capabilities of the path
  *     (the Tasks extension on a path with task-capable tools), the server's description.
  *   - `tools/list`: the tools (without the 2025 `execution` field), with cache hints (listCacheHint).
- *   - `tools/call`: a task-capable tool, from a client whose request declares the Tasks extension,
+ *   - `tools/call`: first its `Mcp-Param-*` headers are checked against the arguments, for a tool whose
+ *     schema declares `x-mcp-header` (checkParamHeaders: -32020, HTTP 400, on a mismatch); then
+ *     a task-capable tool, from a client whose request declares the Tasks extension,
  *     runs as a task and answers at once with the task (`resultType: "task"`); a workflow tool
  *     otherwise follows its run and asks for an approval it waits on as `input_required` (Multi
- *     Round-Trip Requests, round-trip.ts); any other call answers its result, as in the 2025 era.
+ *     Round-Trip Requests, round-trip.ts); any other call answers its result, as in the 2025 era,
+ *     or the `input_required` a remote server answered (passed on as it is; the caller's next call
+ *     takes its `inputResponses` and `requestState` back to the remote unchanged: roundTripOf).
  *   - `tasks/get`: the task; with the pending approval as `inputRequests` while it waits on one;
  *     once done, with the result inline (a run that failed is a tool error: `completed` with
  *     `isError`; `failed` with `error` only when no result can be read).
@@ -23,11 +27,12 @@ import {
   MODERN_PROTOCOL_VERSIONS, SERVER_INFO_META_KEY, TASKS_EXTENSION, TaskIdParamsSchema, TaskUpdateParamsSchema, type McpTask,
   type JsonRpcMessage,
 } from '../../contracts/mcp';
-import type { ToolResult, ToolServer } from '../server';
+import type { InputRoundTrip, ToolResult, ToolServer } from '../server';
 import type { ToolEntry } from '../server';
-import type { ModernRequest } from './era';
+import { headerMismatchError, type ModernRequest } from './era';
 import { ErrorCode, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_META_KEY, JsonRpcError, parseToolsCallParams } from './jsonrpc';
 import { callResult, NO_SOURCE, SERVER_VERSION, type McpCall, type McpMethodsDeps } from './methods';
+import { paramHeaderMismatch, scanDeclarations } from './param-headers';
 import { applyInputResponses, callWithRoundTrips, inputRequestsOf } from './round-trip';
 import { TaskTerminalError } from './task-errors';
 
@@ -38,13 +43,17 @@ import { TaskTerminalError } from './task-errors';
  * published workflows (`workflows`), its OpenAPI and remote servers — change whenever someone of
  * the organization publishes or edits one, and belong to it alone (private, five seconds: a tool
  * published or removed shows within that; the gateway itself reads them afresh on every list,
- * a remote's list at most a minute old).
+ * a remote's list at most a minute old, or as old as the remote's own `ttlMs` allows: then no
+ * more than what remains of it is told, see ToolServer.listFreshForMs).
  */
 export const BUILT_IN_LIST_TTL_MS = 3_600_000;
 export const ORGANIZATION_LIST_TTL_MS = 5_000;
 
 export function listCacheHint(server: ToolServer): { ttlMs: number; cacheScope: 'public' | 'private' } {
-  return server.embedded ? { ttlMs: BUILT_IN_LIST_TTL_MS, cacheScope: 'public' } : { ttlMs: ORGANIZATION_LIST_TTL_MS, cacheScope: 'private' };
+  if (server.embedded) return { ttlMs: BUILT_IN_LIST_TTL_MS, cacheScope: 'public' };
+  // a remote server's list is no fresher than what remains of the remote's own ttlMs (whatever its cacheScope: the server is the organization's)
+  const remaining = server.listFreshForMs?.();
+  return { ttlMs: remaining === undefined ? ORGANIZATION_LIST_TTL_MS : Math.min(ORGANIZATION_LIST_TTL_MS, remaining), cacheScope: 'private' };
 }
 
 /** A 2026 method: the message's params, the call, its idempotency key and the request's envelope. */
@@ -90,6 +99,46 @@ function callKey(meta: Record<string, unknown> | undefined, requestKey: string |
   return own;
 }
 
+/**
+ * Refuses (HeaderMismatch) a call whose `Mcp-Param-*` headers disagree with its arguments, when the
+ * tool's schema as this server lists it declares `x-mcp-header`. Only remote servers pass a schema
+ * through as its author wrote it; built-in, workflow and OpenAPI tools have schemas flowgate makes,
+ * and are not checked (a workflow tool's call would otherwise pay a registry read for nothing). A
+ * tool whose declarations are invalid is one a 2026 client drops: its headers are not checked (remote
+ * tools like it are not listed at all). The schema is read from the list the remote server keeps
+ * (keptTools), so the check asks the remote nothing.
+ */
+async function checkParamHeaders(tools: McpMethodsDeps['tools'], call: McpCall, name: string, args: unknown): Promise<void> {
+  if (call.server.embedded || call.server.keptTools === undefined) return;
+  const listed = call.server.keptTools() ?? await tools.list(call.principal.orgId, call.server.name);
+  const entry = listed.find((tool) => tool.name === name);
+  const scan = entry === undefined ? undefined : scanDeclarations(entry.inputSchema);
+  if (!scan?.valid || scan.declarations.length === 0) return;
+  const mismatch = paramHeaderMismatch(scan.declarations, args, call.headers?.params ?? {});
+  if (mismatch) throw headerMismatchError(mismatch.message, mismatch.header, mismatch.body);
+}
+
+/** The client capabilities a remote may ask input of: what the caller declared of them is passed on. */
+const INPUT_CAPABILITIES = ['elicitation', 'sampling', 'roots'];
+
+/**
+ * What a plain 2026 call hands a tool about Multi Round-Trip Requests: the caller's capabilities
+ * for input, and on a call that answers an earlier `input_required` its `inputResponses` (an object)
+ * and `requestState` (a string), which flowgate does not read (they are the remote's).
+ */
+function roundTripOf(params: Record<string, unknown>, request: ModernRequest): InputRoundTrip {
+  const { inputResponses, requestState } = params;
+  if (inputResponses !== undefined && (typeof inputResponses !== 'object' || inputResponses === null || Array.isArray(inputResponses))) {
+    throw invalidParams('params.inputResponses must be an object');
+  }
+  if (requestState !== undefined && typeof requestState !== 'string') throw invalidParams('params.requestState must be a string');
+  const capabilities = Object.fromEntries(INPUT_CAPABILITIES.filter((name) => request.capabilities[name] !== undefined).map((name) => [name, request.capabilities[name]]));
+  return {
+    capabilities, ...(inputResponses === undefined ? {} : { inputResponses: inputResponses as Record<string, unknown> }),
+    ...(requestState === undefined ? {} : { requestState }),
+  };
+}
+
 const inlineResult = (result: ToolResult): Record<string, unknown> => ({ resultType: 'complete', ...callResult(result) });
 
 export function modernMethods({ tools, tasks, audit }: McpMethodsDeps): ReadonlyMap<string, ModernHandler> {
@@ -112,6 +161,7 @@ export function modernMethods({ tools, tasks, audit }: McpMethodsDeps): Readonly
     ['tools/call', async (params, call, requestKey, request) => {
       const toolCall = parseToolsCallParams(params);
       if (!toolCall) throw invalidParams('tools/call needs params.name (a string) and params.arguments (an object)');
+      await checkParamHeaders(tools, call, toolCall.name, toolCall.arguments ?? {});
       const idempotencyKey = callKey(toolCall._meta, requestKey);
       const { server, principal, caller } = call;
       if (tasks && declaresTasks(request) && tasks.supportsTool(server.name, toolCall.name)) {
@@ -128,12 +178,12 @@ export function modernMethods({ tools, tasks, audit }: McpMethodsDeps): Readonly
         return 'inputRequired' in answered ? answered.inputRequired : callResult(answered.result);
       }
       const result = await tools.call(principal.orgId, server, toolCall.name, toolCall.arguments ?? {}, {
-        idempotencyKey, forwardHeaders: call.forwardHeaders(),
+        idempotencyKey, forwardHeaders: call.forwardHeaders(), roundTrip: roundTripOf(params as Record<string, unknown>, request),
         get signal() {
           return caller.signal;
         },
       });
-      return callResult(result);
+      return !result.isError && result.inputRequired ? result.inputRequired : callResult(result);
     }],
   ];
   if (tasks) {
