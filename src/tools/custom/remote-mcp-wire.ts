@@ -85,18 +85,7 @@ export async function exchange(request: Exchange): Promise<ExchangeResult> {
     const answer = await readEvents(body, request);
     return { status, headers, answer };
   }
-  let size = 0;
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > MAX_REMOTE_RESPONSE_BYTES) {
-      body.destroy();
-      throw new ResponseTooLargeError(MAX_REMOTE_RESPONSE_BYTES);
-    }
-    chunks.push(buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = await readAll(body);
   if (text === '') return { status, headers };
   let parsed: unknown;
   try {
@@ -106,6 +95,31 @@ export async function exchange(request: Exchange): Promise<ExchangeResult> {
   }
   const answer = answerIn(parsed, request.id);
   return answer ? { status, headers, answer } : { status, headers, text: text.slice(0, 300) };
+}
+
+/**
+ * A plain answer's whole body as text, refusing one over MAX_REMOTE_RESPONSE_BYTES. With the
+ * stream's events rather than its async iterator: a promise and a tick less per chunk, on the path
+ * of every proxied call.
+ */
+function readAll(body: Readable): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_REMOTE_RESPONSE_BYTES) {
+        body.destroy(new ResponseTooLargeError(MAX_REMOTE_RESPONSE_BYTES));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    body.once('error', reject);
+    body.once('close', () => {
+      if (!body.readableEnded) reject(new Error('the remote\'s answer ended early'));
+    });
+  });
 }
 
 /**
