@@ -64,22 +64,34 @@ const PLAIN: ScriptedTool = { name: 'plain', inputSchema: { type: 'object', prop
 const paramHeadersOf = (headers: Record<string, unknown> | undefined): Record<string, unknown> =>
   Object.fromEntries(Object.entries(headers ?? {}).filter(([name]) => name.startsWith('mcp-param-')));
 
+/** A gateway and a scripted remote serving `tools`, the remote registered as a server when `register`. */
+async function startWithRemote(tools: ScriptedTool[], register: boolean): Promise<{ fg: TestFlowgate; token: string; remote: ScriptedRemote; server: ServerBody }> {
+  const remote = await startScriptedRemote(tools);
+  let fg: TestFlowgate | undefined;
+  try {
+    fg = await startToolFlowgate();
+    const { token } = await runtimeToken(fg);
+    const server = register ? await createServer(fg, fg.adminToken, { url: remote.url }) : ({} as ServerBody);
+    return { fg, token, remote, server };
+  } catch (error) {
+    await stopWithRemote(fg, remote);
+    throw error;
+  }
+}
+
+async function stopWithRemote(fg: TestFlowgate | undefined, remote: ScriptedRemote | undefined): Promise<void> {
+  await fg?.stop();
+  await remote?.close();
+}
+
 describe('remote servers of the 2026-07-28 era: Mcp-Param headers (SEP-2243)', () => {
   let fg: TestFlowgate;
   let token: string;
   let remote: ScriptedRemote;
   let server: ServerBody;
 
-  before(async () => {
-    remote = await startScriptedRemote([ROUTE, NUMBER_HEADER, PLAIN]);
-    fg = await startToolFlowgate();
-    token = (await runtimeToken(fg)).token;
-    server = await createServer(fg, fg.adminToken, { url: remote.url });
-  });
-  after(async () => {
-    await fg?.stop();
-    await remote?.close();
-  });
+  before(async () => ({ fg, token, remote, server } = await startWithRemote([ROUTE, NUMBER_HEADER, PLAIN], true)));
+  after(() => stopWithRemote(fg, remote));
 
   it('does not list a remote tool whose x-mcp-header declarations are invalid, and lists the others with theirs', async () => {
     assert.deepEqual(server.tools?.map((t) => t.name), ['route', 'plain']);
@@ -186,16 +198,8 @@ describe('remote servers of the 2026-07-28 era: input_required passed through', 
   let remote: ScriptedRemote;
   let server: ServerBody;
 
-  before(async () => {
-    remote = await startScriptedRemote([CONFIRM]);
-    fg = await startToolFlowgate();
-    token = (await runtimeToken(fg)).token;
-    server = await createServer(fg, fg.adminToken, { url: remote.url });
-  });
-  after(async () => {
-    await fg?.stop();
-    await remote?.close();
-  });
+  before(async () => ({ fg, token, remote, server } = await startWithRemote([CONFIRM], true)));
+  after(() => stopWithRemote(fg, remote));
 
   it('hands a 2026 caller the remote\'s input_required as it is, and takes its answers back to the remote unchanged', async () => {
     const capabilities = { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } };
@@ -245,15 +249,8 @@ describe('remote servers of the 2026-07-28 era: the remote\'s list cache hints',
   let token: string;
   let remote: ScriptedRemote;
 
-  before(async () => {
-    remote = await startScriptedRemote([PLAIN]);
-    fg = await startToolFlowgate();
-    token = (await runtimeToken(fg)).token;
-  });
-  after(async () => {
-    await fg?.stop();
-    await remote?.close();
-  });
+  before(async () => ({ fg, token, remote } = await startWithRemote([PLAIN], false)));
+  after(() => stopWithRemote(fg, remote));
 
   const hints = async (server: string, method = 'tools/list'): Promise<{ ttlMs: number; cacheScope: string }> => {
     const answer = await modernRequest(fg, server, token, method);
