@@ -9,7 +9,7 @@ import {
 } from '../../src/tools/mcp/param-headers';
 
 const schema = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ type: 'object', properties, ...extra });
-const declared = (s: unknown): ParamDeclaration[] => {
+const declared = (s: unknown): readonly ParamDeclaration[] => {
   const scan = scanDeclarations(s);
   if (!scan.valid) throw new Error(scan.reason);
   return scan.declarations;
@@ -36,6 +36,14 @@ describe('Mcp-Param headers (SEP-2243)', () => {
     assert.deepEqual(declared(schema({ a: { type: 'string' } })), []);
     assert.deepEqual(declared({ type: 'object', default: { properties: { a: { type: 'string', 'x-mcp-header': 'A' } } }, dependencies: { a: ['b'] } }), [],
       'data outside schema keywords is not a declaration');
+  });
+
+  it('scans a schema object once (it is scanned on every call to its tool), and a new object afresh', () => {
+    assert.equal(scanDeclarations(ROUTE), scanDeclarations(ROUTE));
+    const copy = structuredClone(ROUTE);
+    (copy.properties as Record<string, Record<string, unknown>>).query!['x-mcp-header'] = 'Query';
+    assert.deepEqual(declared(copy).map((d) => d.header), ['Region', 'Tenant-Id', 'Dry-Run', 'Query', 'Zone']);
+    assert.equal(declared(ROUTE).length, 4);
   });
 
   it('refuses invalid declarations, naming why', () => {

@@ -41,7 +41,7 @@ export interface ParamDeclaration {
   type: (typeof HEADER_TYPES)[number];
 }
 
-export type ParamScan = { valid: true; declarations: ParamDeclaration[] } | { valid: false; reason: string };
+export type ParamScan = { valid: true; declarations: readonly ParamDeclaration[] } | { valid: false; reason: string };
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const where = (path: readonly string[]): string => `arguments.${path.join('.')}`;
@@ -67,8 +67,25 @@ function otherSubschemas(node: Record<string, unknown>): unknown[] {
   return found;
 }
 
+/**
+ * Scans already made, by schema object: a remote tool's listed schema is scanned on every call to
+ * it (the gateway's check and the headers it sends on), and a listed schema is never changed in
+ * place (a new list brings new objects).
+ */
+const scanned = new WeakMap<object, ParamScan>();
+
 /** The `x-mcp-header` declarations of an input schema, or why the schema is invalid. */
 export function scanDeclarations(schema: unknown): ParamScan {
+  if (!isRecord(schema)) return scanSchema(schema);
+  let scan = scanned.get(schema);
+  if (scan === undefined) {
+    scan = scanSchema(schema);
+    scanned.set(schema, scan);
+  }
+  return scan;
+}
+
+function scanSchema(schema: unknown): ParamScan {
   const declarations: ParamDeclaration[] = [];
   const names = new Set<string>();
   const visit = (node: unknown, path: readonly string[] | undefined, depth: number): string | undefined => {
