@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { publishWorkflow, trigger, type Published, type TestFlowgate, startTestFlowgate } from '../support/flowgate';
-import { checkFifoByStart, mostAtOnce, sampleUntilEnded, slotIntervals, type SampledRun } from '../support/slot-sampler';
+import { allRequestsTakenIn, checkFifoByStart, mostAtOnce, sampleUntilEnded, slotHolds, slotIntervals, surelyAtOnce, surelyInProgress, type SampledRun } from '../support/slot-sampler';
 
 const DELAYED = (name: string, delay: string) => ({
   name, steps: [{ name: 'Wait', type: 'delay', duration: delay }, { name: 'Done', type: 'template', format: 'plaintext', template: 'done' }],
@@ -43,7 +43,7 @@ describe('concurrency limits that queue (FLOWGATE_ORG_MAX_RUNNING=2, trigger con
     const startMs = Date.now() - t0;
     const sample = await sampleUntilEnded(runs, { everyMs: 100, timeoutMs: 180_000 });
     const spentMs = Date.now() - t0;
-    assert.ok(sample.maxInProgress <= 2, `${sample.maxInProgress} runs were in progress at once (sampled)`);
+    assert.ok(surelyAtOnce(runs) <= 2, `${surelyAtOnce(runs)} runs were in progress at once by their answers`);
     for (const run of runs) assert.equal(run.final?.status, 'COMPLETE', JSON.stringify(run.final));
     // Temporal's record: the semaphore served its queue first come by start (while slots are free, a run whose
     // request reached it a moment late may be overtaken by one that asked first: a clean-clone CI run granted 1, 3, 2);
@@ -68,11 +68,20 @@ describe('concurrency limits that queue (FLOWGATE_ORG_MAX_RUNNING=2, trigger con
       if (run.pendingWaits.length > 0) seenWaiting++;
     });
     assert.ok(seenWaiting >= 6, `only ${seenWaiting} runs were seen waiting for a slot`);
-    const lastPlaces = runs[9]!.pendingWaits.map((w) => w.position).filter((pl): pl is number => typeof pl === 'number');
-    assert.ok(lastPlaces.length > 0 && lastPlaces.every((pl, i) => i === 0 || pl <= lastPlaces[i - 1]!),
-      `the last run showed its place, and it only moved forward: ${lastPlaces.join(', ')}`);
+    // the last run's place: never behind the nine started before it; once the semaphore has taken in
+    // every request, it only moves forward (before, a run started earlier whose request came late
+    // goes ahead of it: first come by start)
+    const semaphore = `slots:org:org_default@${fg.taskQueue}`;
+    const takenIn = await allRequestsTakenIn(fg, semaphore, ids);
+    const placeOf = (o: { waitingOn?: Record<string, unknown> }) => o.waitingOn?.position;
+    const lastPlaces = (runs[9]!.observations ?? []).filter((o) => typeof placeOf(o) === 'number');
+    assert.ok(lastPlaces.length > 0, 'the last run never showed its place');
+    assert.ok(lastPlaces.every((o) => (placeOf(o) as number) >= 1 && (placeOf(o) as number) <= 9), `the last run's places: ${lastPlaces.map(placeOf).join(', ')}`);
+    const settled = lastPlaces.filter((o) => o.sent > takenIn).map((o) => placeOf(o) as number);
+    assert.ok(settled.every((pl, i) => i === 0 || pl <= settled[i - 1]!),
+      `once the semaphore had every request, the last run's place only moved forward: ${settled.join(', ')} (all: ${lastPlaces.map(placeOf).join(', ')})`);
     console.log(`      ten runs: started in ${startMs} ms, all done in ${spentMs} ms; ${sample.samples} samples (${Math.round(spentMs / sample.samples)} ms each), at most ${sample.maxInProgress} in progress; `
-      + `last run's places ${lastPlaces.join(',')}; grant order by start #${order.map((id) => ids.indexOf(id) + 1).join(',')}`);
+      + `last run's places ${lastPlaces.map(placeOf).join(',')} (${settled.length} after every request was in); grant order by start #${order.map((id) => ids.indexOf(id) + 1).join(',')}`);
   });
 
   it('a trigger\'s limit holds beside the organization\'s: at most 1 of its runs and 2 in all in progress', async () => {
@@ -80,20 +89,21 @@ describe('concurrency limits that queue (FLOWGATE_ORG_MAX_RUNNING=2, trigger con
     const free = await publishWorkflow(fg, DELAYED('no-trigger-limit', '1s'));
     const trigger1 = await startRuns(fg, one, 3);
     const others = await startRuns(fg, free, 2);
-    let maxOfTrigger = 0;
     const all = [...trigger1, ...others];
-    const sample = await sampleUntilEnded(all, {
-      onSample: () => {
-        // a run counts from when it was first seen in progress until it was seen ended
-        const now = Date.now();
-        maxOfTrigger = Math.max(maxOfTrigger, trigger1.filter((r) => r.firstInProgress !== undefined && r.firstInProgress <= now && r.ended === undefined).length);
-      },
-    });
-    assert.ok(sample.maxInProgress <= 2, `${sample.maxInProgress} runs in progress at once`);
-    assert.equal(maxOfTrigger, 1, `${maxOfTrigger} runs of the limited trigger in progress at once`);
+    await sampleUntilEnded(all);
     for (const run of all) assert.equal(run.final?.status, 'COMPLETE');
-    assert.ok(trigger1.slice(1).every((r) => r.pendingWaits.some((w) => w.scope === 'trigger')), 'the trigger\'s waiting runs named its limit');
+    // by the runs' answers (each run surely in progress between two answers that said so) ...
+    assert.ok(surelyAtOnce(all) <= 2, `${surelyAtOnce(all)} runs in progress at once by their answers`);
+    assert.ok(surelyAtOnce(trigger1) <= 1, `${surelyAtOnce(trigger1)} runs of the limited trigger in progress at once by their answers`);
+    assert.ok(trigger1.every((r) => surelyInProgress(r) !== undefined), 'every run of the limited trigger was seen in progress');
+    // ... and by Temporal's record: each run held each slot from its grant to its release
     const created = await fg.admin<{ triggers: { id: string; concurrency: unknown }[] }>('GET', `/api/v1/triggers?workflowId=${one.workflowId}`);
+    const triggerKey = `trigger:${created.body.triggers[0]!.id}@${fg.taskQueue}`;
+    const triggerHolds = await slotHolds(fg, trigger1.map((r) => r.runId), triggerKey);
+    assert.equal(mostAtOnce(triggerHolds), 1, `runs holding the trigger's slot at once: ${JSON.stringify(triggerHolds)}`);
+    const orgHolds = await slotHolds(fg, all.map((r) => r.runId), `org:org_default@${fg.taskQueue}`);
+    assert.equal(mostAtOnce(orgHolds), 2, `runs holding an organization slot at once: ${JSON.stringify(orgHolds)}`);
+    assert.ok(trigger1.slice(1).every((r) => r.pendingWaits.some((w) => w.scope === 'trigger')), 'the trigger\'s waiting runs named its limit');
     assert.deepEqual(created.body.triggers[0]?.concurrency, { limit: 1 });
   });
 

@@ -17,12 +17,16 @@ export interface SampledRun {
   ended?: number;
   final?: { status: string; error?: string };
   pendingWaits: Record<string, unknown>[];
-  /** every answer: when it arrived, the status, what it waited on */
-  observations?: { at: number; status: string; waitingOn?: Record<string, unknown> }[];
+  /** every answer: when it was asked for (`sent`) and arrived (`at`), the status, what it waited on */
+  observations?: { sent: number; at: number; status: string; waitingOn?: Record<string, unknown> }[];
 }
 
 export interface Sample {
-  /** most runs in progress in one sample */
+  /**
+   * most runs that answered in progress in one sample (coarse: the answers of one sample are
+   * computed moments apart, so a run that ended just before another started may count with it;
+   * surelyAtOnce is the sound figure)
+   */
   maxInProgress: number;
   samples: number;
   /** samples where a status call failed (a gateway down): not counted */
@@ -42,6 +46,7 @@ export async function sampleUntilEnded(runs: SampledRun[], options: { everyMs?: 
     const started = Date.now();
     const statuses = await Promise.all(runs.map(async (run) => {
       if (run.final) return run.final.status;
+      const sent = Date.now();
       try {
         const response = await fetch(`${run.base}${run.statusPath}`);
         if (response.status !== 200) throw new Error(`status ${response.status}`);
@@ -53,7 +58,7 @@ export async function sampleUntilEnded(runs: SampledRun[], options: { everyMs?: 
           run.final = { status: body.status, ...(body.error ? { error: body.error } : {}) };
         }
         if (body.status === 'PENDING' && body.waitingOn) run.pendingWaits.push(body.waitingOn);
-        (run.observations ??= []).push({ at: now, status: body.status, ...(body.waitingOn ? { waitingOn: body.waitingOn } : {}) });
+        (run.observations ??= []).push({ sent, at: now, status: body.status, ...(body.waitingOn ? { waitingOn: body.waitingOn } : {}) });
         return body.status;
       } catch {
         result.failedCalls++;
@@ -68,6 +73,24 @@ export async function sampleUntilEnded(runs: SampledRun[], options: { everyMs?: 
     if (spent < everyMs) await new Promise((resolve) => setTimeout(resolve, everyMs - spent));
   }
   return result;
+}
+
+/**
+ * When each run was surely in progress by its answers: a run's status only moves forward (PENDING,
+ * then in progress, then ended), so it was in progress from the arrival of its first in-progress
+ * answer to the asking of its last one; undefined for a run seen in progress at most once.
+ */
+export function surelyInProgress(run: SampledRun): { from: number; to: number } | undefined {
+  const seen = (run.observations ?? []).filter((o) => IN_PROGRESS.has(o.status));
+  const from = seen[0]?.at;
+  const to = seen[seen.length - 1]?.sent;
+  return from !== undefined && to !== undefined && from < to ? { from, to } : undefined;
+}
+
+/** The most runs surely in progress at one moment, by their answers (sound where maxInProgress is coarse). */
+export function surelyAtOnce(runs: SampledRun[]): number {
+  const spans = runs.map(surelyInProgress).filter((s): s is { from: number; to: number } => s !== undefined);
+  return mostAtOnce(spans.map((s) => ({ granted: s.from, released: s.to })));
 }
 
 type HistoryEvent = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>[number];
@@ -143,4 +166,45 @@ export async function checkFifoByStart(fg: { client: Client; codec: PayloadCodec
     }
   }
   return granted;
+}
+
+/**
+ * When each run held its slot of limit `key`, by Temporal's record: from the `slotGrant` signal
+ * naming `key` in its history to its `slotRelease` signal to that limit's semaphore (ms). A run
+ * with several limits holds each from its own grant (slotIntervals has the last grant only).
+ */
+export async function slotHolds(fg: { client: Client; codec: PayloadCodec }, runIds: string[], key: string): Promise<{ granted: number; released: number }[]> {
+  return Promise.all(runIds.map(async (runId) => {
+    const events = (await clearHistory(fg, runId)).events ?? [];
+    const grant = events.find((e) => {
+      const signaled = e.workflowExecutionSignaledEventAttributes;
+      return signaled?.signalName === 'slotGrant' && defaultPayloadConverter.fromPayload<{ key?: string }>(signaled.input?.payloads?.[0] ?? {}).key === key;
+    });
+    const release = events.find((e) => {
+      const sent = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
+      return sent?.signalName === 'slotRelease' && sent.workflowExecution?.workflowId === `slots:${key}`;
+    });
+    return { granted: eventMs(grant), released: eventMs(release) };
+  }));
+}
+
+/**
+ * When the semaphore `workflowId` had taken in the requests of all of `runIds`: the end of its
+ * first workflow task after the last of them arrived (ms). From then on a waiting run's place can
+ * only move forward; before, a run started earlier whose request came late may still go ahead.
+ */
+export async function allRequestsTakenIn(fg: { client: Client; codec: PayloadCodec }, workflowId: string, runIds: string[]): Promise<number> {
+  const wanted = new Set(runIds);
+  const events = (await clearHistory(fg, workflowId)).events ?? [];
+  let lastRequest = -1;
+  events.forEach((event, i) => {
+    const signaled = event.workflowExecutionSignaledEventAttributes;
+    if (signaled?.signalName !== 'slotAcquire') return;
+    const request = defaultPayloadConverter.fromPayload<{ runId: string }>(signaled.input?.payloads?.[0] ?? {});
+    if (wanted.delete(request.runId)) lastRequest = i;
+  });
+  if (wanted.size > 0) throw new Error(`the semaphore ${workflowId} never heard from ${[...wanted].join(', ')}`);
+  const takenIn = events.slice(lastRequest + 1).find((e) => e.workflowTaskCompletedEventAttributes);
+  if (!takenIn) throw new Error(`the semaphore ${workflowId} has not taken in its last request yet`);
+  return eventMs(takenIn);
 }
