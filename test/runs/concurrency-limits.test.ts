@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { publishWorkflow, trigger, type Published, type TestFlowgate, startTestFlowgate } from '../support/flowgate';
-import { allRequestsTakenIn, checkFifoByStart, mostAtOnce, sampleUntilEnded, slotHolds, slotIntervals, surelyAtOnce, surelyInProgress, type SampledRun } from '../support/slot-sampler';
+import { allRequestsTakenIn, checkFifoByStart, mostAtOnce, sampleUntilEnded, slotHolds, slotIntervals, surelyAtOnce, type SampledRun } from '../support/slot-sampler';
 
 const DELAYED = (name: string, delay: string) => ({
   name, steps: [{ name: 'Wait', type: 'delay', duration: delay }, { name: 'Done', type: 'template', format: 'plaintext', template: 'done' }],
@@ -95,7 +95,6 @@ describe('concurrency limits that queue (FLOWGATE_ORG_MAX_RUNNING=2, trigger con
     // by the runs' answers (each run surely in progress between two answers that said so) ...
     assert.ok(surelyAtOnce(all) <= 2, `${surelyAtOnce(all)} runs in progress at once by their answers`);
     assert.ok(surelyAtOnce(trigger1) <= 1, `${surelyAtOnce(trigger1)} runs of the limited trigger in progress at once by their answers`);
-    assert.ok(trigger1.every((r) => surelyInProgress(r) !== undefined), 'every run of the limited trigger was seen in progress');
     // ... and by Temporal's record: each run held each slot from its grant to its release
     const created = await fg.admin<{ triggers: { id: string; concurrency: unknown }[] }>('GET', `/api/v1/triggers?workflowId=${one.workflowId}`);
     const triggerKey = `trigger:${created.body.triggers[0]!.id}@${fg.taskQueue}`;

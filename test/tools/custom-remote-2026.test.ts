@@ -260,12 +260,13 @@ describe('remote servers of the 2026-07-28 era: the remote\'s list cache hints',
   };
 
   it('keeps the list no longer than the remote\'s ttlMs, and tells its callers no more than what remains of it, private', async () => {
-    remote.listHints = { ttlMs: 1500, cacheScope: 'public' };
+    // long enough that a loaded machine's pauses do not outlast it between two steps
+    remote.listHints = { ttlMs: 3000, cacheScope: 'public' };
     const server = await createServer(fg, fg.adminToken, { url: remote.url });
     const lists = remote.count('tools/list');
     const first = await hints(server.id);
     assert.equal(first.cacheScope, 'private', 'an organization\'s server, whatever the remote says');
-    assert.ok(first.ttlMs > 0 && first.ttlMs <= 1500, `ttlMs ${first.ttlMs}: what remains of the remote's 1500`);
+    assert.ok(first.ttlMs > 0 && first.ttlMs <= 3000, `ttlMs ${first.ttlMs}: what remains of the remote's 3000`);
     const discovered = await hints(server.id, 'server/discover');
     assert.ok(discovered.ttlMs <= first.ttlMs, 'server/discover too');
     assert.equal(remote.count('tools/list'), lists, 'the list registration fetched is still fresh');
@@ -273,7 +274,7 @@ describe('remote servers of the 2026-07-28 era: the remote\'s list cache hints',
     await pause(first.ttlMs + 100);
     const later = await hints(server.id);
     assert.equal(remote.count('tools/list'), lists + 1, 'listed afresh once the remote\'s ttlMs passed (not after flowgate\'s minute)');
-    assert.ok(later.ttlMs > 1000 && later.ttlMs <= 1500, `ttlMs ${later.ttlMs} of the list just fetched`);
+    assert.ok(later.ttlMs > 2000 && later.ttlMs <= 3000, `ttlMs ${later.ttlMs} of the list just fetched`);
     const legacy = await rpc(fg, server.id, token, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
     assert.equal(legacy.status, 200);
     assert.equal(remote.count('tools/list'), lists + 1, 'a 2025 caller reads the same kept list');
