@@ -80,7 +80,7 @@ export async function sampleUntilEnded(runs: SampledRun[], options: { everyMs?: 
  * then in progress, then ended), so it was in progress from the arrival of its first in-progress
  * answer to the asking of its last one; undefined for a run seen in progress at most once.
  */
-export function surelyInProgress(run: SampledRun): { from: number; to: number } | undefined {
+function surelyInProgress(run: SampledRun): { from: number; to: number } | undefined {
   const seen = (run.observations ?? []).filter((o) => IN_PROGRESS.has(o.status));
   const from = seen[0]?.at;
   const to = seen[seen.length - 1]?.sent;
