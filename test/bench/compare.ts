@@ -16,7 +16,7 @@
  * process, `tmp` the dev server.
  *
  * Knobs: BENCH_ROUNDS (3), BENCH_SCALE (1: multiplies every call count), BENCH_PAUSED (1000),
- * BENCH_ONLY (words of the scenario names, comma-separated, to run only those), BENCH_WARMUP_SECONDS (3: each side
+ * BENCH_ONLY (one scenario's whole name, or words of the scenario names, comma-separated: run only those), BENCH_WARMUP_SECONDS (3: each side
  * of each scenario runs unmeasured that long first), BENCH_CPU_PROF (a directory: the flowgate process writes a
  * --cpu-prof profile there), BENCH_HTTP_CLIENT (raw or undici: the generator's HTTP client, see call()).
  */
@@ -24,7 +24,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,7 +56,7 @@ const RAW_QUEUE = 'raw-bench';
 const NAMESPACE = 'default';
 
 const HelloSchema = z.object({ url: z.string(), pid: z.number() });
-const CpuReplySchema = z.object({ cpu: z.object({ user: z.number(), system: z.number() }), stall: z.number() });
+const CpuReplySchema = z.object({ cpu: z.object({ user: z.number(), system: z.number() }), stall: z.number(), gcMs: z.number() });
 
 /**
  * The longest event-loop delay (ms) of this process since the last reading: a call waiting behind
@@ -73,14 +73,27 @@ function stallMeter(): () => number {
 }
 
 /**
- * Children answer a 'cpu' message with their process.cpuUsage() (all threads, µs) and their
- * longest event-loop stall since the last 'cpu' message, and a 'gc' message with 'gc' once a full
- * collection of their main heap ran (they run with --expose-gc).
+ * How long (ms) this process's main thread has been paused in garbage collection so far: young
+ * and full collections, as V8 reports them (the work of its helper threads is in the CPU time).
+ */
+function gcPauseMeter(): () => number {
+  let total = 0;
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) total += entry.duration;
+  }).observe({ entryTypes: ['gc'] });
+  return () => total;
+}
+
+/**
+ * Children answer a 'cpu' message with their process.cpuUsage() (all threads, µs), their
+ * longest event-loop stall since the last 'cpu' message and their GC pauses so far, and a 'gc'
+ * message with 'gc' once a full collection of their main heap ran (they run with --expose-gc).
  */
 function answerCpuRequests(): void {
   const stall = stallMeter();
+  const gcPauses = gcPauseMeter();
   process.on('message', (message) => {
-    if (message === 'cpu') process.send?.({ cpu: process.cpuUsage(), stall: stall() });
+    if (message === 'cpu') process.send?.({ cpu: process.cpuUsage(), stall: stall(), gcMs: gcPauses() });
     if (message === 'gc') {
       (globalThis as { gc?: () => void }).gc?.();
       process.send?.('gc');
@@ -216,6 +229,8 @@ interface Sample {
   cpu?: CpuPerCall;
   /** the longest event-loop stall (ms) of each process during the sample */
   stall?: CpuPerCall;
+  /** µs per successful call each process's main thread spent paused in garbage collection (part of `cpu`) */
+  gc?: CpuPerCall;
 }
 
 interface CpuPerCall {
@@ -250,6 +265,8 @@ function procCpuMicros(pid: number | undefined): number {
 interface Reading {
   cpu: number;
   stall: number;
+  /** GC pauses so far, ms */
+  gcMs: number;
 }
 
 function childReading(child: ChildProcess): Promise<Reading> {
@@ -258,7 +275,7 @@ function childReading(child: ChildProcess): Promise<Reading> {
       const parsed = CpuReplySchema.safeParse(message);
       if (!parsed.success) return;
       child.off('message', onMessage);
-      resolve({ cpu: parsed.data.cpu.user + parsed.data.cpu.system, stall: parsed.data.stall });
+      resolve({ cpu: parsed.data.cpu.user + parsed.data.cpu.system, stall: parsed.data.stall, gcMs: parsed.data.gcMs });
     };
     child.on('message', onMessage);
     child.send('cpu');
@@ -266,14 +283,20 @@ function childReading(child: ChildProcess): Promise<Reading> {
 }
 
 const ownStall = stallMeter();
+const ownGcPauses = gcPauseMeter();
 
-/** Each process's CPU time so far, and its longest stall since the last reading (the dev server's: NaN). */
-async function readProcesses(sources: CpuSources): Promise<{ cpu: CpuPerCall; stall: CpuPerCall }> {
+/**
+ * Each process's CPU time (µs) and GC pauses (µs) so far, and its longest stall since the last
+ * reading (the dev server's: NaN).
+ */
+async function readProcesses(sources: CpuSources): Promise<{ cpu: CpuPerCall; stall: CpuPerCall; gc: CpuPerCall }> {
   const own = process.cpuUsage();
+  const ownGc = ownGcPauses();
   const [fg, raw] = await Promise.all([childReading(sources.flowgate), childReading(sources.raw)]);
   return {
     cpu: { gen: own.user + own.system, fg: fg.cpu, raw: raw.cpu, tmp: procCpuMicros(sources.temporalPid) },
     stall: { gen: ownStall(), fg: fg.stall, raw: raw.stall, tmp: NaN },
+    gc: { gen: ownGc * 1000, fg: fg.gcMs * 1000, raw: raw.gcMs * 1000, tmp: NaN },
   };
 }
 
@@ -368,7 +391,9 @@ const fmtCpu = (cpu: CpuPerCall | undefined): string => (cpu
 
 const fmtStall = (stall: CpuPerCall | undefined): string => (stall ? ` longest stall ms gen=${stall.gen.toFixed(0)} fg=${stall.fg.toFixed(0)} raw=${stall.raw.toFixed(0)}` : '');
 
-const fmt = (s: Sample): string => `${s.rate.toFixed(0)}/s p50=${s.p50.toFixed(1)}ms p99=${s.p99.toFixed(1)}ms${s.errors ? ` errors=${s.errors}` : ''}${fmtCpu(s.cpu)}${fmtStall(s.stall)}`;
+const fmtGc = (gc: CpuPerCall | undefined): string => (gc ? ` gc µs/call gen=${gc.gen.toFixed(0)} fg=${gc.fg.toFixed(0)} raw=${gc.raw.toFixed(0)}` : '');
+
+const fmt = (s: Sample): string => `${s.rate.toFixed(0)}/s p50=${s.p50.toFixed(1)}ms p99=${s.p99.toFixed(1)}ms${s.errors ? ` errors=${s.errors}` : ''}${fmtCpu(s.cpu)}${fmtGc(s.gc)}${fmtStall(s.stall)}`;
 
 function rssMiB(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -663,8 +688,10 @@ async function parent(): Promise<void> {
       });
     }
 
-    // BENCH_ONLY: words (comma-separated) of the scenario names; a scenario naming any of them runs
-    const only = (process.env.BENCH_ONLY ?? '').split(',').map((word) => word.trim()).filter(Boolean);
+    // BENCH_ONLY: one scenario's whole name (names hold commas), or words (comma-separated) of the
+    // scenario names: a scenario naming any of them runs
+    const onlyValue = (process.env.BENCH_ONLY ?? '').trim();
+    const only = scenarios.some((scenario) => scenario.name === onlyValue) ? [onlyValue] : onlyValue.split(',').map((word) => word.trim()).filter(Boolean);
     const results: Result[] = scenarios.filter((scenario) => only.length === 0 || only.some((word) => scenario.name.includes(word))).map((scenario) => ({ scenario, flowgate: [], raw: [] }));
     // Warm-up (BENCH_WARMUP_SECONDS per side and scenario): JIT, bundles, connections, caches on
     // both sides; a few dozen calls leave the first rounds measuring V8's optimizer.
@@ -682,13 +709,14 @@ async function parent(): Promise<void> {
           await settle(client);
           // CPU from the first call until every run the calls started has ended: a start's cost
           // includes running what it started (flowgate's worker shares the gateway's process).
-          const { cpu: before } = await readProcesses(cpuSources);
+          const { cpu: before, gc: gcBefore } = await readProcesses(cpuSources);
           const sample = await closedLoop(scenario.callers, scenario.perCaller, scenario[side]);
           await settle(client);
-          const { cpu: after, stall } = await readProcesses(cpuSources);
+          const { cpu: after, stall, gc: gcAfter } = await readProcesses(cpuSources);
           const calls = scenario.callers * scenario.perCaller - sample.errors;
-          const perCall = (k: keyof CpuPerCall): number => (after[k] - before[k]) / calls;
+          const perCall = (k: keyof CpuPerCall, from = before, to = after): number => (to[k] - from[k]) / calls;
           sample.cpu = { gen: perCall('gen'), fg: perCall('fg'), raw: perCall('raw'), tmp: perCall('tmp') };
+          sample.gc = { gen: perCall('gen', gcBefore, gcAfter), fg: perCall('fg', gcBefore, gcAfter), raw: perCall('raw', gcBefore, gcAfter), tmp: NaN };
           sample.stall = stall;
           result[side].push(sample);
         }
@@ -701,10 +729,10 @@ async function parent(): Promise<void> {
     console.log('\nsummary (median of rounds; ratio = flowgate rate / raw rate)');
     for (const { scenario, flowgate, raw: rawSamples } of results) {
       const ratio = median(flowgate.map((f, i) => f.rate / rawSamples[i]!.rate));
-      const cpu = (xs: Sample[]): CpuPerCall | undefined => (xs.every((x) => x.cpu) ? {
-        gen: median(xs.map((x) => x.cpu!.gen)), fg: median(xs.map((x) => x.cpu!.fg)), raw: median(xs.map((x) => x.cpu!.raw)), tmp: median(xs.map((x) => x.cpu!.tmp)),
+      const medians = (xs: Sample[], key: 'cpu' | 'gc'): CpuPerCall | undefined => (xs.every((x) => x[key]) ? {
+        gen: median(xs.map((x) => x[key]!.gen)), fg: median(xs.map((x) => x[key]!.fg)), raw: median(xs.map((x) => x[key]!.raw)), tmp: median(xs.map((x) => x[key]!.tmp)),
       } : undefined);
-      const side = (xs: Sample[]): string => `${median(xs.map((x) => x.rate)).toFixed(0)}/s p50=${median(xs.map((x) => x.p50)).toFixed(2)}ms p99=${median(xs.map((x) => x.p99)).toFixed(1)}ms${fmtCpu(cpu(xs))}`;
+      const side = (xs: Sample[]): string => `${median(xs.map((x) => x.rate)).toFixed(0)}/s p50=${median(xs.map((x) => x.p50)).toFixed(2)}ms p99=${median(xs.map((x) => x.p99)).toFixed(1)}ms${fmtCpu(medians(xs, 'cpu'))}${fmtGc(medians(xs, 'gc'))}`;
       const addedP50 = median(flowgate.map((f, i) => f.p50 - rawSamples[i]!.p50));
       console.log(`  ${scenario.name.padEnd(48)} ratio ${ratio.toFixed(2).padStart(6)}  p50 added ${addedP50.toFixed(2)}ms  (target ${scenario.target})  flowgate ${side(flowgate)} | raw ${side(rawSamples)}`);
     }
