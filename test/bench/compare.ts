@@ -91,7 +91,6 @@ function gcPauseMeter(): () => number {
  */
 function answerCpuRequests(): void {
   const stall = stallMeter();
-  const gcPauses = gcPauseMeter();
   process.on('message', (message) => {
     if (message === 'cpu') process.send?.({ cpu: process.cpuUsage(), stall: stall(), gcMs: gcPauses() });
     if (message === 'gc') {
@@ -283,7 +282,8 @@ function childReading(child: ChildProcess): Promise<Reading> {
 }
 
 const ownStall = stallMeter();
-const ownGcPauses = gcPauseMeter();
+/** this process's GC pauses so far (a running total: the parent and the children read it alike) */
+const gcPauses = gcPauseMeter();
 
 /**
  * Each process's CPU time (µs) and GC pauses (µs) so far, and its longest stall since the last
@@ -291,7 +291,7 @@ const ownGcPauses = gcPauseMeter();
  */
 async function readProcesses(sources: CpuSources): Promise<{ cpu: CpuPerCall; stall: CpuPerCall; gc: CpuPerCall }> {
   const own = process.cpuUsage();
-  const ownGc = ownGcPauses();
+  const ownGc = gcPauses();
   const [fg, raw] = await Promise.all([childReading(sources.flowgate), childReading(sources.raw)]);
   return {
     cpu: { gen: own.user + own.system, fg: fg.cpu, raw: raw.cpu, tmp: procCpuMicros(sources.temporalPid) },

@@ -43,7 +43,8 @@ describe('concurrency limits that queue (FLOWGATE_ORG_MAX_RUNNING=2, trigger con
     const startMs = Date.now() - t0;
     const sample = await sampleUntilEnded(runs, { everyMs: 100, timeoutMs: 180_000 });
     const spentMs = Date.now() - t0;
-    assert.ok(surelyAtOnce(runs) <= 2, `${surelyAtOnce(runs)} runs were in progress at once by their answers`);
+    const atOnce = surelyAtOnce(runs);
+    assert.ok(atOnce <= 2, `${atOnce} runs were in progress at once by their answers`);
     for (const run of runs) assert.equal(run.final?.status, 'COMPLETE', JSON.stringify(run.final));
     // Temporal's record: the semaphore served its queue first come by start (while slots are free, a run whose
     // request reached it a moment late may be overtaken by one that asked first: a clean-clone CI run granted 1, 3, 2);
@@ -93,8 +94,10 @@ describe('concurrency limits that queue (FLOWGATE_ORG_MAX_RUNNING=2, trigger con
     await sampleUntilEnded(all);
     for (const run of all) assert.equal(run.final?.status, 'COMPLETE');
     // by the runs' answers (each run surely in progress between two answers that said so) ...
-    assert.ok(surelyAtOnce(all) <= 2, `${surelyAtOnce(all)} runs in progress at once by their answers`);
-    assert.ok(surelyAtOnce(trigger1) <= 1, `${surelyAtOnce(trigger1)} runs of the limited trigger in progress at once by their answers`);
+    const allAtOnce = surelyAtOnce(all);
+    const triggerAtOnce = surelyAtOnce(trigger1);
+    assert.ok(allAtOnce <= 2, `${allAtOnce} runs in progress at once by their answers`);
+    assert.ok(triggerAtOnce <= 1, `${triggerAtOnce} runs of the limited trigger in progress at once by their answers`);
     // ... and by Temporal's record: each run held each slot from its grant to its release
     const created = await fg.admin<{ triggers: { id: string; concurrency: unknown }[] }>('GET', `/api/v1/triggers?workflowId=${one.workflowId}`);
     const triggerKey = `trigger:${created.body.triggers[0]!.id}@${fg.taskQueue}`;

@@ -99,6 +99,12 @@ function eventMs(event: HistoryEvent | undefined): number {
   return event?.eventTime ? Number(event.eventTime.seconds) * 1000 + Math.floor((event.eventTime.nanos ?? 0) / 1e6) : Number.NaN;
 }
 
+/** The input of the signal `name` a workflow received in `event`; undefined for any other event. */
+function receivedSignal<T>(event: HistoryEvent, name: string): T | undefined {
+  const signaled = event.workflowExecutionSignaledEventAttributes;
+  return signaled?.signalName === name ? defaultPayloadConverter.fromPayload<T>(signaled.input?.payloads?.[0] ?? {}) : undefined;
+}
+
 /**
  * When each run got its last slot and when it gave its slots back, as Temporal recorded them: the
  * last `slotGrant` signal in its history, and its `slotRelease` signal sent as it ended (ms); and
@@ -149,11 +155,8 @@ export async function checkFifoByStart(fg: { client: Client; codec: PayloadCodec
   let seenByTask = new Set<string>();
   const granted: string[] = [];
   for (const event of events) {
-    const signaled = event.workflowExecutionSignaledEventAttributes;
-    if (signaled?.signalName === 'slotAcquire') {
-      const request = defaultPayloadConverter.fromPayload<{ runId: string }>(signaled.input?.payloads?.[0] ?? {});
-      if (rank.has(request.runId)) arrived.add(request.runId);
-    }
+    const request = receivedSignal<{ runId: string }>(event, 'slotAcquire');
+    if (request && rank.has(request.runId)) arrived.add(request.runId);
     if (event.workflowTaskStartedEventAttributes) seenByTask = new Set(arrived);
     const grant = event.signalExternalWorkflowExecutionInitiatedEventAttributes;
     if (grant?.signalName === 'slotGrant') {
@@ -176,10 +179,7 @@ export async function checkFifoByStart(fg: { client: Client; codec: PayloadCodec
 export async function slotHolds(fg: { client: Client; codec: PayloadCodec }, runIds: string[], key: string): Promise<{ granted: number; released: number }[]> {
   return Promise.all(runIds.map(async (runId) => {
     const events = (await clearHistory(fg, runId)).events ?? [];
-    const grant = events.find((e) => {
-      const signaled = e.workflowExecutionSignaledEventAttributes;
-      return signaled?.signalName === 'slotGrant' && defaultPayloadConverter.fromPayload<{ key?: string }>(signaled.input?.payloads?.[0] ?? {}).key === key;
-    });
+    const grant = events.find((e) => receivedSignal<{ key?: string }>(e, 'slotGrant')?.key === key);
     const release = events.find((e) => {
       const sent = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
       return sent?.signalName === 'slotRelease' && sent.workflowExecution?.workflowId === `slots:${key}`;
@@ -198,10 +198,8 @@ export async function allRequestsTakenIn(fg: { client: Client; codec: PayloadCod
   const events = (await clearHistory(fg, workflowId)).events ?? [];
   let lastRequest = -1;
   events.forEach((event, i) => {
-    const signaled = event.workflowExecutionSignaledEventAttributes;
-    if (signaled?.signalName !== 'slotAcquire') return;
-    const request = defaultPayloadConverter.fromPayload<{ runId: string }>(signaled.input?.payloads?.[0] ?? {});
-    if (wanted.delete(request.runId)) lastRequest = i;
+    const request = receivedSignal<{ runId: string }>(event, 'slotAcquire');
+    if (request && wanted.delete(request.runId)) lastRequest = i;
   });
   if (wanted.size > 0) throw new Error(`the semaphore ${workflowId} never heard from ${[...wanted].join(', ')}`);
   const takenIn = events.slice(lastRequest + 1).find((e) => e.workflowTaskCompletedEventAttributes);
