@@ -298,6 +298,11 @@ export async function httpStream(req: HttpRequestOptions): Promise<StreamedRespo
   } finally {
     until.clear();
   }
+  return streamed(final, req, until);
+}
+
+/** A final hop's body as httpStream hands it on: idle gaps as OutboundTimeoutError, the caller's signal let go once it closes. */
+function streamed(final: FinalHop, req: HttpRequestOptions, until: ReturnType<typeof deadline>): StreamedResponse {
   const source = final.response.body;
   // A pass-through so that an idle gap surfaces as OutboundTimeoutError, like every other timeout here.
   const body = new PassThrough();
@@ -312,6 +317,86 @@ export async function httpStream(req: HttpRequestOptions): Promise<StreamedRespo
   // sends as soon as it has read the end reuses it instead of opening another one.
   source.once('end', () => setImmediate(() => body.end()));
   return { status: final.response.statusCode, headers: final.response.headers, url: final.url.toString(), body };
+}
+
+/** What httpAnswer hands back: the whole body, or, when the headers announce a stream the caller reads as it comes, the stream. */
+export type AnsweredResponse = (BufferedResponse & { streamed: false }) | (StreamedResponse & { streamed: true });
+
+/**
+ * Sends a request and reads the whole answer as httpRequest does (the exchange within `timeoutMs`,
+ * at most `maxResponseBytes`), unless `streamIf` says the final response's headers announce a
+ * stream: that body streams as httpStream's does. For callers whose answers are mostly small and
+ * sometimes streamed (a proxied MCP call): the common case is read straight off the connection,
+ * without the pass-through and the stream machinery a streamed body costs on every call.
+ */
+export async function httpAnswer(req: HttpRequestOptions & { maxResponseBytes: number; streamIf(status: number, headers: ResponseHeaders): boolean }): Promise<AnsweredResponse> {
+  const until = deadline(req);
+  let final: FinalHop;
+  try {
+    final = await send(req, until.signal, req.timeoutMs);
+  } catch (error) {
+    until.clear();
+    until.untie();
+    if (until.timedOut()) throw new OutboundTimeoutError(req.timeoutMs);
+    throw error;
+  }
+  const { response, url } = final;
+  if (req.streamIf(response.statusCode, response.headers)) {
+    until.clear();
+    return { streamed: true, ...streamed(final, req, until) };
+  }
+  try {
+    const body = await readWhole(response.body, req.maxResponseBytes, firstValue(response.headers['content-length']));
+    // as in httpStream: the connection goes back to the pool before the caller's next request
+    await new Promise((resolve) => setImmediate(resolve));
+    return { streamed: false, status: response.statusCode, headers: response.headers, url: url.toString(), body };
+  } catch (error) {
+    if (until.timedOut() || isUndiciTimeout(error)) throw new OutboundTimeoutError(req.timeoutMs);
+    throw error;
+  } finally {
+    until.clear();
+    until.untie();
+  }
+}
+
+/**
+ * A body read whole by its stream's events (no async iterator: a promise and a tick less per
+ * chunk); over `maxBytes`, declared or as it arrives, it is dropped and ResponseTooLargeError thrown.
+ */
+function readWhole(body: Readable, maxBytes: number, contentLength: string | undefined): Promise<Buffer> {
+  const declared = Number(contentLength);
+  if (contentLength !== undefined && Number.isFinite(declared) && declared > maxBytes) {
+    discard(body);
+    return Promise.reject(new ResponseTooLargeError(maxBytes));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const fail = (error: Error): void => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    };
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        fail(new ResponseTooLargeError(maxBytes));
+        discard(body);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    body.once('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+    body.once('error', fail);
+    body.once('close', () => {
+      if (!body.readableEnded) fail(new Error('the answer ended early'));
+    });
+  });
 }
 
 /** Drops a body unread; that closes its connection, since the rest of the answer is still on it. */

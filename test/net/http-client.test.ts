@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { isPrivateAddress } from '../../src/net/address-policy';
 import {
-  httpRequest, httpStream, OutboundRefusedError, OutboundTimeoutError, ResponseTooLargeError, TooManyRedirectsError,
+  httpAnswer, httpRequest, httpStream, OutboundRefusedError, OutboundTimeoutError, ResponseTooLargeError, TooManyRedirectsError,
   type HttpRequestOptions,
 } from '../../src/net/http-client';
 
@@ -91,7 +91,7 @@ async function readAll(body: Readable): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-describe('httpRequest and httpStream', () => {
+describe('httpRequest, httpStream and httpAnswer', () => {
   let servers: TestServer[] = [];
   async function serve(handler: http.RequestListener, host?: string): Promise<TestServer> {
     const s = await startServer(handler, host);
@@ -417,6 +417,94 @@ describe('httpRequest and httpStream', () => {
       const second = await httpStream(request({ url: s.url, allowPrivateNetwork: true }));
       await readAll(second.body);
       assert.equal(s.connections, 1);
+    });
+  });
+
+  describe('an answer read whole unless it is a stream (httpAnswer)', () => {
+    const isStream = (status: number, headers: Record<string, unknown>): boolean => status < 300 && headers['content-type'] === 'text/event-stream';
+    const answer = (overrides: Partial<Buffered> & { url: string }) => httpAnswer({ ...request({ allowPrivateNetwork: true, ...overrides }), streamIf: isStream });
+
+    it('reads a plain answer whole and keeps its connection for the next request', async () => {
+      const s = await serve((_req, res) => {
+        res.setHeader('content-type', 'application/json');
+        // in two writes: the body arrives in more than one chunk
+        res.write('{"a":');
+        setTimeout(() => res.end('1}'), 20);
+      });
+      for (let i = 0; i < 3; i++) {
+        const res = await answer({ url: `${s.url}/${i}`, method: 'POST', body: '{}' });
+        assert.equal(res.streamed, false);
+        assert.equal(res.status, 200);
+        assert.equal(res.url, `${s.url}/${i}`);
+        assert.equal(res.streamed ? '' : res.body.toString(), '{"a":1}');
+      }
+      assert.equal(s.connections, 1);
+    });
+
+    it('hands over a stream as it arrives when streamIf says so, idle gaps timing out', async () => {
+      let finish: (() => void) | undefined;
+      const s = await serve((req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: first\n\n');
+        if (req.url === '/open') finish = () => res.end('data: last\n\n');
+      });
+      const res = await answer({ url: `${s.url}/open` });
+      assert.ok(res.streamed);
+      assert.equal(await nextChunk(res.body, 2000), 'data: first\n\n');
+      assert.ok(finish, 'the server is still holding the body open');
+      finish();
+      assert.equal(await readAll(res.body), 'data: last\n\n');
+      // a stream's deadline is for its headers, then for each gap: not for the whole body
+      const stalled = await answer({ url: `${s.url}/stall`, timeoutMs: 300 });
+      assert.ok(stalled.streamed);
+      await assert.rejects(readAll(stalled.body), OutboundTimeoutError);
+    });
+
+    it('reads an error status whole whatever its type, as streamIf decides', async () => {
+      const s = await serve((_req, res) => res.writeHead(503, { 'content-type': 'text/event-stream' }).end('busy'));
+      const res = await answer({ url: s.url });
+      assert.equal(res.streamed, false);
+      assert.equal(res.status, 503);
+      assert.equal(res.streamed ? '' : res.body.toString(), 'busy');
+    });
+
+    it('refuses a plain answer over maxResponseBytes, declared or as it arrives, and closes its connection', async () => {
+      const s = await serve((req, res) => {
+        if (req.url === '/declared') res.end('x'.repeat(5000));
+        else {
+          res.write('x'.repeat(600));
+          setTimeout(() => res.write('x'.repeat(600)), 50);
+        }
+      });
+      await assert.rejects(answer({ url: `${s.url}/declared`, maxResponseBytes: 1000 }), ResponseTooLargeError);
+      await assert.rejects(answer({ url: `${s.url}/counted`, maxResponseBytes: 1000 }), ResponseTooLargeError);
+      const counted = s.requests[1]?.socket;
+      assert.ok(counted);
+      await closedWithin(counted, 1000);
+    });
+
+    it('counts a plain answer\'s timeout over the whole exchange, body included', async () => {
+      const s = await serve((_req, res) => {
+        res.write('start');
+        const ticker = setInterval(() => res.write('.'), 50);
+        res.on('close', () => clearInterval(ticker));
+      });
+      await assert.rejects(answer({ url: s.url, timeoutMs: 300 }), OutboundTimeoutError);
+    });
+
+    it('reports a plain answer cut short as an error, and a caller\'s abort as no timeout', async () => {
+      const s = await serve((req, res) => {
+        if (req.url === '/cut') {
+          res.writeHead(200, { 'content-length': '1000' }).write('{"partial":');
+          setTimeout(() => res.destroy(), 20);
+        }
+      });
+      await assert.rejects(answer({ url: `${s.url}/cut` }), (error: unknown) => error instanceof Error && !(error instanceof OutboundTimeoutError));
+      const controller = new AbortController();
+      const pending = answer({ url: `${s.url}/never`, signal: controller.signal });
+      while (s.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+      controller.abort();
+      await assert.rejects(pending, (error: unknown) => error instanceof Error && !(error instanceof OutboundTimeoutError));
     });
   });
 });

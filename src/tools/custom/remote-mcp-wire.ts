@@ -6,7 +6,7 @@
  * and the exchange ends with the response to the request's id.
  */
 import type { Readable } from 'node:stream';
-import { httpStream, ResponseTooLargeError, type ResponseHeaders } from '../../net/http-client';
+import { httpAnswer, ResponseTooLargeError, type ResponseHeaders } from '../../net/http-client';
 
 /** The largest answer a remote may give to one request, SSE events included. */
 export const MAX_REMOTE_RESPONSE_BYTES = 10 * 1024 * 1024;
@@ -27,7 +27,7 @@ export interface Exchange {
   /** the request's JSON-RPC id; undefined for a notification */
   id?: string | number;
   signal?: AbortSignal;
-  /** epoch ms; the answer must have begun by then, and no gap in a stream may last past it */
+  /** epoch ms; a plain answer must be whole by then, a streamed one must have begun, and no gap in it may last past it */
   deadline: number;
   allowPrivateNetwork: boolean;
   /** messages of an SSE stream other than the response, as they arrive */
@@ -73,19 +73,24 @@ function answerIn(parsed: unknown, id: string | number | undefined): JsonRpcAnsw
   return undefined;
 }
 
+/** Whether an answer is an SSE stream to read as it arrives (an error status's body is read whole, whatever its type). */
+function isEventStream(status: number, headers: ResponseHeaders): boolean {
+  return status < 300 && (header(headers, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase() === 'text/event-stream';
+}
+
 /** Sends one message and reads its answer. Throws what the HTTP client throws (refused, timeout, too large, unreachable). */
 export async function exchange(request: Exchange): Promise<ExchangeResult> {
-  const response = await httpStream({
+  const response = await httpAnswer({
     method: 'POST', url: request.url, headers: request.headers, body: JSON.stringify(request.body),
     timeoutMs: Math.max(1, request.deadline - Date.now()), signal: request.signal, allowPrivateNetwork: request.allowPrivateNetwork, maxRedirects: 0,
+    maxResponseBytes: MAX_REMOTE_RESPONSE_BYTES, streamIf: isEventStream,
   });
-  const { status, headers, body } = response;
-  const type = (header(headers, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase();
-  if (type === 'text/event-stream' && status < 300) {
-    const answer = await readEvents(body, request);
+  const { status, headers } = response;
+  if (response.streamed) {
+    const answer = await readEvents(response.body, request);
     return { status, headers, answer };
   }
-  const text = await readAll(body);
+  const text = response.body.toString('utf8');
   if (text === '') return { status, headers };
   let parsed: unknown;
   try {
@@ -95,31 +100,6 @@ export async function exchange(request: Exchange): Promise<ExchangeResult> {
   }
   const answer = answerIn(parsed, request.id);
   return answer ? { status, headers, answer } : { status, headers, text: text.slice(0, 300) };
-}
-
-/**
- * A plain answer's whole body as text, refusing one over MAX_REMOTE_RESPONSE_BYTES. With the
- * stream's events rather than its async iterator: a promise and a tick less per chunk, on the path
- * of every proxied call.
- */
-function readAll(body: Readable): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    body.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_REMOTE_RESPONSE_BYTES) {
-        body.destroy(new ResponseTooLargeError(MAX_REMOTE_RESPONSE_BYTES));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-    body.once('error', reject);
-    body.once('close', () => {
-      if (!body.readableEnded) reject(new Error('the remote\'s answer ended early'));
-    });
-  });
 }
 
 /**
