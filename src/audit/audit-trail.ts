@@ -9,7 +9,7 @@
  * `flowgate_audit_records_total{result="failed"}` so that an alert can fire; records hold no
  * secret, so the log line may carry them.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { LruCache } from '../common/lru-cache';
 import type { Logger } from '../observability/logger';
 import type { FlowgateMetrics } from '../observability/metrics';
@@ -98,7 +98,7 @@ export function credentialFingerprint(prefix: string, secretHash: string): strin
 
 /** The SHA-256 of a value's canonical JSON: tells equal arguments apart from different ones without showing them. */
 export function argumentsDigest(value: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(value ?? {})).digest('hex')}`;
+  return `sha256:${hash('sha256', canonicalJson(value ?? {}), 'hex')}`;
 }
 
 /** A user agent is the caller's to choose: kept short. */
