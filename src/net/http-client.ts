@@ -154,7 +154,9 @@ interface FinalHop {
   url: URL;
 }
 
+/** `headers` less those named in `names` (lowercase); `headers` itself when it has none of them (every proxied call's case). */
 function withoutHeaders(headers: Record<string, string>, names: ReadonlySet<string>): Record<string, string> {
+  if (!Object.keys(headers).some((name) => names.has(name.toLowerCase()))) return headers;
   return Object.fromEntries(Object.entries(headers).filter(([name]) => !names.has(name.toLowerCase())));
 }
 
