@@ -422,7 +422,10 @@ describe('httpRequest, httpStream and httpAnswer', () => {
 
   describe('an answer read whole unless it is a stream (httpAnswer)', () => {
     const isStream = (status: number, headers: Record<string, unknown>): boolean => status < 300 && headers['content-type'] === 'text/event-stream';
-    const answer = (overrides: Partial<Buffered> & { url: string }) => httpAnswer({ ...request({ allowPrivateNetwork: true, ...overrides }), streamIf: isStream });
+    const answer = (overrides: Partial<Omit<Buffered, 'body'>> & { url: string; body?: string }) => {
+      const { body: _body, maxRedirects: _redirects, ...options } = request({ allowPrivateNetwork: true, ...overrides });
+      return httpAnswer({ ...options, ...(overrides.body === undefined ? {} : { body: overrides.body }), streamIf: isStream });
+    };
 
     it('reads a plain answer whole and keeps its connection for the next request', async () => {
       const s = await serve((_req, res) => {
@@ -490,6 +493,47 @@ describe('httpRequest, httpStream and httpAnswer', () => {
         res.on('close', () => clearInterval(ticker));
       });
       await assert.rejects(answer({ url: s.url, timeoutMs: 300 }), OutboundTimeoutError);
+    });
+
+    it('answers a redirect as it is, without following it', async () => {
+      const s = await serve((_req, res) => res.writeHead(307, { location: '/elsewhere' }).end());
+      const res = await answer({ url: `${s.url}/old`, method: 'POST', body: '{}' });
+      assert.equal(res.status, 307);
+      assert.equal(res.headers.location, '/elsewhere');
+      assert.equal(s.requests.length, 1);
+    });
+
+    it('refuses a private address unless allowed, before any connection', async () => {
+      const s = await serve((_req, res) => res.end());
+      await assert.rejects(answer({ url: s.url, allowPrivateNetwork: false }), OutboundRefusedError);
+      assert.equal(s.connections, 0);
+    });
+
+    it('does not send at all when the signal is already aborted', async () => {
+      const s = await serve((_req, res) => res.end());
+      await assert.rejects(answer({ url: s.url, signal: AbortSignal.abort() }));
+      assert.equal(s.requests.length, 0);
+    });
+
+    it('closes a stream\'s connection when the caller aborts mid-body or the reader stops early', async () => {
+      const s = await serve((_req, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).write('data: partial\n\n'));
+      const controller = new AbortController();
+      const aborted = await answer({ url: s.url, signal: controller.signal });
+      assert.ok(aborted.streamed);
+      assert.equal(await nextChunk(aborted.body, 2000), 'data: partial\n\n');
+      const first = s.sockets[0];
+      assert.ok(first);
+      const closed = closedWithin(first, 1000);
+      controller.abort();
+      await closed;
+      await assert.rejects(readAll(aborted.body));
+      const dropped = await answer({ url: s.url });
+      assert.ok(dropped.streamed);
+      assert.equal(await nextChunk(dropped.body, 2000), 'data: partial\n\n');
+      const second = s.sockets[1];
+      assert.ok(second);
+      dropped.body.destroy();
+      await closedWithin(second, 1000);
     });
 
     it('reports a plain answer cut short as an error, and a caller\'s abort as no timeout', async () => {

@@ -82,7 +82,7 @@ function isEventStream(status: number, headers: ResponseHeaders): boolean {
 export async function exchange(request: Exchange): Promise<ExchangeResult> {
   const response = await httpAnswer({
     method: 'POST', url: request.url, headers: request.headers, body: JSON.stringify(request.body),
-    timeoutMs: Math.max(1, request.deadline - Date.now()), signal: request.signal, allowPrivateNetwork: request.allowPrivateNetwork, maxRedirects: 0,
+    timeoutMs: Math.max(1, request.deadline - Date.now()), signal: request.signal, allowPrivateNetwork: request.allowPrivateNetwork,
     maxResponseBytes: MAX_REMOTE_RESPONSE_BYTES, streamIf: isEventStream,
   });
   const { status, headers } = response;
