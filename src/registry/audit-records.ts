@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { CompiledQuery, PostgresAdapter, sql, type Kysely } from 'kysely';
-import type { Database } from './db';
+import { checkpointedOffThread, type Database } from './db';
 import { fromJson } from './store-support';
 
 export type AuditOutcome = 'success' | 'refused' | 'failed';
@@ -102,7 +102,8 @@ const MAX_GROUP = 500;
  * commit is written and visible before append() resolves, so a crash of flowgate loses nothing,
  * but the flush to disk follows within FLUSH_WITHIN_MS: a crash of the machine itself (power,
  * kernel) can lose the records of that last interval. SQLite: the commit runs with `synchronous =
- * NORMAL` on the registry's one connection (set back to FULL at once) and a checkpoint flushes it;
+ * NORMAL` on the registry's one connection (set back to FULL at once) and a checkpoint flushes it
+ * (a file registry's checkpoint thread within CHECKPOINT_EVERY_MS, else this store's own);
  * PostgreSQL: `synchronous_commit = off` for that transaction, flushed by its WAL writer (within
  * three `wal_writer_delay`s, 600 ms by default).
  */
@@ -245,9 +246,13 @@ export class AuditStore {
     this.flushSoon();
   }
 
-  /** SQLite: a passive checkpoint (it syncs the write-ahead log first) within FLUSH_WITHIN_MS. */
+  /**
+   * SQLite: a passive checkpoint (it syncs the write-ahead log first) within FLUSH_WITHIN_MS, unless
+   * the registry's checkpoint thread makes one sooner (sqlite-checkpoints.ts): this one would run on
+   * the event loop.
+   */
   private flushSoon(): void {
-    if (this.flushTimer) return;
+    if (this.flushTimer || checkpointedOffThread(this.db)) return;
     this.flushTimer = setTimeout(() => {
       this.flushTimer = undefined;
       sql`pragma wal_checkpoint(PASSIVE)`.execute(this.db).catch(() => {

@@ -6,7 +6,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { openSqlite, type SqliteDatabase } from './sqlite';
+import { openSqlite, type SqliteDatabase, type SqliteStatement } from './sqlite';
+import { SqliteCheckpoints } from './sqlite-checkpoints';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { DatabaseIntrospector, LogConfig, SchemaMetadata, TableMetadata } from 'kysely';
 import { Pool } from 'pg';
@@ -19,6 +20,8 @@ export type DatabaseConfig =
 export type * from './tables';
 
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+/** SQLite's default: a commit that takes the write-ahead log past this many pages checkpoints it. */
+const SQLITE_AUTOCHECKPOINT_PAGES = 1_000;
 
 // The schema name is spliced into DDL (identifiers cannot be bound), so only plain names pass.
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -31,11 +34,25 @@ export function createDb(config: DatabaseConfig, log?: LogConfig): Kysely<Databa
   return config.kind === 'sqlite' ? createSqliteDb(config.file, log) : createPostgresDb(config.url, config.schema, log);
 }
 
+/** Registries whose log a thread checkpoints (while it is well), by their query builder. */
+const threadCheckpointed = new WeakMap<Kysely<Database>, () => boolean>();
+
+/**
+ * Whether a thread checkpoints this registry's write-ahead log, and so syncs it, within
+ * CHECKPOINT_EVERY_MS of each statement (sqlite-checkpoints.ts): a file registry's, until that
+ * thread fails. Not a PostgreSQL registry nor an in-memory one.
+ */
+export function checkpointedOffThread(db: Kysely<Database>): boolean {
+  return threadCheckpointed.get(db)?.() ?? false;
+}
+
 function createSqliteDb(file: string, log: LogConfig | undefined): Kysely<Database> {
+  let checkpoints: SqliteCheckpoints | undefined;
   const dialect = new SqliteDialect({
     // Opened lazily so that constructing the registry does no IO; errors surface on the first query.
     database: async () => {
-      if (file !== ':memory:' && !file.startsWith('file:')) mkdirSync(dirname(file), { recursive: true });
+      const onDisk = file !== ':memory:' && !file.startsWith('file:');
+      if (onDisk) mkdirSync(dirname(file), { recursive: true });
       const db = openSqlite(file);
       // WAL lets readers in other processes (CLI, a second worker) proceed while we write.
       db.exec('pragma journal_mode = WAL');
@@ -45,14 +62,43 @@ function createSqliteDb(file: string, log: LogConfig | undefined): Kysely<Databa
       // SQLite ignores REFERENCES clauses unless this is set on each connection.
       db.exec('pragma foreign_keys = ON');
       db.exec(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-      return keepingStatements(db);
+      if (!onDisk) return keepingStatements(db);
+      // Checkpoints run on a thread of their own (sqlite-checkpoints.ts), not in this connection's
+      // commits, where each held the event loop for milliseconds.
+      db.exec('pragma wal_autocheckpoint = 0');
+      let open = true;
+      checkpoints = new SqliteCheckpoints(file, () => {
+        if (!open) return;
+        try {
+          // the thread failed: SQLite's own checkpoints again, in this connection's commits
+          db.exec(`pragma wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+        } catch {
+          // the connection is closing
+        }
+      });
+      return keepingStatements(db, {
+        ran: () => checkpoints?.written(),
+        closing: () => {
+          open = false;
+          checkpoints?.close();
+        },
+      });
     },
   });
-  return new Kysely<Database>({ dialect, log });
+  const kysely = new Kysely<Database>({ dialect, log });
+  threadCheckpointed.set(kysely, () => checkpoints?.healthy ?? false);
+  return kysely;
 }
 
 /** How many prepared statements one SQLite connection keeps (the registry's queries are a few dozen shapes). */
 const KEPT_STATEMENTS = 500;
+
+interface ConnectionHooks {
+  /** after each statement kysely runs (one that writes or one that reads: the checkpoint tells) */
+  ran(): void;
+  /** before the connection closes */
+  closing(): void;
+}
 
 /**
  * The connection as kysely sees it, with prepared statements kept by their SQL: kysely prepares
@@ -60,19 +106,40 @@ const KEPT_STATEMENTS = 500;
  * call's server lookup). A statement is reusable once its run returned: kysely runs them with
  * all() or run(), which finish at once (the registry never streams a query).
  */
-function keepingStatements(db: SqliteDatabase): Pick<SqliteDatabase, 'close' | 'prepare'> {
+function keepingStatements(db: SqliteDatabase, hooks?: ConnectionHooks): Pick<SqliteDatabase, 'close' | 'prepare'> {
   const statements = new Map<string, ReturnType<SqliteDatabase['prepare']>>();
   return {
-    close: () => db.close(),
+    close: () => {
+      hooks?.closing();
+      db.close();
+    },
     prepare(sql: string) {
       let statement = statements.get(sql);
       if (!statement) {
-        statement = db.prepare(sql);
+        statement = hooks ? announcing(db.prepare(sql), hooks.ran) : db.prepare(sql);
         if (statements.size >= KEPT_STATEMENTS) statements.delete(statements.keys().next().value!);
         statements.set(sql, statement);
       }
       return statement;
     },
+  };
+}
+
+/** The statement, calling `ran` after each of its runs. */
+function announcing(statement: SqliteStatement, ran: () => void): SqliteStatement {
+  return {
+    reader: statement.reader,
+    all(parameters) {
+      const rows = statement.all(parameters);
+      ran();
+      return rows;
+    },
+    run(parameters) {
+      const result = statement.run(parameters);
+      ran();
+      return result;
+    },
+    iterate: (parameters) => statement.iterate(parameters),
   };
 }
 

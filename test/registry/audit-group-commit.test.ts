@@ -1,13 +1,15 @@
 /**
  * Audit records appended in one turn of the event loop are committed together (one insert), each
  * append resolving once its record is in; a record the registry refuses fails alone. Tool-call
- * records are committed without waiting for the disk, and flushed soon after; any other record
+ * records are committed without waiting for the disk, and flushed soon after (off the event loop
+ * when the registry is a file); any other record
  * in a group makes its commit a synced one. SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict';
 import { sql, type Kysely, type LogEvent } from 'kysely';
 import { AuditStore, createDb, migrateToLatest, openRegistry, type Database, type DatabaseConfig, type NewAuditRecord, type Registry } from '../../src/registry';
-import { FLUSH_WITHIN_MS } from '../../src/registry/audit-records';
+import { CHECKPOINT_EVERY_MS } from '../../src/registry/sqlite-checkpoints';
+import { walIndex } from '../support/sqlite-wal';
 import { registryDialects } from '../support/registry-dialects';
 
 function record(orgId: string, n: number): NewAuditRecord {
@@ -98,12 +100,18 @@ for (const dialect of registryDialects({ tempDirPrefix: 'flowgate-audit-group-',
     });
 
     if (dialect.name === 'SQLite') {
-      it(`flushes unsynced records with a checkpoint within ${FLUSH_WITHIN_MS} ms`, async () => {
+      it(`has unsynced records checkpointed, and so flushed, off the event loop within ${CHECKPOINT_EVERY_MS} ms`, async () => {
         const store = new AuditStore(db);
         await store.append(record('org_a', 1), 'committed');
-        assert.equal(statements.filter((s) => s.startsWith('pragma wal_checkpoint')).length, 0);
-        await new Promise((resolve) => setTimeout(resolve, FLUSH_WITHIN_MS + 200));
-        assert.equal(statements.filter((s) => s.startsWith('pragma wal_checkpoint')).length, 1);
+        const file = config.kind === 'sqlite' ? config.file : assert.fail('a SQLite registry');
+        const before = walIndex(file);
+        assert.ok(before.backfilled < before.frames, `the commit left its pages in the log: ${JSON.stringify(before)}`);
+        await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_EVERY_MS + 750));
+        const after = walIndex(file);
+        assert.ok(after.frames > 0 && after.backfilled === after.frames, `every frame of the log checkpointed: ${JSON.stringify(after)}`);
+        assert.equal(statements.filter((s) => s.startsWith('pragma wal_checkpoint')).length, 0, 'none on the registry\'s connection');
+        const [auto] = (await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(db)).rows;
+        assert.equal(auto?.wal_autocheckpoint, 0, 'nor in its commits');
       });
     }
   });
