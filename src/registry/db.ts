@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from './sqlite';
 import { SqliteCheckpoints } from './sqlite-checkpoints';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import type { DatabaseIntrospector, LogConfig, SchemaMetadata, TableMetadata } from 'kysely';
+import type { DatabaseIntrospector, Driver, LogConfig, SchemaMetadata, SqliteDialectConfig, TableMetadata } from 'kysely';
 import { Pool } from 'pg';
 import type { Database } from './tables';
 
@@ -48,12 +48,15 @@ export function checkpointedOffThread(db: Kysely<Database>): boolean {
 
 function createSqliteDb(file: string, log: LogConfig | undefined): Kysely<Database> {
   let checkpoints: SqliteCheckpoints | undefined;
-  const dialect = new SqliteDialect({
+  const dialect = new ClosingFirstSqliteDialect(async () => checkpoints?.close(), {
     // Opened lazily so that constructing the registry does no IO; errors surface on the first query.
     database: async () => {
       const onDisk = file !== ':memory:' && !file.startsWith('file:');
       if (onDisk) mkdirSync(dirname(file), { recursive: true });
       const db = openSqlite(file);
+      // First, so that every statement after it (the journal mode's included) waits for a lock
+      // another connection holds (a second flowgate process on the file) instead of failing.
+      db.exec(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
       // WAL lets readers in other processes (CLI, a second worker) proceed while we write.
       db.exec('pragma journal_mode = WAL');
       // Every commit reaches the disk before it returns (SQLite's default, said here because the
@@ -61,7 +64,6 @@ function createSqliteDb(file: string, log: LogConfig | undefined): Kysely<Databa
       db.exec('pragma synchronous = FULL');
       // SQLite ignores REFERENCES clauses unless this is set on each connection.
       db.exec('pragma foreign_keys = ON');
-      db.exec(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
       if (!onDisk) return keepingStatements(db);
       // Checkpoints run on a thread of their own (sqlite-checkpoints.ts), not in this connection's
       // commits, where each held the event loop for milliseconds.
@@ -80,7 +82,8 @@ function createSqliteDb(file: string, log: LogConfig | undefined): Kysely<Databa
         ran: () => checkpoints?.written(),
         closing: () => {
           open = false;
-          checkpoints?.close();
+          // the dialect's driver has closed the thread already; this is for a close it did not make
+          void checkpoints?.close();
         },
       });
     },
@@ -88,6 +91,29 @@ function createSqliteDb(file: string, log: LogConfig | undefined): Kysely<Databa
   const kysely = new Kysely<Database>({ dialect, log });
   threadCheckpointed.set(kysely, () => checkpoints?.healthy ?? false);
   return kysely;
+}
+
+/**
+ * Kysely's SQLite dialect, its driver's destroy() first awaiting `closeFirst` (the checkpoint
+ * thread's end): the registry's connection then closes as the file's last one, and checkpoints the
+ * log as it does so, before destroy() resolves. A registry opened again on the file at once (a
+ * restart in the same process) found the thread's connection closing and failed "database is
+ * locked".
+ */
+class ClosingFirstSqliteDialect extends SqliteDialect {
+  constructor(private readonly closeFirst: () => Promise<void>, config: SqliteDialectConfig) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    const destroy = driver.destroy.bind(driver);
+    driver.destroy = async () => {
+      await this.closeFirst();
+      await destroy();
+    };
+    return driver;
+  }
 }
 
 /** How many prepared statements one SQLite connection keeps (the registry's queries are a few dozen shapes). */

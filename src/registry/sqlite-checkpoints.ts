@@ -15,6 +15,8 @@ const THREAD_FILE = path.join(__dirname, 'sqlite-checkpoint-thread.js');
 
 /** How long after a write its pages are checkpointed (and the log synced) at the latest, thread willing. */
 export const CHECKPOINT_EVERY_MS = 250;
+/** How long close() waits for a checkpoint under way before it ends the thread. */
+const CLOSE_WAIT_MS = 5_000;
 
 export class SqliteCheckpoints {
   private worker: Worker | undefined;
@@ -23,6 +25,8 @@ export class SqliteCheckpoints {
   private running = false;
   private again = false;
   private state: 'open' | 'failed' | 'closed' = 'open';
+  /** resolves once the thread has ended */
+  private ended: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly file: string,
@@ -45,14 +49,30 @@ export class SqliteCheckpoints {
     this.timer.unref();
   }
 
-  /** Stops asking; the thread closes its connection and ends (the registry's file stays as it is). */
-  close(): void {
-    if (this.state === 'closed') return;
-    this.state = 'closed';
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.worker?.postMessage('close' satisfies CheckpointRequest);
-    this.worker = undefined;
+  /**
+   * Stops asking; resolves once the thread has closed its connection and ended (or, stuck, was
+   * ended after CLOSE_WAIT_MS), so that the registry's connection, closed next, is the file's last
+   * one and checkpoints the log as it closes.
+   */
+  close(): Promise<void> {
+    if (this.state !== 'closed') {
+      this.state = 'closed';
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      const worker = this.worker;
+      this.worker = undefined;
+      if (worker) {
+        this.ended = new Promise((resolve) => {
+          const stuck = setTimeout(() => void worker.terminate(), CLOSE_WAIT_MS);
+          worker.once('exit', () => {
+            clearTimeout(stuck);
+            resolve();
+          });
+        });
+        worker.postMessage('close' satisfies CheckpointRequest);
+      }
+    }
+    return this.ended;
   }
 
   private request(): void {

@@ -1,14 +1,15 @@
 /**
  * A file registry's write-ahead log is checkpointed on a thread of its own, never in the commits
- * of the event loop's connection; the log stays bounded under a stream of writes; and should the
- * thread fail, SQLite's own checkpoints come back to the connection.
+ * of the event loop's connection; the log stays bounded under a stream of writes; the thread ends
+ * before the connection closes, so the file opens again at once; and should the thread fail,
+ * SQLite's own checkpoints come back to the connection.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type Kysely } from 'kysely';
-import { createDb, migrateToLatest, type Database } from '../../src/registry';
+import { createDb, migrateToLatest, openRegistry, type Database } from '../../src/registry';
 import { checkpointedOffThread } from '../../src/registry/db';
 import { CHECKPOINT_EVERY_MS, SqliteCheckpoints } from '../../src/registry/sqlite-checkpoints';
 import { walIndex } from '../support/sqlite-wal';
@@ -60,6 +61,27 @@ describe('SQLite registry checkpoints off the event loop', () => {
     assert.equal(statements.filter((s) => s.includes('wal_checkpoint')).length, 0, 'none on the registry\'s connection');
   });
 
+  it('closes the thread before the connection: the log is checkpointed away, and the file opens again at once', async () => {
+    for (let round = 0; round < 3; round++) {
+      const registry = await openRegistry({ kind: 'sqlite', file });
+      for (let n = 0; n < 20; n++) {
+        await registry.audit.append({
+          orgId: 'org_a', actor: 'admin', actorName: null, credentialKind: 'admin_token', credentialId: 'adm_0', action: 'tool.called',
+          targetType: null, targetId: null, outcome: 'success', status: 200, sourceIp: null, userAgent: null, requestId: null, details: { round, n },
+        }, 'committed');
+      }
+      await sleep(CHECKPOINT_EVERY_MS + 100); // the thread has started and checkpointed
+      await registry.close();
+      assert.equal(existsSync(`${file}-wal`), false, 'the registry\'s connection closed last, and took the log with it');
+    }
+    const registry = await openRegistry({ kind: 'sqlite', file });
+    try {
+      assert.equal((await registry.audit.list('org_a', {}, 100)).length, 60);
+    } finally {
+      await registry.close();
+    }
+  });
+
   it('gives the checkpoints back to the connection when the thread fails', async () => {
     db = createDb({ kind: 'sqlite', file });
     await sql`select 1`.execute(db);
@@ -83,7 +105,7 @@ describe('SQLite registry checkpoints off the event loop', () => {
       assert.match(reasons[0] ?? '', /registry file .* is gone/);
       assert.equal(checkpoints.healthy, false);
     } finally {
-      checkpoints.close();
+      await checkpoints.close();
     }
   });
 
