@@ -20,10 +20,8 @@ export interface CheckpointThreadData {
 
 export type CheckpointRequest = 'checkpoint' | 'close';
 
-/** `busy`: a reader or writer kept it from copying every frame (the next one goes on from there). */
-export type CheckpointAnswer =
-  | { kind: 'checkpointed'; busy: boolean; frames: number; copied: number }
-  | { kind: 'failed'; reason: string };
+/** `checkpointed` also when a reader kept it from copying every frame: the next one goes on from there. */
+export type CheckpointAnswer = { kind: 'checkpointed' } | { kind: 'failed'; reason: string };
 
 function isThreadData(data: unknown): data is CheckpointThreadData {
   return typeof data === 'object' && data !== null && (data as { tag?: unknown }).tag === CHECKPOINT_THREAD
@@ -40,8 +38,8 @@ function serve(port: NonNullable<typeof parentPort>, file: string): void {
       // a checkpoint syncs the log before copying it, whatever the connection that wrote it relaxed
       db.exec('pragma synchronous = FULL');
     }
-    const [row] = db.prepare('pragma wal_checkpoint(PASSIVE)').all();
-    return { kind: 'checkpointed', busy: Number(row?.busy) !== 0, frames: Number(row?.log), copied: Number(row?.checkpointed) };
+    db.exec('pragma wal_checkpoint(PASSIVE)');
+    return { kind: 'checkpointed' };
   };
   port.on('message', (request: CheckpointRequest) => {
     if (request === 'close') {
