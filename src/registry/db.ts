@@ -68,24 +68,17 @@ function createSqliteDb(file: string, log: LogConfig | undefined): Kysely<Databa
       // Checkpoints run on a thread of their own (sqlite-checkpoints.ts), not in this connection's
       // commits, where each held the event loop for milliseconds.
       db.exec('pragma wal_autocheckpoint = 0');
-      let open = true;
+      // A failure is reported only while the thread is open, and the driver closes it before this
+      // connection (ClosingFirstSqliteDialect): the connection is open then.
       checkpoints = new SqliteCheckpoints(file, () => {
-        if (!open) return;
         try {
           // the thread failed: SQLite's own checkpoints again, in this connection's commits
           db.exec(`pragma wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
         } catch {
-          // the connection is closing
+          // nothing more to do: the connection keeps the setting it had
         }
       });
-      return keepingStatements(db, {
-        ran: () => checkpoints?.written(),
-        closing: () => {
-          open = false;
-          // the dialect's driver has closed the thread already; this is for a close it did not make
-          void checkpoints?.close();
-        },
-      });
+      return keepingStatements(db, () => checkpoints?.written());
     },
   });
   const kysely = new Kysely<Database>({ dialect, log });
@@ -119,30 +112,20 @@ class ClosingFirstSqliteDialect extends SqliteDialect {
 /** How many prepared statements one SQLite connection keeps (the registry's queries are a few dozen shapes). */
 const KEPT_STATEMENTS = 500;
 
-interface ConnectionHooks {
-  /** after each statement kysely runs (one that writes or one that reads: the checkpoint tells) */
-  ran(): void;
-  /** before the connection closes */
-  closing(): void;
-}
-
 /**
  * The connection as kysely sees it, with prepared statements kept by their SQL: kysely prepares
  * every query anew, which costs more than running a small one (a trigger call's lookups, a tool
  * call's server lookup). A statement is reusable once its run returned: kysely runs them with
- * all() or run(), which finish at once (the registry never streams a query).
+ * all() or run(), which finish at once (the registry never streams a query). `ran`: called after each.
  */
-function keepingStatements(db: SqliteDatabase, hooks?: ConnectionHooks): Pick<SqliteDatabase, 'close' | 'prepare'> {
+function keepingStatements(db: SqliteDatabase, ran?: () => void): Pick<SqliteDatabase, 'close' | 'prepare'> {
   const statements = new Map<string, ReturnType<SqliteDatabase['prepare']>>();
   return {
-    close: () => {
-      hooks?.closing();
-      db.close();
-    },
+    close: () => db.close(),
     prepare(sql: string) {
       let statement = statements.get(sql);
       if (!statement) {
-        statement = hooks ? announcing(db.prepare(sql), hooks.ran) : db.prepare(sql);
+        statement = ran ? announcing(db.prepare(sql), ran) : db.prepare(sql);
         if (statements.size >= KEPT_STATEMENTS) statements.delete(statements.keys().next().value!);
         statements.set(sql, statement);
       }
