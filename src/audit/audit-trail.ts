@@ -117,7 +117,13 @@ export interface AuditTrailDeps {
 export class AuditTrail {
   private readonly keyNames = new LruCache<string, string | null>({ maxEntries: KEY_NAMES_CACHED, ttlMs: KEY_NAME_TTL_MS });
 
-  constructor(private readonly deps: AuditTrailDeps) {}
+  constructor(private readonly deps: AuditTrailDeps) {
+    // a journaled tool-call record the table refused when it was inserted (a file registry; audit-journal.ts)
+    deps.store.onUnwritten ??= (error) => {
+      deps.metrics?.auditRecord(false);
+      deps.log.error('journaled audit record not written: the table refused it', { error });
+    };
+  }
 
   /**
    * The actor of an API key (or a runtime token minted from one), named when the key has a name;

@@ -8,9 +8,16 @@
  * resolves once its record is committed. A synced SQLite commit costs nearly a millisecond of a
  * blocked event loop on a slow disk, a PostgreSQL one a round trip; 50 concurrent calls paid 50
  * of them. One appender at a time answers after one commit, as before.
+ *
+ * A tool call's record on a registry in a SQLite file is journaled instead (audit-journal.ts): one
+ * write() before the answer, inserted into the table in groups within INGEST_EVERY_MS.
+ *
+ * One piece: the grouped commits, the journal's insertion and the reads share one row format and
+ * one insert, and each read first inserts what the journal holds.
  */
 import { randomBytes } from 'node:crypto';
 import { CompiledQuery, PostgresAdapter, sql, type Kysely } from 'kysely';
+import { AuditJournal, type JournalRow } from './audit-journal';
 import { checkpointedOffThread, type Database } from './db';
 import { fromJson } from './store-support';
 
@@ -112,6 +119,9 @@ export type AuditDurability = 'synced' | 'committed';
 /** The longest a `committed` record waits before flowgate asks SQLite to flush it (a checkpoint). */
 export const FLUSH_WITHIN_MS = 1_000;
 
+/** A registry in a SQLite file: the longest a journaled record waits before it is inserted into the table (audit-journal.ts). */
+export const INGEST_EVERY_MS = 100;
+
 interface PendingAppend {
   durability: AuditDurability;
   record: AuditRecord;
@@ -122,7 +132,10 @@ interface PendingAppend {
 /** The columns of an insert, in the order row() gives their values. */
 const COLUMNS = ['id', 'org_id', 'at', 'actor', 'actor_name', 'credential_kind', 'credential_id', 'action', 'target_type', 'target_id', 'outcome', 'status', 'source_ip', 'user_agent', 'request_id', 'details'] as const;
 
-type RowValues = (string | number | null)[];
+type RowValues = JournalRow;
+
+/** The columns a record must have (NOT NULL), checked before a record is journaled: the table would refuse it later, alone. */
+const REQUIRED: readonly (keyof AuditRecord)[] = ['id', 'orgId', 'at', 'actor', 'credentialKind', 'credentialId', 'action', 'outcome', 'status'];
 
 /** A record's values in COLUMNS order (details as JSON: this throws for what JSON cannot encode). */
 function row(full: AuditRecord): RowValues {
@@ -130,6 +143,20 @@ function row(full: AuditRecord): RowValues {
     full.id, full.orgId, full.at, full.actor, full.actorName, full.credentialKind, full.credentialId, full.action,
     full.targetType, full.targetId, full.outcome, full.status, full.sourceIp, full.userAgent, full.requestId, JSON.stringify(full.details),
   ];
+}
+
+/** A record's values for the journal, refused (as the table would refuse it) when a column that must have a value has none. */
+function journalable(full: AuditRecord): RowValues {
+  for (const field of REQUIRED) {
+    if (full[field] === null || full[field] === undefined) throw new Error(`an audit record needs ${field}`);
+  }
+  return row(full);
+}
+
+/** SQLite's answers that say nothing of the rows: a busy or closed registry. */
+function isBusyOrClosed(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+  return code.startsWith('SQLITE_BUSY') || code === 'SQLITE_MISUSE' || (error instanceof Error && /closed|destroy/i.test(error.message));
 }
 
 /**
@@ -140,13 +167,14 @@ function row(full: AuditRecord): RowValues {
 const insertSqls = new Map<string, string>();
 /** Group sizes whose SQL is kept (larger groups are rare: the SQL is made for each). */
 const KEPT_INSERT_SIZES = 32;
-function insertSql(count: number, postgres: boolean): string {
-  const key = `${postgres ? 'pg' : 'sqlite'}:${count}`;
+function insertSql(count: number, postgres: boolean, orIgnore = false): string {
+  const key = `${postgres ? 'pg' : 'sqlite'}:${orIgnore ? 'ignore:' : ''}${count}`;
   let text = insertSqls.get(key);
   if (text === undefined) {
     let n = 0;
     const tuple = (): string => `(${COLUMNS.map(() => (postgres ? `$${++n}` : '?')).join(', ')})`;
-    text = `insert into audit_records (${COLUMNS.join(', ')}) values ${Array.from({ length: count }, tuple).join(', ')}`;
+    // `or ignore` (SQLite, journaled records): one inserted again after a crash is there once
+    text = `insert ${orIgnore ? 'or ignore ' : ''}into audit_records (${COLUMNS.join(', ')}) values ${Array.from({ length: count }, tuple).join(', ')}`;
     if (count <= KEPT_INSERT_SIZES) insertSqls.set(key, text);
   }
   return text;
@@ -164,18 +192,53 @@ export class AuditStore {
   private readonly postgres: boolean;
   /** SQLite: a checkpoint is due for records committed without a flush */
   private flushTimer: NodeJS.Timeout | undefined;
+  /** a file registry's journal of `committed` records (audit-journal.ts) */
+  private readonly journal: AuditJournal | undefined;
+  /** journaled, not yet in the table */
+  private journaled: RowValues[] = [];
+  /** journal files whose rows are (being) inserted: removed once they are in */
+  private journalFiles: string[] = [];
+  private ingestTimer: NodeJS.Timeout | undefined;
+  private ingesting: Promise<void> | undefined;
+  private closed = false;
 
-  constructor(private readonly db: Kysely<Database>) {
+  /**
+   * Told of journaled records the table refused on their own (a record a crash left, written by
+   * another version, say): they are then in no table, only in the journal file, which is kept.
+   */
+  onUnwritten: ((error: unknown) => void) | undefined;
+
+  /** `journalDir`: a SQLite file registry's journal directory (openRegistry gives one); tool-call records are journaled there. */
+  constructor(private readonly db: Kysely<Database>, journalDir?: string) {
     this.postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+    this.journal = journalDir !== undefined && !this.postgres ? new AuditJournal(journalDir) : undefined;
   }
 
   /**
    * Resolves once the record is committed (with others appended in the same turn), and for a
-   * `synced` one (the default) flushed to disk; see AuditDurability.
+   * `synced` one (the default) flushed to disk; see AuditDurability. A `committed` record of a
+   * file registry resolves once it is in the journal, which survives a crash of flowgate as a
+   * commit does; it is in the table within INGEST_EVERY_MS, and list() reads it at once.
    */
   append(record: NewAuditRecord, durability: AuditDurability = 'synced'): Promise<AuditRecord> {
     const at = record.at ?? new Date().toISOString();
     const full: AuditRecord = { ...record, id: auditId(Date.parse(at)), at };
+    if (durability === 'committed' && this.journal) {
+      let values: RowValues;
+      try {
+        values = journalable(full);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      try {
+        this.journal.write(values);
+        this.journaled.push(values);
+        this.ingestSoon();
+        return Promise.resolve(full);
+      } catch {
+        // the journal cannot be written (disk full, say): the record is committed to the table instead
+      }
+    }
     return new Promise((resolve, reject) => {
       this.pending.push({ durability, record: full, resolve, reject });
       if (!this.writing) {
@@ -215,13 +278,121 @@ export class AuditStore {
     }
   }
 
-  private insertOf(rows: RowValues[]): CompiledQuery {
-    return CompiledQuery.raw(insertSql(rows.length, this.postgres), rows.flat());
+  private insertOf(rows: RowValues[], orIgnore = false): CompiledQuery {
+    return CompiledQuery.raw(insertSql(rows.length, this.postgres, orIgnore), rows.flat());
+  }
+
+  /**
+   * Inserts every journaled record into the table now (and waits for an insertion under way):
+   * what list() does first, and what closing the registry does.
+   */
+  async flush(): Promise<void> {
+    while (this.ingesting) await this.ingesting.catch(() => undefined);
+    if (this.journaled.length === 0 && this.journalFiles.length === 0) return;
+    clearTimeout(this.ingestTimer);
+    this.ingestTimer = undefined;
+    this.ingesting = this.ingest();
+    try {
+      await this.ingesting;
+    } finally {
+      this.ingesting = undefined;
+    }
+  }
+
+  /** Inserts the records of journal files a crashed process (or an unclosed store) left, then removes the files. */
+  async recover(): Promise<number> {
+    let recovered = 0;
+    for (const { file, rows } of this.journal?.orphans() ?? []) {
+      await this.insertRows(rows);
+      this.journal!.remove(file);
+      recovered += rows.length;
+    }
+    return recovered;
+  }
+
+  /** Inserts what the journal holds and stops the insertion timer; the registry's connection closes after this. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.ingestTimer);
+    this.ingestTimer = undefined;
+    try {
+      await this.flush();
+    } catch {
+      // the records stay in the journal files: the next start inserts them
+    }
+    clearTimeout(this.ingestTimer);
+    this.ingestTimer = undefined;
+  }
+
+  private ingestSoon(): void {
+    // closed: a record appended since stays in the journal, which the next start inserts
+    if (this.ingestTimer || this.closed) return;
+    this.ingestTimer = setTimeout(() => {
+      this.ingestTimer = undefined;
+      this.flush().catch(() => {
+        // kept, journal files and all (ingest() put them back): tried again after the next interval
+        this.ingestSoon();
+      });
+    }, INGEST_EVERY_MS);
+    // a process that ends leaves the journal, which its next start inserts
+    this.ingestTimer.unref();
+  }
+
+  /** One turn of insertion: the journaled rows go in (a group at a time), then the files that held them go. */
+  private async ingest(): Promise<void> {
+    const rows = this.journaled;
+    this.journaled = [];
+    const current = this.journal?.rotate();
+    if (current !== undefined) this.journalFiles.push(current);
+    const files = this.journalFiles;
+    this.journalFiles = [];
+    try {
+      await this.insertRows(rows);
+    } catch (error) {
+      this.journaled = rows.concat(this.journaled);
+      this.journalFiles = files.concat(this.journalFiles);
+      throw error;
+    }
+    for (const file of files) this.journal?.remove(file);
+  }
+
+  /**
+   * Inserts journaled rows a group at a time (`or ignore`: one already in is skipped). A group the
+   * table refuses goes in a row at a time, and a row it refuses alone is told to onUnwritten and
+   * dropped (REQUIRED keeps those out of the journal). Throws, leaving the rest, when the registry
+   * is busy or closed.
+   */
+  private async insertRows(rows: RowValues[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += MAX_GROUP) {
+      const group = rows.slice(i, i + MAX_GROUP);
+      try {
+        await this.insert(group, false, true);
+      } catch (error) {
+        if (isBusyOrClosed(error)) throw error;
+        const refused = await this.insertEach(group);
+        if (refused === undefined) continue;
+        if (isBusyOrClosed(refused)) throw refused;
+        this.onUnwritten?.(refused);
+      }
+    }
+  }
+
+  /** Inserts each row of a group alone; answers the first error, if any row was refused. */
+  private async insertEach(group: RowValues[]): Promise<unknown> {
+    let refused: unknown;
+    for (const values of group) {
+      try {
+        await this.insert([values], false, true);
+      } catch (error) {
+        refused ??= error;
+      }
+    }
+    return refused;
   }
 
   /** One insert of a group, committed with or without waiting for the disk (see AuditDurability). */
-  private async insert(rows: RowValues[], synced: boolean): Promise<void> {
-    const insert = this.insertOf(rows);
+  private async insert(rows: RowValues[], synced: boolean, orIgnore = false): Promise<void> {
+    const insert = this.insertOf(rows, orIgnore);
     if (synced) {
       await this.db.executeQuery(insert);
       return;
@@ -262,8 +433,9 @@ export class AuditStore {
     this.flushTimer.unref();
   }
 
-  /** Up to `limit` records of the organization, newest first. */
+  /** Up to `limit` records of the organization, newest first (journaled ones included: they are inserted first). */
   async list(orgId: string, filter: AuditFilter, limit: number): Promise<AuditRecord[]> {
+    await this.flush();
     let query = this.db.selectFrom('audit_records').selectAll().where('org_id', '=', orgId);
     if (filter.action !== undefined) {
       const prefix = filter.action.endsWith('*') ? filter.action.slice(0, -1) : filter.action.endsWith('.') ? filter.action : undefined;

@@ -46,13 +46,22 @@ export function checkpointedOffThread(db: Kysely<Database>): boolean {
   return threadCheckpointed.get(db)?.() ?? false;
 }
 
+/** The file of a registry in a SQLite file; undefined for PostgreSQL and for an in-memory SQLite database. */
+export function sqliteFileOf(config: DatabaseConfig): string | undefined {
+  return config.kind === 'sqlite' && onDisk(config.file) ? config.file : undefined;
+}
+
+function onDisk(file: string): boolean {
+  return file !== ':memory:' && !file.startsWith('file:');
+}
+
 function createSqliteDb(file: string, log: LogConfig | undefined): Kysely<Database> {
   let checkpoints: SqliteCheckpoints | undefined;
   const dialect = new ClosingFirstSqliteDialect(async () => checkpoints?.close(), {
     // Opened lazily so that constructing the registry does no IO; errors surface on the first query.
     database: async () => {
-      const onDisk = file !== ':memory:' && !file.startsWith('file:');
-      if (onDisk) mkdirSync(dirname(file), { recursive: true });
+      const inFile = onDisk(file);
+      if (inFile) mkdirSync(dirname(file), { recursive: true });
       const db = openSqlite(file);
       // First, so that every statement after it (the journal mode's included) waits for a lock
       // another connection holds (a second flowgate process on the file) instead of failing.
@@ -64,7 +73,7 @@ function createSqliteDb(file: string, log: LogConfig | undefined): Kysely<Databa
       db.exec('pragma synchronous = FULL');
       // SQLite ignores REFERENCES clauses unless this is set on each connection.
       db.exec('pragma foreign_keys = ON');
-      if (!onDisk) return keepingStatements(db);
+      if (!inFile) return keepingStatements(db);
       // Checkpoints run on a thread of their own (sqlite-checkpoints.ts), not in this connection's
       // commits, where each held the event loop for milliseconds.
       db.exec('pragma wal_autocheckpoint = 0');

@@ -17,7 +17,7 @@ import { ConnectionStore } from './connections';
 import { ConsoleSessionStore } from './console-sessions';
 import { TriggerFormStore } from './trigger-forms';
 import { FinishedRunStore } from './finished-runs';
-import { createDb, type Database, type DatabaseConfig } from './db';
+import { createDb, sqliteFileOf, type Database, type DatabaseConfig } from './db';
 import { AgentStore } from './agents';
 import { AgentUsageStore } from './agent-usage';
 import { MemberStore } from './members';
@@ -32,13 +32,23 @@ import { WorkflowStore } from './workflows';
 
 export async function openRegistry(config: DatabaseConfig): Promise<Registry> {
   const db = createDb(config);
+  let registry: Registry;
   try {
     await migrateToLatest(db, config.kind);
+    const file = sqliteFileOf(config);
+    registry = new Registry(db, { auditJournalDir: file === undefined ? undefined : `${file}-audit-journal` });
+    // tool-call records a crashed process journaled and did not insert (audit-journal.ts)
+    await registry.audit.recover();
   } catch (error) {
     await db.destroy();
     throw error;
   }
-  return new Registry(db);
+  return registry;
+}
+
+export interface RegistryOptions {
+  /** where the audit trail journals tool-call records (a registry in a SQLite file; audit-journal.ts) */
+  auditJournalDir?: string;
 }
 
 export class Registry {
@@ -72,7 +82,7 @@ export class Registry {
   /** people with a role, their personal access tokens (hashed) and the organization's identity provider */
   readonly members: MemberStore;
 
-  constructor(private readonly db: Kysely<Database>) {
+  constructor(private readonly db: Kysely<Database>, options: RegistryOptions = {}) {
     this.orgs = new OrgStore(db);
     this.apiKeys = new ApiKeyStore(db);
     this.workflows = new WorkflowStore(db);
@@ -84,7 +94,7 @@ export class Registry {
     this.toolServers = new ToolServerStore(db);
     this.webhookSecrets = new WebhookSecretStore(db);
     this.agentUsage = new AgentUsageStore(db);
-    this.audit = new AuditStore(db);
+    this.audit = new AuditStore(db, options.auditJournalDir);
     this.consoleSessions = new ConsoleSessionStore(db);
     this.triggerForms = new TriggerFormStore(db);
     this.oauth = new OAuthStore(db);
@@ -92,6 +102,8 @@ export class Registry {
   }
 
   async close(): Promise<void> {
+    // journaled audit records go into the table while the connection is open
+    await this.audit.close();
     await this.db.destroy();
   }
 
