@@ -135,7 +135,7 @@ const COLUMNS = ['id', 'org_id', 'at', 'actor', 'actor_name', 'credential_kind',
 type RowValues = JournalRow;
 
 /** The columns a record must have (NOT NULL), checked before a record is journaled: the table would refuse it later, alone. */
-const REQUIRED: readonly (keyof AuditRecord)[] = ['id', 'orgId', 'at', 'actor', 'credentialKind', 'credentialId', 'action', 'outcome', 'status'];
+const REQUIRED: readonly (keyof AuditRecord)[] = ['id', 'orgId', 'at', 'actor', 'credentialKind', 'credentialId', 'action', 'outcome', 'status', 'details'];
 
 /** A record's values in COLUMNS order (details as JSON: this throws for what JSON cannot encode). */
 function row(full: AuditRecord): RowValues {

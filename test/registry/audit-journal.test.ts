@@ -64,6 +64,23 @@ describe('audit journal (a registry in a SQLite file)', function () {
     assert.deepEqual(journalFiles(file), []);
   });
 
+  it('refuses at once a tool-call record the table would refuse, or whose details cannot be encoded; the others are journaled', async () => {
+    registry = await openRegistry({ kind: 'sqlite', file });
+    const refused = { ...record(1), actor: null as unknown as string };
+    const unencodable = { ...record(3), details: { big: 1n } as unknown as Record<string, unknown> };
+    const results = await Promise.allSettled([0, 1, 2, 3].map((n) => registry!.audit.append(n === 1 ? refused : n === 3 ? unencodable : record(n), 'committed')));
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'rejected']);
+    assert.deepEqual((await registry.audit.list('org_a', {}, 10)).map((r) => r.requestId), ['req-2', 'req-0']);
+  });
+
+  it('commits a tool-call record to the table when the journal cannot be written', async () => {
+    registry = await openRegistry({ kind: 'sqlite', file });
+    // a file where the journal's directory would be
+    writeFileSync(`${file}-audit-journal`, 'not a directory');
+    await registry.audit.append(record(1), 'committed');
+    assert.equal(await tableCount(file), 1, 'in the table before it answered');
+  });
+
   it('keeps every other record synced in the table before it answers', async () => {
     registry = await openRegistry({ kind: 'sqlite', file });
     await registry.audit.append({ ...record(1), action: 'api_key.created' });
