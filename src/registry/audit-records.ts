@@ -203,8 +203,8 @@ export class AuditStore {
   private closed = false;
 
   /**
-   * Told of journaled records the table refused on their own (a record a crash left, written by
-   * another version, say): they are then in no table, only in the journal file, which is kept.
+   * Told of a journaled record the table refused on its own when it went in (REQUIRED keeps those
+   * out of the journal, so a damaged registry, say): the record is dropped, and the trail logs it.
    */
   onUnwritten: ((error: unknown) => void) | undefined;
 
@@ -320,8 +320,6 @@ export class AuditStore {
     } catch {
       // the records stay in the journal files: the next start inserts them
     }
-    clearTimeout(this.ingestTimer);
-    this.ingestTimer = undefined;
   }
 
   private ingestSoon(): void {
