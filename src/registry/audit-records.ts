@@ -122,6 +122,13 @@ export const FLUSH_WITHIN_MS = 1_000;
 /** A registry in a SQLite file: the longest a journaled record waits before it is inserted into the table (audit-journal.ts). */
 export const INGEST_EVERY_MS = 100;
 
+/**
+ * The most journaled records kept waiting for the table (a registry that cannot be written keeps
+ * them waiting): past it a record is committed to the table as if there were no journal, and so
+ * fails, and is logged, while the registry does.
+ */
+export const MAX_JOURNALED = 10_000;
+
 interface PendingAppend {
   durability: AuditDurability;
   record: AuditRecord;
@@ -223,7 +230,7 @@ export class AuditStore {
   append(record: NewAuditRecord, durability: AuditDurability = 'synced'): Promise<AuditRecord> {
     const at = record.at ?? new Date().toISOString();
     const full: AuditRecord = { ...record, id: auditId(Date.parse(at)), at };
-    if (durability === 'committed' && this.journal) {
+    if (durability === 'committed' && this.journal && this.journaled.length < MAX_JOURNALED) {
       let values: RowValues;
       try {
         values = journalable(full);

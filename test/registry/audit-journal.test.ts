@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { createDb, openRegistry, type NewAuditRecord, type Registry } from '../../src/registry';
-import { INGEST_EVERY_MS } from '../../src/registry/audit-records';
+import { INGEST_EVERY_MS, MAX_JOURNALED } from '../../src/registry/audit-records';
 
 function record(n: number): NewAuditRecord {
   return {
@@ -79,6 +79,16 @@ describe('audit journal (a registry in a SQLite file)', function () {
     writeFileSync(`${file}-audit-journal`, 'not a directory');
     await registry.audit.append(record(1), 'committed');
     assert.equal(await tableCount(file), 1, 'in the table before it answered');
+  });
+
+  it(`keeps at most ${MAX_JOURNALED} records waiting for a registry that cannot take them; past that a record is committed, and fails with it`, async () => {
+    registry = await openRegistry({ kind: 'sqlite', file });
+    // closed: nothing the journal holds goes into the table any more
+    await registry.close();
+    const waiting = await Promise.allSettled(Array.from({ length: MAX_JOURNALED }, (_, n) => registry!.audit.append(record(n), 'committed')));
+    assert.ok(waiting.every((r) => r.status === 'fulfilled'), 'journaled');
+    await assert.rejects(registry.audit.append(record(MAX_JOURNALED), 'committed'));
+    registry = undefined;
   });
 
   it('keeps every other record synced in the table before it answers', async () => {
