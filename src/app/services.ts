@@ -26,6 +26,7 @@ import { createRuntimeTokens, type RuntimeTokens } from '../crypto/runtime-token
 import { createSigner, type SignedUrlSigner } from '../crypto/signed-urls';
 import type { GatewayDeps } from '../http/deps';
 import { OAuthResources } from '../http/oauth-resource';
+import { OriginPolicy } from '../http/origin-policy';
 import { adminTokenSignIn } from '../http/oauth-sign-in';
 import { OAuthServer } from '../oauth/authorization-server';
 import { Tickets } from '../oauth/tickets';
@@ -235,5 +236,6 @@ export function gatewayDeps(
       ...services.oauth, resources: new OAuthResources(listening.publicUrl, inputs.config), signIn: adminTokenSignIn(inputs.registry),
     },
     ...(listening.codec ? { codec: { codec: listening.codec, origins: codecOrigins, sessions: services.codecSessions } } : {}),
+    origins: new OriginPolicy(listening.publicUrl, inputs.config),
   };
 }

@@ -58,6 +58,12 @@ export const EnvSchema = z.object({
   FLOWGATE_CONSOLE_SESSION_MINUTES: z.coerce.number().int().min(5).max(30 * 24 * 60).default(480),
   FLOWGATE_ALLOW_PRIVATE_NETWORK: bool.default(false),
   FLOWGATE_TOOLS_BASE_PATH: z.string().regex(/^\/[A-Za-z0-9/_-]*$/).default('/tools'),
+  // origins (scheme://host[:port]) besides the public URL's whose requests the MCP and OAuth endpoints take (DNS rebinding protection)
+  FLOWGATE_ALLOWED_ORIGINS: z.string().refine((v) => v.split(',').every((o) => o.trim() === '' || isOrigin(o.trim())),
+    'must be origins like https://app.example.com, comma-separated (no path)').optional(),
+  // Host headers besides the public URL's that the MCP and OAuth endpoints take: host or host:port, comma-separated; * takes any
+  FLOWGATE_ALLOWED_HOSTS: z.string().refine((v) => v.trim() === '*' || v.split(',').every((h) => h.trim() === '' || isHostHeader(h.trim())),
+    'must be * or hosts like flowgate.internal or 10.0.0.5:8080, comma-separated').optional(),
   // MB of tool-gateway request bodies over 4 MiB (codeagent calls with images) one process holds at once; 0: none taken
   FLOWGATE_TOOLS_LARGE_BODIES_MB: z.coerce.number().int().min(0).max(65_536).default(256),
   FLOWGATE_SEARCH_URL: z.url().optional(),
@@ -148,6 +154,11 @@ function isOrigin(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** What a Host header may name: a DNS name, an IPv4 address or a bracketed IPv6 one, and a port. */
+function isHostHeader(text: string): boolean {
+  return /^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/.test(text);
 }
 
 /** `key=value,key=value` with percent-encoded parts (the OTel format of headers and resource attributes). */
@@ -245,6 +256,13 @@ export interface Config {
   consoleSessionMinutes: number;
   allowPrivateNetwork: boolean;
   toolsBasePath: string;
+  /**
+   * Origins (besides the public URL's) whose requests the MCP and OAuth endpoints take, each as
+   * URL.origin spells it (docs/tool-gateway.md "Origin and Host")
+   */
+  allowedOrigins: readonly string[];
+  /** Host headers (besides the public URL's) those endpoints take, lowercase; `['*']`: any */
+  allowedHosts: readonly string[];
   /**
    * Bytes of tool-gateway request bodies over the default 4 MiB that one process reads and holds at
    * once (a codeagent call with five 15 MB images is about 100 MB); a body past it is answered 503.
@@ -378,6 +396,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     consoleSessionMinutes: e.FLOWGATE_CONSOLE_SESSION_MINUTES,
     allowPrivateNetwork: e.FLOWGATE_ALLOW_PRIVATE_NETWORK,
     toolsBasePath: e.FLOWGATE_TOOLS_BASE_PATH,
+    allowedOrigins: listOf(e.FLOWGATE_ALLOWED_ORIGINS).map((o) => new URL(o).origin),
+    allowedHosts: listOf(e.FLOWGATE_ALLOWED_HOSTS).map((h) => h.toLowerCase()),
     toolsLargeBodyBytes: e.FLOWGATE_TOOLS_LARGE_BODIES_MB * 1024 * 1024,
     searchUrl: e.FLOWGATE_SEARCH_URL,
     signingKey: e.FLOWGATE_SIGNING_KEY,
@@ -416,6 +436,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     throw new ConfigError(`invalid configuration: FLOWGATE_ROLE: a ${config.role}-only process needs TEMPORAL_ADDRESS (the embedded dev server belongs to role "all")`);
   }
   return deepFreeze(config);
+}
+
+/** A comma-separated list's entries, trimmed, empty ones left out. */
+function listOf(text: string | undefined): string[] {
+  return (text ?? '').split(',').map((item) => item.trim()).filter((item) => item !== '');
 }
 
 function deepFreeze<T extends object>(value: T): Readonly<T> {

@@ -6,6 +6,7 @@ import type Router from '@koa/router';
 import type { GatewayDeps } from './deps';
 import type { GatewayRouter, GatewayState } from './state';
 import { LocalRateLimit } from './rate-limit/local';
+import { isOAuthPath, originPolicyOf } from './origin-policy';
 import { edge } from './middleware/edge';
 import { tracedRequests } from './middleware/observe';
 import { rateLimit } from './middleware/rate-limit';
@@ -108,6 +109,17 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
     app.use(edge({ log: deps.log }));
   } else {
     app.use(edge({ log: deps.log, metrics: deps.metrics }));
+  }
+  if (deps.oauth) {
+    // DNS rebinding protection of the OAuth endpoints and documents (the MCP endpoints check in their route)
+    const origins = originPolicyOf(deps);
+    app.use(async (ctx, next) => {
+      const refused = isOAuthPath(ctx.path) ? origins.refusal(ctx) : undefined;
+      if (!refused) return next();
+      ctx.status = 403;
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { error: 'invalid_request', error_description: refused.message };
+    });
   }
   const { perMinute, burst } = deps.config.rateLimit;
   if (perMinute > 0) {

@@ -30,6 +30,7 @@ import type { WorkflowPublishing } from '../console/workflows';
 import type { OAuthServer } from '../oauth/authorization-server';
 import type { Tickets } from '../oauth/tickets';
 import type { OAuthResources } from './oauth-resource';
+import type { OriginPolicy } from './origin-policy';
 import type { OAuthSignInMethod } from './oauth-sign-in';
 
 /** The tool gateway's OAuth authorization server (docs/tool-gateway.md "Signing in by URL"). */
@@ -91,4 +92,9 @@ export interface GatewayDeps {
   codec?: { codec: PayloadCodec; origins: readonly string[]; sessions: CodecSessions };
   /** the tool gateway as an OAuth protected resource and its authorization server; without it only runtime tokens open /tools */
   oauth?: OAuthDeps;
+  /**
+   * the Origin and Host rules of the MCP and OAuth endpoints (DNS rebinding protection,
+   * src/http/origin-policy.ts); unset (a gateway built by hand): made from the configuration alone
+   */
+  origins?: OriginPolicy;
 }

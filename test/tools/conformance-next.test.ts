@@ -3,7 +3,8 @@
  * conformance 0.2.0-alpha.12, installed under the alias `mcp-conformance-next` (pinned exactly in
  * package.json) beside 0.1.16 (conformance.test.ts, the 2025 revisions). Every scenario runs with
  * `--spec-version 2026-07-28` against the same fixture server (`/tools/conformance`) through the
- * same header-injecting proxy (conformance-support.ts); the fixture's `test_custom_header` declares
+ * same header-injecting proxy (conformance-support.ts; flowgate's public URL is the proxy's, as
+ * behind a load balancer, which dns-rebinding-protection's valid request relies on); the fixture's `test_custom_header` declares
  * an `x-mcp-header` for the custom-header scenario (SEP-2243).
  * Not run, as not applicable to flowgate (NOT_APPLICABLE below says why for each): the scenarios of
  * features the tool gateway has no use for (resources, prompts, completion, subscriptions), of
@@ -16,7 +17,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestFlowgate } from '../support/flowgate';
-import { assertScenarioPasses, conformanceServer, headerInjectingProxy, type Excused } from './conformance-support';
+import { assertScenarioPasses, conformanceServer, headerInjectingProxy, type Excused, type HeaderInjectingProxy } from './conformance-support';
 import { runtimeToken, startToolFlowgate } from './support';
 
 const PINNED_VERSION = '0.2.0-alpha.12';
@@ -25,10 +26,11 @@ const CONFORMANCE_CLI = path.join(PACKAGE_DIR, 'dist', 'index.js');
 
 /** The 2026-07-28 server scenarios flowgate passes. */
 const SCENARIOS = ['server-stateless', 'tools-list', 'tools-call-simple-text', 'tools-call-error', 'caching', 'http-header-validation',
-  'http-custom-header-server-validation'];
+  'http-custom-header-server-validation', 'dns-rebinding-protection'];
 
 /** Checks a scenario must have run and passed, where one that finds no fixture to test would pass as "not testable". */
 const EXERCISED: Readonly<Record<string, readonly string[]>> = {
+  'dns-rebinding-protection': ['localhost-host-rebinding-rejected', 'localhost-host-valid-accepted'],
   'http-custom-header-server-validation': [
     'sep-2243-server-decode-base64', 'sep-2243-server-validate-param-match', 'sep-2243-server-reject-invalid-param-chars', 'sep-2243-server-reject-param-mismatch',
   ],
@@ -53,7 +55,6 @@ export const NOT_APPLICABLE: Readonly<Record<string, string>> = {
   'tools-call-mixed-content': 'needs the suite\'s mixed-content fixture tool (as above)',
   'tools-call-with-progress': 'flowgate sends no progress notifications: long work runs as a task instead',
   'server-sse-multiple-streams': 'flowgate answers each POST with one JSON reply; it opens no GET streams',
-  'dns-rebinding-protection': 'the gateway requires a bearer runtime token on every request; Host/Origin checks belong to the deployment\'s reverse proxy',
   'json-schema-2020-12': 'needs the suite\'s fixture tool with a 2020-12 schema',
   'input-required-result-*': 'the suite\'s fixture tools that ask for elicitation, sampling or roots; flowgate asks for input of its own only on approvals, '
     + 'through the Tasks extension (tasks/update), and passes a remote server\'s input_required on as it is (custom-remote-2026.test.ts)',
@@ -87,13 +88,15 @@ export const EXCUSED: Readonly<Record<string, Readonly<Record<string, Excused>>>
 
 describe('MCP conformance suite 0.2.0-alpha.12 (protocol 2026-07-28) against /tools/conformance', function () {
   let fg: TestFlowgate;
-  let proxy: Awaited<ReturnType<typeof headerInjectingProxy>>;
+  let proxy: HeaderInjectingProxy;
   let outDir: string;
 
   before(async function () {
     this.timeout(15 * 60_000);
-    fg = await startToolFlowgate({}, { servers: async () => [conformanceServer] });
-    proxy = await headerInjectingProxy(fg.url, (await runtimeToken(fg)).token);
+    // the proxy is the gateway's public face: its origin is the one the suite's requests carry
+    proxy = await headerInjectingProxy();
+    fg = await startToolFlowgate({ FLOWGATE_PUBLIC_URL: proxy.url }, { servers: async () => [conformanceServer] });
+    proxy.forwardTo(fg.url, (await runtimeToken(fg)).token);
     outDir = mkdtempSync(path.join(os.tmpdir(), 'flowgate-conformance-next-'));
   });
   after(async () => {

@@ -56,13 +56,30 @@ export const conformanceServer: ToolServer = {
   listTools: async (context) => (listed = await fixture.listTools(context)),
 };
 
-/** Forwards every request to `target`, adding the bearer token. */
-export async function headerInjectingProxy(target: string, token: string): Promise<{ url: string; close(): Promise<void> }> {
-  const upstream = new URL(target);
+export interface HeaderInjectingProxy {
+  url: string;
+  /** where requests go from now on, and the token they get */
+  forwardTo(target: string, token: string): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Forwards every request to the target given to forwardTo() (502 before), adding the bearer token
+ * and passing every other header on as it came, Host and Origin included: it stands in front of
+ * flowgate as a load balancer would, so the test's flowgate has the proxy's address as its
+ * FLOWGATE_PUBLIC_URL (started first: its address is known before flowgate's).
+ */
+export async function headerInjectingProxy(): Promise<HeaderInjectingProxy> {
+  let upstream: { url: URL; token: string } | undefined;
   const server = http.createServer((req, res) => {
+    if (!upstream) {
+      res.writeHead(502).end();
+      return;
+    }
+    const { url, token } = upstream;
     const forwarded = http.request({
-      host: upstream.hostname, port: upstream.port, method: req.method, path: req.url,
-      headers: { ...req.headers, host: upstream.host, authorization: `Bearer ${token}` },
+      host: url.hostname, port: url.port, method: req.method, path: req.url,
+      headers: { ...req.headers, authorization: `Bearer ${token}` },
     }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
@@ -70,7 +87,8 @@ export async function headerInjectingProxy(target: string, token: string): Promi
     forwarded.on('error', () => res.writeHead(502).end());
     req.pipe(forwarded);
   });
-  return listenOnLoopback(server);
+  const listening = await listenOnLoopback(server);
+  return { url: listening.url, close: () => listening.close(), forwardTo: (target, token) => (upstream = { url: new URL(target), token }) };
 }
 
 export interface Check {

@@ -4,7 +4,7 @@
  * JSON reply per POST (202 when there is nothing to answer), `GET`/`DELETE` 405; both protocol
  * eras (2025-11-25 and older with `initialize`, 2026-07-28 without: src/tools/mcp/era.ts), the
  * standard MCP request headers passed on for the 2026 era's checks. This route only
- * does HTTP: authentication, headers, the body, statuses, and writing the one streamed answer
+ * does HTTP: the Origin and Host checks (src/http/origin-policy.ts), authentication, headers, the body, statuses, and writing the one streamed answer
  * (`tasks/result` to a client that accepts `text/event-stream`) as SSE. What a message means is
  * the MCP endpoint's (src/tools/mcp/endpoint.ts: the method table, batches, the task result
  * stream, elicitation). Bodies are limited per server before they are read (4 MiB; codeagent,
@@ -34,6 +34,7 @@ import type { TakeRateTokens } from '../middleware/rate-limit';
 import { parseJsonOffThread } from '../../documents/json-thread';
 import { LargeBodyBudget } from '../large-body-budget';
 import { BodyNotAdmittedError, BodyTooLargeError, readBoundedBody } from '../read-body';
+import { originPolicyOf } from '../origin-policy';
 
 /** The body limit of a server whose tools take no more (most); codeagent's is about 110 MiB. */
 export const TOOLS_BODY_LIMIT_BYTES = DEFAULT_MAX_REQUEST_BYTES;
@@ -207,9 +208,16 @@ export function toolRoutes(deps: GatewayDeps): Router {
   }
 
   const { authenticate, challenge, scopeRefusal } = toolCredentials(deps);
+  const origins = originPolicyOf(deps);
 
   router.post('/:server', async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
+    // DNS rebinding protection (the MCP transport's MUST): before the credential is looked at
+    const refused = origins.refusal(ctx);
+    if (refused) {
+      reply(ctx, 403, failure(null, rpcError(ErrorCode.TOOL_ERROR, refused.message)));
+      return;
+    }
     // no promise (nor the await's) for the common case of an answer already known
     const verified = authenticate(ctx, ctx.params.server ?? '');
     const principal = verified instanceof Promise ? await verified : verified;
