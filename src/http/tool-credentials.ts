@@ -44,11 +44,16 @@ export function toolCredentials(deps: Pick<GatewayDeps, 'runtimeTokens' | 'oauth
       };
     },
 
-    /** RFC 6750's challenge, with RFC 9728's pointer to where an MCP client learns how to sign in. */
+    /**
+     * RFC 6750's challenge, with RFC 9728's pointer to where an MCP client learns how to sign in
+     * and the scope to ask for (the MCP authorization spec's scope selection: the one that allows
+     * everything the credential may do).
+     */
     challenge(ctx: Context, server: string): string {
       const invalid = ctx.get('Authorization') ? ', error="invalid_token"' : '';
       const metadata = deps.oauth && SERVER_NAME.test(server) ? `, resource_metadata="${deps.oauth.resources.metadataUrlOf(server)}"` : '';
-      return `Bearer realm="flowgate-tools"${metadata}${invalid}`;
+      const scope = deps.oauth ? `, scope="${FULL_SCOPE}"` : '';
+      return `Bearer realm="flowgate-tools"${metadata}${scope}${invalid}`;
     },
   };
 }

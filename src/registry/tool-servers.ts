@@ -80,6 +80,12 @@ export class ToolServerStore {
     return row && toRecord(row);
   }
 
+  /** Whether any organization has a server with this id (ids are random, unique across organizations). */
+  async exists(id: string): Promise<boolean> {
+    if (!isToolServerId(id)) return false;
+    return (await this.db.selectFrom('tool_servers').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+  }
+
   /** Replaces what the server is made from; undefined when the organization has no such server. */
   async replace(orgId: string, id: string, input: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source'>): Promise<ToolServerRecord | undefined> {
     const updatedAt = new Date().toISOString();

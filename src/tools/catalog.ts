@@ -30,6 +30,19 @@ export class ToolCatalog {
     return this.builtInsByName.get(name) ?? this.ownServer(orgId, name);
   }
 
+  /**
+   * Whether any organization may have a server at `serverPath` (asked without a caller: the OAuth
+   * protected-resource metadata): a built-in, or a name a source may serve.
+   */
+  async mayServe(serverPath: string): Promise<boolean> {
+    const name = serverPath.replace(/^\/+/, '');
+    if (this.builtInsByName.has(name)) return true;
+    for (const source of this.sources) {
+      if (!source.mayServe || await source.mayServe(name)) return true;
+    }
+    return false;
+  }
+
   /** The sources in order, as servers() lists them: the first that has the name answers. */
   private async ownServer(orgId: string, name: string): Promise<ToolServer> {
     for (const source of this.sources) {

@@ -62,6 +62,11 @@ export class ToolDispatcher implements ToolCaller {
     return this.options.catalog.server(orgId, serverPath);
   }
 
+  /** Whether any organization may have a server at `serverPath` (ToolCatalog.mayServe). */
+  mayServe(serverPath: string): Promise<boolean> {
+    return this.options.catalog.mayServe(serverPath);
+  }
+
   async list(orgId: string, serverPath: string, signal?: AbortSignal): Promise<readonly ToolEntry[]> {
     const server = await this.server(orgId, serverPath);
     return this.listOf(server, orgId, signal);

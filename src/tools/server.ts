@@ -151,6 +151,12 @@ export interface ServerSource {
    * cannot have): the catalog then makes no promise for it.
    */
   server?(orgId: string, name: string): ToolServer | undefined | Promise<ToolServer | undefined>;
+  /**
+   * Whether some organization (any) may have a server at `name`: asked without a caller (the
+   * OAuth protected-resource metadata of a server path), so it says nothing of whose. Without it
+   * the source counts as one that may have any name.
+   */
+  mayServe?(name: string): boolean | Promise<boolean>;
 }
 
 /** The dispatcher's answer: a tool's output, or the failure of a tool that ran. */

@@ -148,6 +148,8 @@ describe('MCP clients sign in by URL (OAuth)', () => {
     const challenge = refused.headers.get('www-authenticate') ?? '';
     assert.match(challenge, /^Bearer /);
     assert.ok(challenge.includes(`resource_metadata="${fg.url}/.well-known/oauth-protected-resource/tools/mcp"`), challenge);
+    // the scope to ask for (the MCP authorization spec's scope selection), as the step-up challenge names it
+    assert.ok(challenge.includes('scope="tools:call"'), challenge);
     const suffixed = await (await fetch(`${fg.url}/.well-known/oauth-protected-resource/tools/mcp`)).json() as Record<string, unknown>;
     assert.deepEqual([suffixed.resource, suffixed.authorization_servers], [`${fg.url}/tools/mcp`, [fg.url]]);
     const root = await (await fetch(`${fg.url}/.well-known/oauth-protected-resource`)).json() as Record<string, unknown>;
@@ -160,6 +162,23 @@ describe('MCP clients sign in by URL (OAuth)', () => {
     const wrong = await rpc(fg, 'mcp', 'fgat_not-a-real-token-at-all-000000', LIST);
     assert.equal(wrong.status, 401);
     assert.match(wrong.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+    assert.match(wrong.headers.get('www-authenticate') ?? '', /scope="tools:call"/);
+  });
+
+  it('serves protected-resource metadata only for server paths some organization has: 404 for the others, whoever asks', async () => {
+    const metadataOf = (name: string): Promise<Response> => fetch(`${fg.url}/.well-known/oauth-protected-resource/tools/${name}`);
+    // built-ins, the workflows server's fixed name, and the organization's custom server (by its id, no credential needed)
+    for (const name of ['mcp', 'mail', 'workflows', own]) {
+      const served = await metadataOf(name);
+      assert.equal(served.status, 200, name);
+      assert.equal((await served.json() as { resource: string }).resource, `${fg.url}/tools/${name}`);
+    }
+    // a name no server has, and one shaped like a custom server's id that no organization has
+    for (const name of ['no-such-server', 'a'.repeat(20), 'bad%20name']) {
+      const missing = await metadataOf(name);
+      assert.equal(missing.status, 404, name);
+      assert.equal((await missing.json() as { error: string }).error, 'not_found');
+    }
   });
 
   it('a token is good only at its resource and for its organization; runtime tokens keep working', async () => {

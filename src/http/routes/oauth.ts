@@ -2,13 +2,15 @@
  * The tool gateway's OAuth documents and machine endpoints (docs/tool-gateway.md "Signing in by
  * URL"; the browser pages are oauth-authorize.ts):
  *  - `GET /.well-known/oauth-protected-resource[/tools/<server>]`: RFC 9728 metadata of the gateway
- *    (or of one server) naming this gateway as its authorization server;
+ *    (or of one server) naming this gateway as its authorization server; 404 for a path no
+ *    organization has a server at;
  *  - `GET /.well-known/oauth-authorization-server`: RFC 8414 metadata;
  *  - `POST /oauth/register`: dynamic client registration (RFC 7591), public clients only;
  *  - `POST /oauth/token`: the authorization code (with its PKCE verifier) or a refresh token, for
  *    an access token and a new refresh token;
  *  - `POST /oauth/revoke`: token revocation (RFC 7009), which ends the token's grant.
- * These answer any origin (no cookie is involved): browser-based MCP clients call them.
+ * These answer CORS `*` (no cookie is involved): browser-based MCP clients call them. A request from
+ * an origin that is not allowed (src/http/origin-policy.ts) is refused 403 before it gets here.
  */
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
@@ -73,11 +75,13 @@ export function oauthRoutes(deps: GatewayDeps, oauth: OAuthDeps): GatewayRouter 
   router.get(PROTECTED_RESOURCE_METADATA_PATH, metadata(resources.gateway));
   if (resources.toolsPrefix !== '') router.get(`${PROTECTED_RESOURCE_METADATA_PATH}${resources.toolsPrefix}`, anyOrigin, metadata(resources.gateway));
   router.all(`${PROTECTED_RESOURCE_METADATA_PATH}${resources.toolsPrefix}/:server`, anyOrigin);
-  router.get(`${PROTECTED_RESOURCE_METADATA_PATH}${resources.toolsPrefix}/:server`, (ctx) => {
+  router.get(`${PROTECTED_RESOURCE_METADATA_PATH}${resources.toolsPrefix}/:server`, async (ctx) => {
     const name = ctx.params.server ?? '';
-    if (!SERVER_NAME.test(name)) {
+    // a path no organization has a server at (a built-in's, a custom server's id, `workflows`); unauthenticated, so whose is never told
+    if (!SERVER_NAME.test(name) || !await deps.tools.mayServe(name)) {
       ctx.status = 404;
-      ctx.body = { error: 'not_found', error_description: 'no such tool server path' };
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { error: 'not_found', error_description: 'no tool server at this path' };
       return;
     }
     metadata(resources.server(name))(ctx);

@@ -87,7 +87,11 @@ export class CustomServers {
     });
     this.reads = new CustomRegistryReads(deps.registry.toolServers, () => deps.services().connections);
     // another path's lookup makes no promise: the catalog asks this source for every non-built-in path
-    this.source = { servers: (orgId) => this.servers(orgId), server: (orgId, name) => (isToolServerId(name) ? this.server(orgId, name) : undefined) };
+    this.source = {
+      servers: (orgId) => this.servers(orgId), server: (orgId, name) => (isToolServerId(name) ? this.server(orgId, name) : undefined),
+      // a server's path is its random id: that one exists says nothing of whose it is
+      mayServe: (name) => isToolServerId(name) && deps.registry.toolServers.exists(name),
+    };
   }
 
   private get store() {

@@ -90,7 +90,7 @@ export class WorkflowTools {
     };
     // Only organizations with a tool trigger have the server: the others see no empty `workflows`.
     const servers = async (orgId: string): Promise<ToolServer[]> => ((await options.registry.triggers.listTools(orgId)).length > 0 ? [this.server] : []);
-    this.source = { servers, server: (orgId, name) => (name === WORKFLOWS_SERVER ? servers(orgId).then((found) => found[0]) : undefined) };
+    this.source = { servers, server: (orgId, name) => (name === WORKFLOWS_SERVER ? servers(orgId).then((found) => found[0]) : undefined), mayServe: (name) => name === WORKFLOWS_SERVER };
   }
 
   async listTools(orgId: string): Promise<ToolEntry[]> {
