@@ -189,12 +189,21 @@ describe('MCP protocol eras: 2026-07-28 and 2025-11-25 side by side, the Tasks e
       const [key, ask] = Object.entries(seen.inputRequests ?? {})[0]!;
       assert.equal(ask.method, 'elicitation/create');
       assert.equal(ask.params.message, 'Pay invoice INV-9?');
-      const wrong = await send('workflows', modernRequest('tasks/update', { taskId: task.taskId, inputResponses: { 'approval-99': { action: 'accept', content: { decision: 'approve' } } } }, undefined, task.taskId));
-      assert.equal(wrong.body.error?.code, -32602, 'an answer to no pending request');
+      // answers to keys that are not outstanding are ignored (the Tasks extension: a server SHOULD): acknowledged, nothing decided
+      const unknown = await send('workflows', modernRequest('tasks/update', {
+        taskId: task.taskId, inputResponses: { 'approval-99': { action: 'accept', content: { decision: 'approve' } }, 'not-a-request': { anything: true } },
+      }, undefined, task.taskId));
+      assert.deepEqual([unknown.status, unknown.body.result?.resultType], [200, 'complete'], JSON.stringify(unknown.body));
+      assert.equal((await get()).status, 'input_required', 'an ignored answer decides nothing');
       const ack = await client.request({
-        method: 'tasks/update', params: { taskId: task.taskId, inputResponses: { [key]: { action: 'accept', content: { decision: 'approve', approver: 'bob@example.com', comment: 'fine' } } } },
+        method: 'tasks/update', params: { taskId: task.taskId, inputResponses: { [key]: { action: 'accept', content: { decision: 'approve', approver: 'bob@example.com', comment: 'fine' } }, extra: { action: 'accept' } } },
       } as never, LooseResult);
       assert.deepEqual(Object.keys(ack).filter((k) => k !== '_meta'), []);
+      // the same key answered again (already answered, by the same API key): ignored, not a second decision
+      const again = await send('workflows', modernRequest('tasks/update', {
+        taskId: task.taskId, inputResponses: { [key]: { action: 'accept', content: { decision: 'approve', approver: 'ann@example.com' } } },
+      }, undefined, task.taskId));
+      assert.deepEqual([again.status, again.body.result?.resultType], [200, 'complete'], JSON.stringify(again.body));
       for (let i = 0; i < 80 && seen.status !== 'completed'; i++) {
         await new Promise((resolve) => setTimeout(resolve, 250));
         seen = await get();
@@ -260,7 +269,9 @@ describe('MCP protocol eras: 2026-07-28 and 2025-11-25 side by side, the Tasks e
     const mute = await send('workflows', modernRequest('tools/call', { name, arguments: { order: 'O-3' } }, {}, name));
     assert.deepEqual([mute.status, mute.body.error?.code], [400, -32021]);
     const retry = await send('workflows', modernRequest('tools/call', {
-      name, arguments: { order: 'O-2' }, requestState: first.body.result?.requestState, inputResponses: { 'approval-1': { action: 'accept', content: { decision: 'reject' } } },
+      name, arguments: { order: 'O-2' }, requestState: first.body.result?.requestState,
+      // a key the server did not ask is ignored beside the one it did
+      inputResponses: { 'approval-1': { action: 'accept', content: { decision: 'reject' } }, 'approval-7': { action: 'accept', content: { decision: 'approve' } } },
     }, { elicitation: {} }, name));
     assert.equal(retry.body.result?.resultType, 'complete', JSON.stringify(retry.body));
     assert.equal(retry.body.result?.isError, true, 'a rejected approval fails the run: a tool error');

@@ -32,14 +32,9 @@ export interface DecisionAudit {
 const APPROVAL_KEY = /^approval-(\d{1,6})$/;
 const invalidParams = (message: string): JsonRpcError => new JsonRpcError(ErrorCode.INVALID_PARAMS, message);
 
-/**
- * A refused decision: not addressed to the caller (a member whose e-mail the step does not name,
- * or who named another approver) is permission_denied, as POST …/approval answers 403
- * not_an_approver; anything else (decided already, no longer waiting) is invalid params.
- */
-function decisionRefused(refusal: string, message: string): JsonRpcError {
-  if (refusal === 'NOT_AN_APPROVER') return new JsonRpcError(ErrorCode.PERMISSION_DENIED, `not_an_approver: ${message}`, { refusal });
-  return invalidParams(`the decision was refused: ${message}`);
+/** A decider the step does not name (a member whose e-mail it does not list, or who named another approver): as POST …/approval answers 403 not_an_approver. */
+function notAnApprover(message: string): JsonRpcError {
+  return new JsonRpcError(ErrorCode.PERMISSION_DENIED, `not_an_approver: ${message}`, { refusal: 'NOT_AN_APPROVER' });
 }
 
 /** The `inputRequests` of a run waiting on `approval`. */
@@ -52,23 +47,28 @@ export function inputRequestsOf(taskId: string, approval: PendingApproval): Reco
 /**
  * Applies a client's `inputResponses` to the approval the task waits on: an accepted form is the
  * decision; a declined or cancelled one decides nothing (the task stays input_required, as with
- * elicitation). A key that names no pending request, an answer that is no form result, and a
- * refused decision are invalid params. Answers the steps decided.
+ * elicitation). As the Tasks extension says (a server SHOULD ignore responses to a key that is not
+ * currently outstanding: never issued, already answered, superseded), a key that names no pending
+ * request is ignored, and so is a decision the run refuses as already taken (this caller answered
+ * the key before) or no longer awaited; an answer to the pending request that is no form result is
+ * invalid params, and a decider who is not an approver is refused (permission denied). Answers the
+ * steps this caller has answered (decided now or before).
  */
 export async function applyInputResponses(tasks: WorkflowTasks, principal: RuntimePrincipal, taskId: string, approval: PendingApproval | undefined,
   responses: Record<string, unknown>, audit?: DecisionAudit): Promise<number[]> {
   const decided: number[] = [];
   for (const [key, response] of Object.entries(responses)) {
     const step = APPROVAL_KEY.exec(key);
-    if (!step || !approval || approval.stepIndex !== Number(step[1])) throw invalidParams(`task ${taskId} has no pending input request ${key}`);
+    if (!step || !approval || approval.stepIndex !== Number(step[1])) continue;
     const answer = ApprovalAnswerSchema.safeParse(response);
     if (!answer.success) throw invalidParams(`inputResponses.${key} must be an elicitation result: action accept, decline or cancel, and content.decision approve or reject`);
     if (answer.data.action !== 'accept' || !answer.data.content) continue;
     const { decision, approver, comment } = answer.data.content;
     const outcome = await tasks.decide(principal.orgId, principal, taskId, approval.stepIndex, { decision, ...(approver ? { approver } : {}), ...(comment ? { comment } : {}) });
     await audit?.recorder.approvalDecided(decisionEvent(principal, taskId, approval.stepIndex, decision, approver, outcome), audit.source);
-    if (!outcome.ok) throw decisionRefused(outcome.refusal, outcome.message);
-    decided.push(approval.stepIndex);
+    if (!outcome.ok && outcome.refusal === 'NOT_AN_APPROVER') throw notAnApprover(outcome.message);
+    // ALREADY_DECIDED: this caller answered the key before; NOT_WAITING: the request is no longer outstanding
+    if (outcome.ok || outcome.refusal === 'ALREADY_DECIDED') decided.push(approval.stepIndex);
   }
   return decided;
 }
