@@ -75,7 +75,7 @@ const TriggerInputsSchema = z.record(z.string(), z.unknown()).meta({
 });
 
 const triggerHeaders = z.object({
-  'x-api-wait': WaitHeaderSchema.meta({ description: '"true": wait for the run up to FLOWGATE_SYNC_WAIT_SECONDS' }),
+  'x-api-wait': WaitHeaderSchema.meta({ description: '"true": wait for the run up to FLOWGATE_SYNC_WAIT_SECONDS ("true" and "false" in any case)' }),
   Prefer: z.string().optional().meta({ description: '`wait=N`: wait up to N seconds (RFC 7240)' }),
   'Idempotency-Key': IdempotencyKeySchema.meta({ description: 'a retried call with the same key answers for the first run' }),
   [CALLBACK_URL_HEADER]: CallbackUrlSchema.optional().meta({ description: 'POST the run\'s final status here when it ends (Standard Webhooks signature); wins over the trigger\'s callbackUrl' }),

@@ -180,6 +180,17 @@ describe('gateway errors and credentials', () => {
       assert.match(body.message, /x-api-wait/i);
     });
 
+    it('takes x-api-wait in any case (contract 4.1: true or false): TRUE waits for the run, False answers at once', async () => {
+      const p = await publishWorkflow(fg, hello);
+      const waited = await trigger(fg, p, { who: 'loud' }, { 'x-api-wait': 'TRUE' });
+      assert.equal(waited.status, 200);
+      assert.equal(((await waited.json()) as SyncBody).status, 'COMPLETE');
+      const started = await trigger(fg, p, { who: 'quiet' }, { 'x-api-wait': 'False' });
+      assert.equal(started.status, 200);
+      assert.equal(await started.text(), '', 'asynchronous: an empty body');
+      assert.ok(started.headers.get('X-Pf-Run-Id'));
+    });
+
     it('answers 405 {error, message} to PUT and DELETE, naming POST as allowed', async () => {
       const p = await publishWorkflow(fg, hello);
       for (const method of ['PUT', 'DELETE']) {

@@ -35,8 +35,9 @@ export const IdempotencyKeySchema = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'mu
 
 export type TriggerKind = 'api' | 'webhook';
 
-function header<T>(ctx: Context, name: string, schema: z.ZodType<T>, message: string): T {
-  const parsed = schema.safeParse(ctx.get(name) || undefined);
+function header<T>(ctx: Context, name: string, schema: z.ZodType<T>, message: string, normalize: (value: string) => string = (value) => value): T {
+  const value = ctx.get(name);
+  const parsed = schema.safeParse(value === '' ? undefined : normalize(value));
   if (!parsed.success) throw badRequest('invalid_header', `${name} ${message}`);
   return parsed.data;
 }
@@ -46,12 +47,12 @@ export function retryAfterSeconds(waitedSeconds: number): number {
 }
 
 /**
- * How long to wait: `x-api-wait: true` waits the configured window; `Prefer: wait=N` waits N
+ * How long to wait: `x-api-wait: true` (in any case: `TRUE`, `True`) waits the configured window; `Prefer: wait=N` waits N
  * seconds, at most the window (RFC 7240; `Preference-Applied` says what was applied). An explicit
  * `x-api-wait: false` wins over a preference.
  */
 function waitPlan(ctx: Context, windowSeconds: number): { waitSeconds?: number; applied?: string } {
-  const explicit = header(ctx, 'x-api-wait', WaitHeaderSchema, 'must be "true" or "false"');
+  const explicit = header(ctx, 'x-api-wait', WaitHeaderSchema, 'must be "true" or "false"', (value) => value.toLowerCase());
   if (explicit === 'false') return {};
   const preferred = preferredWaitSeconds(ctx.get('Prefer'));
   if (preferred !== undefined) {
