@@ -7,6 +7,7 @@ import type { RunView } from '../runs/run-service';
 import type { SignedUrlSigner } from '../crypto/signed-urls';
 import type { StepOutcome, WaitingOn } from '../common/run-types';
 import { sumUsage, usageView } from '../common/agent-usage';
+import { mimeTypeOfName } from '../common/file-types';
 import type { PollingHandle, ResultsBody, StatusBody, SyncResultBody, WaitingOnBody } from './http-bodies';
 
 /**
@@ -236,7 +237,9 @@ export function resultsBody(view: RunView, designated: DesignatedOutput | undefi
       designatedOutput: (() => {
         const file = designatedOutcome.files['output.txt'];
         const fileName = designated.fileName ?? 'output.txt';
-        return { url: link(file.key, file.mimeType, fileName), fileName, mimeType: file.mimeType, size: file.size };
+        // the step's text under the name the trigger gives it: `echo.json` is JSON whatever the step's result type; without a name, the stored type
+        const mimeType = designated.fileName === undefined ? file.mimeType : mimeTypeOfName(designated.fileName, file.mimeType);
+        return { url: link(file.key, mimeType, fileName), fileName, mimeType, size: file.size };
       })(),
     } : {}),
   };

@@ -158,6 +158,22 @@ describe('trigger → Temporal run → poll (API trigger)', () => {
     assert.match(designated.headers.get('content-disposition') ?? '', /greeting\.txt/);
   });
 
+  it('gives a designated output the MIME type of the name the trigger gives it: a plain-text step named echo.json is application/json', async () => {
+    const p = await publishWorkflow(fg, {
+      name: 'echo', inputSchema: { type: 'object', properties: { said: { type: 'string' } } },
+      steps: [{ name: 'Echo', type: 'template', format: 'plaintext', template: '{"said": "{{inputs.said}}"}' }],
+      output: { stepIndex: 1, fileName: 'echo.json' },
+    });
+    const runId = (await trigger(fg, p, { said: 'hi' }, { 'x-api-wait': 'true' })).headers.get('X-Pf-Run-Id') ?? '';
+    const { body } = await getJson<ResultsBody>(fg, `/ext/webhook/${p.apiKey}/runs/${p.workflowId}/${runId}/results`);
+    // the step's own file keeps the type of its result
+    assert.equal(body.results[0]?.resultUrls['output.txt']?.mimeType, 'text/plain; charset=utf-8');
+    assert.deepEqual([body.designatedOutput?.fileName, body.designatedOutput?.mimeType], ['echo.json', 'application/json']);
+    const download = await fetch(body.designatedOutput?.url ?? '');
+    assert.equal(download.headers.get('content-type'), 'application/json');
+    assert.deepEqual(await download.json(), { said: 'hi' });
+  });
+
   it('refuses a tampered or expired file link', async () => {
     const p = await publishWorkflow(fg, greet);
     const runId = (await trigger(fg, p, { name: 'Di' }, { 'x-api-wait': 'true' })).headers.get('X-Pf-Run-Id') ?? '';
