@@ -130,6 +130,20 @@ describe('loadConfig', () => {
     }
   });
 
+  it('takes FLOWGATE_ALLOWED_ORIGINS as origins and FLOWGATE_ALLOWED_HOSTS as hosts or *, and refuses others, naming them', () => {
+    assert.deepEqual([loadConfig({}).allowedOrigins, loadConfig({}).allowedHosts], [[], []]);
+    const config = loadConfig({ FLOWGATE_ALLOWED_ORIGINS: ' https://app.example.com, http://localhost:6274/ ,', FLOWGATE_ALLOWED_HOSTS: 'Flowgate.Internal, 10.0.0.5:8080,[::1]:9' });
+    assert.deepEqual(config.allowedOrigins, ['https://app.example.com', 'http://localhost:6274']);
+    assert.deepEqual(config.allowedHosts, ['flowgate.internal', '10.0.0.5:8080', '[::1]:9']);
+    assert.deepEqual(loadConfig({ FLOWGATE_ALLOWED_HOSTS: '*' }).allowedHosts, ['*']);
+    for (const origin of ['https://app.example.com/path', 'app.example.com', 'ftp://files.example.com', 'https://a.example,*']) {
+      assert.match(refusal({ FLOWGATE_ALLOWED_ORIGINS: origin }), /FLOWGATE_ALLOWED_ORIGINS: must be origins/, origin);
+    }
+    for (const host of ['http://flowgate.internal', 'flowgate.internal/x', 'a b', 'flowgate.internal,*', 'host:port']) {
+      assert.match(refusal({ FLOWGATE_ALLOWED_HOSTS: host }), /FLOWGATE_ALLOWED_HOSTS: must be \* or hosts/, host);
+    }
+  });
+
   it('refuses a PORT that is not a number, naming PORT', () => {
     const message = refusal({ PORT: 'abc' });
     assert.match(message, /\bPORT\b/);
