@@ -20,7 +20,7 @@ export type {
   WorkflowVersionsTable,
 } from './db';
 export { MemberStore } from './members';
-export type { IdentityProviderRecord, MemberRecord } from './members';
+export type { IdentityProviderRecord, MemberCredentials, MemberRecord, MemberRemoval } from './members';
 export { MIGRATIONS, MigrationError, migrateToLatest } from './migrations';
 export { DEFAULT_ORG_ID, DEFAULT_ORG_NAME, OrgStore } from './orgs';
 export type { AdminTokenGrant, Org } from './orgs';
