@@ -9,7 +9,7 @@ export type { ConnectionRecord, CreateConnectionInput } from './connections';
 export { createDb, dbErrorCode } from './db';
 export { ConsoleSessionStore } from './console-sessions';
 export { OAuthStore } from './oauth';
-export type { OAuthBinding, OAuthClientRecord, OAuthCodeRecord, OAuthGrantRecord, OAuthTokenRecord } from './oauth';
+export type { ClientExpiry, OAuthBinding, OAuthClientRecord, OAuthCodeRecord, OAuthGrantRecord, OAuthTokenRecord } from './oauth';
 export type { ConsoleSessionRecord } from './console-sessions';
 export { TriggerFormStore } from './trigger-forms';
 export type { TriggerFormRecord } from './trigger-forms';

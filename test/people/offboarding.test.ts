@@ -7,7 +7,7 @@
  * the member as the minter of the token, and the token's own records lead back to that mint.
  */
 import assert from 'node:assert/strict';
-import { startTestFlowgate, type TestFlowgate } from '../support/flowgate';
+import { asAdminOf, startTestFlowgate, type TestFlowgate } from '../support/flowgate';
 
 interface AuditRecordBody {
   action: string;
@@ -28,14 +28,8 @@ describe('offboarding: what a member minted ends with them', () => {
     await fg?.stop();
   });
 
-  const call = async <T>(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> => {
-    const response = await fg.request(path, {
-      method, headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
-  };
+  /** A management call with any bearer token (an admin token, a personal access token). */
+  const call = <T>(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> => asAdminOf(fg, token).admin<T>(method, path, body);
   const runtimeTokenStatus = async (apiKey: string): Promise<number> => (await fg.request('/auth/token', { method: 'POST', headers: { 'X-API-KEY': apiKey } })).status;
 
   it('an admin member rotates the organization\'s admin token, is removed, and the token is refused; the audit trail names them as its minter', async () => {

@@ -224,10 +224,18 @@ ${signIn.fields()}
       redirectToClient(ctx, request, resources.issuer, { error: 'access_denied', error_description: 'the user denied access' });
       return;
     }
-    const code = await server.issueCode({
-      orgId: subject.orgId, clientId: request.clientId, resource: request.resource, scope: request.scope ?? null, subject: subject.subject, adminTokenHash: subject.adminTokenHash,
-      memberId: subject.memberId ?? null,
-    }, request.redirectUri, request.codeChallenge);
+    let code: string;
+    try {
+      code = await server.issueCode({
+        orgId: subject.orgId, clientId: request.clientId, resource: request.resource, scope: request.scope ?? null, subject: subject.subject, adminTokenHash: subject.adminTokenHash,
+        memberId: subject.memberId ?? null,
+      }, request.redirectUri, request.codeChallenge);
+    } catch (error) {
+      // the organization's limit of registered clients (src/oauth/clients.ts): back to the client, said
+      if (!(error instanceof OAuthError)) throw error;
+      redirectToClient(ctx, request, resources.issuer, { error: error.code, error_description: error.description });
+      return;
+    }
     deps.log.info('oauth code issued', { requestId: ctx.state.requestId, orgId: subject.orgId, clientId: request.clientId, resource: request.resource });
     redirectToClient(ctx, request, resources.issuer, { code });
   });
