@@ -94,6 +94,11 @@ describe('registered OAuth clients: limits over HTTP', () => {
     assert.match(denied.back.searchParams.get('error_description') ?? '', /1 registered MCP clients signed in.*FLOWGATE_OAUTH_CLIENTS_PER_ORG/);
     assert.equal(denied.back.searchParams.get('code'), null);
     assert.equal(denied.back.searchParams.get('state'), 'st');
+    const trail = await fg.admin<{ records: { action: string; outcome: string; target: { id: string | null } | null; details: Record<string, unknown> }[] }>('GET', '/api/v1/audit?action=oauth.');
+    const consent = trail.body.records.find((r) => r.target?.id === second);
+    assert.equal(consent?.action, 'oauth.authorized');
+    assert.equal(consent.outcome, 'refused', 'an allowed consent the limit refused is recorded as refused');
+    assert.equal(consent.details.error, 'access_denied');
     // the client already holding a grant there signs in again
     assert.ok((await signInAndAllow(first)).back.searchParams.get('code'));
   });

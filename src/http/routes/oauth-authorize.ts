@@ -211,17 +211,27 @@ ${signIn.fields()}
     if (!consent) return errorPage(ctx, 400, 'This consent has expired. Start the sign-in again from your MCP client.');
     const { request, subject } = consent;
     const allowed = checked.form.decision === 'allow';
+    // the organization's limit of registered clients (src/oauth/clients.ts): an allowed consent it refuses is recorded as refused
+    const refusal = allowed ? await server.clients.checkOrgRoom(subject.orgId, request.clientId, 'access_denied').then(() => undefined, (error: unknown) => {
+      if (error instanceof OAuthError) return error;
+      throw error;
+    }) : undefined;
     // who consented: the admin token's holder, or a member (`member:<id>`)
     const byAdminToken = subject.subject.startsWith('admin-token:');
     await deps.audit.record({
-      orgId: subject.orgId, action: allowed ? OAUTH_AUTHORIZED : OAUTH_DENIED, target: { type: 'oauth_client', id: request.clientId }, status: 303, outcome: allowed ? 'success' : 'refused',
-      details: { resource: request.resource, redirectUri: request.redirectUri, ...(request.clientName ? { clientName: request.clientName } : {}) },
+      orgId: subject.orgId, action: allowed ? OAUTH_AUTHORIZED : OAUTH_DENIED, target: { type: 'oauth_client', id: request.clientId }, status: 303,
+      outcome: allowed && !refusal ? 'success' : 'refused',
+      details: { resource: request.resource, redirectUri: request.redirectUri, ...(request.clientName ? { clientName: request.clientName } : {}), ...(refusal ? { error: refusal.code } : {}) },
     }, {
       actor: byAdminToken ? 'admin' : subject.subject, actorName: null, credentialKind: byAdminToken ? 'admin_token' : 'oauth_token',
       credentialId: byAdminToken ? subject.subject.slice('admin-token:'.length) : subject.subject,
     }, sourceOf(ctx as Parameters<typeof sourceOf>[0]));
     if (!allowed) {
       redirectToClient(ctx, request, resources.issuer, { error: 'access_denied', error_description: 'the user denied access' });
+      return;
+    }
+    if (refusal) {
+      redirectToClient(ctx, request, resources.issuer, { error: refusal.code, error_description: refusal.description });
       return;
     }
     let code: string;
@@ -231,7 +241,7 @@ ${signIn.fields()}
         memberId: subject.memberId ?? null,
       }, request.redirectUri, request.codeChallenge);
     } catch (error) {
-      // the organization's limit of registered clients (src/oauth/clients.ts): back to the client, said
+      // the limit again (a consent that raced another to the last place): back to the client, said
       if (!(error instanceof OAuthError)) throw error;
       redirectToClient(ctx, request, resources.issuer, { error: error.code, error_description: error.description });
       return;
