@@ -9,7 +9,7 @@ import type { BlobStore } from '../src/blobs/blob-store';
 import type { Config } from '../src/config/config';
 import type { Registry } from '../src/registry';
 import type { SweepRequest } from '../src/common/workflow-contracts';
-import { sweepAuditRecords, sweepBlobs, sweepFinishedRuns, type BlobSweepReport } from '../src/retention/sweep';
+import { sweepAuditRecords, sweepBlobs, sweepFinishedRuns, sweepOAuthClients, type BlobSweepReport } from '../src/retention/sweep';
 
 
 export interface RetentionDependencies {
@@ -39,14 +39,16 @@ export function createRetentionActivities(deps: RetentionDependencies) {
       return sweepBlobs(deps.blobs, deps.retention, sweepTime(request), heartbeat);
     },
     /**
-     * The registry's rows past retention: finished runs, then audit records (one activity for
-     * both, so the sweep workflow's history keeps its shape; `auditRemoved` is the records').
+     * The registry's rows past retention: finished runs, then audit records, then expired OAuth
+     * codes, tokens and registered clients (one activity for all, so the sweep workflow's history
+     * keeps its shape; `auditRemoved` is the records', `oauthClientsRemoved` the clients').
      */
-    async sweepFinishedRuns(request: SweepRequest): Promise<{ removed: number; auditRemoved: number } | { disabled: true }> {
+    async sweepFinishedRuns(request: SweepRequest): Promise<{ removed: number; auditRemoved: number; oauthClientsRemoved: number } | { disabled: true }> {
       if (!deps.retention?.enabled) return { disabled: true };
       const now = sweepTime(request);
       const removed = await sweepFinishedRuns(deps.registry.finishedRuns, deps.retention.finishedRunsDays, now, heartbeat);
-      return { removed, auditRemoved: await sweepAuditRecords(deps.registry.audit, deps.retention.auditDays, now, heartbeat) };
+      const auditRemoved = await sweepAuditRecords(deps.registry.audit, deps.retention.auditDays, now, heartbeat);
+      return { removed, auditRemoved, oauthClientsRemoved: await sweepOAuthClients(deps.registry.oauth, now, heartbeat) };
     },
   };
 }

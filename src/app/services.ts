@@ -204,7 +204,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
     console: consoleServices, identityProviders,
     runtimeTokens: createRuntimeTokens(signingKey, registry),
     codecSessions: createCodecSessions(signingKey),
-    oauth: { server: new OAuthServer({ registry, allowPrivateNetwork: config.allowPrivateNetwork }), tickets: new Tickets(signingKey) },
+    oauth: { server: new OAuthServer({ registry, allowPrivateNetwork: config.allowPrivateNetwork, clientLimits: config.oauthClients }), tickets: new Tickets(signingKey) },
     publicLinks(publicUrl) {
       publicBase = publicUrl;
       publicSigner = createSigner(signingKey, publicUrl, Date.now, signerOptions);

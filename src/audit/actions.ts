@@ -13,7 +13,7 @@ export type TargetId = { param: string } | { answer: 'id' } | { org: true };
 export interface ActionSpec {
   action: string;
   target: { type: string; id: TargetId };
-  /** fields of the answer's body worth keeping (never one that can hold a secret) */
+  /** fields of the answer's body worth keeping (never one that can hold a secret): short strings, numbers, booleans, lists of short strings */
   answerFields?: readonly string[];
 }
 
@@ -22,9 +22,10 @@ const created: TargetId = { answer: 'id' };
 
 /** `METHOD /route/template` (as @koa/router marks the matched route) → what it does. */
 export const MANAGEMENT_ACTIONS: Readonly<Record<string, ActionSpec>> = Object.freeze({
-  'POST /api/v1/orgs': { action: 'org.created', target: { type: 'org', id: created }, answerFields: ['name'] },
-  'POST /api/v1/admin-token/rotate': { action: 'admin_token.rotated', target: { type: 'org', id: { org: true } } },
-  'POST /api/v1/orgs/:id/admin-token': { action: 'admin_token.reissued', target: { type: 'org', id: param('id') } },
+  // `adminTokenId`: the minted token's name (`adm_…`), so that its later records lead back to who minted it
+  'POST /api/v1/orgs': { action: 'org.created', target: { type: 'org', id: created }, answerFields: ['name', 'adminTokenId'] },
+  'POST /api/v1/admin-token/rotate': { action: 'admin_token.rotated', target: { type: 'org', id: { org: true } }, answerFields: ['adminTokenId'] },
+  'POST /api/v1/orgs/:id/admin-token': { action: 'admin_token.reissued', target: { type: 'org', id: param('id') }, answerFields: ['adminTokenId'] },
 
   'POST /api/v1/workflows': { action: 'workflow.created', target: { type: 'workflow', id: created }, answerFields: ['name'] },
   'PUT /api/v1/workflows/:id': { action: 'workflow.updated', target: { type: 'workflow', id: param('id') } },
@@ -54,8 +55,11 @@ export const MANAGEMENT_ACTIONS: Readonly<Record<string, ActionSpec>> = Object.f
 
   'POST /api/v1/members': { action: 'member.created', target: { type: 'member', id: created }, answerFields: ['email', 'role'] },
   'PATCH /api/v1/members/:id': { action: 'member.updated', target: { type: 'member', id: param('id') }, answerFields: ['role'] },
-  'DELETE /api/v1/members/:id': { action: 'member.removed', target: { type: 'member', id: param('id') } },
-  'POST /api/v1/members/:id/tokens': { action: 'member_token.issued', target: { type: 'member', id: param('id') } },
+  'DELETE /api/v1/members/:id': {
+    action: 'member.removed', target: { type: 'member', id: param('id') },
+    answerFields: ['email', 'endedAdminTokens', 'endedApiKeys', 'endedMemberTokens', 'adminTokensLeft'],
+  },
+  'POST /api/v1/members/:id/tokens': { action: 'member_token.issued', target: { type: 'member', id: param('id') }, answerFields: ['tokenId'] },
   'DELETE /api/v1/members/:id/tokens': { action: 'member_token.revoked', target: { type: 'member', id: param('id') } },
   'DELETE /api/v1/oauth/grants/:grantId': { action: 'oauth_grant.revoked', target: { type: 'oauth_grant', id: param('grantId') } },
   'PUT /api/v1/identity-provider': { action: 'identity_provider.set', target: { type: 'org', id: { org: true } }, answerFields: ['issuer'] },

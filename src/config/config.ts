@@ -56,6 +56,9 @@ export const EnvSchema = z.object({
   FLOWGATE_SYNC_WAIT_SECONDS: z.coerce.number().int().min(1).max(60, 'must be at most 60 (the contract\'s window)').default(60),
   FLOWGATE_RESULT_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
   FLOWGATE_CONSOLE_SESSION_MINUTES: z.coerce.number().int().min(5).max(30 * 24 * 60).default(480),
+  // dynamically registered OAuth clients (src/oauth/clients.ts): not yet used, at once; holding live grants, per organization
+  FLOWGATE_OAUTH_PENDING_CLIENTS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  FLOWGATE_OAUTH_CLIENTS_PER_ORG: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   FLOWGATE_ALLOW_PRIVATE_NETWORK: bool.default(false),
   FLOWGATE_TOOLS_BASE_PATH: z.string().regex(/^\/[A-Za-z0-9/_-]*$/).default('/tools'),
   // origins (scheme://host[:port]) besides the public URL's whose requests the MCP and OAuth endpoints take (DNS rebinding protection)
@@ -254,6 +257,8 @@ export interface Config {
   resultUrlTtlSeconds: number;
   /** how long a console sign-in lasts (docs/console.md) */
   consoleSessionMinutes: number;
+  /** dynamically registered OAuth clients: at most `pending` never used at once, `perOrg` holding live grants per organization (src/oauth/clients.ts) */
+  oauthClients: { pending: number; perOrg: number };
   allowPrivateNetwork: boolean;
   toolsBasePath: string;
   /**
@@ -394,6 +399,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     syncWaitSeconds: e.FLOWGATE_SYNC_WAIT_SECONDS,
     resultUrlTtlSeconds: e.FLOWGATE_RESULT_URL_TTL_SECONDS,
     consoleSessionMinutes: e.FLOWGATE_CONSOLE_SESSION_MINUTES,
+    oauthClients: { pending: e.FLOWGATE_OAUTH_PENDING_CLIENTS, perOrg: e.FLOWGATE_OAUTH_CLIENTS_PER_ORG },
     allowPrivateNetwork: e.FLOWGATE_ALLOW_PRIVATE_NETWORK,
     toolsBasePath: e.FLOWGATE_TOOLS_BASE_PATH,
     allowedOrigins: listOf(e.FLOWGATE_ALLOWED_ORIGINS).map((o) => new URL(o).origin),

@@ -242,15 +242,19 @@ export type TriggerBody = z.infer<typeof TriggerSchema>;
 export const TriggerListSchema = z.looseObject({ triggers: z.array(TriggerSchema) }).meta({ id: 'TriggerList' });
 
 export const ApiKeyListSchema = z.looseObject({
-  apiKeys: z.array(z.looseObject({ id: z.string(), name: z.string().nullable(), createdAt: isoTime, revokedAt: isoTime.nullable(), role: z.string().nullable() })),
+  apiKeys: z.array(z.looseObject({
+    id: z.string(), name: z.string().nullable(), createdAt: isoTime, revokedAt: isoTime.nullable(), role: z.string().nullable(),
+    memberId: z.string().nullable().meta({ description: 'the member who created the key (their removal revokes it); null: an admin token did' }),
+  })),
 }).meta({ id: 'ApiKeyList' });
 
 export const ApiKeyCreatedSchema = z.looseObject({
   id: z.string(), name: z.string().nullable(), key: z.string().meta({ description: 'shown once' }), role: z.string().optional(),
 }).meta({ id: 'ApiKeyCreated' });
 
-export const OrgCreatedSchema = z.looseObject({ id: z.string(), name: z.string(), adminToken: z.string() }).meta({ id: 'OrgCreated' });
-export const AdminTokenSchema = z.looseObject({ id: z.string().optional(), adminToken: z.string() }).meta({ id: 'AdminToken' });
+const adminTokenId = z.string().meta({ description: 'the token\'s name in the audit trail (`adm_` + the start of its SHA-256), never the token' });
+export const OrgCreatedSchema = z.looseObject({ id: z.string(), name: z.string(), adminToken: z.string(), adminTokenId }).meta({ id: 'OrgCreated' });
+export const AdminTokenSchema = z.looseObject({ id: z.string().optional(), adminToken: z.string(), adminTokenId }).meta({ id: 'AdminToken' });
 
 export const RunListSchema = z.looseObject({
   runs: z.array(z.looseObject({

@@ -34,6 +34,23 @@ const OAuthGrantSchema = z.looseObject({
   createdAt: z.string(), expiresAt: z.string().meta({ description: 'when its latest token expires' }),
 }).meta({ id: 'OAuthGrant' });
 
+const MemberRemovedSchema = z.looseObject({
+  id: z.string(), email: z.string(),
+  endedAdminTokens: z.array(z.string()).meta({ description: 'the admin tokens the member minted (`adm_…`, as the audit trail names them), deleted' }),
+  endedApiKeys: z.array(z.string()).meta({ description: 'the API keys the member created, revoked' }),
+  endedMemberTokens: z.array(z.string()).meta({ description: 'personal access tokens (`pat_…`): the member\'s own and those they issued to others' }),
+  adminTokensLeft: z.number().int().meta({ description: 'admin tokens that still reach the organization' }),
+  warning: z.string().optional().meta({ description: 'when no admin token is left: what that means and how to mint one' }),
+}).meta({ id: 'MemberRemoved' });
+const MemberCredentialsSchema = z.looseObject({
+  memberId: z.string(),
+  adminTokens: z.array(z.looseObject({ id: z.string(), createdAt: z.string() })),
+  apiKeys: z.array(z.looseObject({ id: z.string(), name: z.string().nullable(), role: z.string().nullable(), createdAt: z.string() })),
+  personalAccessTokens: z.array(z.looseObject({ id: z.string(), createdAt: z.string() })),
+  issuedTokens: z.array(z.looseObject({ id: z.string(), memberId: z.string(), createdAt: z.string() })),
+  adminTokensLeftAfterRemoval: z.number().int(),
+}).meta({ id: 'MemberCredentials' });
+
 export function peoplePaths({ json, errors, admin, id }: DocHelpers): ZodOpenApiPathsObject {
   const memberId = id('id', 'a member');
   return {
@@ -55,14 +72,22 @@ export function peoplePaths({ json, errors, admin, id }: DocHelpers): ZodOpenApi
         responses: { '200': json(MemberSchema, 'the member'), ...errors(400, 401, 403, 404, 415) },
       },
       delete: {
-        operationId: 'removeMember', tags: ['people'], summary: 'Remove a member (their tokens and sessions end)', security: admin, requestParams: { path: memberId },
-        responses: { '204': { description: 'removed' }, ...errors(401, 403, 404) },
+        operationId: 'removeMember', tags: ['people'], summary: 'Remove a member: their tokens and sessions end, and the admin tokens, API keys and personal access tokens they minted',
+        security: admin, requestParams: { path: memberId },
+        responses: { '200': json(MemberRemovedSchema, 'removed: what ended, and whether an admin token is left'), ...errors(401, 403, 404) },
+      },
+    },
+    '/api/v1/members/{id}/credentials': {
+      get: {
+        operationId: 'listMemberCredentials', tags: ['people'], summary: 'What removing the member would end: the credentials they minted and their own tokens (never a secret)',
+        security: admin, requestParams: { path: memberId },
+        responses: { '200': json(MemberCredentialsSchema, 'the credentials'), ...errors(401, 403, 404) },
       },
     },
     '/api/v1/members/{id}/tokens': {
       post: {
         operationId: 'issueMemberToken', tags: ['people'], summary: 'A personal access token (fgp_…) for the member, shown once', security: admin, requestParams: { path: memberId },
-        responses: { '201': json(z.object({ memberId: z.string(), token: z.string() }), 'the token'), ...errors(401, 403, 404) },
+        responses: { '201': json(z.object({ memberId: z.string(), token: z.string(), tokenId: z.string().meta({ description: 'its name in the audit trail (`pat_…`)' }) }), 'the token'), ...errors(401, 403, 404) },
       },
       delete: {
         operationId: 'revokeMemberTokens', tags: ['people'], summary: 'Revoke every personal access token of the member', security: admin, requestParams: { path: memberId },

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { LruCache } from '../common/lru-cache';
 import { hashSecret, newId, randomToken, safeEqual } from '../crypto/secrets';
 import type { OAuthBinding, OAuthGrantRecord, Registry } from '../registry';
-import { OAuthClients } from './clients';
+import { OAuthClients, type ClientLimits } from './clients';
 import { OAuthError } from './errors';
 import { ROLES, type Role } from '../people/roles';
 
@@ -62,16 +62,21 @@ export class OAuthServer {
   readonly clients: OAuthClients;
   private readonly verified = new LruCache<string, OAuthPrincipal>({ maxEntries: 10_000, ttlMs: ACCESS_RECHECK_MS });
 
-  constructor(private readonly deps: { registry: Registry; allowPrivateNetwork: boolean; now?: () => number }) {
-    this.clients = new OAuthClients(deps);
+  /** `clientLimits`: how many registered clients may be pending, and hold grants per organization (clients.ts) */
+  constructor(private readonly deps: { registry: Registry; allowPrivateNetwork: boolean; now?: () => number; clientLimits?: ClientLimits }) {
+    this.clients = new OAuthClients({ registry: deps.registry, allowPrivateNetwork: deps.allowPrivateNetwork, ...(deps.now ? { now: deps.now } : {}), ...(deps.clientLimits ? { limits: deps.clientLimits } : {}) });
   }
 
   private now(): number {
     return this.deps.now?.() ?? Date.now();
   }
 
-  /** A code for a signed-in user's consent. */
+  /**
+   * A code for a signed-in user's consent; an `access_denied` OAuthError when the organization
+   * holds as many registered clients as it may (clients.ts) and this one is not among them.
+   */
   async issueCode(binding: OAuthBinding, redirectUri: string, codeChallenge: string): Promise<string> {
+    await this.clients.checkOrgRoom(binding.orgId, binding.clientId, 'access_denied');
     const code = randomToken(CODE_PREFIX);
     await this.deps.registry.oauth.createCode(hashSecret(code), { ...binding, redirectUri, codeChallenge, expiresAt: at(OAUTH_CODE_TTL_SECONDS, this.now()) });
     // expired codes and tokens are dropped now and then, as console sessions are (src/console/sessions.ts)
@@ -97,8 +102,12 @@ export class OAuthServer {
       throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge (PKCE)');
     }
     if (request.resource !== undefined && request.resource !== code.resource) throw new OAuthError('invalid_target', 'resource differs from the authorization request\'s');
+    // the organization's room for one more registered client, checked again where the grant binds it
+    await this.clients.checkOrgRoom(code.orgId, code.clientId, 'invalid_grant');
     const grantId = newId('grant');
     const { redirectUri: _r, codeChallenge: _c, expiresAt: _e, ...binding } = code;
+    // used before the grant exists: a client is never left pending with a grant
+    await registry.oauth.touchClient(code.clientId, new Date(this.now()).toISOString());
     await registry.oauth.createGrant(grantId, binding, codeHash);
     return this.issueTokens(grantId, code.scope);
   }
@@ -117,6 +126,7 @@ export class OAuthServer {
       this.verified.clear();
       throw new OAuthError('invalid_grant', 'this refresh token was already used: its grant is revoked');
     }
+    await registry.oauth.touchClient(found.clientId, new Date(this.now()).toISOString());
     return this.issueTokens(found.grantId, found.scope);
   }
 

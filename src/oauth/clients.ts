@@ -3,12 +3,47 @@
  * URL"): a client ID that is an https URL names a client ID metadata document, fetched through
  * the outbound HTTP client (its private-address policy: FLOWGATE_ALLOW_PRIVATE_NETWORK) and kept
  * a few minutes; any other client ID is one registered here dynamically (RFC 7591).
+ *
+ * Registration is unauthenticated, so registered clients are bounded (docs/tool-gateway.md
+ * "Registered clients: expiry and limits"): a client never used to obtain a grant is *pending*,
+ * at most `pending` of them at once (FLOWGATE_OAUTH_PENDING_CLIENTS; past that registration is
+ * refused 429 until some expire), and it expires PENDING_CLIENT_HOURS after registration; a client
+ * that obtained a grant counts for each organization it holds a live grant in, at most `perOrg` per
+ * organization (FLOWGATE_OAUTH_CLIENTS_PER_ORG; checked at consent and at the code exchange), and
+ * expires once it has no live grant and was last used IDLE_CLIENT_DAYS ago. The retention sweep
+ * removes expired clients every hour (src/retention/sweep.ts); a full pending pool removes its
+ * expired ones at once too, so registration reopens with retention off.
  */
 import { LruCache } from '../common/lru-cache';
 import { randomToken } from '../crypto/secrets';
 import { httpRequest } from '../net/http-client';
-import type { Registry } from '../registry';
+import type { ClientExpiry, Registry } from '../registry';
 import { OAuthError } from './errors';
+
+/** A registered client never used to obtain a grant expires this long after registration. */
+export const PENDING_CLIENT_HOURS = 24;
+/** A registered client without a live grant expires this long after its last use (a grant, a token refresh). */
+export const IDLE_CLIENT_DAYS = 7;
+const HOUR_MS = 3_600_000;
+
+/** The expiry instants of registered clients at `now` (the retention sweep's, or a full pool's). */
+export function clientExpiry(now: Date): ClientExpiry {
+  return {
+    now: now.toISOString(),
+    pendingBefore: new Date(now.getTime() - PENDING_CLIENT_HOURS * HOUR_MS).toISOString(),
+    idleBefore: new Date(now.getTime() - IDLE_CLIENT_DAYS * 24 * HOUR_MS).toISOString(),
+  };
+}
+
+/** How many registered clients may be pending at once, and how many may hold grants per organization. */
+export interface ClientLimits {
+  pending: number;
+  perOrg: number;
+}
+
+export const DEFAULT_CLIENT_LIMITS: ClientLimits = { pending: 1000, perOrg: 1000 };
+/** how many expired clients a full pool removes at once before it counts again */
+const PURGE_BATCH = 1000;
 
 export interface OAuthClient {
   clientId: string;
@@ -84,10 +119,24 @@ function optionalName(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, 200) : undefined;
 }
 
+export interface OAuthClientsDeps {
+  registry: Registry;
+  allowPrivateNetwork: boolean;
+  limits?: ClientLimits;
+  now?: () => number;
+}
+
 export class OAuthClients {
   private readonly documents = new LruCache<string, OAuthClient>({ maxEntries: 1000, ttlMs: DOCUMENT_TTL_MS });
+  readonly limits: ClientLimits;
 
-  constructor(private readonly deps: { registry: Registry; allowPrivateNetwork: boolean }) {}
+  constructor(private readonly deps: OAuthClientsDeps) {
+    this.limits = deps.limits ?? DEFAULT_CLIENT_LIMITS;
+  }
+
+  private now(): Date {
+    return new Date(this.deps.now?.() ?? Date.now());
+  }
 
   /** The client, or an `invalid_client` OAuthError (unknown, or its document unusable). */
   async resolve(clientId: string): Promise<OAuthClient> {
@@ -131,6 +180,41 @@ export class OAuthClients {
     return { clientId, redirectUris, kind: 'metadata-document', ...(clientName ? { clientName } : {}) };
   }
 
+  /**
+   * Room for one more pending client: when the pool is full, its expired clients go first; still
+   * full, a 429 `too_many_requests` OAuthError whose Retry-After is when the oldest one expires.
+   * (Registrations racing for the last place may overshoot by as many as race.)
+   */
+  private async roomForPending(): Promise<void> {
+    const { oauth } = this.deps.registry;
+    let pending = await oauth.pendingClients();
+    if (pending.count < this.limits.pending) return;
+    const now = this.now();
+    if (await oauth.removeExpiredClients(clientExpiry(now), PURGE_BATCH, 'pending') > 0) pending = await oauth.pendingClients();
+    if (pending.count < this.limits.pending) return;
+    const oldest = pending.oldest === null ? now.getTime() : Date.parse(pending.oldest);
+    const retryAfter = Math.max(1, Math.ceil((oldest + PENDING_CLIENT_HOURS * HOUR_MS - now.getTime()) / 1000));
+    throw new OAuthError('too_many_requests', `this server holds ${pending.count} registered clients that have not signed in yet, its limit `
+      + `(FLOWGATE_OAUTH_PENDING_CLIENTS): registration reopens as they expire (${PENDING_CLIENT_HOURS} h after registering), the first in ${retryAfter} s. `
+      + 'A client identified by a client ID metadata document URL needs no registration', 429, retryAfter);
+  }
+
+  /**
+   * Whether a registered client may take a grant in the organization: it holds a live one there
+   * already, or fewer than `perOrg` registered clients hold live grants there. A client named by a metadata document is not counted. Else an
+   * OAuthError with `code` (the consent's `access_denied`, the token endpoint's `invalid_grant`).
+   */
+  async checkOrgRoom(orgId: string, clientId: string, code: 'access_denied' | 'invalid_grant'): Promise<void> {
+    if (isMetadataDocumentId(clientId, this.deps.allowPrivateNetwork)) return;
+    const { oauth } = this.deps.registry;
+    const now = this.now().toISOString();
+    if (await oauth.clientInOrg(orgId, clientId, now)) return;
+    const count = await oauth.countOrgClients(orgId, now);
+    if (count < this.limits.perOrg) return;
+    throw new OAuthError(code, `the organization has ${count} registered MCP clients signed in, its limit (FLOWGATE_OAUTH_CLIENTS_PER_ORG): `
+      + 'an administrator revokes the grants it no longer needs (DELETE /api/v1/oauth/grants/{grantId}), which frees their clients\' places at once');
+  }
+
   /** Dynamic client registration (RFC 7591): a public client (PKCE, no secret), whatever authentication it asked for. */
   async register(metadata: unknown): Promise<Record<string, unknown>> {
     if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object of client metadata');
@@ -143,8 +227,9 @@ export class OAuthClients {
     const responseTypes = doc.response_types ?? ['code'];
     if (!Array.isArray(responseTypes) || responseTypes.some((r) => r !== 'code')) throw new OAuthError('invalid_client_metadata', 'response_types may name only code');
     const clientName = optionalName(doc.client_name);
+    await this.roomForPending();
     const clientId = randomToken('fgc_', 18);
-    const createdAt = new Date();
+    const createdAt = this.now();
     await this.deps.registry.oauth.createClient({ clientId, clientName: clientName ?? null, redirectUris, createdAt: createdAt.toISOString() });
     return {
       client_id: clientId,

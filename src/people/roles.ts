@@ -72,6 +72,7 @@ export function permissionForAction(action: string): Permission | undefined {
 const GUARDED_READS: Readonly<Record<string, Permission>> = {
   'GET /api/v1/api-keys': 'api_keys.manage',
   'GET /api/v1/members': 'members.manage',
+  'GET /api/v1/members/:id/credentials': 'members.manage',
   'GET /api/v1/identity-provider': 'org.manage',
   'GET /api/v1/oauth/grants': 'org.manage',
   'GET /api/v1/webhook-secret': 'org.manage',

@@ -19,10 +19,11 @@ const roleOf = (value: string | null): Role | null => (isRole(value) ? value : n
 export class ApiKeyStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async create(orgId: string, name: string | null, keyHash: string, role: Role | null = null): Promise<ApiKeyRecord> {
+  /** `memberId`: the member who created it (their removal revokes it, members.ts); null: an admin token did. */
+  async create(orgId: string, name: string | null, keyHash: string, role: Role | null = null, memberId: string | null = null): Promise<ApiKeyRecord> {
     const key: ApiKeyRecord = { id: newId('key'), orgId, name, createdAt: nowIso(), role };
     await withOrgCheck(orgId, () => this.db.insertInto('api_keys')
-      .values({ id: key.id, org_id: orgId, name, key_hash: keyHash, created_at: key.createdAt, revoked_at: null, role })
+      .values({ id: key.id, org_id: orgId, name, key_hash: keyHash, created_at: key.createdAt, revoked_at: null, role, member_id: memberId })
       .execute());
     return key;
   }
@@ -53,15 +54,15 @@ export class ApiKeyStore {
     return row?.name;
   }
 
-  /** The organization's keys, revoked ones included (with `revokedAt`), newest first; never the hashes. */
-  async list(orgId: string): Promise<(ApiKeyRecord & { revokedAt: string | null })[]> {
+  /** The organization's keys, revoked ones included (with `revokedAt`), newest first, with the member who created each; never the hashes. */
+  async list(orgId: string): Promise<(ApiKeyRecord & { revokedAt: string | null; memberId: string | null })[]> {
     const rows = await this.db.selectFrom('api_keys')
-      .select(['id', 'org_id', 'name', 'created_at', 'revoked_at', 'role'])
+      .select(['id', 'org_id', 'name', 'created_at', 'revoked_at', 'role', 'member_id'])
       .where('org_id', '=', orgId)
       .orderBy('created_at', 'desc')
       .orderBy('id', 'asc')
       .execute();
-    return rows.map((row) => ({ id: row.id, orgId: row.org_id, name: row.name, createdAt: row.created_at, revokedAt: row.revoked_at, role: roleOf(row.role) }));
+    return rows.map((row) => ({ id: row.id, orgId: row.org_id, name: row.name, createdAt: row.created_at, revokedAt: row.revoked_at, role: roleOf(row.role), memberId: row.member_id }));
   }
 
   /** False when the key is not in that org or is already revoked. */

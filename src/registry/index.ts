@@ -9,7 +9,7 @@ export type { ConnectionRecord, CreateConnectionInput } from './connections';
 export { createDb, dbErrorCode } from './db';
 export { ConsoleSessionStore } from './console-sessions';
 export { OAuthStore } from './oauth';
-export type { OAuthBinding, OAuthClientRecord, OAuthCodeRecord, OAuthGrantRecord, OAuthTokenRecord } from './oauth';
+export type { ClientExpiry, OAuthBinding, OAuthClientRecord, OAuthCodeRecord, OAuthGrantRecord, OAuthTokenRecord } from './oauth';
 export type { ConsoleSessionRecord } from './console-sessions';
 export { TriggerFormStore } from './trigger-forms';
 export type { TriggerFormRecord } from './trigger-forms';
@@ -20,7 +20,7 @@ export type {
   WorkflowVersionsTable,
 } from './db';
 export { MemberStore } from './members';
-export type { IdentityProviderRecord, MemberRecord } from './members';
+export type { IdentityProviderRecord, MemberCredentials, MemberRecord, MemberRemoval } from './members';
 export { MIGRATIONS, MigrationError, migrateToLatest } from './migrations';
 export { DEFAULT_ORG_ID, DEFAULT_ORG_NAME, OrgStore } from './orgs';
 export type { AdminTokenGrant, Org } from './orgs';

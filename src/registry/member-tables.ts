@@ -21,6 +21,8 @@ export interface MemberTokensTable {
   member_id: string;
   org_id: string;
   created_at: string;
+  /** the member who issued it, when a member did (migration 0019; an admin token's: null). Removing either member ends it */
+  issued_by: string | null;
 }
 
 /** An organization's OpenID Connect provider; the client secret is sealed with the connection key. */

@@ -1,7 +1,9 @@
 /**
  * An organization's members (people with a role), their personal access tokens (stored as hashes
  * only) and the organization's OpenID Connect provider (its client secret sealed by the caller).
- * Roles are plain strings here; src/people/roles.ts knows what they mean.
+ * Roles are plain strings here; src/people/roles.ts knows what they mean. The credentials a member
+ * minted (admin tokens they rotated, API keys they created, personal access tokens they issued)
+ * name them, and end with them (docs/people-and-roles.md "Offboarding").
  */
 import type { Kysely } from 'kysely';
 import { newId } from '../crypto/secrets';
@@ -33,10 +35,45 @@ export interface IdentityProviderRecord {
   updatedAt: string;
 }
 
+/** The credentials a member minted, and their own tokens, that still work (hashes, never a secret). */
+export interface MemberCredentials {
+  /** the organization admin tokens they minted (a rotation), by hash */
+  adminTokens: { tokenHash: string; createdAt: string }[];
+  /** the unrevoked API keys they created */
+  apiKeys: { id: string; name: string | null; role: string | null; createdAt: string }[];
+  /** their own personal access tokens, by hash */
+  ownTokens: { tokenHash: string; createdAt: string }[];
+  /** the personal access tokens they issued to other members, by hash */
+  issuedTokens: { tokenHash: string; memberId: string; createdAt: string }[];
+}
+
+/** What removing a member ended: MemberCredentials as they were, and how many admin tokens still reach the organization. */
+export interface MemberRemoval extends MemberCredentials {
+  member: MemberRecord;
+  /** admin tokens left that reach the organization (for the default organization, the instance administrator's counts) */
+  adminTokensLeft: number;
+}
+
 type MemberRow = Database['members'];
+type Db = Kysely<Database>;
 
 function memberOf(row: MemberRow): MemberRecord {
   return { id: row.id, orgId: row.org_id, email: row.email, name: row.name, role: row.role, createdAt: row.created_at, updatedAt: row.updated_at };
+}
+
+async function credentialsIn(db: Db, orgId: string, id: string): Promise<MemberCredentials> {
+  // one after another: inside a transaction they share one connection
+  const adminTokens = await db.selectFrom('admin_tokens').select(['token_hash', 'created_at']).where('org_id', '=', orgId).where('member_id', '=', id).orderBy('created_at').execute();
+  const apiKeys = await db.selectFrom('api_keys').select(['id', 'name', 'role', 'created_at']).where('org_id', '=', orgId).where('member_id', '=', id).where('revoked_at', 'is', null)
+    .orderBy('created_at').orderBy('id').execute();
+  const tokens = await db.selectFrom('member_tokens').select(['token_hash', 'member_id', 'created_at']).where('org_id', '=', orgId)
+    .where((eb) => eb.or([eb('member_id', '=', id), eb('issued_by', '=', id)])).orderBy('created_at').execute();
+  return {
+    adminTokens: adminTokens.map((t) => ({ tokenHash: t.token_hash, createdAt: t.created_at })),
+    apiKeys: apiKeys.map((k) => ({ id: k.id, name: k.name, role: k.role, createdAt: k.created_at })),
+    ownTokens: tokens.filter((t) => t.member_id === id).map((t) => ({ tokenHash: t.token_hash, createdAt: t.created_at })),
+    issuedTokens: tokens.filter((t) => t.member_id !== id).map((t) => ({ tokenHash: t.token_hash, memberId: t.member_id, createdAt: t.created_at })),
+  };
 }
 
 export class MemberStore {
@@ -79,15 +116,36 @@ export class MemberStore {
     return this.get(orgId, id);
   }
 
-  /** Removes the member with their tokens and sessions; false when there was none. */
-  async remove(orgId: string, id: string): Promise<boolean> {
-    await this.db.deleteFrom('console_sessions').where('member_id', '=', id).where('org_id', '=', orgId).execute();
-    const result = await this.db.deleteFrom('members').where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
-    return result.numDeletedRows > 0n;
+  /**
+   * Removes the member, in one transaction, with everything that would outlive them: their personal
+   * access tokens and console sessions, and what they minted: the admin tokens they rotated in
+   * (deleted: console sessions and OAuth grants signed in with them end too), the API keys they
+   * created (revoked, so runtime tokens minted from them end) and the personal access tokens they
+   * issued to others. Undefined when the organization has no such member.
+   */
+  async remove(orgId: string, id: string): Promise<MemberRemoval | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('members').selectAll().where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+      if (!row) return undefined;
+      const credentials = await credentialsIn(trx, orgId, id);
+      await trx.deleteFrom('console_sessions').where('member_id', '=', id).where('org_id', '=', orgId).execute();
+      await trx.deleteFrom('member_tokens').where('org_id', '=', orgId).where((eb) => eb.or([eb('member_id', '=', id), eb('issued_by', '=', id)])).execute();
+      await trx.deleteFrom('admin_tokens').where('org_id', '=', orgId).where('member_id', '=', id).execute();
+      await trx.updateTable('api_keys').set({ revoked_at: nowIso() }).where('org_id', '=', orgId).where('member_id', '=', id).where('revoked_at', 'is', null).execute();
+      await trx.deleteFrom('members').where('id', '=', id).where('org_id', '=', orgId).execute();
+      const left = await trx.selectFrom('admin_tokens').select((eb) => eb.fn.countAll().as('n')).where('org_id', '=', orgId).executeTakeFirst();
+      return { member: memberOf(row), ...credentials, adminTokensLeft: Number(left?.n ?? 0) };
+    });
   }
 
-  async addToken(member: MemberRecord, tokenHash: string): Promise<void> {
-    await this.db.insertInto('member_tokens').values({ token_hash: tokenHash, member_id: member.id, org_id: member.orgId, created_at: nowIso() }).execute();
+  /** What the member minted that still works, and their own tokens (what removing them would end). */
+  async credentials(orgId: string, id: string): Promise<MemberCredentials> {
+    return credentialsIn(this.db, orgId, id);
+  }
+
+  /** `issuedBy`: the member who issued it, when a member did (their removal ends it too). */
+  async addToken(member: MemberRecord, tokenHash: string, issuedBy: string | null = null): Promise<void> {
+    await this.db.insertInto('member_tokens').values({ token_hash: tokenHash, member_id: member.id, org_id: member.orgId, created_at: nowIso(), issued_by: issuedBy }).execute();
   }
 
   /** The member a personal access token (its hash) belongs to. */

@@ -520,6 +520,53 @@ const apiKeyRoles: Migration = {
   },
 };
 
+/**
+ * Who minted a credential (issue 46: offboarding): the member whose personal access token or
+ * console session rotated an admin token, created an API key or issued a personal access token.
+ * Removing the member ends them (src/registry/members.ts); null: an admin token or the
+ * instance administrator minted it (no member).
+ */
+const credentialOwners: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('admin_tokens').addColumn('member_id', 'text').execute();
+    await db.schema.alterTable('api_keys').addColumn('member_id', 'text').execute();
+    await db.schema.alterTable('member_tokens').addColumn('issued_by', 'text').execute();
+    await db.schema.createIndex('admin_tokens_member_id_idx').on('admin_tokens').column('member_id').execute();
+    await db.schema.createIndex('api_keys_member_id_idx').on('api_keys').column('member_id').execute();
+    await db.schema.createIndex('member_tokens_issued_by_idx').on('member_tokens').column('issued_by').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropIndex('member_tokens_issued_by_idx').ifExists().execute();
+    await db.schema.dropIndex('api_keys_member_id_idx').ifExists().execute();
+    await db.schema.dropIndex('admin_tokens_member_id_idx').ifExists().execute();
+    await db.schema.alterTable('member_tokens').dropColumn('issued_by').execute();
+    await db.schema.alterTable('api_keys').dropColumn('member_id').execute();
+    await db.schema.alterTable('admin_tokens').dropColumn('member_id').execute();
+  },
+};
+
+/**
+ * When a dynamically registered OAuth client last obtained a grant or tokens (issue 46): the
+ * retention sweep removes clients never used, and clients unused and without a live grant
+ * (src/registry/oauth.ts, docs/tool-gateway.md "Registered clients").
+ */
+const oauthClientUse: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('oauth_clients').addColumn('last_used_at', 'text').execute();
+    await db.schema.createIndex('oauth_clients_created_at_idx').on('oauth_clients').column('created_at').execute();
+    await db.schema.createIndex('oauth_grants_client_id_idx').on('oauth_grants').column('client_id').execute();
+    await db.schema.createIndex('oauth_grants_org_id_idx').on('oauth_grants').columns(['org_id', 'client_id']).execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropIndex('oauth_grants_org_id_idx').ifExists().execute();
+    await db.schema.dropIndex('oauth_grants_client_id_idx').ifExists().execute();
+    await db.schema.dropIndex('oauth_clients_created_at_idx').ifExists().execute();
+    await db.schema.alterTable('oauth_clients').dropColumn('last_used_at').execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
@@ -539,6 +586,8 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0016-mcp-oauth': mcpOAuth,
   '0017-oauth-members': oauthMembers,
   '0018-api-key-roles': apiKeyRoles,
+  '0019-credential-owners': credentialOwners,
+  '0020-oauth-client-use': oauthClientUse,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -11,6 +11,8 @@ export interface OAuthClientsTable {
   /** JSON array of exact redirect URIs */
   redirect_uris: string;
   created_at: string;
+  /** when it last obtained a grant or tokens (migration 0020); null: never (a pending client) */
+  last_used_at: string | null;
 }
 
 /** An authorization code: single use, short-lived, bound to the client, redirect URI, PKCE challenge, organization and resource. */

@@ -17,6 +17,15 @@ export interface OAuthClientRecord {
   createdAt: string;
 }
 
+/** When registered clients expire (src/oauth/clients.ts has the rule): instants, ISO 8601. */
+export interface ClientExpiry {
+  now: string;
+  /** a client never used, registered at or before this, goes */
+  pendingBefore: string;
+  /** a client last used at or before this, without a live grant, goes */
+  idleBefore: string;
+}
+
 /** What a code or a grant binds together. */
 export interface OAuthBinding {
   orgId: string;
@@ -68,13 +77,80 @@ export type CodeClaim =
   | { kind: 'reused'; grantId: string | null }
   | { kind: 'unknown' };
 
+/** Live grants (not revoked, a token unexpired, still backed by their admin token or member), as `g`. */
+function liveGrants(db: Kysely<Database>, now: string) {
+  return db.selectFrom('oauth_grants as g')
+    .innerJoin('oauth_tokens as k', 'k.grant_id', 'g.id')
+    .leftJoin('admin_tokens as t', (join) => join.onRef('t.token_hash', '=', 'g.admin_token_hash').onRef('t.org_id', '=', 'g.org_id'))
+    .leftJoin('members as m', (join) => join.onRef('m.id', '=', 'g.member_id').onRef('m.org_id', '=', 'g.org_id'))
+    .where('g.revoked_at', 'is', null)
+    .where('k.expires_at', '>', now)
+    .where((w) => w.or([w('g.admin_token_hash', 'is', null), w('t.token_hash', 'is not', null)]))
+    .where((w) => w.or([w('g.member_id', 'is', null), w('m.id', 'is not', null)]));
+}
+
 export class OAuthStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async createClient(client: OAuthClientRecord): Promise<void> {
     await this.db.insertInto('oauth_clients').values({
-      client_id: client.clientId, client_name: client.clientName, redirect_uris: JSON.stringify(client.redirectUris), created_at: client.createdAt,
+      client_id: client.clientId, client_name: client.clientName, redirect_uris: JSON.stringify(client.redirectUris), created_at: client.createdAt, last_used_at: null,
     }).execute();
+  }
+
+  /** Notes that a registered client obtained a grant or tokens (nothing for a client named by a metadata document: it has no row). */
+  async touchClient(clientId: string, now = nowIso()): Promise<void> {
+    await this.db.updateTable('oauth_clients').set({ last_used_at: now }).where('client_id', '=', clientId).execute();
+  }
+
+  /** The registered clients never used to obtain a grant: how many, and when the oldest of them was registered. */
+  async pendingClients(): Promise<{ count: number; oldest: string | null }> {
+    const row = await this.db.selectFrom('oauth_clients').select((eb) => [eb.fn.countAll().as('n'), eb.fn.min('created_at').as('oldest')])
+      .where('last_used_at', 'is', null).executeTakeFirst();
+    return { count: Number(row?.n ?? 0), oldest: row?.oldest === undefined || row.oldest === null ? null : String(row.oldest) };
+  }
+
+  /** How many registered clients hold a live grant in the organization (not revoked, a token unexpired, still backed by its admin token or member). */
+  async countOrgClients(orgId: string, now = nowIso()): Promise<number> {
+    const row = await liveGrants(this.db, now).innerJoin('oauth_clients as c', 'c.client_id', 'g.client_id')
+      .select((eb) => eb.fn.count('g.client_id').distinct().as('n'))
+      .where('g.org_id', '=', orgId).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /** Whether the client holds a live grant in the organization already. */
+  async clientInOrg(orgId: string, clientId: string, now = nowIso()): Promise<boolean> {
+    const row = await liveGrants(this.db, now).select('g.id').where('g.org_id', '=', orgId).where('g.client_id', '=', clientId).limit(1).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * Removes up to `limit` expired registered clients (ClientExpiry) with their codes, grants and
+   * tokens; how many went. Pending ones first, then idle ones: a client with a live grant (not
+   * revoked, a token unexpired, its admin token or member still there) is never removed.
+   */
+  async removeExpiredClients(expiry: ClientExpiry, limit: number, only: 'pending' | 'all' = 'all'): Promise<number> {
+    const pending = await this.db.selectFrom('oauth_clients').select('client_id')
+      .where('last_used_at', 'is', null).where('created_at', '<=', expiry.pendingBefore)
+      .orderBy('created_at').limit(limit).execute();
+    const ids = pending.map((r) => r.client_id);
+    if (only === 'all' && ids.length < limit) {
+      const idle = await this.db.selectFrom('oauth_clients as c').select('c.client_id')
+        .where('c.last_used_at', 'is not', null).where('c.last_used_at', '<=', expiry.idleBefore)
+        // (a grant's client_id is never null: NOT IN is safe)
+        .where('c.client_id', 'not in', liveGrants(this.db, expiry.now).select('g.client_id'))
+        .orderBy('c.last_used_at').limit(limit - ids.length).execute();
+      ids.push(...idle.map((r) => r.client_id));
+    }
+    if (ids.length === 0) return 0;
+    await this.db.transaction().execute(async (trx) => {
+      const grants = trx.selectFrom('oauth_grants').select('id').where('client_id', 'in', ids);
+      await trx.deleteFrom('oauth_tokens').where('grant_id', 'in', grants).execute();
+      await trx.deleteFrom('oauth_grants').where('client_id', 'in', ids).execute();
+      await trx.deleteFrom('oauth_codes').where('client_id', 'in', ids).execute();
+      await trx.deleteFrom('oauth_clients').where('client_id', 'in', ids).execute();
+    });
+    return ids.length;
   }
 
   async findClient(clientId: string): Promise<OAuthClientRecord | undefined> {

@@ -46,7 +46,7 @@ export class OrgStore {
   /** Idempotent on the hash: a hash already stored keeps its original org and flags. */
   async addAdminToken(orgId: string, tokenHash: string, opts: { instanceAdmin: boolean }): Promise<void> {
     await withOrgCheck(orgId, () => this.db.insertInto('admin_tokens')
-      .values({ token_hash: tokenHash, org_id: orgId, instance_admin: opts.instanceAdmin ? 1 : 0, created_at: nowIso() })
+      .values({ token_hash: tokenHash, org_id: orgId, instance_admin: opts.instanceAdmin ? 1 : 0, created_at: nowIso(), member_id: null })
       .onConflict((oc) => oc.column('token_hash').doNothing())
       .execute());
   }
@@ -55,9 +55,10 @@ export class OrgStore {
    * Makes `tokenHash` the organization's only admin token of its kind (instance or organization
    * administrator): every other one stops working at once. Used for the bootstrap token at start
    * (the configured or generated token is authoritative, so changing it and restarting revokes the
-   * old one) and to rotate an organization's token.
+   * old one) and to rotate an organization's token. `memberId`: the member who minted it (a
+   * member's rotation), whose removal ends it (members.ts).
    */
-  async replaceAdminTokens(orgId: string, tokenHash: string, opts: { instanceAdmin: boolean }): Promise<void> {
+  async replaceAdminTokens(orgId: string, tokenHash: string, opts: { instanceAdmin: boolean; memberId?: string | null }): Promise<void> {
     const flag = opts.instanceAdmin ? 1 : 0;
     await withOrgCheck(orgId, () => this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('admin_tokens')
@@ -66,10 +67,16 @@ export class OrgStore {
         .where('token_hash', '!=', tokenHash)
         .execute();
       await trx.insertInto('admin_tokens')
-        .values({ token_hash: tokenHash, org_id: orgId, instance_admin: flag, created_at: nowIso() })
+        .values({ token_hash: tokenHash, org_id: orgId, instance_admin: flag, created_at: nowIso(), member_id: opts.memberId ?? null })
         .onConflict((oc) => oc.column('token_hash').doNothing())
         .execute();
     }));
+  }
+
+  /** How many admin tokens reach the organization (its own and, for the default organization, the instance administrator's). */
+  async countAdminTokens(orgId: string): Promise<number> {
+    const row = await this.db.selectFrom('admin_tokens').select((eb) => eb.fn.countAll().as('n')).where('org_id', '=', orgId).executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   async findAdminToken(tokenHash: string): Promise<AdminTokenGrant | undefined> {

@@ -23,6 +23,8 @@ export interface AdminTokensTable {
   /** 0 or 1. */
   instance_admin: number;
   created_at: string;
+  /** the member who minted it (rotated the organization's token; migration 0019); null: no member did. Removing the member deletes it */
+  member_id: string | null;
 }
 
 export interface ApiKeysTable {
@@ -34,6 +36,8 @@ export interface ApiKeysTable {
   revoked_at: string | null;
   /** the role the key is limited to (src/people/roles.ts); null: the key's full reach */
   role: string | null;
+  /** the member who created it (migration 0019); null: an admin token did. Removing the member revokes it */
+  member_id: string | null;
 }
 
 export interface WorkflowsTable {

@@ -1,12 +1,15 @@
 /**
  * The retention sweep's work (run by the sweep workflow's activities, activities/retention.ts):
  * delete the blobs whose period is over, incomplete uploads older than a day, and finished-run rows
- * older than their period, and audit records older than theirs. Every step is idempotent (deleting what is gone is no error), so
+ * older than their period, and audit records older than theirs; expired OAuth codes and tokens, and
+ * expired dynamically registered OAuth clients (src/oauth/clients.ts has the rule). Every step is idempotent (deleting what is gone is no error), so
  * a retried activity, or two sweeps of two installations' replicas at once, do no harm.
  */
 import type { BlobStore } from '../blobs/blob-store';
 import type { AuditStore } from '../registry/audit-records';
 import type { FinishedRunStore } from '../registry/finished-runs';
+import type { OAuthStore } from '../registry/oauth';
+import { clientExpiry } from '../oauth/clients';
 import { currentHolds } from './holds';
 import { CALL_FILES_MS, DAY_MS, retentionGroup, retentionMs, SWEPT_PREFIXES, type RetentionSettings } from './policy';
 
@@ -94,4 +97,21 @@ export function sweepFinishedRuns(store: FinishedRunStore, finishedRunsDays: num
 /** Deletes audit records older than the period (FLOWGATE_AUDIT_RETENTION_DAYS); returns how many. */
 export function sweepAuditRecords(store: AuditStore, auditDays: number, now: Date, progress: () => void = () => undefined): Promise<number> {
   return removeAged(store, auditDays, now, progress);
+}
+
+/**
+ * Deletes expired OAuth codes and tokens, then the registered OAuth clients expired at `now`
+ * (never used for PENDING_CLIENT_HOURS, or unused for IDLE_CLIENT_DAYS without a live grant), a
+ * batch at a time; returns how many clients went.
+ */
+export async function sweepOAuthClients(store: OAuthStore, now: Date, progress: () => void = () => undefined): Promise<number> {
+  await store.deleteExpired(now.toISOString());
+  const expiry = clientExpiry(now);
+  let removed = 0;
+  for (;;) {
+    const batch = await store.removeExpiredClients(expiry, DELETE_BATCH);
+    removed += batch;
+    progress();
+    if (batch < DELETE_BATCH) return removed;
+  }
 }

@@ -2,13 +2,15 @@
  * The console's People page over real HTTP (docs/console.md "People"): adding a member, changing
  * a role and removing one are the management API's changes, audited under its action names; a
  * POST without the CSRF token changes nothing; another organization's members answer 404; a
- * member whose role lacks members.manage is refused the page (403 naming the permission).
+ * member whose role lacks members.manage is refused the page (403 naming the permission). An API
+ * key an admin member creates in their session is theirs: removing them in the console revokes it,
+ * and the page says when no admin token is left (docs/people-and-roles.md "Offboarding").
  */
 import assert from 'node:assert/strict';
 import { ConsoleSessions } from '../../src/console/sessions';
 import { hashSecret } from '../../src/crypto/secrets';
 import { consoleHttp, type ConsoleSession } from '../support/console-http';
-import { startTestFlowgate, type TestFlowgate } from '../support/flowgate';
+import { asAdminOf, startTestFlowgate, type TestFlowgate } from '../support/flowgate';
 
 
 interface Member {
@@ -107,5 +109,42 @@ describe('console People page over HTTP: members, CSRF, organizations, roles, au
     assert.equal((await get(promoted, '/console/people')).status, 200);
     assert.equal((await post(promoted, `/console/people/${target.body.id}/role`, { role: 'approver' })).status, 303);
     assert.equal((await members()).find((m) => m.id === target.body.id)?.role, 'approver');
+  });
+
+  it('revokes the API key a member created in their session when the console removes them, and says when no admin token is left', async () => {
+    const org = await fg.admin<{ id: string; adminToken: string }>('POST', '/api/v1/orgs', { name: 'console-offboarding' });
+    const asOrg = asAdminOf(fg, org.body.adminToken);
+    const sessions = new ConsoleSessions({ registry: fg.registry, lifetimeMinutes: 10 });
+    const adminMember = async (email: string): Promise<{ id: string; session: ConsoleSession }> => {
+      const created = await asOrg.admin<Member>('POST', '/api/v1/members', { email, role: 'admin' });
+      assert.equal(created.status, 201);
+      const record = await fg.registry.members.get(org.body.id, created.body.id);
+      assert.ok(record);
+      const opened = await sessions.signInMember(record);
+      return { id: created.body.id, session: { cookie: `fg_console=${opened.id}`, csrf: opened.session.csrfToken } };
+    };
+    const ada = await adminMember('ada@example.com');
+    const bea = await adminMember('bea@example.com');
+    // Ada rotates the organization's token (with a personal access token): the only one is now hers
+    const pat = await asOrg.admin<{ token: string }>('POST', `/api/v1/members/${ada.id}/tokens`);
+    const rotated = await asAdminOf(fg, pat.body.token).admin<{ adminToken: string }>('POST', '/api/v1/admin-token/rotate');
+    assert.equal(rotated.status, 201);
+    // and creates an API key in her console session
+    assert.equal((await post(ada.session, '/console/api-keys', { name: 'adas-console-key' })).status, 303);
+    const adasKey = (await fg.registry.apiKeys.list(org.body.id)).find((k) => k.name === 'adas-console-key');
+    assert.equal(adasKey?.memberId, ada.id, 'the key names the member whose session created it');
+
+    const removed = await post(bea.session, `/console/people/${ada.id}/remove`, {});
+    assert.equal(removed.status, 303);
+    assert.equal(removed.headers.get('location'), '/console/people?done=removed&adminTokensLeft=0');
+    const page = await (await get(bea.session, removed.headers.get('location') ?? '')).text();
+    assert.match(page, /The member was removed/);
+    assert.match(page, /no admin token reaches the organization any more/);
+    assert.ok((await fg.registry.apiKeys.list(org.body.id)).find((k) => k.id === adasKey.id)?.revokedAt, 'her key is revoked');
+    assert.equal((await asAdminOf(fg, rotated.body.adminToken).admin('GET', '/api/v1/workflows')).status, 401);
+    const trail = await fg.registry.audit.list(org.body.id, { action: 'member.removed' }, 10);
+    assert.equal(trail[0]?.actor, `member:${bea.id}`);
+    assert.deepEqual(trail[0]?.details.endedApiKeys, [adasKey.id]);
+    assert.equal(trail[0]?.details.via, 'console');
   });
 });

@@ -134,7 +134,7 @@ describe('every workflow type on a worker with fake activities (fast layer)', ()
     const workflowId = `sweep-${randomUUID()}`;
     const now = '2026-11-26T12:00:00.000Z';
     const handle = await fw.client.workflow.start<RetentionSweepWorkflow>(WORKFLOW_TYPES.retentionSweep, { workflowId, taskQueue: fw.taskQueue, args: [{ now }] });
-    assert.deepEqual(await handle.result(), { blobs: { removed: 2, kept: 5, stale: 0 }, finishedRuns: { removed: 1, auditRemoved: 0 } });
+    assert.deepEqual(await handle.result(), { blobs: { removed: 2, kept: 5, stale: 0 }, finishedRuns: { removed: 1, auditRemoved: 0, oauthClientsRemoved: 0 } });
     assert.deepEqual(fw.world.sweeps, [{ activity: 'sweepExpiredBlobs', request: { now } }, { activity: 'sweepFinishedRuns', request: { now } }]);
     await replayAndRecord(fw, workflowId, 'retention-sweep.json');
   });

@@ -51,10 +51,45 @@ for (const backend of registryDialects({ tempDirPrefix: 'flowgate-members-', sch
       await registry.members.update(org.id, ann.id, { role: 'viewer' });
       assert.equal((await sessions.find(opened.id))?.role, 'viewer', 'a session carries the role as it is now');
 
-      assert.equal(await registry.members.remove(other.id, ann.id), false);
-      assert.equal(await registry.members.remove(org.id, ann.id), true);
+      assert.equal(await registry.members.remove(other.id, ann.id), undefined);
+      assert.equal((await registry.members.remove(org.id, ann.id))?.member.id, ann.id);
       assert.equal(await registry.members.findByTokenHash(hashSecret(token)), undefined);
       assert.equal(await sessions.find(opened.id), undefined);
+    });
+
+    it('ends what a removed member minted, in their organization only: admin tokens, API keys, tokens they issued', async () => {
+      const org = await registry.orgs.create('offboarding');
+      const other = await registry.orgs.create('offboarding-other');
+      const ann = await registry.members.create(org.id, { email: 'ann@example.com', name: null, role: 'admin' });
+      const bob = await registry.members.create(org.id, { email: 'bob@example.com', name: null, role: 'viewer' });
+      await registry.orgs.replaceAdminTokens(org.id, hashSecret('fga_first_0123456789abcdef'), { instanceAdmin: false });
+      await registry.orgs.replaceAdminTokens(org.id, hashSecret('fga_anns_0123456789abcdef'), { instanceAdmin: false, memberId: ann.id });
+      await registry.orgs.addAdminToken(other.id, hashSecret('fga_other_0123456789abcdef'), { instanceAdmin: false });
+      const annsKey = await registry.apiKeys.create(org.id, 'anns', hashSecret('key_anns_0123456789abcdef'), null, ann.id);
+      const adminsKey = await registry.apiKeys.create(org.id, 'admins', hashSecret('key_admins_0123456789abcdef'));
+      await registry.members.addToken(ann, hashSecret('fgp_anns_own_0123456789abcdef'), ann.id);
+      await registry.members.addToken(bob, hashSecret('fgp_bob_from_ann_0123456789ab'), ann.id);
+      await registry.members.addToken(bob, hashSecret('fgp_bob_from_admin_0123456789'));
+
+      const credentials = await registry.members.credentials(org.id, ann.id);
+      assert.deepEqual(credentials.adminTokens.map((t) => t.tokenHash), [hashSecret('fga_anns_0123456789abcdef')]);
+      assert.deepEqual(credentials.apiKeys.map((k) => k.id), [annsKey.id]);
+      assert.deepEqual(credentials.ownTokens.map((t) => t.tokenHash), [hashSecret('fgp_anns_own_0123456789abcdef')]);
+      assert.deepEqual(credentials.issuedTokens.map((t) => t.memberId), [bob.id]);
+      assert.deepEqual(await registry.members.credentials(other.id, ann.id), { adminTokens: [], apiKeys: [], ownTokens: [], issuedTokens: [] });
+      assert.equal((await registry.apiKeys.list(org.id)).find((k) => k.id === annsKey.id)?.memberId, ann.id);
+
+      const removal = await registry.members.remove(org.id, ann.id);
+      assert.ok(removal);
+      assert.equal(removal.adminTokens.length, 1);
+      assert.equal(removal.adminTokensLeft, 0, 'the rotation had replaced the first token: none is left');
+      assert.equal(await registry.orgs.findAdminToken(hashSecret('fga_anns_0123456789abcdef')), undefined);
+      assert.ok(await registry.orgs.findAdminToken(hashSecret('fga_other_0123456789abcdef')), 'another organization\'s token stays');
+      assert.equal(await registry.apiKeys.findByHash(hashSecret('key_anns_0123456789abcdef')), undefined);
+      assert.ok((await registry.apiKeys.list(org.id)).find((k) => k.id === annsKey.id)?.revokedAt, 'revoked, and still listed');
+      assert.equal((await registry.apiKeys.findByHash(hashSecret('key_admins_0123456789abcdef')))?.id, adminsKey.id);
+      assert.equal(await registry.members.findByTokenHash(hashSecret('fgp_bob_from_ann_0123456789ab')), undefined);
+      assert.equal((await registry.members.findByTokenHash(hashSecret('fgp_bob_from_admin_0123456789')))?.id, bob.id);
     });
 
     it('reaches the provider through the outbound address policy: a private address is refused unless allowed', async () => {

@@ -36,10 +36,10 @@ for (const dialect of registryDialects({ tempDirPrefix: 'flowgate-audit-retentio
       const activities = createRetentionActivities({
         blobs: {} as BlobStore, registry, retention: { enabled: true, stepFilesDays: 30, finishedRunsDays: 30, auditDays: 365 },
       });
-      assert.deepEqual(await activities.sweepFinishedRuns({ now: now.toISOString() }), { removed: 0, auditRemoved: 1003 });
+      assert.deepEqual(await activities.sweepFinishedRuns({ now: now.toISOString() }), { removed: 0, auditRemoved: 1003, oauthClientsRemoved: 0 });
       assert.deepEqual((await registry.audit.list('org_a', {}, 10)).map((r) => r.action), ['api_key.created']);
       assert.deepEqual((await registry.audit.list('org_b', {}, 10)).map((r) => r.action), ['api_key.revoked']);
-      assert.deepEqual(await activities.sweepFinishedRuns({ now: now.toISOString() }), { removed: 0, auditRemoved: 0 });
+      assert.deepEqual(await activities.sweepFinishedRuns({ now: now.toISOString() }), { removed: 0, auditRemoved: 0, oauthClientsRemoved: 0 });
       const off = createRetentionActivities({ blobs: {} as BlobStore, registry, retention: { enabled: false, stepFilesDays: 30, finishedRunsDays: 30, auditDays: 1 } });
       assert.deepEqual(await off.sweepFinishedRuns({ now: now.toISOString() }), { disabled: true });
       assert.equal((await registry.audit.list('org_a', {}, 10)).length, 1, 'retention off deletes nothing');

@@ -31,8 +31,8 @@ function adminTokenOf(grant: { tokenHash: string }): string {
   return credentialFingerprint('adm_', grant.tokenHash);
 }
 
-/** What a console route adds to its record (secret-free: a decision, a new run's ID, a published version). */
-export type ConsoleAuditNote = Record<string, string | number | boolean>;
+/** What a console route adds to its record (secret-free: a decision, a new run's ID, a published version, the ids of what a removal ended). */
+export type ConsoleAuditNote = Record<string, string | number | boolean | readonly string[]>;
 
 /** A route's facts for its record, set by the route before it answers. */
 export function noteForAudit(ctx: Context, note: ConsoleAuditNote): void {

@@ -37,13 +37,20 @@ export function adminActor(admin: AdminPrincipal): AuditActor {
   return { actor: admin.instanceAdmin ? 'instance-admin' : 'admin', actorName: null, credentialKind: 'admin_token', credentialId: admin.credentialId };
 }
 
-/** A few plain fields of the answer (strings, numbers, booleans): never the whole body, which may hold a key or token. */
+const MAX_LISTED = 100;
+const shortString = (value: unknown): value is string => typeof value === 'string' && value.length <= 200;
+
+/**
+ * A few plain fields of the answer (strings, numbers, booleans, lists of at most 100 short strings:
+ * the ids of what a removal ended): never the whole body, which may hold a key or token.
+ */
 function answerDetails(spec: ActionSpec | undefined, body: unknown): Record<string, unknown> {
   if (!spec?.answerFields || typeof body !== 'object' || body === null) return {};
   const picked: Record<string, unknown> = {};
   for (const field of spec.answerFields) {
-    const value = (body as Record<string, unknown>)[field];
-    if (typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= 200)) picked[field] = value;
+    const value: unknown = (body as Record<string, unknown>)[field];
+    if (typeof value === 'number' || typeof value === 'boolean' || shortString(value)) picked[field] = value;
+    else if (Array.isArray(value) && value.length <= MAX_LISTED && value.every(shortString)) picked[field] = [...value];
   }
   return picked;
 }

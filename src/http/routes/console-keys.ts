@@ -38,7 +38,7 @@ export function consoleKeyRoutes(router: Router, deps: GatewayDeps, kit: Console
     const parsed = CreateApiKeySchema.safeParse(name === undefined ? {} : { name });
     if (!parsed.success) return keysPage(ctx, 400, { error: 'A name is at most 200 characters.' });
     const { session: s } = consoleState(ctx);
-    const created = await createApiKey(deps, s.orgId, parsed.data.name ?? null);
+    const created = await createApiKey(deps, s.orgId, parsed.data.name ?? null, null, s.member?.id ?? null);
     noteForAudit(ctx, { keyId: created.id, ...(created.name ? { name: created.name } : {}) });
     shownCookie(ctx, shownOnce.seal(s.idHash, JSON.stringify(created)), SHOWN_ONCE_SECONDS);
     ctx.status = 303;

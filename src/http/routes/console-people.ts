@@ -16,12 +16,12 @@ import { consoleState } from '../console/guard';
 import { page, send } from '../console/layout';
 import { peopleBody } from '../console/people-views';
 import type { ConsoleRouteKit } from './console-kit';
-import { CreateMemberSchema, UpdateMemberSchema } from './members';
+import { CreateMemberSchema, NO_ADMIN_TOKEN_LEFT, removalBody, removeMember, UpdateMemberSchema } from './members';
 
 const DONE: Readonly<Record<string, string>> = {
   added: 'The member was added. They sign in with the organization\'s identity provider (or a personal access token from the API).',
   changed: 'The role was changed: it applies to their next request.',
-  removed: 'The member was removed: their tokens, sessions and MCP sign-ins ended.',
+  removed: 'The member was removed: their tokens, sessions and MCP sign-ins ended, and so did the admin tokens, API keys and personal access tokens they created.',
   revoked: 'The client was signed out: its tokens are refused.',
 };
 
@@ -52,7 +52,9 @@ export function consolePeopleRoutes(router: Router, deps: GatewayDeps, kit: Cons
 
   router.get('/people', session, async (ctx) => {
     const notice = typeof ctx.query.done === 'string' ? DONE[ctx.query.done] : undefined;
-    await peoplePage(ctx, 200, notice ? { notice } : {});
+    // a removal that ended the last admin token says so (docs/people-and-roles.md "Offboarding")
+    const lastToken = ctx.query.done === 'removed' && ctx.query.adminTokensLeft === '0';
+    await peoplePage(ctx, 200, notice ? { notice: lastToken ? `${notice} Note: ${NO_ADMIN_TOKEN_LEFT}.` : notice } : {});
   });
 
   router.post('/people', session, audited(apiAction('POST', '/api/v1/members'), 'member', { noteTarget: 'memberId' }), parseForm, csrf, async (ctx) => {
@@ -79,10 +81,13 @@ export function consolePeopleRoutes(router: Router, deps: GatewayDeps, kit: Cons
   });
 
   router.post('/people/:id/remove', session, audited(apiAction('DELETE', '/api/v1/members/:id'), 'member', { param: 'id' }), parseForm, csrf, async (ctx) => {
-    if (!(await deps.registry.members.remove(consoleState(ctx).session.orgId, String(ctx.params.id ?? '')))) {
-      return peoplePage(ctx, 404, { error: 'This organization has no member with that ID.' });
-    }
-    done(ctx, 'removed');
+    const removal = await removeMember(deps, consoleState(ctx).session.orgId, String(ctx.params.id ?? ''));
+    if (!removal) return peoplePage(ctx, 404, { error: 'This organization has no member with that ID.' });
+    // the same facts as the API's record of a removal
+    const { email, endedAdminTokens, endedApiKeys, endedMemberTokens, adminTokensLeft } = removalBody(removal);
+    noteForAudit(ctx, { email, endedAdminTokens, endedApiKeys, endedMemberTokens, adminTokensLeft });
+    ctx.status = 303;
+    ctx.redirect(`/console/people?done=removed${removal.adminTokensLeft === 0 ? '&adminTokensLeft=0' : ''}`);
   });
 
   router.post('/people/grants/:grantId/revoke', session, audited(apiAction('DELETE', '/api/v1/oauth/grants/:grantId'), 'oauth_grant', { param: 'grantId' }), parseForm, csrf,

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { RegistryError, type WorkflowRecord } from '../../registry';
 import type { RunView } from '../../runs/run-service';
 import { hashSecret, randomToken } from '../../crypto/secrets';
+import { credentialFingerprint } from '../../audit/audit-trail';
 import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { conflict, forbidden, notFound } from '../http-error';
@@ -29,6 +30,11 @@ export const RunsQuerySchema = z.object({
 });
 
 export const ADMIN_TOKEN_PREFIX = 'fga_';
+
+/** The audit trail's name of an admin token (`adm_` + the start of its SHA-256), as its records' credential id: never the token. */
+export function adminTokenId(tokenHash: string): string {
+  return credentialFingerprint('adm_', tokenHash);
+}
 
 /** the helpers run-management.ts shares; the trigger schema the OpenAPI document shows */
 export { admin, body, parse, CreateApiKeySchema, CreateTriggerSchema };
@@ -55,16 +61,23 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
     const { name } = parse(CreateOrgSchema, body(ctx));
     const org = await deps.registry.orgs.create(name);
     const adminToken = randomToken(ADMIN_TOKEN_PREFIX);
-    await deps.registry.orgs.addAdminToken(org.id, hashSecret(adminToken), { instanceAdmin: false });
+    const hash = hashSecret(adminToken);
+    await deps.registry.orgs.addAdminToken(org.id, hash, { instanceAdmin: false });
     ctx.status = 201;
-    ctx.body = { id: org.id, name: org.name, adminToken };
+    ctx.body = { id: org.id, name: org.name, adminToken, adminTokenId: adminTokenId(hash) };
   });
 
-  /** A new admin token for an organization; its previous ones stop working at once. */
-  const reissueAdminToken = async (orgId: string): Promise<string> => {
+  /**
+   * A new admin token for an organization; its previous ones stop working at once. Minted by a
+   * member (their personal access token rotated it), it names them and ends with them
+   * (docs/people-and-roles.md "Offboarding"); the answer's `adminTokenId` is the token's name in
+   * the audit trail, and the rotation's record names it with the member as actor.
+   */
+  const reissueAdminToken = async (orgId: string, memberId: string | null): Promise<{ adminToken: string; adminTokenId: string }> => {
     const adminToken = randomToken(ADMIN_TOKEN_PREFIX);
-    await deps.registry.orgs.replaceAdminTokens(orgId, hashSecret(adminToken), { instanceAdmin: false });
-    return adminToken;
+    const hash = hashSecret(adminToken);
+    await deps.registry.orgs.replaceAdminTokens(orgId, hash, { instanceAdmin: false, memberId });
+    return { adminToken, adminTokenId: adminTokenId(hash) };
   };
 
   router.post('/admin-token/rotate', async (ctx) => {
@@ -72,7 +85,7 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
       throw conflict('bootstrap_token', 'the instance administrator\'s token comes from FLOWGATE_ADMIN_TOKEN (or <data>/admin-token): change it there and restart to revoke the old one');
     }
     ctx.status = 201;
-    ctx.body = { adminToken: await reissueAdminToken(admin(ctx).orgId) };
+    ctx.body = await reissueAdminToken(admin(ctx).orgId, admin(ctx).member?.id ?? null);
   });
 
   router.post('/orgs/:id/admin-token', async (ctx) => {
@@ -80,7 +93,7 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
     const org = await deps.registry.orgs.get(ctx.params.id ?? '');
     if (!org || org.id === admin(ctx).orgId) throw notFound('unknown_org', `no organization ${ctx.params.id} other than the instance administrator's`);
     ctx.status = 201;
-    ctx.body = { id: org.id, adminToken: await reissueAdminToken(org.id) };
+    ctx.body = { id: org.id, ...(await reissueAdminToken(org.id, null)) };
   });
 
   router.post('/workflows', async (ctx) => {
@@ -143,13 +156,13 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
 
   router.get('/api-keys', async (ctx) => {
     const keys = await deps.registry.apiKeys.list(admin(ctx).orgId);
-    ctx.body = { apiKeys: keys.map((k) => ({ id: k.id, name: k.name, createdAt: k.createdAt, revokedAt: k.revokedAt, role: k.role })) };
+    ctx.body = { apiKeys: keys.map((k) => ({ id: k.id, name: k.name, createdAt: k.createdAt, revokedAt: k.revokedAt, role: k.role, memberId: k.memberId })) };
   });
 
   router.post('/api-keys', async (ctx) => {
     const { name, role } = parse(CreateApiKeySchema, body(ctx));
     ctx.status = 201;
-    ctx.body = await createApiKey(deps, admin(ctx).orgId, name ?? null, role ?? null);
+    ctx.body = await createApiKey(deps, admin(ctx).orgId, name ?? null, role ?? null, admin(ctx).member?.id ?? null);
   });
 
   router.delete('/api-keys/:id', async (ctx) => {

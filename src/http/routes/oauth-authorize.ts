@@ -211,11 +211,17 @@ ${signIn.fields()}
     if (!consent) return errorPage(ctx, 400, 'This consent has expired. Start the sign-in again from your MCP client.');
     const { request, subject } = consent;
     const allowed = checked.form.decision === 'allow';
+    // the organization's limit of registered clients (src/oauth/clients.ts): an allowed consent it refuses is recorded as refused
+    const refusal = allowed ? await server.clients.checkOrgRoom(subject.orgId, request.clientId, 'access_denied').then(() => undefined, (error: unknown) => {
+      if (error instanceof OAuthError) return error;
+      throw error;
+    }) : undefined;
     // who consented: the admin token's holder, or a member (`member:<id>`)
     const byAdminToken = subject.subject.startsWith('admin-token:');
     await deps.audit.record({
-      orgId: subject.orgId, action: allowed ? OAUTH_AUTHORIZED : OAUTH_DENIED, target: { type: 'oauth_client', id: request.clientId }, status: 303, outcome: allowed ? 'success' : 'refused',
-      details: { resource: request.resource, redirectUri: request.redirectUri, ...(request.clientName ? { clientName: request.clientName } : {}) },
+      orgId: subject.orgId, action: allowed ? OAUTH_AUTHORIZED : OAUTH_DENIED, target: { type: 'oauth_client', id: request.clientId }, status: 303,
+      outcome: allowed && !refusal ? 'success' : 'refused',
+      details: { resource: request.resource, redirectUri: request.redirectUri, ...(request.clientName ? { clientName: request.clientName } : {}), ...(refusal ? { error: refusal.code } : {}) },
     }, {
       actor: byAdminToken ? 'admin' : subject.subject, actorName: null, credentialKind: byAdminToken ? 'admin_token' : 'oauth_token',
       credentialId: byAdminToken ? subject.subject.slice('admin-token:'.length) : subject.subject,
@@ -224,10 +230,22 @@ ${signIn.fields()}
       redirectToClient(ctx, request, resources.issuer, { error: 'access_denied', error_description: 'the user denied access' });
       return;
     }
-    const code = await server.issueCode({
-      orgId: subject.orgId, clientId: request.clientId, resource: request.resource, scope: request.scope ?? null, subject: subject.subject, adminTokenHash: subject.adminTokenHash,
-      memberId: subject.memberId ?? null,
-    }, request.redirectUri, request.codeChallenge);
+    if (refusal) {
+      redirectToClient(ctx, request, resources.issuer, { error: refusal.code, error_description: refusal.description });
+      return;
+    }
+    let code: string;
+    try {
+      code = await server.issueCode({
+        orgId: subject.orgId, clientId: request.clientId, resource: request.resource, scope: request.scope ?? null, subject: subject.subject, adminTokenHash: subject.adminTokenHash,
+        memberId: subject.memberId ?? null,
+      }, request.redirectUri, request.codeChallenge);
+    } catch (error) {
+      // the limit again (a consent that raced another to the last place): back to the client, said
+      if (!(error instanceof OAuthError)) throw error;
+      redirectToClient(ctx, request, resources.issuer, { error: error.code, error_description: error.description });
+      return;
+    }
     deps.log.info('oauth code issued', { requestId: ctx.state.requestId, orgId: subject.orgId, clientId: request.clientId, resource: request.resource });
     redirectToClient(ctx, request, resources.issuer, { code });
   });

@@ -5,7 +5,8 @@
  *    (or of one server) naming this gateway as its authorization server; 404 for a path no
  *    organization has a server at;
  *  - `GET /.well-known/oauth-authorization-server`: RFC 8414 metadata;
- *  - `POST /oauth/register`: dynamic client registration (RFC 7591), public clients only;
+ *  - `POST /oauth/register`: dynamic client registration (RFC 7591), public clients only, at most
+ *    FLOWGATE_OAUTH_PENDING_CLIENTS not yet used (429 `too_many_requests` with Retry-After past that);
  *  - `POST /oauth/token`: the authorization code (with its PKCE verifier) or a refresh token, for
  *    an access token and a new refresh token;
  *  - `POST /oauth/revoke`: token revocation (RFC 7009), which ends the token's grant.
@@ -39,6 +40,7 @@ function oauthError(ctx: Context, error: OAuthError): void {
   ctx.status = error.status;
   ctx.set('Cache-Control', 'no-store');
   if (error.status === 401) ctx.set('WWW-Authenticate', 'Basic realm="flowgate-oauth"');
+  if (error.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(error.retryAfterSeconds));
   ctx.body = error.toJSON();
 }
 

@@ -128,10 +128,13 @@ export async function deleteTrigger(deps: GatewayDeps, orgId: string, triggerId:
   return true;
 }
 
-/** A new API key: the key itself is returned here only (the registry keeps its hash). */
-export async function createApiKey(deps: GatewayDeps, orgId: string, name: string | null, role: Role | null = null): Promise<{ id: string; name: string | null; key: string; role?: Role }> {
+/**
+ * A new API key: the key itself is returned here only (the registry keeps its hash). `memberId`:
+ * the member who created it, whose removal revokes it (docs/people-and-roles.md "Offboarding").
+ */
+export async function createApiKey(deps: GatewayDeps, orgId: string, name: string | null, role: Role | null = null, memberId: string | null = null): Promise<{ id: string; name: string | null; key: string; role?: Role }> {
   const key = randomToken(API_KEY_PREFIX);
-  const record = await deps.registry.apiKeys.create(orgId, name, hashSecret(key), role);
+  const record = await deps.registry.apiKeys.create(orgId, name, hashSecret(key), role, memberId);
   return { id: record.id, name: record.name, key, ...(record.role ? { role: record.role } : {}) };
 }
 

@@ -116,7 +116,7 @@ export function fakeActivities(world: FakeWorld, overrides: Partial<Activities> 
     },
     async sweepFinishedRuns(request) {
       world.sweeps.push({ activity: 'sweepFinishedRuns', request });
-      return { removed: 1, auditRemoved: 0 };
+      return { removed: 1, auditRemoved: 0, oauthClientsRemoved: 0 };
     },
     async waitForCodeAgentRun(ref) {
       return { id: ref.runId, agentId: ref.agentId, ...world.codeAgentRun };
