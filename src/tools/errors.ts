@@ -17,7 +17,11 @@ export class ToolFailure extends Error {
   }
 }
 
-export type ToolCallErrorCode = 'UNKNOWN_SERVER' | 'UNKNOWN_TOOL' | 'INVALID_ARGUMENTS' | 'CONNECTION_REFUSED' | 'TIMEOUT' | 'UNAVAILABLE';
+/**
+ * `UNANSWERABLE`: the call's run would wait on an answer its caller cannot give (an approval, to a
+ * caller that cannot be asked for one: see src/tools/servers/workflows/); refused before anything ran.
+ */
+export type ToolCallErrorCode = 'UNKNOWN_SERVER' | 'UNKNOWN_TOOL' | 'INVALID_ARGUMENTS' | 'CONNECTION_REFUSED' | 'TIMEOUT' | 'UNAVAILABLE' | 'UNANSWERABLE';
 
 /** A call that could not be made; the gateway maps each code to a JSON-RPC error. */
 export class ToolCallError extends Error {

@@ -13,7 +13,7 @@
 import {
   CancellationScope, ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, setHandler, workflowInfo,
 } from '@temporalio/workflow';
-import type { ForEachStep, Step } from '../../src/common/definition';
+import type { ForEachStep } from '../../src/common/definition';
 import type { ResultPart, RunInput, StepState } from '../../src/common/run-types';
 import type { ForEachChunkInput, ForEachChunkResult, StepFailure } from '../../src/common/for-each-chunk';
 import { forEachProgressSignal } from '../../src/common/workflow-contracts';
@@ -30,19 +30,6 @@ export const CHUNK_ITEMS = 100;
 export const MAX_FANOUT_ITEMS = 10_000;
 /** Marks runs whose large forEach steps run in child workflows; runs before it replay in-workflow. */
 export const FANOUT_PATCH = 'foreach-child-chunks';
-
-/** Whether a step list holds an approval, which must wait in the run itself (decisions go to the run). */
-export function holdsApproval(steps: Step[]): boolean {
-  return steps.some((s) => {
-    switch (s.type) {
-      case 'approval': return true;
-      case 'branch': return s.cases.some((c) => holdsApproval(c.steps)) || holdsApproval(s.default ?? []);
-      case 'forEach': return holdsApproval(s.steps);
-      case 'parallel': return s.branches.some((b) => holdsApproval(b.steps));
-      default: return false;
-    }
-  });
-}
 
 export function chunkWorkflowId(runId: string, address: string, chunk: number): string {
   return `${runId}-foreach-${address}-${chunk}`;

@@ -11,7 +11,8 @@ import type { ForEachStep } from '../../src/common/definition';
 import type { StepOutcome, StepState } from '../../src/common/run-types';
 import { describeFailure, failedComposite, partOf, type CompositeDraft } from './composite';
 import { evaluateIn } from './conditions';
-import { chunkedForEach, FANOUT_PATCH, FANOUT_THRESHOLD, holdsApproval, MAX_FANOUT_ITEMS } from './fan-out';
+import { holdsApproval } from '../../src/common/approval-steps';
+import { chunkedForEach, FANOUT_PATCH, FANOUT_THRESHOLD, MAX_FANOUT_ITEMS } from './fan-out';
 import { compactOutcomes, nestedScope, type ListScope, type RunList, type Runtime, type StepFailure } from './runtime';
 
 /**

@@ -15,6 +15,7 @@ import { ToolCallError, type ToolResult, type ToolServer } from '../server';
 import { ErrorCode, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_META_KEY, JsonRpcError, negotiateProtocolVersion, parseToolsCallParams } from './jsonrpc';
 import type { McpRequestHeaders } from './era';
 import type { WorkflowTasks } from './tasks';
+import { isUnanswerable, legacyRefusal } from './unanswerable';
 
 export const SERVER_VERSION = '0.1.0';
 
@@ -150,6 +151,9 @@ function toolMethods({ tools, tasks, audit }: McpMethodsDeps): [string, MethodHa
           get signal() {
             return caller.signal;
           },
+        }).catch((error: unknown) => {
+          // a plain call cannot be asked for an approval: a tool whose run may wait on one must run as a task
+          throw isUnanswerable(error) ? legacyRefusal(error) : error;
         });
         return { answer: callResult(result), isError: result.isError };
       });

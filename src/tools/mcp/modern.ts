@@ -11,8 +11,9 @@
  *     a task-capable tool, from a client whose request declares the Tasks extension,
  *     runs as a task and answers at once with the task (`resultType: "task"`); a workflow tool
  *     otherwise follows its run and asks for an approval it waits on as `input_required` (Multi
- *     Round-Trip Requests, round-trip.ts); any other call answers its result, as in the 2025 era,
- *     or the `input_required` a remote server answered (passed on as it is; the caller's next call
+ *     Round-Trip Requests, round-trip.ts; a call that declares no elicitation is refused, before its
+ *     run starts, a workflow that holds an approval: -32021, unanswerable.ts); any other call
+ *     answers its result, as in the 2025 era, or the `input_required` a remote server answered (passed on as it is; the caller's next call
  *     takes its `inputResponses` and `requestState` back to the remote unchanged: roundTripOf).
  *   - `tasks/get`: the task; with the pending approval as `inputRequests` while it waits on one;
  *     once done, with the result inline (a run that failed is a tool error: `completed` with
@@ -35,6 +36,7 @@ import { callResult, NO_SOURCE, SERVER_VERSION, type McpCall, type McpMethodsDep
 import { paramHeaderMismatch, scanDeclarations } from './param-headers';
 import { applyInputResponses, callWithRoundTrips, inputRequestsOf } from './round-trip';
 import { TaskTerminalError } from './task-errors';
+import { isUnanswerable, modernRefusal } from './unanswerable';
 
 /**
  * How long a client may keep a server's tools/list, and who may share it. A built-in server's list
@@ -182,6 +184,8 @@ export function modernMethods({ tools, tasks, audit }: McpMethodsDeps): Readonly
         get signal() {
           return caller.signal;
         },
+      }).catch((error: unknown) => {
+        throw isUnanswerable(error) ? modernRefusal(error) : error;
       });
       return !result.isError && result.inputRequired ? result.inputRequired : callResult(result);
     }],

@@ -9,6 +9,9 @@
  * A plain call of a tool whose runs may wait on approvals (the workflow tools) starts its run as a
  * task (the same durable run as ever) and follows it: it answers the result once the run closes,
  * `input_required` when it waits on an approval, and a tool error once TASK_RESULT_WAIT_MS passed.
+ * A call that declares no elicitation cannot be asked: a workflow that holds an approval is refused
+ * to it before its run starts (-32021, unanswerable.ts), and a run that waits on one all the same is
+ * handed over at once as a tool error naming the run to follow.
  * `requestState` names the run and the tool; it carries no authority: the run must be a task of the
  * caller's organization waiting on that approval, and the decision is checked as every decision is.
  */
@@ -20,6 +23,7 @@ import { ErrorCode, JsonRpcError } from './jsonrpc';
 import type { PendingApproval } from './task-kind';
 import type { WorkflowTasks } from './tasks';
 import { pauseUnlessAborted } from '../../common/pause';
+import { handedOver, isUnanswerable, modernRefusal } from './unanswerable';
 import type { AuditSource } from '../../audit/audit-trail';
 import type { ToolCallRecorder } from './methods';
 
@@ -121,7 +125,14 @@ export async function callWithRoundTrips(call: RoundTrip): Promise<{ result: Too
     const { approval } = await tasks.detailed(principal.orgId, taskId);
     decided = await applyInputResponses(tasks, principal, taskId, approval, (responses ?? {}) as Record<string, unknown>, call.audit);
   } else {
-    taskId = (await tasks.create(principal.orgId, call.server, tool, call.args, { idempotencyKey: call.idempotencyKey, forwardHeaders: call.forwardHeaders })).taskId;
+    try {
+      // a caller that cannot be asked for an approval is refused a run that may wait on one, before it starts
+      taskId = (await tasks.create(principal.orgId, call.server, tool, call.args, {
+        idempotencyKey: call.idempotencyKey, forwardHeaders: call.forwardHeaders, ...(call.canElicit ? {} : { refuseApprovals: true }),
+      })).taskId;
+    } catch (error) {
+      throw isUnanswerable(error) ? modernRefusal(error) : error;
+    }
   }
   const deadline = Date.now() + tasks.resultWaitMs;
   let task: McpTask | undefined;
@@ -132,8 +143,9 @@ export async function callWithRoundTrips(call: RoundTrip): Promise<{ result: Too
     // a step just decided may still show as pending for a moment
     if (seen.approval && !decided.includes(seen.approval.stepIndex)) {
       if (!call.canElicit) {
-        throw new JsonRpcError(ErrorCode.MISSING_CLIENT_CAPABILITY, `run ${taskId} waits on an approval: answering it needs the elicitation capability (or decide it through the approval API)`,
-          { requiredCapabilities: { elicitation: {} } });
+        // a run waiting all the same (an earlier call's, named by the same idempotency key) is handed over at once, never waited on
+        const { message, details } = handedOver(taskId, seen.approval, '2026');
+        return { result: { isError: true, message, value: details } };
       }
       return { inputRequired: { resultType: 'input_required', inputRequests: inputRequestsOf(taskId, seen.approval), requestState: encodeRequestState({ run: taskId, tool }) } };
     }

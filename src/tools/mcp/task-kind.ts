@@ -18,6 +18,12 @@ export interface TaskCallContext {
   /** the requested ttl (ms) */
   ttl?: number;
   forwardHeaders: Readonly<Record<string, string>>;
+  /**
+   * The caller cannot answer an approval of the task (a 2026 plain call without elicitation that
+   * follows its run): a kind whose runs may wait on one refuses, before starting anything, a task
+   * that would (ToolCallError UNANSWERABLE, unanswerable.ts). Kinds without approvals ignore it.
+   */
+  refuseApprovals?: boolean;
 }
 
 /** What a kind is told when it starts a task. */

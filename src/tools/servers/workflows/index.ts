@@ -3,9 +3,13 @@
  * and description on the trigger) is a tool of that organization's `workflows` server. Its input
  * schema is the workflow's input schema; a call runs the workflow exactly as the trigger would
  * (TriggerService: resolve, prepare, start) and answers the run's results. A call may also start
- * the run and answer at once (MCP Tasks, see ../mcp/tasks.ts): the task id is the run id.
+ * the run and answer at once (MCP Tasks, see ../mcp/tasks.ts): the task id is the run id. A caller
+ * that waits for the run cannot answer an approval, so a workflow whose steps hold one is refused to
+ * it before its run starts (../../mcp/unanswerable.ts), and 2025-era tools/list marks its tool
+ * `taskSupport: "required"`.
  */
 import { resultsBody, syncResultBody, type BodyContext } from '../../../contracts/run-bodies';
+import { firstApproval } from '../../../common/approval-steps';
 import type { DesignatedOutput, Registry, TriggerRecord } from '../../../registry';
 import { isTemporalUnavailable } from '../../../../temporal/client';
 import { StartUnconfirmedError, type TriggerRefusal, type TriggerService } from '../../../runs/trigger-service';
@@ -14,6 +18,7 @@ import {
   ToolCallError, ToolFailure, type CallContext, type ContentBlock, type JsonSchemaObject, type ServerSource, type ToolEntry, type ToolOutput,
   type ToolServer, type ToolServices,
 } from '../../server';
+import { handedOver, unanswerableRefusal } from '../../mcp/unanswerable';
 
 export const WORKFLOWS_SERVER = 'workflows';
 /** How long a synchronous call waits for its run; longer runs are for task-augmented calls. */
@@ -34,6 +39,18 @@ export interface WorkflowToolsOptions {
 export interface StartedToolRun {
   runId: string;
   trigger: TriggerRecord;
+  /** the idempotency key named an earlier call's run: that run is the answer */
+  replayed: boolean;
+}
+
+/** How start() starts a run (StartOptions), and what its caller can answer. */
+export interface ToolStartOptions extends StartOptions {
+  /**
+   * The caller cannot answer an approval of the run (it waits for the run in one reply, or is a
+   * 2026 plain call that declares no elicitation): a workflow whose steps hold an approval anywhere
+   * is refused (ToolCallError UNANSWERABLE) before anything is stored or started.
+   */
+  refuseApprovals?: boolean;
 }
 
 const OPEN_OBJECT: JsonSchemaObject = { type: 'object', properties: {}, required: [], additionalProperties: true };
@@ -99,9 +116,10 @@ export class WorkflowTools {
       if (!trigger.tool) return undefined;
       const version = await this.options.registry.workflows.getLatestVersion(trigger.workflowId);
       if (!version) return undefined;
+      // a run that may wait on an approval cannot be answered in a plain 2025 call: only as a task
       return {
         name: trigger.tool.name, description: trigger.tool.description, inputSchema: toolInputSchema(version.definition.inputSchema),
-        execution: { taskSupport: 'optional' },
+        execution: { taskSupport: firstApproval(version.definition.steps) ? 'required' : 'optional' },
       };
     }));
     return entries.filter((e): e is ToolEntry => e !== undefined);
@@ -109,30 +127,44 @@ export class WorkflowTools {
 
   /**
    * Starts the run of tool `name` with `args` as its inputs; the same idempotency key names the same
-   * run. `options`: the MCP task's ttl for a run started as a task; eager for a caller that waits.
+   * run. `options`: the MCP task's ttl for a run started as a task; eager for a caller that waits;
+   * whether to refuse a workflow that holds an approval (judged on the version the run would start).
    */
-  async start(orgId: string, name: string, args: Record<string, unknown>, idempotencyKey?: string, options: StartOptions = {}): Promise<StartedToolRun> {
+  async start(orgId: string, name: string, args: Record<string, unknown>, idempotencyKey?: string, options: ToolStartOptions = {}): Promise<StartedToolRun> {
+    const { refuseApprovals, ...startOptions } = options;
     const found = await this.options.registry.triggers.toolTrigger(orgId, name);
     if (!found) throw new ToolCallError('UNKNOWN_TOOL', `no tool ${name} on /${WORKFLOWS_SERVER}`);
     const target = await this.triggers.resolve(orgId, found.id);
     if (!target.ok) throw refusalError(target);
+    const approval = refuseApprovals ? firstApproval(target.version.definition.steps) : undefined;
+    if (approval) throw unanswerableRefusal(name, approval);
     const run = await this.triggers.prepare(target, { inputs: args, coerce: false, startedBy: `tool:${WORKFLOWS_SERVER}/${name}` });
     if (!run.ok) throw refusalError(run);
     try {
-      const { runId } = await this.triggers.start(this.options.runs, run, idempotencyKey, options);
-      return { runId, trigger: target.trigger };
+      const { runId, replayed } = await this.triggers.start(this.options.runs, run, idempotencyKey, startOptions);
+      return { runId, trigger: target.trigger, replayed };
     } catch (err) {
       throw unreachable(err);
     }
   }
 
   private async call(name: string, args: Record<string, unknown>, ctx: CallContext): Promise<ToolOutput> {
-    // the caller waits for the run (eager start: this process's worker takes its first task at once)
-    const { runId } = await this.start(ctx.orgId, name, args, ctx.idempotencyKey, { eager: true });
-    const windowMs = Math.max(0, ctx.deadline - Date.now() - ANSWER_MARGIN_MS);
-    const outcome = await this.options.runs.waitFor(runId, windowMs).catch((err: unknown) => {
+    // the caller waits for the run (eager start: this process's worker takes its first task at once);
+    // it cannot answer an approval, so a workflow that holds one is refused before its run starts
+    const { runId, replayed } = await this.start(ctx.orgId, name, args, ctx.idempotencyKey, { eager: true, refuseApprovals: true });
+    const lost = (err: unknown): never => {
       throw isTemporalUnavailable(err) ? new ToolCallError('UNAVAILABLE', `the workflow service became unreachable while run ${runId} was going; call tasks/get ${runId} later`) : err;
-    });
+    };
+    if (replayed) {
+      // an earlier call's run (the same idempotency key, perhaps of a version with an approval) waiting on one: handed over at once
+      const view = await this.options.runs.view(runId).catch(lost);
+      if (view?.status === 'PAUSED' && view.waitingOn?.kind === 'approval') {
+        const { message, details } = handedOver(runId, view.waitingOn, '2025', view.memo.automationId);
+        throw new ToolFailure(message, { ...details, workflowId: view.memo.automationId });
+      }
+    }
+    const windowMs = Math.max(0, ctx.deadline - Date.now() - ANSWER_MARGIN_MS);
+    const outcome = await this.options.runs.waitFor(runId, windowMs).catch(lost);
     if (!outcome.done) {
       throw new ToolFailure(`run ${runId} is still going after ${Math.round(windowMs / 1000)} seconds; call the tool as an MCP task to wait for it`,
         { runId, status: 'RUNNING' });

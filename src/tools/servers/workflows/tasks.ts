@@ -39,7 +39,7 @@ export function workflowTaskKind({ runs, workflowTools, services }: WorkflowTask
       return parsed.success && typeof parsed.data.taskTtlMs === 'number' ? parsed.data.taskTtlMs : null;
     },
     async start(orgId, toolName, args, call) {
-      const { runId } = await workflowTools.start(orgId, toolName, args, call.idempotencyKey, { taskTtlMs: call.ttlMs });
+      const { runId } = await workflowTools.start(orgId, toolName, args, call.idempotencyKey, { taskTtlMs: call.ttlMs, ...(call.refuseApprovals ? { refuseApprovals: true } : {}) });
       return runId;
     },
     async state(_orgId, taskId, _workflow, closed) {
