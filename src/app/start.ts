@@ -19,6 +19,7 @@ import { ensureRetentionSchedule } from '../retention/schedule';
 import type { Config } from '../config/config';
 import { dataKeys, signingKey } from '../crypto/data-dir';
 import { EncryptionCodec } from '../crypto/payload-codec';
+import { runDataConverter } from '../crypto/run-data-converter';
 import { createApp, routesOf, type RouteInfo } from '../http/app';
 import { SharedRateLimit } from '../http/rate-limit/shared';
 import type { Logger } from '../observability/logger';
@@ -108,7 +109,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     // Run data is sealed before it reaches Temporal: every client and worker below carries this codec.
     const { enabled: encrypt, keys: configuredKeys } = config.dataEncryption;
     const codec = new EncryptionCodec({ keys: await dataKeys(config.dataDir, { configured: configuredKeys, create: encrypt }), encrypt });
-    const dataConverter: DataConverter = { payloadCodecs: [codec] };
+    const dataConverter = runDataConverter(codec);
     let devServer: DevServer | undefined;
     let address = config.temporal.address;
     // The embedded Web UI decodes through this gateway's codec endpoint. Its address must be known
