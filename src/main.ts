@@ -5,7 +5,7 @@
 import './app/node-line';
 import { ConfigError, loadConfig } from './config/config';
 import { createLogger } from './observability/logger';
-import { startFlowgate } from './app/start';
+import { startFlowgate, type Flowgate } from './app/start';
 
 async function main(): Promise<void> {
   let config;
@@ -19,7 +19,24 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  const flowgate = await startFlowgate(config, log, { progress: (message) => console.log(`flowgate: ${message}`) });
+  let stopping = false;
+  const started: { flowgate?: Flowgate } = {};
+  const stopWith = (code: number): void => {
+    if (stopping || !started.flowgate) return;
+    stopping = true;
+    started.flowgate.stop().then(() => process.exit(code), (err: unknown) => {
+      console.error('flowgate: error while stopping', err);
+      process.exit(1);
+    });
+  };
+  // A worker whose data keys cannot open a run it was handed stops polling: the process says why
+  // and exits non-zero, rather than run on as a worker that takes no tasks.
+  const onWorkerFault = (error: Error): void => {
+    console.error(`flowgate: the worker stopped: ${error.message}`);
+    stopWith(1);
+  };
+  const flowgate = await startFlowgate(config, log, { progress: (message) => console.log(`flowgate: ${message}`), onWorkerFault });
+  started.flowgate = flowgate;
 
   // One write, so that a reader of stdout never sees the banner half-printed.
   const banner = [
@@ -30,18 +47,15 @@ async function main(): Promise<void> {
   else if (flowgate.adminTokenFile) banner.push(`admin token in ${flowgate.adminTokenFile}`);
   process.stdout.write(banner.map((line) => `flowgate: ${line}\n`).join(''));
 
-  let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
-    stopping = true;
     console.log(`flowgate: ${signal} received, stopping`);
-    flowgate.stop().then(() => process.exit(0), (err: unknown) => {
-      console.error('flowgate: error while stopping', err);
-      process.exit(1);
-    });
+    stopWith(0);
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // a fault while it was starting (the worker's first task) could not stop it yet
+  if (flowgate.workerFault()) stopWith(1);
 }
 
 main().catch((err: unknown) => {

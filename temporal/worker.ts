@@ -6,6 +6,7 @@ import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTele
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkerInterceptors, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
 import type { DataConverter } from '@temporalio/common';
+import { FAILURE_CONVERTER_PATH } from '../src/crypto/run-data-converter';
 import type { FlowgateMetrics } from '../src/observability/metrics';
 import type { Tracing } from '../src/observability/tracing';
 
@@ -26,6 +27,8 @@ export function workflowBundle(options: { tracing?: boolean } = {}): Promise<Wor
     bundle = bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH, logger: quiet,
       workflowInterceptorModules: [METRICS_INTERCEPTORS_PATH, ...(tracing ? [OTEL_WORKFLOW_INTERCEPTORS_PATH] : [])],
+      // failures' messages and stack traces become sealed payloads in the sandbox too (src/common/failure-converter.ts)
+      failureConverterPath: FAILURE_CONVERTER_PATH,
       // Loaded once into the reusable V8 context and shared, instead of once per run that uses an
       // expression (each cached run kept its own copy; with the lazy load in src/common/expressions.ts,
       // 1,000 paused runs went from +141..+184 to +69..+100 MiB). Only stateless libraries belong

@@ -217,7 +217,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
 export function gatewayDeps(
   services: Services,
   inputs: Pick<ServiceInputs, 'config' | 'log' | 'registry' | 'client' | 'blobs' | 'metrics' | 'stepKinds'>,
-  listening: { publicUrl: string; rateLimit?: RateLimit; temporalUiUrl?: string; codec?: PayloadCodec },
+  listening: { publicUrl: string; rateLimit?: RateLimit; temporalUiUrl?: string; codec?: PayloadCodec; workerHealth?: () => 'ok' | 'down' },
 ): GatewayDeps {
   const { signer, approvalLinks } = services.publicLinks(listening.publicUrl);
   // the Web UIs whose pages may call the codec endpoint: the configured ones and the embedded one
@@ -232,6 +232,7 @@ export function gatewayDeps(
     tasks: services.tasks, webhookSecrets: services.webhookSecrets, stepKinds: inputs.stepKinds, console: services.console,
     identityProviders: services.identityProviders,
     ...(listening.temporalUiUrl ? { temporalUiUrl: listening.temporalUiUrl } : {}),
+    ...(listening.workerHealth ? { workerHealth: listening.workerHealth } : {}),
     oauth: {
       ...services.oauth, resources: new OAuthResources(listening.publicUrl, inputs.config), signIn: adminTokenSignIn(inputs.registry),
     },

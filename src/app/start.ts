@@ -19,6 +19,8 @@ import { ensureRetentionSchedule } from '../retention/schedule';
 import type { Config } from '../config/config';
 import { dataKeys, signingKey } from '../crypto/data-dir';
 import { EncryptionCodec } from '../crypto/payload-codec';
+import { runDataConverter, WatchedCodec, WrongDataKeyError } from '../crypto/run-data-converter';
+import { checkOpenRunKeys } from '../runs/open-run-keys';
 import { createApp, routesOf, type RouteInfo } from '../http/app';
 import { SharedRateLimit } from '../http/rate-limit/shared';
 import type { Logger } from '../observability/logger';
@@ -48,6 +50,11 @@ export interface StartOptions {
   serverKinds?: readonly ServerKind[];
   /** activity step kinds besides the built-ins (activities/steps/; tests register a tiny one): the gateway accepts them in definitions, the worker runs them */
   stepKinds?: readonly StepKind[];
+  /**
+   * told when the worker stopped polling because its data key ring cannot open a run it was handed
+   * (src/crypto/run-data-converter.ts); `npm start` exits non-zero then
+   */
+  onWorkerFault?: (error: WrongDataKeyError) => void;
   /** MCP task kinds besides the built-ins (tests register a tiny one) */
   taskKinds?: readonly TaskKindRegistration[];
   /** where organizations' own tool servers come from, besides the registry (tests: conformance profile, scoping) */
@@ -81,6 +88,8 @@ export interface Flowgate {
   metricsUrl?: string;
   /** every method and path the gateway serves (none for a worker-only process) */
   routes: RouteInfo[];
+  /** why this process's worker stopped polling on its own (its data keys), if it did */
+  workerFault(): WrongDataKeyError | undefined;
   /** starts a worker if none runs (tests restart workers with this and stopWorker) */
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
@@ -108,7 +117,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     // Run data is sealed before it reaches Temporal: every client and worker below carries this codec.
     const { enabled: encrypt, keys: configuredKeys } = config.dataEncryption;
     const codec = new EncryptionCodec({ keys: await dataKeys(config.dataDir, { configured: configuredKeys, create: encrypt }), encrypt });
-    const dataConverter: DataConverter = { payloadCodecs: [codec] };
+    const dataConverter = runDataConverter(codec);
     let devServer: DevServer | undefined;
     let address = config.temporal.address;
     // The embedded Web UI decodes through this gateway's codec endpoint. Its address must be known
@@ -138,6 +147,9 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const client = await connectClient(temporal, { tracing: tracing !== undefined, dataConverter });
     cleanups.push(() => client.connection.close());
     await ensureSearchAttributes(client, temporal.namespace);
+    // A process whose data keys cannot open the open runs of its task queue refuses to start
+    // (naming the key) rather than stall those runs.
+    await checkOpenRunKeys(client, codec, temporal.taskQueue, log);
 
     const blobs = openBlobStore(config);
     cleanups.push(async () => blobs.close?.());
@@ -153,6 +165,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
 
     let workerConnection: NativeConnection | undefined;
     let running: { worker: Worker; done: Promise<void> } | undefined;
+    let workerFault: WrongDataKeyError | undefined;
     const startWorker = async (): Promise<void> => {
       if (running) return;
       if (!workerConnection) {
@@ -160,15 +173,27 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
         // runs whose caller waits start eagerly: this worker takes their first task from the start's answer
         runs.startEagerlyThrough(eagerStartClient(workerConnection, temporal.namespace, { tracing: tracing !== undefined, dataConverter }));
       }
+      workerFault = undefined;
+      const self: { worker?: Worker } = {};
+      // A payload this worker's keys cannot open: it stops polling, so that a worker with the key
+      // takes the run's tasks instead of this one failing them for as long as it runs.
+      const watched = new WatchedCodec(codec, (keyId, missing, runId) => {
+        workerFault = new WrongDataKeyError(keyId, { runId, missing, ring: codec.ringText(), taskQueue: temporal.taskQueue, role: 'worker' });
+        log.error('the worker stops polling: its data keys cannot open a run it was handed', { error: workerFault.message, keyId, runId });
+        if (self.worker?.getState() === 'RUNNING') self.worker.shutdown();
+        options.onWorkerFault?.(workerFault);
+      });
       const worker = await createWorker({
         connection: workerConnection, namespace: temporal.namespace, taskQueue: temporal.taskQueue,
         maxCachedWorkflows: config.temporal.maxCachedWorkflows,
         deps: services.activities,
-        metrics, tracing, dataConverter,
+        metrics, tracing, dataConverter: { ...dataConverter, payloadCodecs: [watched] },
       });
+      self.worker = worker;
       const done = worker.run().catch((err: unknown) => log.error('worker stopped with an error', { error: err }));
       running = { worker, done };
     };
+    const workerHealth = (): 'ok' | 'down' => (workerFault ? 'down' : 'ok');
     const stopWorker = async (): Promise<void> => {
       if (!running) return;
       const { worker, done } = running;
@@ -188,7 +213,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       cleanups.push(() => listener.close());
       metricsUrl = listener.url;
     }
-    const base = { tools, schedules, audit, metrics, metricsUrl, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, codec, dataConverter, ...(devServer?.uiUrl && codecEndpoint ? { codecEndpoint } : {}), newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, stop: stopAll, routes: [] as RouteInfo[] };
+    const base = { tools, schedules, audit, metrics, metricsUrl, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, codec, dataConverter, ...(devServer?.uiUrl && codecEndpoint ? { codecEndpoint } : {}), newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, workerFault: () => workerFault, stop: stopAll, routes: [] as RouteInfo[] };
     if (config.role === 'worker') return base;
 
     // Slow clients are cut at the bounds (src/net/inbound-limits.ts). requestTimeout bounds
@@ -217,7 +242,8 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       const opened = rateLimit;
       cleanups.push(() => opened.close());
     }
-    const app = createApp(gatewayDeps(services, { config, log, registry, client, blobs, metrics, stepKinds: options.stepKinds }, { publicUrl, rateLimit, codec, ...(devServer?.uiUrl ? { temporalUiUrl: devServer.uiUrl } : {}) }));
+    const app = createApp(gatewayDeps(services, { config, log, registry, client, blobs, metrics, stepKinds: options.stepKinds }, { publicUrl, rateLimit, codec, ...(devServer?.uiUrl ? { temporalUiUrl: devServer.uiUrl } : {}),
+      ...(options.worker ?? config.role !== 'gateway' ? { workerHealth } : {}) }));
     // Temporal schedules follow the registry's; a gateway brings them in line at start and then
     // every FLOWGATE_SCHEDULE_RECONCILE_SECONDS (repairing what a crash between the two left).
     const reconciler = new ScheduleReconciler(schedules, config.scheduleReconcileSeconds, log);

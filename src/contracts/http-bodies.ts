@@ -165,6 +165,7 @@ export const RuntimeTokenSchema = z.looseObject({
 
 export const HealthSchema = z.looseObject({
   status: z.enum(['ok', 'down']), temporal: z.enum(['ok', 'down']), registry: z.enum(['ok', 'down']),
+  worker: z.literal('down').optional().meta({ description: 'present when the worker of this process stopped polling because its data keys cannot open a run it was handed' }),
 }).meta({ id: 'Health' });
 
 // ---- management API

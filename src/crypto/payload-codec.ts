@@ -23,7 +23,16 @@ const ProtoPayload = temporal.api.common.v1.Payload;
 
 export { DATA_KEY_BYTES, type DataKey };
 
-export class DataDecryptionError extends Error {}
+/**
+ * A payload that does not open. `keyId` names the data key it was sealed with when that is what
+ * failed: the ring has no key of that ID (`missing`), or its key of that ID is another key.
+ */
+export class DataDecryptionError extends Error {
+  constructor(message: string, readonly keyId?: string, readonly missing = false) {
+    super(message);
+    this.name = 'DataDecryptionError';
+  }
+}
 
 export interface DataCodecOptions {
   /** newest first: the first one seals */
@@ -67,6 +76,12 @@ export class EncryptionCodec implements PayloadCodec {
     return [...this.#keys.keys()];
   }
 
+  /** The ring's key IDs for a message: `it has "a", "b"` (never the keys). */
+  ringText(): string {
+    const known = this.keyIds;
+    return known.length === 0 ? 'it has none' : `it has ${known.map((k) => `"${k}"`).join(', ')}`;
+  }
+
   async encode(payloads: Payload[]): Promise<Payload[]> {
     const current = this.#current;
     if (!current) return payloads;
@@ -103,9 +118,8 @@ export class EncryptionCodec implements PayloadCodec {
     if (id === undefined) throw new DataDecryptionError('an encrypted payload names no key (no encryption-key-id)');
     const key = this.#keys.get(id);
     if (!key) {
-      const known = this.keyIds;
       throw new DataDecryptionError(`a payload is encrypted with data key "${id}", which this process does not have `
-        + `(${known.length === 0 ? 'it has none' : `it has ${known.map((k) => `"${k}"`).join(', ')}`}): add that key to FLOWGATE_DATA_KEYS after the newest one`);
+        + `(${this.ringText()}): add that key to FLOWGATE_DATA_KEYS after the newest one`, id, true);
     }
     const raw = Buffer.from(payload.data ?? new Uint8Array());
     if (raw.length < IV_BYTES + TAG_BYTES) throw new DataDecryptionError(`an encrypted payload (key "${id}") is too short to be one`);
@@ -116,7 +130,7 @@ export class EncryptionCodec implements PayloadCodec {
     try {
       plain = Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)), decipher.final()]);
     } catch {
-      throw new DataDecryptionError(`an encrypted payload does not open with data key "${id}" (altered, or another key under the same id)`);
+      throw new DataDecryptionError(`an encrypted payload does not open with data key "${id}" (altered, or another key under the same id)`, id);
     }
     const decoded = ProtoPayload.decode(plain);
     return { metadata: { ...decoded.metadata }, data: decoded.data };

@@ -4,6 +4,7 @@
  * change, so they are kept (bounded).
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 import { temporal } from '@temporalio/proto';
 import { LruCache } from '../common/lru-cache';
 import { CallbackState, type CallbackStatus } from '../common/run-types';
@@ -42,10 +43,14 @@ export class CallbackStatusReader {
     const attempt = pending?.attempt ?? 1;
     // STARTED: the attempt is under way and counts; SCHEDULED after a failure: waiting to retry.
     const inFlight = pending?.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+    // describe's raw answer is not decoded: the failure's message is sealed in its encoded
+    // attributes (src/common/failure-converter.ts), which the client's converter opens
+    const lastError = await decodeOptionalFailureToOptionalError(this.client.workflow.options.loadedDataConverter, pending?.lastFailure)
+      .then((error) => error?.message, (err: unknown) => `(the last error cannot be read: ${err instanceof Error ? err.message : String(err)})`);
     return {
       state: CallbackState.DELIVERING,
       attempts: inFlight ? attempt : attempt - 1,
-      ...(pending?.lastFailure?.message ? { lastError: pending.lastFailure.message } : {}),
+      ...(lastError ? { lastError } : {}),
     };
   }
 }

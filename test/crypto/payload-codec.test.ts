@@ -9,6 +9,7 @@ import { formatDataKeys, parseDataKeys } from '../../src/config/key-text';
 import { createCodecSessions } from '../../src/crypto/codec-sessions';
 import { dataKeys } from '../../src/crypto/data-dir';
 import { DataDecryptionError, ENCRYPTED_ENCODING, EncryptionCodec, KEY_ID_METADATA, type DataKey } from '../../src/crypto/payload-codec';
+import { WatchedCodec, WrongDataKeyError } from '../../src/crypto/run-data-converter';
 
 const key = (id: string): DataKey => ({ id, key: randomBytes(32) });
 const text = (bytes: Uint8Array | null | undefined): string => Buffer.from(bytes ?? []).toString('utf8');
@@ -167,5 +168,41 @@ describe('the run-data codec in logs', () => {
     const codec = new EncryptionCodec({ keys: [secret], encrypt: true });
     const text = `${JSON.stringify({ dataConverter: { payloadCodecs: [codec] } })} ${String(codec)}`;
     assert.ok(!text.includes(JSON.stringify([...secret.key])) && !text.includes(secret.key.toString('base64')) && !text.includes('"data":['), text);
+  });
+});
+
+describe('a worker\'s watched codec', () => {
+  const plain = defaultPayloadConverter.toPayload({ note: MARKER });
+
+  it('tells once, naming the key and the run, when a payload is sealed under a key the ring lacks or does not open, and still fails the decoding', async () => {
+    const told: [string, boolean, string | undefined][] = [];
+    const mine = key('mine');
+    const watched = new WatchedCodec(new EncryptionCodec({ keys: [mine], encrypt: true }), (...args) => told.push(args));
+    const [own] = await watched.encode([plain]);
+    assert.deepEqual(norm((await watched.decode([own!]))[0]), norm(plain));
+    assert.deepEqual((await watched.decode([plain]))[0], plain, 'payloads in clear pass');
+    assert.deepEqual(told, []);
+
+    const [foreign] = await new EncryptionCodec({ keys: [key('theirs')], encrypt: true }).encode([plain]);
+    await assert.rejects(watched.decode([foreign!], { type: 'workflow', namespace: 'default', workflowId: 'run_1' }), /data key "theirs", which this process does not have/);
+    await assert.rejects(watched.decode([foreign!]), DataDecryptionError);
+    assert.deepEqual(told, [['theirs', true, 'run_1']], 'told once');
+
+    const sameId: [string, boolean, string | undefined][] = [];
+    const [underMine] = await new EncryptionCodec({ keys: [{ id: 'mine', key: randomBytes(32) }], encrypt: true }).encode([plain]);
+    await assert.rejects(new WatchedCodec(new EncryptionCodec({ keys: [mine], encrypt: true }), (...args) => sameId.push(args)).decode([underMine!]), /does not open with data key "mine"/);
+    assert.deepEqual(sameId, [['mine', false, undefined]], 'another key under the same ID');
+  });
+
+  it('is not told of a payload that is not a sealed one at all (no key named)', async () => {
+    const told: string[] = [];
+    const watched = new WatchedCodec(new EncryptionCodec({ keys: [key('mine')], encrypt: true }), (keyId) => told.push(keyId));
+    await assert.rejects(watched.decode([{ metadata: { encoding: Buffer.from(ENCRYPTED_ENCODING) }, data: Buffer.from('x') }]), /names no key/);
+    assert.deepEqual(told, []);
+  });
+
+  it('names the key, the run and the ring\'s key IDs (never a key) in the error a process stops with', () => {
+    const error = new WrongDataKeyError('2026-11', { runId: 'run_9', missing: true, ring: new EncryptionCodec({ keys: [key('2027-05')], encrypt: true }).ringText(), taskQueue: 'flowgate', role: 'worker' });
+    assert.match(error.message, /^run run_9 of task queue "flowgate" is sealed with data key "2026-11", which this worker does not have \(it has "2027-05"\): every gateway and worker needs the same FLOWGATE_DATA_KEYS/);
   });
 });

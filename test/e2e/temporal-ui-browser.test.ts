@@ -1,9 +1,9 @@
 /**
  * The Temporal Web UI of flowgate's embedded dev server, in a real browser (Debian's Chromium
  * through playwright-core): a run paused on an approval reads as flowgate's workflow, its steps by
- * name, and why it waits; a run's input and result, encrypted in Temporal, show decrypted. Both need
- * the operator signed in to flowgate's codec endpoint (`/codec/sign-in`), which the UI calls with
- * "include cross-origin credentials" on. FLOWGATE_SCREENSHOT=<file> keeps a screenshot of the run's
+ * name, and why it waits; a run's input and result, and a failed run's message, encrypted in
+ * Temporal, show decrypted. Both need the operator signed in to flowgate's codec endpoint
+ * (`/codec/sign-in`), which the UI calls with "include cross-origin credentials" on. FLOWGATE_SCREENSHOT=<file> keeps a screenshot of the run's
  * page (docs/images/temporal-ui-paused-run.png was made so).
  */
 import assert from 'node:assert/strict';
@@ -135,6 +135,22 @@ describe('a paused run in the Temporal Web UI, in a browser', () => {
     await decoded;
     await untilText(page, new RegExp(marker));
     await untilText(page, new RegExp(reversed));
+    await page.close();
+  });
+
+  it('shows a failed run\'s message, sealed in Temporal, decrypted through the codec endpoint', async function () {
+    this.timeout(180_000);
+    const marker = `uifail${Date.now().toString(36)}`;
+    const p = await publishWorkflow(fg, { name: 'Failing in the UI', steps: [{ name: 'Refuse', type: 'code', source: 'throw new Error("refused " + inputs.secret)' }] });
+    const runId = (await trigger(fg, p, { secret: marker })).headers.get('X-Pf-Run-Id') ?? '';
+    assert.equal((await pollStatus(fg, p, runId)).status, 'FAILED');
+    const failed = (await fg.client.workflow.getHandle(runId).fetchHistory()).events?.find((e) => e.workflowExecutionFailedEventAttributes);
+    assert.equal(failed?.workflowExecutionFailedEventAttributes?.failure?.message, 'Encoded failure', 'Temporal holds the message sealed');
+
+    const page = await signedInPage();
+    await page.goto(`${fg.temporalUiUrl}/namespaces/default/workflows/${runId}`);
+    // the failure's own message: the step's error also shows in the failure's details and the step's result (payloads)
+    await untilText(page, new RegExp(`step 1 \\(Refuse\\) failed: Error: refused ${marker}`));
     await page.close();
   });
 });

@@ -145,6 +145,8 @@ describe('workflows as MCP tools, and MCP Tasks on Temporal', function () {
       assert.equal(failed.status, 'failed');
       const result = await client.experimental.tasks.getTaskResult(created.taskId, CallToolResultSchema);
       assert.equal(result.isError, true);
+      // the run's failure message, sealed in Temporal (docs/operations.md, "Failures"), read in clear
+      assert.match(JSON.stringify(result.content), /step 1 \(Boom\) failed: Error: kaput/);
     } finally {
       await client.close();
     }

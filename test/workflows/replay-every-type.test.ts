@@ -5,9 +5,10 @@
  * history (test/fast/workflow-types.test.ts records one with FLOWGATE_RECORD_HISTORIES_DIR).
  *
  * They replay as a worker runs them: with the run-data codec (src/crypto/payload-codec.ts). The
- * histories recorded before the codec hold payloads in clear, which it passes through; the one in
- * histories/sealed/ was recorded with the codec on (test/temporal/run-data-encryption.test.ts) and
- * opens with the fixture key ring.
+ * histories recorded before the codec hold payloads (and failures' messages) in clear, which it
+ * passes through; those in histories/sealed/ were recorded with the codec on
+ * (test/temporal/run-data-encryption.test.ts; test/temporal/sealed-failures.test.ts, a failed run
+ * whose failure's message is sealed too) and open with the fixture key ring.
  */
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';

@@ -26,10 +26,12 @@ export function healthRoutes(deps: GatewayDeps): GatewayRouter {
       check(() => deps.temporal.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () => deps.temporal.workflowService.getSystemInfo({}))),
       check(() => deps.registry.ping()),
     ]);
-    const ok = temporal === 'ok' && registry === 'ok';
+    // the in-process worker, when there is one: named (down) once it stopped polling on its own (its data keys)
+    const worker = deps.workerHealth?.();
+    const ok = temporal === 'ok' && registry === 'ok' && worker !== 'down';
     ctx.status = ok ? 200 : 503;
     if (!ok) ctx.set('Retry-After', RETRY_AFTER_SECONDS);
-    ctx.body = { status: ok ? 'ok' : 'down', temporal, registry };
+    ctx.body = { status: ok ? 'ok' : 'down', temporal, registry, ...(worker === 'down' ? { worker } : {}) };
   });
   return router;
 }
