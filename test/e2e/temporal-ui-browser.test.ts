@@ -8,8 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
-import { freePort } from '../../temporal/dev-server';
-import { temporalCliPath } from '../setup/root-hooks';
+import { freePort } from '../../temporal/ports';
+import { freeTemporalFrontendPort, temporalBinaries } from '../setup/root-hooks';
 import { launchChromium } from '../support/chromium';
 import { pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 
@@ -44,8 +44,8 @@ describe('a paused run in the Temporal Web UI, in a browser', () => {
     // No TEMPORAL_ADDRESS: flowgate starts its own dev server, with the Web UI on a port of its own.
     // The gateway's port is fixed before the start: the dev server's UI is given its codec endpoint before the gateway listens.
     fg = await startTestFlowgate({
-      TEMPORAL_ADDRESS: undefined as unknown as string, TEMPORAL_CLI_PATH: temporalCliPath(), PORT: String(await freePort()),
-      TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_UI_PORT: String(await freePort()),
+      TEMPORAL_ADDRESS: undefined as unknown as string, TEMPORAL_SERVER_PATH: temporalBinaries().binaries.server, TEMPORAL_UI_SERVER_PATH: temporalBinaries().uiServer,
+      PORT: String(await freePort()), TEMPORAL_DEV_PORT: String(await freeTemporalFrontendPort()), TEMPORAL_UI_PORT: String(await freePort()),
     });
   });
   after(async () => {
