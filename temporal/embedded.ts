@@ -257,7 +257,7 @@ async function preparePersistence(options: EmbeddedOptions, notice: (message: st
   if (upgraded.created.length > 0 || upgraded.visibilityRows !== undefined) {
     notice(`upgraded ${persistence.file} to this Temporal's schema: ${[
       ...(upgraded.created.length > 0 ? [`created ${upgraded.created.join(', ')}`] : []),
-      ...(upgraded.visibilityRows !== undefined ? [`rebuilt the visibility table (${upgraded.visibilityRows} runs)`] : []),
+      ...(upgraded.visibilityRows !== undefined ? [`rebuilt the visibility table (${upgraded.visibilityRows} workflow executions)`] : []),
     ].join('; ')}`);
   }
 }
