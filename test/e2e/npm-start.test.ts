@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freeTemporalFrontendPort, temporalBinaries } from '../setup/root-hooks';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { freeTemporalFrontendPort, temporalBinaries, temporalCliPath } from '../setup/root-hooks';
 import { freePort, portIsFree } from '../../temporal/ports';
 import { startMain } from '../support/processes';
 import { temporalCliAddress } from '../../temporal/cli-address';
@@ -28,6 +30,12 @@ describe('flowgate main process (npm start)', () => {
       assert.ok(token, child.output());
       assert.equal(statSync(token[1] ?? '').mode & 0o777, 0o600);
       assert.equal(statSync(path.join(dataDir, 'temporal.sqlite')).isFile(), true);
+
+      // the embedded default is a current Temporal (Standalone Activities need 1.31) on SQLite
+      const described = JSON.parse((await promisify(execFile)(temporalCliPath(), ['operator', 'cluster', 'describe', '--address', `127.0.0.1:${devPort}`, '-o', 'json'])).stdout) as { serverVersion: string; persistenceStore: string };
+      const [major = 0, minor = 0] = described.serverVersion.split('.').map(Number);
+      assert.ok(major > 1 || (major === 1 && minor >= 31), described.serverVersion);
+      assert.equal(described.persistenceStore, 'sqlite');
 
       const health = await fetch(`http://127.0.0.1:${port}/healthz`);
       assert.deepEqual(await health.json(), { status: 'ok', temporal: 'ok', registry: 'ok' });
