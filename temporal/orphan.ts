@@ -1,10 +1,11 @@
 /**
- * A dev server left running on a database by an earlier start whose flowgate and guardian both
- * died (temporal/guardian.ts): found through the database's pid file and stopped before a new
- * server starts on the same file and ports. A process is stopped only when /proc shows it is
- * `temporal server start-dev --db-filename <this file>` and no live flowgate owns it; anything
- * else named by a stale pid file is left alone. Without /proc (macOS) nothing is reclaimed: the
- * port check then names the port that is taken, as before.
+ * An embedded Temporal process (the server, or its Web UI server) left running by an earlier start
+ * whose flowgate and guardian both died (temporal/guardian.ts): found through its pid file and
+ * stopped before a new one starts on the same database and ports. A process is stopped only when
+ * /proc shows it runs with this start's configuration (`--config-file <file>` for the server,
+ * `--root <dir>` for the Web UI server) and no live flowgate owns it; anything else named by a
+ * stale pid file is left alone. Without /proc (macOS) nothing is reclaimed: the port check then
+ * names the port that is taken.
  */
 import { promises as fs } from 'node:fs';
 import type { PidFile } from './guardian';
@@ -31,10 +32,12 @@ export async function processInfo(pid: number): Promise<ProcessInfo | undefined>
   }
 }
 
-/** Whether `argv` is a Temporal dev server keeping its state in `dbFile`. */
-export function isDevServerOf(argv: readonly string[], dbFile: string): boolean {
-  const at = argv.indexOf('--db-filename');
-  return argv.includes('start-dev') && at >= 0 && argv[at + 1] === dbFile;
+/** Whether `argv` is an embedded Temporal process started with `configFile` (the server's `--config-file`, the Web UI server's `--root`). */
+export function isEmbeddedProcessOf(argv: readonly string[], configFile: string): boolean {
+  return ['--config-file', '--root'].some((flag) => {
+    const at = argv.indexOf(flag);
+    return at >= 0 && argv[at + 1] === configFile;
+  });
 }
 
 async function readPidFile(file: string): Promise<PidFile | undefined> {
@@ -82,17 +85,18 @@ async function waitGone(pid: number, timeoutMs: number): Promise<boolean> {
 
 export interface ReclaimOptions {
   pidFile: string;
-  dbFile: string;
+  /** the configuration the process was started with (isEmbeddedProcessOf) */
+  configFile: string;
   /** how long the orphan may take to stop on SIGTERM before it is killed */
   graceMs: number;
   notice?: (message: string) => void;
 }
 
 /**
- * Stops the orphaned dev server of `dbFile`, if one runs; throws when a live flowgate's server runs
- * on it (a second start on the same data dir), or when the orphan cannot be stopped.
+ * Stops the orphaned process started with `configFile`, if one runs; throws when a live flowgate's
+ * runs with it (a second start on the same data dir), or when the orphan cannot be stopped.
  */
-export async function reclaimOrphan({ pidFile, dbFile, graceMs, notice }: ReclaimOptions): Promise<void> {
+export async function reclaimOrphan({ pidFile, configFile, graceMs, notice }: ReclaimOptions): Promise<void> {
   if (!(await processInfo(process.pid))) return; // no /proc: nothing can be verified, so nothing is touched
   const recorded = await readPidFile(pidFile);
   if (!recorded) {
@@ -106,7 +110,7 @@ export async function reclaimOrphan({ pidFile, dbFile, graceMs, notice }: Reclai
     await fs.rm(pidFile, { force: true });
     return;
   }
-  if (!server || !isDevServerOf(server.argv, dbFile)) {
+  if (!server || !isEmbeddedProcessOf(server.argv, configFile)) {
     await fs.rm(pidFile, { force: true }); // stale: the server is gone and the pid may be another's now
     return;
   }
@@ -114,9 +118,9 @@ export async function reclaimOrphan({ pidFile, dbFile, graceMs, notice }: Reclai
   // started it (a guardian whose flowgate died is reparented, and is already stopping the server).
   const guardian = server.ppid === recorded.guardian ? await processInfo(recorded.guardian) : undefined;
   if (guardian && guardian.ppid === recorded.owner) {
-    throw new Error(`the Temporal dev server on ${dbFile} (pid ${server.pid}) belongs to a flowgate that is running (pid ${recorded.owner}): stop that one first, or give this one another FLOWGATE_DATA_DIR`);
+    throw new Error(`the embedded Temporal process of ${configFile} (pid ${server.pid}) belongs to a flowgate that is running (pid ${recorded.owner}): stop that one first, or give this one another FLOWGATE_DATA_DIR`);
   }
-  notice?.(`stopping the Temporal dev server (pid ${server.pid}) an earlier start left running on ${dbFile}`);
+  notice?.(`stopping the embedded Temporal process (pid ${server.pid}) an earlier start left running with ${configFile}`);
   try {
     process.kill(server.pid, 'SIGTERM');
     if (!(await waitGone(server.pid, graceMs))) {
@@ -125,7 +129,7 @@ export async function reclaimOrphan({ pidFile, dbFile, graceMs, notice }: Reclai
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ESRCH') {
-      throw new Error(`the Temporal dev server an earlier start left running on ${dbFile} (pid ${server.pid}) could not be stopped: ${(err as Error).message}`, { cause: err });
+      throw new Error(`the embedded Temporal process an earlier start left running with ${configFile} (pid ${server.pid}) could not be stopped: ${(err as Error).message}`, { cause: err });
     }
   }
   await fs.rm(pidFile, { force: true });

@@ -86,12 +86,15 @@ describe('platform', () => {
     }
   });
 
-  it('installs one SQLite driver (node:sqlite, built in), one zod major, one @temporalio version and OpenTelemetry of one major', () => {
+  it('installs one SQLite driver (node:sqlite, built in), one zod major, one copy of each @temporalio package at the SDK version and OpenTelemetry of one major', () => {
     const packages = installed();
     for (const name of ['better-sqlite3', 'sqlite3', 'better-sqlite3-v13']) assert.equal(packages.get(name), undefined, `${name} is installed`);
     assert.deepEqual([...new Set(packages.get('zod')?.map(major))], [4]);
-    const temporal = [...packages].filter(([name]) => name.startsWith('@temporalio/')).flatMap(([, versions]) => versions);
-    assert.deepEqual([...new Set(temporal)], ['1.23.0']);
+    // the OpenTelemetry v2 interceptors exist only at 1.23.0; every other package is the SDK's 1.24.0, one copy each (docs/dependencies.md)
+    const temporal = [...packages].filter(([name]) => name.startsWith('@temporalio/') && name !== '@temporalio/interceptors-opentelemetry-v2');
+    assert.deepEqual([...new Set(temporal.flatMap(([, versions]) => versions))], ['1.24.0']);
+    for (const [name, versions] of temporal) assert.equal(versions.length, 1, `one copy of ${name}`);
+    assert.deepEqual(packages.get('@temporalio/interceptors-opentelemetry-v2'), ['1.23.0']);
     // the stable OpenTelemetry packages: not the API (its 1.x is SDK 2's), the semantic conventions
     // (versioned apart) or the 0.x experimental ones (the OTLP exporter's 0.223 goes with SDK 2.12)
     const versioned = new Set(['@opentelemetry/api', '@opentelemetry/semantic-conventions']);

@@ -1,6 +1,7 @@
 /**
- * Starts every part of flowgate in one process: Temporal (embedded dev server unless an address
- * is configured), the registry, the worker and the gateway; and stops them in reverse order.
+ * Starts every part of flowgate in one process: Temporal (the embedded one, temporal/embedded.ts,
+ * unless an address is configured), the registry, the worker and the gateway; and stops them in
+ * reverse order.
  */
 import { promises as fs } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -8,9 +9,10 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import { ensureTemporalCli } from '../../temporal/cli';
 import { connectClient, connectWorker, eagerStartClient, ensureSearchAttributes } from '../../temporal/client';
-import { startDevServer, type DevServer } from '../../temporal/dev-server';
+import { startEmbeddedTemporal, type EmbeddedTemporal } from '../../temporal/embedded';
+import { postgresTarget } from '../../temporal/postgres-schema';
+import { ensureTemporalServer, ensureTemporalUiServer } from '../../temporal/server-binaries';
 import { installRuntimeLogger } from '../../temporal/runtime';
 import { createWorker } from '../../temporal/worker';
 import type { StepKind } from '../../activities/steps';
@@ -44,7 +46,7 @@ const REQUEST_RECEIVE_TIMEOUT_MS = 15 * 60_000;
 export interface StartOptions {
   /** default: per config.role; false runs a gateway without a worker (runs then stay PENDING) */
   worker?: boolean;
-  /** progress lines for a person (the Temporal CLI build, say) */
+  /** progress lines for a person (the Temporal server's build, say) */
   progress?: (message: string) => void;
   /** tool server kinds besides the built-ins (tests register a tiny one) */
   serverKinds?: readonly ServerKind[];
@@ -74,7 +76,9 @@ export interface Flowgate {
   /** the run-data codec every client and worker of this instance uses (tests replay with dataConverter) */
   codec: EncryptionCodec;
   dataConverter: DataConverter;
-  /** the codec endpoint the embedded dev server's Web UI calls, when it has one */
+  /** the embedded Temporal, when this instance started one */
+  embeddedTemporal?: EmbeddedTemporal;
+  /** the codec endpoint the embedded Temporal's Web UI calls, when it has one */
   codecEndpoint?: string;
   /** the in-process tool dispatcher */
   tools: ToolDispatcher;
@@ -118,23 +122,29 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     const { enabled: encrypt, keys: configuredKeys } = config.dataEncryption;
     const codec = new EncryptionCodec({ keys: await dataKeys(config.dataDir, { configured: configuredKeys, create: encrypt }), encrypt });
     const dataConverter = runDataConverter(codec);
-    let devServer: DevServer | undefined;
+    let embeddedTemporal: EmbeddedTemporal | undefined;
     let address = config.temporal.address;
     // The embedded Web UI decodes through this gateway's codec endpoint. Its address must be known
-    // before the dev server starts, which is before the gateway listens: it is the public URL, or
+    // before Temporal starts, which is before the gateway listens: it is the public URL, or
     // HOST:PORT; with PORT=0 (a port picked at listen time) the UI gets none.
     // (a wildcard HOST is reached on loopback).
     const codecHost = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
     const codecEndpoint = config.role === 'all' && (config.publicUrl !== undefined || config.port !== 0)
       ? `${config.publicUrl ?? `http://${codecHost.includes(':') ? `[${codecHost}]` : codecHost}:${config.port}`}/codec` : undefined;
     if (!address) {
-      const cliPath = await ensureTemporalCli(config.temporal, options.progress);
-      devServer = await startDevServer({
-        cliPath, port: config.temporal.devPort, uiPort: config.temporal.uiPort, namespace: config.temporal.namespace, uiCodecEndpoint: codecEndpoint,
-        dbFile: path.join(config.dataDir, 'temporal.sqlite'), notice: (message) => log.warn(message),
+      const binaries = await ensureTemporalServer(config.temporal, options.progress);
+      const uiServer = await ensureTemporalUiServer(config.temporal, options.progress);
+      const embedded = await startEmbeddedTemporal({
+        binaries, uiServer, port: config.temporal.devPort, uiPort: config.temporal.uiPort, namespace: config.temporal.namespace, uiCodecEndpoint: codecEndpoint,
+        persistence: config.temporal.embedded === 'postgres'
+          ? { kind: 'postgres', target: postgresTarget(config.temporal.embeddedDatabaseUrl), stateDir: config.dataDir }
+          : { kind: 'sqlite', file: path.join(config.dataDir, 'temporal.sqlite') },
+        ...(config.temporal.historyShards === undefined ? {} : { historyShards: config.temporal.historyShards }),
+        notice: (message) => log.warn(message),
       });
-      cleanups.push(() => devServer!.stop());
-      address = devServer.address;
+      embeddedTemporal = embedded;
+      cleanups.push(() => embedded.stop());
+      address = embedded.address;
     }
     const temporal = { ...config.temporal, address };
 
@@ -213,7 +223,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       cleanups.push(() => listener.close());
       metricsUrl = listener.url;
     }
-    const base = { tools, schedules, audit, metrics, metricsUrl, temporalAddress: address, temporalUiUrl: devServer?.uiUrl, codec, dataConverter, ...(devServer?.uiUrl && codecEndpoint ? { codecEndpoint } : {}), newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, workerFault: () => workerFault, stop: stopAll, routes: [] as RouteInfo[] };
+    const base = { tools, schedules, audit, metrics, metricsUrl, temporalAddress: address, temporalUiUrl: embeddedTemporal?.uiUrl, ...(embeddedTemporal ? { embeddedTemporal } : {}), codec, dataConverter, ...(embeddedTemporal?.uiUrl && codecEndpoint ? { codecEndpoint } : {}), newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, workerFault: () => workerFault, stop: stopAll, routes: [] as RouteInfo[] };
     if (config.role === 'worker') return base;
 
     // Slow clients are cut at the bounds (src/net/inbound-limits.ts). requestTimeout bounds
@@ -242,7 +252,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       const opened = rateLimit;
       cleanups.push(() => opened.close());
     }
-    const app = createApp(gatewayDeps(services, { config, log, registry, client, blobs, metrics, stepKinds: options.stepKinds }, { publicUrl, rateLimit, codec, ...(devServer?.uiUrl ? { temporalUiUrl: devServer.uiUrl } : {}),
+    const app = createApp(gatewayDeps(services, { config, log, registry, client, blobs, metrics, stepKinds: options.stepKinds }, { publicUrl, rateLimit, codec, ...(embeddedTemporal?.uiUrl ? { temporalUiUrl: embeddedTemporal.uiUrl } : {}),
       ...(options.worker ?? config.role !== 'gateway' ? { workerHealth } : {}) }));
     // Temporal schedules follow the registry's; a gateway brings them in line at start and then
     // every FLOWGATE_SCHEDULE_RECONCILE_SECONDS (repairing what a crash between the two left).

@@ -51,6 +51,12 @@ export const EnvSchema = z.object({
   TEMPORAL_DEV_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+  TEMPORAL_SERVER_PATH: z.string().min(1).optional(),
+  TEMPORAL_UI_SERVER_PATH: z.string().min(1).optional(),
+  FLOWGATE_EMBEDDED_TEMPORAL: z.enum(['dev', 'postgres'], 'must be "dev" (SQLite in the data dir) or "postgres"').default('dev'),
+  FLOWGATE_TEMPORAL_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').default('postgres://postgres@127.0.0.1:5432/flowgate_temporal'),
+  // fixed at a database's first start; Temporal refuses another count later
+  FLOWGATE_TEMPORAL_HISTORY_SHARDS: z.coerce.number().int().min(1).max(16_384).optional(),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
   FLOWGATE_REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').optional(),
   FLOWGATE_SYNC_WAIT_SECONDS: z.coerce.number().int().min(1).max(60, 'must be at most 60 (the contract\'s window)').default(60),
@@ -223,7 +229,7 @@ export interface Config {
   publicUrl?: string;
   adminToken?: string;
   temporal: {
-    /** undefined: start the embedded dev server */
+    /** undefined: start the embedded Temporal (temporal/embedded.ts) */
     address?: string;
     namespace: string;
     apiKey?: string;
@@ -240,7 +246,17 @@ export interface Config {
     devPort: number;
     uiPort: number;
     cliPath?: string;
-    /** where a built Temporal CLI is cached, outside any clone */
+    /** TEMPORAL_SERVER_PATH: a Temporal server binary (its SQL tool and schemas beside it) instead of the cached build */
+    serverPath?: string;
+    /** TEMPORAL_UI_SERVER_PATH: a Temporal Web UI server binary instead of the cached build */
+    uiServerPath?: string;
+    /** the embedded Temporal's shape when address is unset (temporal/embedded.ts) */
+    embedded: 'dev' | 'postgres';
+    /** the `postgres` shape's PostgreSQL (its database and `<database>_visibility`) */
+    embeddedDatabaseUrl: string;
+    /** the embedded Temporal's history shards (default 1 on SQLite, 4 on PostgreSQL) */
+    historyShards?: number;
+    /** where built Temporal binaries are cached, outside any clone */
     cacheDir: string;
     /** the PATH to search for a `temporal` binary */
     searchPath: string;
@@ -288,7 +304,7 @@ export interface Config {
    * false: payloads go in clear, sealed ones still open with the keys there are.
    */
   dataEncryption: { enabled: boolean; keys?: string };
-  /** origins of a Temporal Web UI allowed to call the codec endpoint (besides the embedded dev server's own UI) */
+  /** origins of a Temporal Web UI allowed to call the codec endpoint (besides the embedded Temporal's own Web UI) */
   temporalUiOrigins: string[];
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** how deep `trigger` steps may chain runs */
@@ -389,6 +405,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       devPort: e.TEMPORAL_DEV_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
       cliPath: e.TEMPORAL_CLI_PATH,
+      serverPath: e.TEMPORAL_SERVER_PATH === undefined ? undefined : path.resolve(e.TEMPORAL_SERVER_PATH),
+      uiServerPath: e.TEMPORAL_UI_SERVER_PATH === undefined ? undefined : path.resolve(e.TEMPORAL_UI_SERVER_PATH),
+      embedded: e.FLOWGATE_EMBEDDED_TEMPORAL,
+      embeddedDatabaseUrl: e.FLOWGATE_TEMPORAL_DATABASE_URL,
+      historyShards: e.FLOWGATE_TEMPORAL_HISTORY_SHARDS,
       cacheDir: path.resolve(e.FLOWGATE_CACHE_DIR ?? path.join(e.XDG_CACHE_HOME ?? path.join(e.HOME ?? os.tmpdir(), '.cache'), 'flowgate')),
       searchPath: e.PATH,
       maxCachedWorkflows: e.FLOWGATE_WORKER_CACHED_WORKFLOWS,
@@ -439,7 +460,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     throw new ConfigError('invalid configuration: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE: mTLS needs both the client certificate and its key');
   }
   if (config.role !== 'all' && !config.temporal.address) {
-    throw new ConfigError(`invalid configuration: FLOWGATE_ROLE: a ${config.role}-only process needs TEMPORAL_ADDRESS (the embedded dev server belongs to role "all")`);
+    throw new ConfigError(`invalid configuration: FLOWGATE_ROLE: a ${config.role}-only process needs TEMPORAL_ADDRESS (the embedded Temporal belongs to role "all")`);
   }
   return deepFreeze(config);
 }

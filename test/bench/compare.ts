@@ -41,8 +41,10 @@ import { startFlowgate } from '../../src/app/start';
 import type { ToolServer } from '../../src/tools';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 import { defineTool, toolServer } from '../../src/tools/define-tool';
-import { ensureTemporalCli } from '../../temporal/cli';
-import { freePort, startDevServer } from '../../temporal/dev-server';
+import { startEmbeddedTemporal } from '../../temporal/embedded';
+import { freeTemporalPort } from '../../temporal/ports';
+import { allPorts, internalPorts } from '../../temporal/server-config';
+import { ensureTemporalServer } from '../../temporal/server-binaries';
 import { RawHttpClient } from './raw-http';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -494,7 +496,10 @@ async function parent(): Promise<void> {
   console.log(`bench:compare  rounds=${ROUNDS} scale=${SCALE} paused=${PAUSED} http client=${HTTP_CLIENT}  cpus=${os.cpus().length} loadavg(1/5/15)=${load}  node ${process.version}`);
   const config = loadConfig({ ...process.env, FLOWGATE_DATA_DIR: os.tmpdir() });
   const dbDir = mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-temporal-'));
-  const dev = await startDevServer({ cliPath: await ensureTemporalCli(config.temporal), port: await freePort(), namespace: NAMESPACE, dbFile: path.join(dbDir, 'temporal.sqlite') });
+  const dev = await startEmbeddedTemporal({
+    binaries: await ensureTemporalServer(config.temporal), port: await freeTemporalPort((p) => allPorts(internalPorts(p))), namespace: NAMESPACE,
+    persistence: { kind: 'sqlite', file: path.join(dbDir, 'temporal.sqlite') },
+  });
   const children: ChildProcess[] = [];
   try {
     const fg = await forkChild('flowgate', dev.address);
@@ -502,7 +507,7 @@ async function parent(): Promise<void> {
     const raw = await forkChild('raw', dev.address);
     children.push(raw.child);
     const client = new Client({ connection: await Connection.connect({ address: dev.address }), namespace: NAMESPACE });
-    const cpuSources: CpuSources = { flowgate: fg.child, raw: raw.child, temporalPid: dev.pid };
+    const cpuSources: CpuSources = { flowgate: fg.child, raw: raw.child, temporalPid: dev.pid() };
 
     const admin = async <T>(method: string, pathname: string, body?: unknown): Promise<T> => {
       const res = await fetch(`${fg.url}${pathname}`, { method, headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });

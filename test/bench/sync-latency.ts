@@ -9,7 +9,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config/config';
 import { silentLogger } from '../../src/observability/logger';
 import { startFlowgate } from '../../src/app/start';
-import { freePort } from '../../temporal/dev-server';
+import { freePort } from '../../temporal/ports';
 import { reportLatency } from './latency-report';
 
 const SEQUENTIAL = Number(process.env.BENCH_CALLS ?? 200);

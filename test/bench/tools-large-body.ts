@@ -14,7 +14,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { loadConfig } from '../../src/config/config';
 import { silentLogger } from '../../src/observability/logger';
 import { startFlowgate } from '../../src/app/start';
-import { freePort } from '../../temporal/dev-server';
+import { freePort } from '../../temporal/ports';
 import { startFakeCodeAgent } from '../support/fake-codeagent';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 3);

@@ -14,7 +14,7 @@ import { startFlowgate } from '../../src/app/start';
 import { z } from 'zod';
 import type { ToolServer } from '../../src/tools';
 import { defineTool, toolServer } from '../../src/tools/define-tool';
-import { freePort } from '../../temporal/dev-server';
+import { freePort } from '../../temporal/ports';
 import { reportLatency } from './latency-report';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config/config';
 import { silentLogger } from '../../src/observability/logger';
 import { startFlowgate } from '../../src/app/start';
-import { freePort } from '../../temporal/dev-server';
+import { freePort } from '../../temporal/ports';
 import { MultipartBody, send } from '../support/multipart';
 
 const MIB = 1024 * 1024;

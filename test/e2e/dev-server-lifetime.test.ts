@@ -1,17 +1,18 @@
 /**
- * The embedded Temporal dev server never outlives flowgate for long (issue 28, finding 10): real
- * `npm start` processes (node dist/src/main.js) with real dev servers on a data dir of their own.
- * A SIGKILLed flowgate's server is gone within seconds and the next start on the same data dir and
- * ports succeeds; a server left alive on purpose (its guardian killed too) is stopped by the next
- * start; and a start beside a running flowgate's server refuses instead of stopping it. Processes
- * are found through /proc (Linux; elsewhere a missing peer, which fails under CI=true).
+ * The embedded Temporal never outlives flowgate for long (issue 28, finding 10; issue 47): real
+ * `npm start` processes (node dist/src/main.js) with the real Temporal server and Web UI server on
+ * a data dir of their own. A SIGKILLed flowgate's Temporal processes are gone within seconds and
+ * the next start on the same data dir and ports succeeds; a server left alive on purpose (its
+ * guardian killed too) is stopped by the next start; a start beside a running flowgate's server
+ * refuses instead of stopping it; and a server killed under a running flowgate is started again.
+ * Processes are found through /proc (Linux; elsewhere a missing peer, which fails under CI=true).
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { temporalCliPath } from '../setup/root-hooks';
-import { freePort, portIsFree } from '../../temporal/dev-server';
+import { freeTemporalFrontendPort, temporalBinaries } from '../setup/root-hooks';
+import { freePort, portIsFree } from '../../temporal/ports';
 import { startMain, type Child } from '../support/processes';
 import { missingPeer } from '../support/ci';
 
@@ -21,15 +22,23 @@ interface Proc {
   argv: string[];
 }
 
-/** Every live dev server on `dbFile`, read from /proc (its guardian, node with the same arguments after its own, left out). */
-function devServersOn(dbFile: string): Proc[] {
+/**
+ * Every live embedded Temporal process on `dbFile` (the server, with `--config-file <dbFile>.server.yaml`,
+ * and the Web UI server, with `--root <dbFile>.ui`), read from /proc; their guardians, node with the
+ * same arguments after their own, left out.
+ */
+function temporalProcessesOn(dbFile: string, which: 'server' | 'ui' | 'both' = 'both'): Proc[] {
   const found: Proc[] = [];
+  const marks = [...(which === 'ui' ? [] : [['--config-file', `${dbFile}.server.yaml`]]), ...(which === 'server' ? [] : [['--root', `${dbFile}.ui`]])];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      const at = argv.indexOf('--db-filename');
-      if (!argv.includes('start-dev') || at < 0 || argv[at + 1] !== dbFile || argv.some((arg) => arg.endsWith('guardian.js'))) continue;
+      const ours = marks.some(([flag, value]) => {
+        const at = argv.indexOf(flag!);
+        return at >= 0 && argv[at + 1] === value;
+      });
+      if (!ours || argv.some((arg) => arg.endsWith('guardian.js'))) continue;
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (state === 'Z') continue;
@@ -52,7 +61,7 @@ async function until(what: string, done: () => boolean | Promise<boolean>, timeo
   return Date.now() - started;
 }
 
-describe('the embedded dev server does not outlive flowgate', function () {
+describe('the embedded Temporal does not outlive flowgate', function () {
   this.timeout(300_000);
   let parent: string;
   let dataDir: string;
@@ -62,20 +71,24 @@ describe('the embedded dev server does not outlive flowgate', function () {
   const started: Child[] = [];
 
   before(function () {
-    if (!existsSync('/proc/self/stat')) missingPeer(this, '/proc', 'these tests find the dev server processes through /proc (Linux)');
+    if (!existsSync('/proc/self/stat')) missingPeer(this, '/proc', 'these tests find the embedded Temporal processes through /proc (Linux)');
   });
   beforeEach(async () => {
     parent = mkdtempSync(path.join(os.tmpdir(), 'flowgate-lifetime-'));
     dataDir = path.join(parent, 'data');
     dbFile = path.join(dataDir, 'temporal.sqlite');
-    devPort = await freePort();
-    env = { FLOWGATE_DATA_DIR: dataDir, PORT: '0', TEMPORAL_DEV_PORT: String(devPort), TEMPORAL_UI_PORT: String(await freePort()), TEMPORAL_CLI_PATH: temporalCliPath() };
+    devPort = await freeTemporalFrontendPort();
+    const { binaries, uiServer } = temporalBinaries();
+    env = {
+      FLOWGATE_DATA_DIR: dataDir, PORT: String(await freePort()), TEMPORAL_DEV_PORT: String(devPort), TEMPORAL_UI_PORT: String(await freePort()),
+      TEMPORAL_SERVER_PATH: binaries.server, TEMPORAL_UI_SERVER_PATH: uiServer,
+    };
   });
   afterEach(async () => {
     for (const child of started.splice(0)) child.process.kill('SIGKILL');
     // whatever a failed test left on this data dir (only processes on this test's own database)
-    for (const server of devServersOn(dbFile)) process.kill(server.pid, 'SIGKILL');
-    await until('the test\'s dev servers are gone', () => devServersOn(dbFile).length === 0, 15_000).catch(() => undefined);
+    for (const server of temporalProcessesOn(dbFile)) process.kill(server.pid, 'SIGKILL');
+    await until('the test\'s Temporal processes are gone', () => temporalProcessesOn(dbFile).length === 0, 15_000).catch(() => undefined);
     rmSync(parent, { recursive: true, force: true });
   });
 
@@ -86,8 +99,9 @@ describe('the embedded dev server does not outlive flowgate', function () {
     await child.waitForLine(/admin token .*\n/); // the banner's last line
     const url = /gateway listening on (http:\/\/\S+)/.exec(child.output())?.[1];
     assert.ok(url, child.output());
-    const servers = devServersOn(dbFile);
-    assert.equal(servers.length, 1, `one dev server on ${dbFile}`);
+    const servers = temporalProcessesOn(dbFile, 'server');
+    assert.equal(servers.length, 1, `one Temporal server on ${dbFile}`);
+    assert.equal(temporalProcessesOn(dbFile, 'ui').length, 1, `one Web UI server on ${dbFile}`);
     return { child, url, server: servers[0]! };
   }
 
@@ -99,17 +113,17 @@ describe('the embedded dev server does not outlive flowgate', function () {
   async function stopCleanly(child: Child): Promise<void> {
     child.process.kill('SIGTERM');
     assert.deepEqual(await child.exited, { code: 0, signal: null }, child.output());
-    assert.deepEqual(devServersOn(dbFile), []);
+    assert.deepEqual(temporalProcessesOn(dbFile), []);
     assert.equal(await portIsFree(devPort), true);
   }
 
-  it('after a SIGKILL of flowgate its dev server is gone within seconds, and npm start starts again on the same data dir and ports', async () => {
+  it('after a SIGKILL of flowgate its Temporal server and Web UI server are gone within seconds, and npm start starts again on the same data dir and ports', async () => {
     const first = await start();
     await healthy(first.url);
     first.child.process.kill('SIGKILL');
     assert.deepEqual(await first.child.exited, { code: null, signal: 'SIGKILL' });
-    const tookMs = await until('the dev server is gone and its port free', async () => devServersOn(dbFile).length === 0 && await portIsFree(devPort), 15_000);
-    console.log(`      (the dev server was gone ${tookMs} ms after flowgate was killed)`);
+    const tookMs = await until('the Temporal processes are gone and the port free', async () => temporalProcessesOn(dbFile).length === 0 && await portIsFree(devPort), 15_000);
+    console.log(`      (the Temporal server and Web UI server were gone ${tookMs} ms after flowgate was killed)`);
 
     const second = await start();
     await healthy(second.url);
@@ -117,7 +131,7 @@ describe('the embedded dev server does not outlive flowgate', function () {
     await stopCleanly(second.child);
   });
 
-  it('a start stops the dev server an earlier start left alive on its data dir (guardian and flowgate both killed)', async () => {
+  it('a start stops the Temporal server an earlier start left alive on its data dir (guardian and flowgate both killed)', async () => {
     const first = await start();
     const orphan = first.server;
     // the server's parent is its guardian: kill it first, so nothing is left to stop the server
@@ -131,18 +145,18 @@ describe('the embedded dev server does not outlive flowgate', function () {
     const second = await start();
     assert.equal(alive(orphan.pid), false, 'the orphan is stopped');
     assert.notEqual(second.server.pid, orphan.pid);
-    assert.match(second.child.output(), new RegExp(`stopping the Temporal dev server \\(pid ${orphan.pid}\\) an earlier start left running`));
+    assert.match(second.child.output(), new RegExp(`stopping the embedded Temporal process \\(pid ${orphan.pid}\\) an earlier start left running`));
     await healthy(second.url);
     await stopCleanly(second.child);
   });
 
-  it('a second start on the data dir of a running flowgate refuses, and leaves that flowgate\'s dev server alone', async () => {
+  it('a second start on the data dir of a running flowgate refuses, and leaves that flowgate\'s Temporal server alone', async () => {
     const first = await start();
     const second = startMain(env);
     started.push(second);
     assert.deepEqual(await second.exited, { code: 1, signal: null });
-    assert.match(second.output(), new RegExp(`dev server on ${dbFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(pid ${first.server.pid}\\) belongs to a flowgate that is running`));
-    assert.deepEqual(devServersOn(dbFile).map((p) => p.pid), [first.server.pid]);
+    assert.match(second.output(), new RegExp(`process of ${`${dbFile}.server.yaml`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(pid ${first.server.pid}\\) belongs to a flowgate that is running`));
+    assert.deepEqual(temporalProcessesOn(dbFile, 'server').map((p) => p.pid), [first.server.pid]);
     await healthy(first.url);
     await stopCleanly(first.child);
   });

@@ -11,8 +11,8 @@
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { freePort, startDevServer, type DevServer } from '../../temporal/dev-server';
-import { temporalCliPath } from '../setup/root-hooks';
+import type { EmbeddedTemporal } from '../../temporal/embedded';
+import { startTestTemporal } from '../setup/root-hooks';
 import { asAdminOf, publishWorkflow, startTestFlowgate, trigger, type Published, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 
@@ -104,7 +104,7 @@ describe('fairness across organizations on the embedded Temporal', function () {
   // about 2 minutes on a busy 2-core machine: two bursts of 500 runs and their drain
   this.timeout(300_000);
   let upstream: LoopbackServer;
-  let unfairTemporal: DevServer | undefined;
+  let unfairTemporal: EmbeddedTemporal | undefined;
   const flowgates: TestFlowgate[] = [];
 
   before(async () => {
@@ -121,7 +121,7 @@ describe('fairness across organizations on the embedded Temporal', function () {
   it(`keeps one organization's run within ${FAIR_FACTOR}x its idle time behind another's ${BURST}, and faster than without fairness`, async () => {
     // Without fairness first, on a server of its own, so the fair measurement is not taken while
     // that server is still draining.
-    unfairTemporal = await startDevServer({ cliPath: temporalCliPath(), port: await freePort(), namespace: 'default', fairness: false });
+    unfairTemporal = await startTestTemporal({ fairness: false });
     assert.equal(unfairTemporal.fairness, false);
     const unfairFg = await startTestFlowgate({ ...ENV, TEMPORAL_ADDRESS: unfairTemporal.address });
     flowgates.push(unfairFg);

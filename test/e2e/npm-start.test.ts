@@ -2,21 +2,24 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { temporalCliPath } from '../setup/root-hooks';
-import { freePort, portIsFree } from '../../temporal/dev-server';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { freeTemporalFrontendPort, temporalBinaries, temporalCliPath } from '../setup/root-hooks';
+import { freePort, portIsFree } from '../../temporal/ports';
 import { startMain } from '../support/processes';
 import { temporalCliAddress } from '../../temporal/cli-address';
 import { temporalUiLink } from '../../src/cli/runs';
 
 describe('flowgate main process (npm start)', () => {
-  it('starts the embedded dev server, worker and gateway, prints where they listen, and stops everything on SIGTERM', async function () {
+  it('starts the embedded Temporal (server >= 1.31 and Web UI), worker and gateway, prints where they listen, and stops everything on SIGTERM', async function () {
     this.timeout(120_000);
     const parent = mkdtempSync(path.join(os.tmpdir(), 'flowgate-main-'));
     const dataDir = path.join(parent, 'not-yet-created', 'data'); // a first start creates it
-    const [devPort, uiPort] = [await freePort(), await freePort()];
+    const [devPort, uiPort] = [await freeTemporalFrontendPort(), await freePort()];
+    const { binaries, uiServer } = temporalBinaries();
     const child = startMain({ // PORT 0: the gateway binds a free port and the banner names it
       FLOWGATE_DATA_DIR: dataDir, PORT: '0', TEMPORAL_DEV_PORT: String(devPort), TEMPORAL_UI_PORT: String(uiPort),
-      TEMPORAL_CLI_PATH: temporalCliPath(),
+      TEMPORAL_SERVER_PATH: binaries.server, TEMPORAL_UI_SERVER_PATH: uiServer,
     });
     try {
       await child.waitForLine(/admin token \(shown once, also in \S+\): \S+\n/); // the banner's last line
@@ -27,6 +30,12 @@ describe('flowgate main process (npm start)', () => {
       assert.ok(token, child.output());
       assert.equal(statSync(token[1] ?? '').mode & 0o777, 0o600);
       assert.equal(statSync(path.join(dataDir, 'temporal.sqlite')).isFile(), true);
+
+      // the embedded default is a current Temporal (Standalone Activities need 1.31) on SQLite
+      const described = JSON.parse((await promisify(execFile)(temporalCliPath(), ['operator', 'cluster', 'describe', '--address', `127.0.0.1:${devPort}`, '-o', 'json'])).stdout) as { serverVersion: string; persistenceStore: string };
+      const [major = 0, minor = 0] = described.serverVersion.split('.').map(Number);
+      assert.ok(major > 1 || (major === 1 && minor >= 31), described.serverVersion);
+      assert.equal(described.persistenceStore, 'sqlite');
 
       const health = await fetch(`http://127.0.0.1:${port}/healthz`);
       assert.deepEqual(await health.json(), { status: 'ok', temporal: 'ok', registry: 'ok' });
@@ -59,7 +68,7 @@ describe('flowgate main process (npm start)', () => {
 
       child.process.kill('SIGTERM');
       assert.deepEqual(await child.exited, { code: 0, signal: null });
-      assert.equal(await portIsFree(devPort), true, 'no orphaned Temporal dev server');
+      assert.equal(await portIsFree(devPort), true, 'no orphaned Temporal server');
       assert.equal(await portIsFree(port), true);
     } finally {
       child.process.kill('SIGKILL');

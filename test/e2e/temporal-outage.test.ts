@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, startDevServer, type DevServer } from '../../temporal/dev-server';
-import { temporalCliPath } from '../setup/root-hooks';
+import type { EmbeddedTemporal } from '../../temporal/embedded';
+import { freeTemporalFrontendPort, startTestTemporal } from '../setup/root-hooks';
 import { freshPostgresSchema, replicaSecrets, startReplica, type PostgresSchema, type Replica, type Role } from '../support/replicas';
 
 /** What the issue asks: a 503 in under 5 s while Temporal is down, every gateway back within 10 s. */
@@ -43,21 +43,21 @@ async function timed(url: string, init: RequestInit = {}): Promise<Timed> {
 
 describe('Temporal going away and coming back', function () {
   this.timeout(600_000);
-  let temporal: DevServer | undefined;
+  let temporal: EmbeddedTemporal | undefined;
   let temporalPort = 0;
   let temporalDir = '';
   let pg: PostgresSchema | undefined;
   const replicas: Replica[] = [];
   let env: Record<string, string> = {};
 
-  const startTemporal = (): Promise<DevServer> => startDevServer({
-    cliPath: temporalCliPath(), port: temporalPort, namespace: 'default', dbFile: path.join(temporalDir, 'temporal.sqlite'),
+  const startTemporal = (): Promise<EmbeddedTemporal> => startTestTemporal({
+    port: temporalPort, dbFile: path.join(temporalDir, 'temporal.sqlite'),
   });
 
   before(async function () {
     this.timeout(300_000);
     temporalDir = mkdtempSync(path.join(os.tmpdir(), 'flowgate-outage-temporal-'));
-    temporalPort = await freePort();
+    temporalPort = await freeTemporalFrontendPort();
     temporal = await startTemporal();
     pg = await freshPostgresSchema('temporal_outage_');
     env = {

@@ -1,15 +1,16 @@
 /**
- * The Temporal Web UI of flowgate's embedded dev server, in a real browser (Debian's Chromium
- * through playwright-core): a run paused on an approval reads as flowgate's workflow, its steps by
- * name, and why it waits; a run's input and result, and a failed run's message, encrypted in
- * Temporal, show decrypted. Both need the operator signed in to flowgate's codec endpoint
- * (`/codec/sign-in`), which the UI calls with "include cross-origin credentials" on. FLOWGATE_SCREENSHOT=<file> keeps a screenshot of the run's
- * page (docs/images/temporal-ui-paused-run.png was made so).
+ * The Temporal Web UI of flowgate's embedded Temporal (the Web UI server v2.58), in a real browser
+ * (Debian's Chromium through playwright-core): a run paused on an approval reads as flowgate's
+ * workflow, its steps by name, and why it waits; a run's input and result, and a failed run's
+ * message, encrypted in Temporal, show decrypted. The embedded UI is configured with flowgate's
+ * codec endpoint and sends the browser's credentials to it, so the operator's one step is signing
+ * in to `/codec/sign-in`; no setting in the UI. FLOWGATE_SCREENSHOT=<file> keeps a screenshot of the
+ * run's page (docs/images/temporal-ui-paused-run.png was made so).
  */
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
-import { freePort } from '../../temporal/dev-server';
-import { temporalCliPath } from '../setup/root-hooks';
+import { freePort } from '../../temporal/ports';
+import { freeTemporalFrontendPort, temporalBinaries } from '../setup/root-hooks';
 import { launchChromium } from '../support/chromium';
 import { pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 
@@ -44,8 +45,8 @@ describe('a paused run in the Temporal Web UI, in a browser', () => {
     // No TEMPORAL_ADDRESS: flowgate starts its own dev server, with the Web UI on a port of its own.
     // The gateway's port is fixed before the start: the dev server's UI is given its codec endpoint before the gateway listens.
     fg = await startTestFlowgate({
-      TEMPORAL_ADDRESS: undefined as unknown as string, TEMPORAL_CLI_PATH: temporalCliPath(), PORT: String(await freePort()),
-      TEMPORAL_DEV_PORT: String(await freePort()), TEMPORAL_UI_PORT: String(await freePort()),
+      TEMPORAL_ADDRESS: undefined as unknown as string, TEMPORAL_SERVER_PATH: temporalBinaries().binaries.server, TEMPORAL_UI_SERVER_PATH: temporalBinaries().uiServer,
+      PORT: String(await freePort()), TEMPORAL_DEV_PORT: String(await freeTemporalFrontendPort()), TEMPORAL_UI_PORT: String(await freePort()),
     });
   });
   after(async () => {
@@ -53,11 +54,7 @@ describe('a paused run in the Temporal Web UI, in a browser', () => {
     await fg?.stop();
   });
 
-  /**
-   * What an operator does once per browser: sign in at the codec endpoint with the administrator
-   * token, then in the UI's data encoder settings use the browser's setting, flowgate's `/codec`, with
-   * "include cross-origin credentials" on (the UI keeps those choices in its local storage).
-   */
+  /** What an operator does once per browser session: sign in at the codec endpoint with the administrator token. */
   async function signedInPage(signIn = true): Promise<Page> {
     // each page is a browser context of its own: cookies and local storage are not shared
     const page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
@@ -68,12 +65,6 @@ describe('a paused run in the Temporal Web UI, in a browser', () => {
       await page.waitForSelector('#signed-in');
     }
     assert.equal(fg.codecEndpoint, `${fg.url}/codec`, 'the embedded UI was started with the codec endpoint');
-    await page.goto(`${fg.temporalUiUrl}/namespaces/default/workflows`);
-    await page.evaluate((endpoint) => {
-      localStorage.setItem('endpoint', JSON.stringify(endpoint));
-      localStorage.setItem('includeCredentials', 'true');
-      localStorage.setItem('overrideRemoteCodecConfiguration', 'true');
-    }, `${fg.url}/codec`);
     return page;
   }
 
@@ -94,15 +85,18 @@ describe('a paused run in the Temporal Web UI, in a browser', () => {
 
     const page = await signedInPage();
     await page.goto(`${fg.temporalUiUrl}/namespaces/default/workflows/${runId}`);
-    await untilText(page, /Release train v1 · trigger/);
-    // the run's summary, details and current details: the "User Metadata" panel
+    // the run's summary, details and current details: the "User Metadata" tab
     const openMetadata = () => page.getByText('User Metadata', { exact: true }).click();
     await openMetadata();
+    await untilText(page, /Release train v1 · trigger/, 60_000, openMetadata);
     await untilText(page, /Paused: step 3 · Sign-off waits for approval by ops@example\.com/, 60_000, openMetadata);
     await untilText(page, /Release train\*?\*? version 1/, 60_000, openMetadata);
-    await untilText(page, /1 · Build notes \(code\)/);
-    await untilText(page, /2 · Cool-off: delay 1s/);
-    await untilText(page, /3 · Sign-off: approval by ops@example\.com/);
+    // each event's summary names its step: the "Event History" tab
+    const openEvents = () => page.getByText(/^Event History/).first().click();
+    await openEvents();
+    await untilText(page, /1 · Build notes \(code\)/, 60_000, openEvents);
+    await untilText(page, /2 · Cool-off: delay 1s/, 60_000, openEvents);
+    await untilText(page, /3 · Sign-off: approval by ops@example\.com/, 60_000, openEvents);
     const screenshot = process.env.FLOWGATE_SCREENSHOT;
     if (screenshot) await page.screenshot({ path: screenshot, fullPage: false });
     await page.close();
@@ -119,7 +113,7 @@ describe('a paused run in the Temporal Web UI, in a browser', () => {
     const raw = JSON.stringify(await fg.client.workflow.getHandle(runId).fetchHistory());
     assert.ok(!raw.includes(marker), 'Temporal holds the input sealed');
 
-    const decodeCall = (status: number) => (r: { url(): string; status(): number }) => r.url() === `${fg.url}/codec/decode` && r.status() === status;
+    const decodeCall = (status: number) => (r: { url(): string; status(): number }) => r.url().split('?')[0] === `${fg.url}/codec/decode` && r.status() === status;
     // not signed in: the UI's codec calls are refused, and the input stays sealed on the page
     const stranger = await signedInPage(false);
     const refused = stranger.waitForResponse(decodeCall(401), { timeout: 60_000 });

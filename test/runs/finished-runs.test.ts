@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, startDevServer, type DevServer } from '../../temporal/dev-server';
+import type { EmbeddedTemporal } from '../../temporal/embedded';
 import { getJson, publishWorkflow, pollStatus, startTestFlowgate, trigger, type StatusBody, type TestFlowgate } from '../support/flowgate';
-import { temporalCliPath } from '../setup/root-hooks';
+import { freeTemporalFrontendPort, startTestTemporal } from '../setup/root-hooks';
 
 const hello = { name: 'hello', steps: [{ name: 'Say', type: 'template', format: 'plaintext', template: 'hello {{inputs.who}}' }] };
 
@@ -19,15 +19,15 @@ describe('finished runs without Temporal', function () {
   this.timeout(180_000);
   let dbDir: string;
   let port: number;
-  let dev: DevServer | undefined;
+  let dev: EmbeddedTemporal | undefined;
   let fg: TestFlowgate | undefined;
   let replica: TestFlowgate | undefined;
 
-  const startDev = async (): Promise<DevServer> => startDevServer({ cliPath: temporalCliPath(), port, namespace: 'default', dbFile: path.join(dbDir, 'temporal.sqlite') });
+  const startDev = async (): Promise<EmbeddedTemporal> => startTestTemporal({ port, dbFile: path.join(dbDir, 'temporal.sqlite') });
 
   before(async () => {
     dbDir = mkdtempSync(path.join(os.tmpdir(), 'flowgate-finished-runs-'));
-    port = await freePort();
+    port = await freeTemporalFrontendPort();
     dev = await startDev();
   });
   after(async () => {

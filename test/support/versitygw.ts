@@ -14,7 +14,7 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { loadConfig } from '../../src/config/config';
 import { createS3Client } from '../../src/blobs/s3-store';
 import { isExecutable } from '../../temporal/cli';
-import { freePort } from '../../temporal/dev-server';
+import { freePort } from '../../temporal/ports';
 import { missingPeer } from './ci';
 
 const run = promisify(execFile);

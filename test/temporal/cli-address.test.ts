@@ -3,8 +3,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runningDevServerAddress, temporalCliAddress } from '../../temporal/cli-address';
-import { devServerPidFile } from '../../temporal/dev-server';
+import { runningEmbeddedAddress, temporalCliAddress } from '../../temporal/cli-address';
+import { serverPidFile } from '../../temporal/embedded';
+import { internalPorts, serverConfigYaml } from '../../temporal/server-config';
 
 describe('npm run temporal: which server it addresses', () => {
   let dataDir: string;
@@ -20,7 +21,14 @@ describe('npm run temporal: which server it addresses', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  /** A live process whose command line reads like the dev server's (what /proc shows of it). */
+  /** A server configuration like the embedded Temporal's, its frontend on `port`. */
+  function writeConfig(file: string, port: number): void {
+    writeFileSync(file, serverConfigYaml({
+      ip: '127.0.0.1', ports: internalPorts(port), persistence: { kind: 'sqlite', file: dbFile, memoryName: 'x' }, historyShards: 1, dynamicConfigFile: '/dev/null',
+    }));
+  }
+
+  /** A live process whose command line reads like the embedded Temporal server's (what /proc shows of it). */
   async function fakeServer(argv: string[]): Promise<number> {
     const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 120000)', '--', ...argv], { stdio: 'ignore' });
     children.push(child);
@@ -29,23 +37,25 @@ describe('npm run temporal: which server it addresses', () => {
   }
 
   function writePidFile(server: number): void {
-    writeFileSync(devServerPidFile(dbFile), JSON.stringify({ server, guardian: process.pid, owner: process.pid }));
+    writeFileSync(serverPidFile(dbFile), JSON.stringify({ server, guardian: process.pid, owner: process.pid }));
   }
 
-  it('reads the dev server of the data dir from its pid file and the server\'s command line', async function () {
+  it('reads the embedded Temporal of the data dir from its pid file, the server\'s command line and its configuration', async function () {
     if (process.platform !== 'linux') this.skip();
-    writePidFile(await fakeServer(['server', 'start-dev', '--ip', '127.0.0.1', '--port', '17444', '--db-filename', dbFile]));
-    assert.equal(await runningDevServerAddress(dbFile), '127.0.0.1:17444');
+    writeConfig(`${dbFile}.server.yaml`, 17444);
+    writePidFile(await fakeServer(['--config-file', `${dbFile}.server.yaml`, '--allow-no-auth', 'start']));
+    assert.equal(await runningEmbeddedAddress(dbFile), '127.0.0.1:17444');
     // the running server wins over an exported TEMPORAL_DEV_PORT that may be another shell's
     assert.deepEqual(await temporalCliAddress({ args: ['workflow', 'list'], dataDir, devPortEnv: '7233' }), ['--address', '127.0.0.1:17444']);
   });
 
-  it('ignores a pid file naming a process that is not this data dir\'s dev server, or none', async function () {
+  it('ignores a pid file naming a process that is not this data dir\'s embedded Temporal, or none', async function () {
     if (process.platform !== 'linux') this.skip();
-    writePidFile(await fakeServer(['server', 'start-dev', '--port', '17445', '--db-filename', path.join(dataDir, 'other.sqlite')]));
-    assert.equal(await runningDevServerAddress(dbFile), undefined);
+    writeConfig(`${dbFile}.server.yaml`, 17445);
+    writePidFile(await fakeServer(['--config-file', path.join(dataDir, 'other.sqlite.server.yaml'), 'start']));
+    assert.equal(await runningEmbeddedAddress(dbFile), undefined);
     writePidFile(2 ** 22 + 17);
-    assert.equal(await runningDevServerAddress(dbFile), undefined);
+    assert.equal(await runningEmbeddedAddress(dbFile), undefined);
   });
 
   it('takes --address, then TEMPORAL_ADDRESS, then TEMPORAL_DEV_PORT when set, and otherwise refuses to guess, naming what to set', async () => {

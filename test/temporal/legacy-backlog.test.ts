@@ -12,8 +12,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { queuedLegacyTasks } from '../../temporal/legacy-backlog';
-import { freePort, startDevServer, type DevServer } from '../../temporal/dev-server';
-import { temporalCliPath } from '../setup/root-hooks';
+import type { EmbeddedTemporal } from '../../temporal/embedded';
+import { freeTemporalFrontendPort, startTestTemporal } from '../setup/root-hooks';
 import { eventually } from '../support/eventually';
 
 const QUEUE = 'legacy-backlog';
@@ -22,7 +22,7 @@ const RUNS = 3;
 describe('the dev server and tasks queued before fairness', function () {
   this.timeout(120_000);
   let dir = '';
-  let server: DevServer | undefined;
+  let server: EmbeddedTemporal | undefined;
   let connection: Connection | undefined;
 
   before(() => {
@@ -36,9 +36,9 @@ describe('the dev server and tasks queued before fairness', function () {
 
   it('starts without fairness while such tasks wait, and with it once they ran', async () => {
     const dbFile = path.join(dir, 'temporal.sqlite');
-    const port = await freePort();
+    const port = await freeTemporalFrontendPort();
     const notices: string[] = [];
-    const start = (fairness?: boolean) => startDevServer({ cliPath: temporalCliPath(), port, namespace: 'default', dbFile, fairness, notice: (m) => notices.push(m) });
+    const start = (fairness?: boolean) => startTestTemporal({ port, dbFile, ...(fairness === undefined ? {} : { fairness }), notice: (m) => notices.push(m) });
     const connect = async () => {
       connection = await Connection.connect({ address: `127.0.0.1:${port}`, channelArgs: { 'grpc.use_local_subchannel_pool': 1 } });
       return new Client({ connection });

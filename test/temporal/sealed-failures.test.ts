@@ -15,8 +15,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { freePort, startDevServer, type DevServer } from '../../temporal/dev-server';
-import { temporalCliPath } from '../setup/root-hooks';
+import type { EmbeddedTemporal } from '../../temporal/embedded';
+import { startTestTemporal, temporalCliPath } from '../setup/root-hooks';
 import { recordHistoryPath } from '../support/ci';
 import { eventually } from '../support/eventually';
 import { pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
@@ -42,7 +42,7 @@ describe('failure messages sealed in Temporal', function () {
   const marker = `fgleak${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   let dbDir: string;
   let dbFile: string;
-  let dev: DevServer | undefined;
+  let dev: EmbeddedTemporal | undefined;
   let fg: TestFlowgate | undefined;
   let hook: LoopbackServer | undefined;
   let hookCalls = 0;
@@ -51,7 +51,7 @@ describe('failure messages sealed in Temporal', function () {
   before(async () => {
     dbDir = mkdtempSync(path.join(os.tmpdir(), 'flowgate-sealed-failures-'));
     dbFile = path.join(dbDir, 'temporal.sqlite');
-    dev = await startDevServer({ cliPath: temporalCliPath(), port: await freePort(), namespace: 'default', dbFile });
+    dev = await startTestTemporal({ dbFile });
     fg = await startTestFlowgate({ TEMPORAL_ADDRESS: dev.address, FLOWGATE_DATA_ENCRYPTION: 'on' });
     // a callback receiver that keeps refusing: the delivery stays DELIVERING with a last error
     hook = await listenOnLoopback(http.createServer((req, res) => {

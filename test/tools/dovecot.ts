@@ -10,7 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../temporal/dev-server';
+import { freePort } from '../../temporal/ports';
 
 const run = promisify(execFile);
 
