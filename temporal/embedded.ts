@@ -14,27 +14,21 @@
  * and stopped by the next start (temporal/orphan.ts). A server that exits on its own while
  * flowgate runs (a crash, a kill) is started again on the same ports and database.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
-import { msToTs } from '@temporalio/common/lib/time';
+import { spawnGuarded, STOP_GRACE_MS, type Guarded } from './guarded-process';
 import { queuedLegacyTasks } from './legacy-backlog';
 import { reclaimOrphan } from './orphan';
 import { portFreeSoon } from './ports';
 import { ensurePostgresSchema, type PostgresTarget } from './postgres-schema';
 import { allPorts, dynamicConfigYaml, internalPorts, serverConfigYaml, uiConfigYaml, type Persistence } from './server-config';
 import type { ServerBinaries } from './server-binaries';
+import { ExitedDuringStart, untilHttp, untilReady } from './readiness';
 import { upgradeSqliteSchema } from './sqlite-upgrade';
 
-const GUARDIAN = path.join(__dirname, 'guardian.js');
 /** How often a server that defers fairness for a backlog (temporal/legacy-backlog.ts) records its queues' progress. */
 const LEGACY_ACK_INTERVAL = '5s';
-/** How long a process may take to stop on SIGTERM before it is killed. */
-const STOP_GRACE_MS = 5000;
-/** gRPC status codes */
-const ALREADY_EXISTS = 6;
 /** How many times a server that exits on its own is started again within RESTART_WINDOW_MS before flowgate gives up on it. */
 const MAX_RESTARTS = 5;
 const RESTART_WINDOW_MS = 5 * 60_000;
@@ -118,9 +112,6 @@ async function stateFiles(persistence: EmbeddedPersistence): Promise<StateFiles>
   return { config: path.join(scratch, 'server.yaml'), dynamicConfig: path.join(scratch, 'dynamic.yaml'), pidFile: '-', uiRoot: path.join(scratch, 'ui'), uiPidFile: '-', scratch };
 }
 
-/** The server exited before it was ready: often something passing (a port taken between the check and the bind). */
-class ExitedDuringStart extends Error {}
-
 /** How many times a start is tried when the server exits before it is ready. */
 const START_ATTEMPTS = 3;
 
@@ -175,7 +166,10 @@ export async function startEmbeddedTemporal(options: EmbeddedOptions): Promise<E
       }));
       ui = spawnGuarded(files.uiPidFile, options.uiServer, ['--root', files.uiRoot, '--env', 'flowgate', 'start']);
       uiUrl = `http://${ip.includes(':') ? `[${ip}]` : ip}:${options.uiPort}`;
-      await untilHttp(ui, uiUrl, 60_000);
+      await untilHttp(ui, uiUrl, 60_000).catch(async (err: unknown) => {
+        await server.stop();
+        throw err;
+      });
     }
 
     // Started again when it exits on its own, on the same ports and database; given up after
@@ -275,159 +269,4 @@ async function fairnessSafe(persistence: EmbeddedPersistence, notice: (message: 
   if (queued === 0) return true;
   notice(`${persistence.file} holds ${queued} task(s) queued before fairness across organizations was enabled: the embedded Temporal starts without it this time so that they run; the next start enables it`);
   return false;
-}
-
-/** A process under a guardian. */
-interface Guarded {
-  /** the guarded process's pid, once the guardian told it */
-  pid(): number | undefined;
-  /** resolves with how it ended */
-  exited: Promise<string>;
-  hasExited(): boolean;
-  /** the last 4000 characters it wrote to stderr */
-  stderrTail(): string;
-  stop(): Promise<void>;
-}
-
-function spawnGuarded(pidFile: string, command: string, args: string[]): Guarded {
-  // The guardian's stdin is a pipe from this process: its end of file is this process's end.
-  const child = spawn(process.execPath, [GUARDIAN, pidFile, String(STOP_GRACE_MS), command, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-  child.stdin?.on('error', () => undefined);
-  let stderrTail = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderrTail = (stderrTail + chunk.toString('utf8')).slice(-4000);
-  });
-  let pid: number | undefined;
-  let stdoutHead = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    if (pid !== undefined) return;
-    stdoutHead += chunk.toString('utf8');
-    const line = /^pid (\d+)\n/.exec(stdoutHead);
-    if (line) pid = Number(line[1]);
-  });
-  let ended: string | undefined;
-  const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => {
-    ended = signal ? `signal ${signal}` : `code ${code}`;
-    resolve(ended);
-  }));
-  // Stopped at once when this process exits normally; on any other end the guardian sees its stdin close.
-  const stopOnExit = (): void => {
-    if (ended === undefined) child.kill('SIGTERM');
-  };
-  process.once('exit', stopOnExit);
-  void exited.then(() => process.removeListener('exit', stopOnExit));
-  return {
-    pid: () => pid,
-    exited,
-    hasExited: () => ended !== undefined,
-    stderrTail: () => stderrTail.trim(),
-    stop: () => stopGuarded(child, () => pid, exited, () => ended !== undefined),
-  };
-}
-
-/**
- * The guardian stops its process on SIGTERM (SIGKILL after the grace period) and exits with it; one
- * that has not exited well after that is killed, and the process with it.
- */
-async function stopGuarded(guardian: ChildProcess, pid: () => number | undefined, exited: Promise<string>, hasExited: () => boolean): Promise<void> {
-  if (hasExited()) return;
-  guardian.kill('SIGTERM');
-  const timer = setTimeout(() => {
-    const target = pid();
-    if (target !== undefined) {
-      try {
-        process.kill(target, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
-    guardian.kill('SIGKILL');
-  }, STOP_GRACE_MS + 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** Until the frontend serves, the namespace exists (registered here when it does not) and can be described. */
-async function untilReady(server: Guarded, address: string, namespace: string, kind: EmbeddedKind, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  for (;;) {
-    if (server.hasExited()) throw new ExitedDuringStart(`the embedded Temporal server exited during start (${await server.exited}): ${server.stderrTail()}`);
-    try {
-      if (await namespaceReady(address, namespace, kind)) return;
-    } catch (err) {
-      last = err instanceof Error ? err.message : String(err);
-    }
-    if (Date.now() > deadline) {
-      await server.stop();
-      throw new Error(`the embedded Temporal server did not become ready at ${address} within ${timeoutMs / 1000} s${last ? ` (${last})` : ''}: ${server.stderrTail()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-function grpcCode(err: unknown): number | undefined {
-  return err instanceof Error && 'code' in err && typeof err.code === 'number' ? err.code : undefined;
-}
-
-async function namespaceReady(address: string, namespace: string, kind: EmbeddedKind): Promise<boolean> {
-  let connection: Connection | undefined;
-  try {
-    // A subchannel of its own: the process-wide pool would hand back one that an earlier connection
-    // to this address is still backing off on, delaying a restarted server's readiness by minutes.
-    connection = await Connection.connect({ address, connectTimeout: 1000, channelArgs: { 'grpc.use_local_subchannel_pool': 1 } });
-    const health = await connection.healthService.check({ service: 'temporal.api.workflowservice.v1.WorkflowService' });
-    if (health.status !== 1 /* SERVING */) return false;
-    try {
-      await connection.workflowService.describeNamespace({ namespace });
-      return await namespaceCached(connection, namespace);
-    } catch (err) {
-      if (grpcCode(err) !== 5 /* NOT_FOUND */) throw err;
-    }
-    // a plain server has no namespace until one is registered; the retention of closed runs' histories (docs/operations.md)
-    const retentionHours = kind === 'dev' ? 24 : 72;
-    try {
-      await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs(`${retentionHours}h`) });
-    } catch (err) {
-      if (grpcCode(err) !== ALREADY_EXISTS) throw err;
-    }
-    return false; // registered: the services learn of it within their cache's refresh interval
-  } finally {
-    await connection?.close().catch(() => undefined);
-  }
-}
-
-/**
- * Whether the services know the namespace (describeNamespace reads the database; the other calls
- * go through each service's namespace cache, refreshed every few seconds): a run of an ID nobody
- * uses is "not found" as a workflow, not as a namespace.
- */
-async function namespaceCached(connection: Connection, namespace: string): Promise<boolean> {
-  try {
-    await connection.workflowService.describeWorkflowExecution({ namespace, execution: { workflowId: `flowgate-readiness-${process.pid}` } });
-    return true;
-  } catch (err) {
-    if (grpcCode(err) !== 5) throw err;
-    return !/namespace/i.test(err instanceof Error ? err.message : '');
-  }
-}
-
-/** Until the Web UI server answers HTTP. */
-async function untilHttp(ui: Guarded, url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (ui.hasExited()) throw new Error(`the Temporal Web UI server exited during start (${await ui.exited}): ${ui.stderrTail()}`);
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(1000) });
-      await response.body?.cancel();
-      return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await ui.stop();
-      throw new Error(`the Temporal Web UI server did not answer at ${url}: ${ui.stderrTail()}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }
