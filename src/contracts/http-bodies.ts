@@ -155,8 +155,34 @@ export const ApprovalDecisionSchema = z.looseObject({
 }).meta({ id: 'ApprovalDecision' });
 
 export const DecisionAcceptedSchema = z.looseObject({
-  runId: z.string(), automationId: z.string(), decision: ApprovalDecisionSchema,
-}).meta({ id: 'DecisionAccepted' });
+  runId: z.string(), automationId: z.string(),
+  decisionId: z.string().meta({ description: 'names the decision: its outcome URL ends with it' }),
+  applied: z.literal(true),
+  decision: ApprovalDecisionSchema.extend({ stepIndex: z.number().int().optional().meta({ description: 'the approval step it was recorded on' }) }),
+}).meta({ id: 'DecisionAccepted', description: 'the run took the decision' });
+
+export const DecisionRecordedSchema = z.looseObject({
+  runId: z.string(), automationId: z.string(), decisionId: z.string(),
+  applied: z.literal(false),
+  message: z.string(),
+  outcomeUrl: z.string().meta({ description: 'where to read what became of it (also the Location header)' }),
+}).meta({ id: 'DecisionRecorded', description: 'the run did not answer in time: the decision is in its history and is applied, or refused, when the run resumes' });
+
+export const DecisionOutcomeSchema = z.looseObject({
+  decisionId: z.string(),
+  status: z.enum(['recorded', 'applied', 'refused', 'not_applied']).meta({
+    description: 'recorded: in the run\'s history, not applied yet; applied; refused (refusal, message); not_applied: the run ended before it read it',
+  }),
+  stepIndex: z.number().int().optional(),
+  decision: z.enum(['approve', 'reject']).optional(),
+  approver: z.string().optional(),
+  via: z.enum(['api', 'link']).optional(),
+  refusal: z.enum(['NOT_WAITING', 'ALREADY_DECIDED', 'NOT_AN_APPROVER']).optional(),
+  message: z.string().optional(),
+  at: isoTime.optional(),
+}).meta({ id: 'DecisionOutcome' });
+
+export const DecisionReportSchema = DecisionOutcomeSchema.extend({ runId: z.string(), automationId: z.string() }).meta({ id: 'DecisionReport' });
 
 export const RuntimeTokenSchema = z.looseObject({
   token: z.string().meta({ description: 'a bearer token for the tool gateway' }),
@@ -292,6 +318,7 @@ export const RunApprovalsSchema = z.looseObject({
     decisions: z.array(ApprovalDecisionSchema),
     approvers: z.array(z.looseObject({ approver: z.string(), decided: z.boolean(), link: z.string().optional() })),
   })),
+  decisionOutcomes: z.array(DecisionOutcomeSchema).meta({ description: 'what became of the decisions sent through the API, links, the console and MCP, oldest first (the last 100; empty while the run does not answer)' }),
 }).meta({ id: 'RunApprovals' });
 
 // ---- the tool gateway (JSON-RPC 2.0)

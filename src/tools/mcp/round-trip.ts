@@ -52,23 +52,28 @@ export function inputRequestsOf(taskId: string, approval: PendingApproval): Reco
 /**
  * Applies a client's `inputResponses` to the approval the task waits on: an accepted form is the
  * decision; a declined or cancelled one decides nothing (the task stays input_required, as with
- * elicitation). A key that names no pending request, an answer that is no form result, and a
- * refused decision are invalid params. Answers the steps decided.
+ * elicitation). A key that is no `approval-<step>`, or names another step than `approval` (the
+ * one the run said it waits on, when the caller read it), an answer that is no form result, and a
+ * refused decision are invalid params. Without `approval` (not read: the run may not answer, and
+ * tasks/update does not wait for it) the run itself refuses a step it does not wait on, and a
+ * decision it does not answer in time is recorded and applied when it resumes (RunService.decide):
+ * accepted too. Answers the steps decided.
  */
 export async function applyInputResponses(tasks: WorkflowTasks, principal: RuntimePrincipal, taskId: string, approval: PendingApproval | undefined,
   responses: Record<string, unknown>, audit?: DecisionAudit): Promise<number[]> {
   const decided: number[] = [];
   for (const [key, response] of Object.entries(responses)) {
     const step = APPROVAL_KEY.exec(key);
-    if (!step || !approval || approval.stepIndex !== Number(step[1])) throw invalidParams(`task ${taskId} has no pending input request ${key}`);
+    const stepIndex = Number(step?.[1]);
+    if (!step || (approval && approval.stepIndex !== stepIndex)) throw invalidParams(`task ${taskId} has no pending input request ${key}`);
     const answer = ApprovalAnswerSchema.safeParse(response);
     if (!answer.success) throw invalidParams(`inputResponses.${key} must be an elicitation result: action accept, decline or cancel, and content.decision approve or reject`);
     if (answer.data.action !== 'accept' || !answer.data.content) continue;
     const { decision, approver, comment } = answer.data.content;
-    const outcome = await tasks.decide(principal.orgId, principal, taskId, approval.stepIndex, { decision, ...(approver ? { approver } : {}), ...(comment ? { comment } : {}) });
-    await audit?.recorder.approvalDecided(decisionEvent(principal, taskId, approval.stepIndex, decision, approver, outcome), audit.source);
+    const outcome = await tasks.decide(principal.orgId, principal, taskId, stepIndex, { decision, ...(approver ? { approver } : {}), ...(comment ? { comment } : {}) });
+    await audit?.recorder.approvalDecided(decisionEvent(principal, taskId, stepIndex, decision, approver, outcome), audit.source);
     if (!outcome.ok) throw decisionRefused(outcome.refusal, outcome.message);
-    decided.push(approval.stepIndex);
+    decided.push(stepIndex);
   }
   return decided;
 }

@@ -41,7 +41,6 @@ export const MIN_TASK_TTL_MS = 1000;
 /** Workflows read from visibility per tasks/list call at most: workflows that are no task (trigger runs, plain invocations) are there too and are skipped. */
 const TASK_LIST_SCAN_LIMIT = 1000;
 const VISIBILITY_PAGE = 100;
-const TERMINAL: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 
 export interface WorkflowTasksOptions {
   client: Client;
@@ -219,13 +218,24 @@ export class WorkflowTasks {
     return { task, ...(result ? { result } : {}) };
   }
 
-  /** Requests cancellation of the workflow; the task answers `cancelled` at once (the workflow closes shortly). */
+  /**
+   * Requests cancellation of the workflow; the task answers `cancelled` at once (the workflow closes
+   * shortly). Temporal takes the request without a worker, so nothing here waits for one: whether
+   * the task ended is read from describe alone.
+   */
   async cancel(orgId: string, taskId: string): Promise<McpTask> {
-    const found = await this.describe(orgId, taskId);
-    const task = await this.taskOf(orgId, taskId, found);
-    if (TERMINAL.includes(task.status)) throw new TaskTerminalError(`task ${taskId} is already ${task.status}; it cannot be cancelled`);
-    await this.options.client.workflow.getHandle(taskId).cancel();
-    return { ...task, status: 'cancelled', statusMessage: found.kind.cancelledMessage, lastUpdatedAt: new Date().toISOString() };
+    const { workflow, kind } = await this.describe(orgId, taskId);
+    const ended = (status: TaskStatus | undefined): TaskTerminalError => new TaskTerminalError(`task ${taskId} is already ${status ?? 'ended'}; it cannot be cancelled`);
+    const closed = statusOfClosed(workflow.status.name);
+    if (closed) throw ended(closed);
+    try {
+      await this.options.client.workflow.getHandle(taskId).cancel();
+    } catch (error) {
+      // it closed since describe answered
+      if (error instanceof WorkflowNotFoundError) throw ended(undefined);
+      throw error;
+    }
+    return { ...this.shape(taskId, 'cancelled', workflow.startTime, kind.ttlOf(workflow.memo), undefined, kind.cancelledMessage), lastUpdatedAt: new Date().toISOString() };
   }
 
   /**
@@ -237,6 +247,11 @@ export class WorkflowTasks {
     const result = await kind.result(orgId, taskId, workflow, this.resultWaitMs, signal);
     if (!result) throw new TaskNotReadyError(`task ${taskId} is still ${(await this.get(orgId, taskId)).status}; poll tasks/get and ask again`);
     return result;
+  }
+
+  /** Throws TaskNotFoundError unless `taskId` is a live task of the organization: describe alone, no worker needed. */
+  async owned(orgId: string, taskId: string): Promise<void> {
+    await this.describe(orgId, taskId);
   }
 
   /** The approval the task's run waits on now, if it does (the task is then input_required). */
