@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { CallbackState } from '../common/run-types';
 import { OVERLAP_POLICIES } from '../schedules/schedule-spec';
+import { ApprovalDecisionSchema, DecisionOutcomeSchema } from './decision-bodies';
 
 const RUN_STATUSES = ['PENDING', 'RUNNING', 'PAUSED', 'COMPLETE', 'FAILED', 'TIMEOUT'] as const;
 export const RunStatusSchema = z.enum(RUN_STATUSES).meta({ id: 'RunStatus', description: 'A run\'s status' });
@@ -145,44 +146,7 @@ export const ResultsBodySchema = z.looseObject({
 }).meta({ id: 'RunResults', description: 'A run\'s results as signed file links (contract 2.6)' });
 export type ResultsBody = z.infer<typeof ResultsBodySchema>;
 
-export const ApprovalDecisionSchema = z.looseObject({
-  approver: z.string(),
-  actor: z.string().meta({ description: 'who sent it: api-key:<id>, the approver for a link, operator-signal or operator-update' }),
-  decision: z.enum(['approve', 'reject']),
-  comment: z.string().optional(),
-  at: isoTime,
-  via: z.enum(['api', 'link', 'signal']),
-}).meta({ id: 'ApprovalDecision' });
-
-export const DecisionAcceptedSchema = z.looseObject({
-  runId: z.string(), automationId: z.string(),
-  decisionId: z.string().meta({ description: 'names the decision: its outcome URL ends with it' }),
-  applied: z.literal(true),
-  decision: ApprovalDecisionSchema.extend({ stepIndex: z.number().int().optional().meta({ description: 'the approval step it was recorded on' }) }),
-}).meta({ id: 'DecisionAccepted', description: 'the run took the decision' });
-
-export const DecisionRecordedSchema = z.looseObject({
-  runId: z.string(), automationId: z.string(), decisionId: z.string(),
-  applied: z.literal(false),
-  message: z.string(),
-  outcomeUrl: z.string().meta({ description: 'where to read what became of it (also the Location header)' }),
-}).meta({ id: 'DecisionRecorded', description: 'the run did not answer in time: the decision is in its history and is applied, or refused, when the run resumes' });
-
-export const DecisionOutcomeSchema = z.looseObject({
-  decisionId: z.string(),
-  status: z.enum(['recorded', 'applied', 'refused', 'not_applied']).meta({
-    description: 'recorded: in the run\'s history, not applied yet; applied; refused (refusal, message); not_applied: the run ended before it read it',
-  }),
-  stepIndex: z.number().int().optional(),
-  decision: z.enum(['approve', 'reject']).optional(),
-  approver: z.string().optional(),
-  via: z.enum(['api', 'link']).optional(),
-  refusal: z.enum(['NOT_WAITING', 'ALREADY_DECIDED', 'NOT_AN_APPROVER']).optional(),
-  message: z.string().optional(),
-  at: isoTime.optional(),
-}).meta({ id: 'DecisionOutcome' });
-
-export const DecisionReportSchema = DecisionOutcomeSchema.extend({ runId: z.string(), automationId: z.string() }).meta({ id: 'DecisionReport' });
+export { ApprovalDecisionSchema, DecisionAcceptedSchema, DecisionOutcomeSchema, DecisionRecordedSchema, DecisionReportSchema } from './decision-bodies';
 
 export const RuntimeTokenSchema = z.looseObject({
   token: z.string().meta({ description: 'a bearer token for the tool gateway' }),

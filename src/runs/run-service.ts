@@ -5,19 +5,19 @@
  * start input run-history.ts; this service joins them for the gateway and the tool servers.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { startPriority } from '../common/priority';
 import { runDetailsText, runSummaryText } from '../common/run-labels';
-import { fieldOf } from '../common/narrow';
 import { ENGINE_LEVEL, type CallbackStatus, type DecisionRequest, type RunInput } from '../common/run-types';
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { WORKFLOW_TYPES, type RunAutomationWorkflow } from '../common/workflow-contracts';
-import { channelReady, GRPC_UNAVAILABLE, temporalStatusCode } from '../../temporal/client';
+import { channelReady } from '../../temporal/client';
 import type { Logger } from '../observability/logger';
 import type { FlowgateMetrics } from '../observability/metrics';
 import { CallbackStatusReader } from './callback-status';
+import { cancelRun, type CancelOutcome } from './run-cancel';
 import type { FinishedRunCache } from './finished-run-cache';
 import { startedInput } from './run-history';
 import { listRuns, type RunListEntry, type RunListFilter } from './run-list';
@@ -31,6 +31,7 @@ export type { RunListEntry } from './run-list';
 export type { RunBrief, RunView } from './run-view';
 export type { DecideOutcome, DecisionReport } from './run-decisions';
 export { DecisionUnconfirmedError } from './run-decisions';
+export type { CancelOutcome } from './run-cancel';
 
 export type WaitOutcome = { done: true; view: RunView } | { done: false };
 
@@ -42,19 +43,6 @@ export type WaitOutcome = { done: true; view: RunView } | { done: false };
 const EXISTS_DEADLINE_MS = 1000;
 /** See FLOWGATE_TEMPORAL_UNREACHABLE_MS (src/config/config.ts). */
 const DEFAULT_UNREACHABLE_MS = 2000;
-
-/** gRPC NOT_FOUND: what Temporal answers a cancellation of a run that has ended. */
-const GRPC_NOT_FOUND = 5;
-
-/** The gRPC status of an error of the client (ServiceError) or of a raw service call. */
-function grpcCode(err: unknown): number | undefined {
-  const code = temporalStatusCode(err) ?? fieldOf(err, 'code');
-  return typeof code === 'number' ? code : undefined;
-}
-
-function isClosedRun(err: unknown): boolean {
-  return err instanceof WorkflowNotFoundError || grpcCode(err) === GRPC_NOT_FOUND;
-}
 
 /** A run ID derived from the trigger and an Idempotency-Key: the same call twice names the same workflow. */
 export function idempotentRunId(orgId: string, triggerId: string, idempotencyKey: string): string {
@@ -101,8 +89,6 @@ export interface RunServiceOptions {
   decisionWaitMs?: number;
 }
 
-/** The answer to a cancellation: requested (or already requested), or the run had ended. */
-export type CancelOutcome = 'requested' | 'closed';
 
 export class RunService {
   private readonly reader: RunReader;
@@ -288,30 +274,12 @@ export class RunService {
   }
 
   /**
-   * Requests Temporal cancellation of an open run: the current step's activity is cancelled and
-   * the run closes as CANCELLED, which flowgate reports as FAILED with error "the run was
-   * cancelled". Temporal writes the request to the history at once (no worker needed); a request
-   * it did not confirm in time is sent again with the same request ID, which Temporal takes once.
-   * 'closed' when the run had already ended.
+   * Requests Temporal cancellation of an open run (run-cancel.ts): the current step's activity is
+   * cancelled and the run closes as CANCELLED, which flowgate reports as FAILED with error "the run
+   * was cancelled". Taken without a worker; 'closed' when the run had already ended.
    */
   async cancel(run: RunBrief | string): Promise<CancelOutcome> {
     const brief = typeof run === 'string' ? await this.brief(run) : run;
-    if (!brief?.open) return 'closed';
-    const requestId = randomUUID();
-    let failure: unknown;
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => this.client.workflowService.requestCancelWorkflowExecution({
-          namespace: this.client.options.namespace, workflowExecution: { workflowId: brief.runId }, identity: this.client.options.identity, requestId,
-        }));
-        return 'requested';
-      } catch (err) {
-        if (isClosedRun(err)) return 'closed';
-        // as the client's own calls do, so that the gateway answers 503 for an unreachable Temporal
-        failure = new ServiceError(`cancelling run ${brief.runId} failed`, { cause: err instanceof Error ? err : new Error(String(err)) });
-        if (grpcCode(err) === GRPC_UNAVAILABLE) break;
-      }
-    }
-    throw failure;
+    return brief?.open ? cancelRun(this.client, brief.runId) : 'closed';
   }
 }

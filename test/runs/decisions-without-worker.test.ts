@@ -4,10 +4,17 @@
  * answers within 5 s that it is recorded (202, naming the decision and where to read what became
  * of it), the run applies it once a worker is back, and an approver the step does not name gets
  * 403 all the same. A decision whose update the run admitted and whose signal it also got counts
- * once; a recorded decision the run refuses when it reads it says why; a cancellation is taken.
+ * once (that run's history replays; FLOWGATE_RECORD_HISTORY records it for the saved histories); a
+ * recorded decision the run refuses when it reads it says why; a cancellation is taken.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { workflowBundle } from '../../temporal/worker';
+import { recordHistoryPath } from '../support/ci';
+import { clearHistory } from '../support/histories';
 import type { DecisionOutcome } from '../../src/common/run-types';
 import { decideUpdate, recordedDecisionSignal, type RunAutomationWorkflow } from '../../src/common/workflow-contracts';
 import { eventually } from '../support/eventually';
@@ -213,14 +220,19 @@ describe('runs: decisions and cancellations while no worker answers', () => {
     // the update is admitted; no worker answers it within the second
     await assert.rejects(fg.client.connection.withDeadline(Date.now() + 1000, () => handle.executeUpdate(decideUpdate, { args: [request], updateId: decisionId })));
     await handle.signal(recordedDecisionSignal, request);
+    // and another decision of ann's, recorded too: the run refuses it when it reads it
+    const again = randomUUID();
+    await handle.signal(recordedDecisionSignal, { ...request, decisionId: again });
     await fg.startWorker();
     const seen = await eventually(async () => {
       const listed = await outcomes(runId);
-      return listed.length > 0 ? listed : undefined;
-    }, 'the decision applied');
-    assert.deepEqual(seen.map((o) => [o.decisionId, o.status, o.approver]), [[decisionId, 'applied', 'ann@example.com']]);
+      return listed.length > 1 ? listed : undefined;
+    }, 'the decisions read');
+    assert.deepEqual(seen.map((o) => [o.decisionId, o.status, o.approver, o.refusal]), [
+      [decisionId, 'applied', 'ann@example.com', undefined], [again, 'refused', 'ann@example.com', 'ALREADY_DECIDED'],
+    ]);
     const events = (await handle.fetchHistory()).events ?? [];
-    assert.equal(events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'recordedDecision').length, 1, 'the signal reached the run');
+    assert.equal(events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'recordedDecision').length, 2, 'both signals reached the run');
     assert.equal(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId === decisionId).length, 1, 'and so did the update');
     const still = await pollStatus(fg, p, runId, () => true);
     assert.equal(still.status, 'PAUSED', 'one approval of the two needed: the duplicate was not counted, nor refused');
@@ -229,7 +241,13 @@ describe('runs: decisions and cancellations while no worker answers', () => {
     assert.equal(bob.status, 200, JSON.stringify(bob.body));
     assert.equal((await pollStatus(fg, p, runId)).status, 'COMPLETE');
     assert.deepEqual((await stepResult(p, runId)).decisions.map((d) => d.approver), ['ann@example.com', 'bob@example.com']);
-    assert.deepEqual((await outcomes(runId)).map((o) => o.status), ['applied', 'applied']);
+    assert.deepEqual((await outcomes(runId)).map((o) => o.status), ['applied', 'refused', 'applied']);
+
+    // the run's history (an admitted update and its signal, a refused recorded decision) replays
+    const history = await clearHistory(fg, runId);
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, runId);
+    const recordTo = recordHistoryPath();
+    if (recordTo) await writeFile(recordTo, `${historyToJSON(history)}\n`, { flag: 'wx' });
   });
 
   it('says why a recorded decision was refused when the run read it', async () => {

@@ -10,6 +10,8 @@
  * queries, the result, visibility for tasks/list), so a task outlives the gateway that created it
  * and any replica can answer for it. A task belongs to the organization whose token started it:
  * another organization's task id is unknown, exactly like a missing one.
+ * One piece: every task method goes through the same describe, ownership and ttl rule (describe()),
+ * which is what keeps organizations apart; split, each part would have to repeat it.
  */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { optionalTsToDate, tsToDate } from '@temporalio/common/lib/time';
@@ -218,23 +220,14 @@ export class WorkflowTasks {
     return { task, ...(result ? { result } : {}) };
   }
 
-  /**
-   * Requests cancellation of the workflow; the task answers `cancelled` at once (the workflow closes
-   * shortly). Temporal takes the request without a worker, so nothing here waits for one: whether
-   * the task ended is read from describe alone.
-   */
+  /** Requests cancellation of the workflow (Temporal takes it without a worker); the task answers `cancelled` at once. */
   async cancel(orgId: string, taskId: string): Promise<McpTask> {
     const { workflow, kind } = await this.describe(orgId, taskId);
-    const ended = (status: TaskStatus | undefined): TaskTerminalError => new TaskTerminalError(`task ${taskId} is already ${status ?? 'ended'}; it cannot be cancelled`);
     const closed = statusOfClosed(workflow.status.name);
-    if (closed) throw ended(closed);
-    try {
-      await this.options.client.workflow.getHandle(taskId).cancel();
-    } catch (error) {
-      // it closed since describe answered
-      if (error instanceof WorkflowNotFoundError) throw ended(undefined);
-      throw error;
-    }
+    if (closed) throw new TaskTerminalError(`task ${taskId} is already ${closed}; it cannot be cancelled`);
+    await this.options.client.workflow.getHandle(taskId).cancel().catch((error: unknown) => {
+      throw error instanceof WorkflowNotFoundError ? new TaskTerminalError(`task ${taskId} has ended; it cannot be cancelled`) : error; // closed since describe
+    });
     return { ...this.shape(taskId, 'cancelled', workflow.startTime, kind.ttlOf(workflow.memo), undefined, kind.cancelledMessage), lastUpdatedAt: new Date().toISOString() };
   }
 
