@@ -19,7 +19,7 @@ import type { Step } from '../common/definition';
 import { LruCache } from '../common/lru-cache';
 import { DECISION_OUTCOMES_KEPT, DecisionRefusal, type DecidedApproval, type DecisionOutcome, type DecisionRequest } from '../common/run-types';
 import { decideUpdate, recordedDecisionSignal, type RunAutomationWorkflow } from '../common/workflow-contracts';
-import { GRPC_UNAVAILABLE, temporalStatusCode } from '../../temporal/client';
+import { GRPC_UNAVAILABLE, isTemporalUnavailable, temporalStatusCode } from '../../temporal/client';
 import type { Logger } from '../observability/logger';
 import { decisionTrail, startedInput } from './run-history';
 import { isEnded, type RunBrief, type RunView } from './run-view';
@@ -186,10 +186,20 @@ export class RunDecisions {
     throw new DecisionUnconfirmedError(runId, recorded.decisionId, failure);
   }
 
-  /** The refusal the run's definition gives (its approval steps' approvers, kept per run), if any. */
+  /**
+   * The refusal the run's definition gives (its approval steps' approvers, kept per run), if any.
+   * A start input this gateway cannot read (sealed under a key it lacks, say) leaves the decision
+   * to the run's own validation; an unreachable Temporal is the caller's 503.
+   */
   private async refusedByDefinition(run: RunBrief, request: DecisionRequest): Promise<{ refusal: keyof typeof DecisionRefusal; message: string } | undefined> {
     if (!run.memo.steps.some((s) => MAY_HOLD_APPROVAL.has(s.type))) return refusalByDefinition(new Map(), request);
-    const approvers = await this.approvers.getOrLoad(run.runId, async () => approversByStep((await startedInput(this.client, run.runId)).definition.steps));
+    let approvers: Map<number, string[]> | undefined;
+    try {
+      approvers = await this.approvers.getOrLoad(run.runId, async () => approversByStep((await startedInput(this.client, run.runId)).definition.steps));
+    } catch (err) {
+      if (isTemporalUnavailable(err)) throw err;
+      this.log.warn('a run\'s start input could not be read: its decision is checked by the run alone', { runId: run.runId, error: err instanceof Error ? err.message : String(err) });
+    }
     return approvers ? refusalByDefinition(approvers, request) : undefined;
   }
 }
