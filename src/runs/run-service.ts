@@ -21,7 +21,7 @@ import { cancelRun, type CancelOutcome } from './run-cancel';
 import type { FinishedRunCache } from './finished-run-cache';
 import { startedInput } from './run-history';
 import { listRuns, type RunListEntry, type RunListFilter } from './run-list';
-import { QUERY_DEADLINE_MS, RunReader, type Closing } from './run-reader';
+import { RunReader, type Closing } from './run-reader';
 import { RunDecisions, type DecideOutcome, type DecisionReport } from './run-decisions';
 import { completedView, type RunBrief, type RunView } from './run-view';
 
