@@ -128,7 +128,7 @@ describe('runs: decisions and cancellations while no worker answers', () => {
     ], 'the audit trail says recorded, not applied');
   });
 
-  it('admin API: 202 within 5 s, 403 for a member the step does not name; the decision is applied once the worker is back', async () => {
+  it('admin API: 202 within 5 s, 403 for an approver the step does not name; the decision is applied once the worker is back', async () => {
     const p = await publishWorkflow(fg, workflow());
     const runId = await pausedRun(p, 'INV-2');
     await fg.stopWorker();
