@@ -5,8 +5,11 @@
  *   scheduled run's input is its schedule's (run/scheduled-run.ts).
  * Query `state`: the run's status, per-step status and execution order, the outcomes so far, and
  *   `waitingOn` while PAUSED.
- * Update `decide` (DecisionRequest → ApprovalDecision) and signal `approvalDecision`
- *   (DecisionRequest): a decision on the approval step that is waiting (see steps/approval.ts).
+ * Update `decide` (DecisionRequest → ApprovalDecision) and signals `recordedDecision`
+ *   (RecordedDecision: the gateway's decision whose update was not answered in time) and
+ *   `approvalDecision` (DecisionRequest: operators): a decision on the approval step that is waiting
+ *   (see steps/approval.ts); what became of the gateway's decisions is in `state.decisionOutcomes`
+ *   and the summary.
  * Timeouts: the run keeps the definition's `timeoutSeconds` itself (run/time-limit.ts: a timer
  *   cancels the steps and the run ends with ApplicationFailure RUN_TIMEOUT, callback sent); the
  *   starter sets Temporal's workflow execution timeout a margin later as a backstop (runs started
@@ -24,9 +27,9 @@
  * STEP_FAILED or STEP_TIMEOUT carrying the RunSummary as details.
  */
 import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
-import { approvalSignal, decideUpdate, stateQuery } from '../src/common/workflow-contracts';
+import { approvalSignal, decideUpdate, recordedDecisionSignal, stateQuery } from '../src/common/workflow-contracts';
 import {
-  FailureType, type DecisionRequest, type RunInput, type RunState, type RunSummary,
+  DECISION_OUTCOMES_KEPT, decisionsOf, FailureType, type DecisionOutcome, type DecisionRequest, type RunInput, type RunState, type RunSummary,
 } from '../src/common/run-types';
 import { runList } from './interpreter/run-list';
 import type { Runtime } from './interpreter/runtime';
@@ -56,7 +59,11 @@ export function runAutomation(given: RunInput): Promise<RunSummary> {
 
 async function runSteps(input: RunInput, state: RunState): Promise<RunSummary> {
   const { definition } = input;
-  const approvals = new ApprovalDesk();
+  const approvals = new ApprovalDesk((outcome: DecisionOutcome) => {
+    const kept = (state.decisionOutcomes ??= []);
+    kept.push(outcome);
+    if (kept.length > DECISION_OUTCOMES_KEPT) kept.splice(0, kept.length - DECISION_OUTCOMES_KEPT);
+  });
   setHandler(stateQuery, () => state);
   const updateVia = (request: DecisionRequest): 'link' | 'api' => (request.via === 'link' ? 'link' : 'api');
   setHandler(decideUpdate, (request) => approvals.record(request, updateVia(request)), {
@@ -70,6 +77,14 @@ async function runSteps(input: RunInput, state: RunState): Promise<RunSummary> {
       log.warn('approval signal ignored', { reason: (err as Error).message });
     }
   });
+  setHandler(recordedDecisionSignal, (request) => {
+    // the gateway's own signal; one sent by hand without a decision ID is not one
+    if (typeof request.decisionId !== 'string' || request.decisionId === '') {
+      log.warn('recorded decision ignored: it has no decisionId');
+      return;
+    }
+    approvals.apply(request);
+  });
 
   const run = { runId: input.runId, orgId: input.orgId, automationId: input.automationId, automationVersion: input.automationVersion,
     triggerId: input.triggerId, started: input.started, inputs: input.inputs };
@@ -80,7 +95,8 @@ async function runSteps(input: RunInput, state: RunState): Promise<RunSummary> {
   if (failure) {
     const { outcome, address, name } = failure;
     const status = outcome.status === 'TIMEOUT' ? 'TIMEOUT' : 'FAILED';
-    const summary: RunSummary = { status, failedStep: outcome.stepIndex, error: outcome.error, outcomes: state.outcomes, steps: state.steps, transitions: state.transitions };
+    const summary: RunSummary = { status, failedStep: outcome.stepIndex, error: outcome.error, outcomes: state.outcomes, steps: state.steps, transitions: state.transitions,
+      ...decisionsOf(state) };
     const message = `step ${address} (${name}) ${status === 'TIMEOUT' ? 'exceeded its time limit' : 'failed'}: ${outcome.error ?? `exit code ${outcome.exitCode}`}`;
     // A query answered between here and the close must already say why, as the closed run will.
     Object.assign(state, { status, error: message });
@@ -93,5 +109,5 @@ async function runSteps(input: RunInput, state: RunState): Promise<RunSummary> {
     });
   }
   state.status = 'COMPLETE';
-  return { status: 'COMPLETE', outcomes: state.outcomes, steps: state.steps, transitions: state.transitions };
+  return { status: 'COMPLETE', outcomes: state.outcomes, steps: state.steps, transitions: state.transitions, ...decisionsOf(state) };
 }

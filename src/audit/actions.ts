@@ -51,7 +51,7 @@ export const MANAGEMENT_ACTIONS: Readonly<Record<string, ActionSpec>> = Object.f
   'POST /api/v1/runs/:runId/rerun': { action: 'run.rerun', target: { type: 'run', id: param('runId') }, answerFields: ['runId'] },
   'POST /api/v1/runs/:runId/resume': { action: 'run.resumed', target: { type: 'run', id: param('runId') }, answerFields: ['runId'] },
 
-  'POST /api/v1/runs/:runId/approval': { action: 'approval.decided', target: { type: 'run', id: param('runId') } },
+  'POST /api/v1/runs/:runId/approval': { action: 'approval.decided', target: { type: 'run', id: param('runId') }, answerFields: ['decisionId', 'applied'] },
 
   'POST /api/v1/members': { action: 'member.created', target: { type: 'member', id: created }, answerFields: ['email', 'role'] },
   'PATCH /api/v1/members/:id': { action: 'member.updated', target: { type: 'member', id: param('id') }, answerFields: ['role'] },

@@ -60,6 +60,9 @@ export interface McpApprovalEvent {
   member?: { id: string; email: string };
   ok: boolean;
   refusal?: string;
+  /** the decision's ID, once sent to the run; false: recorded in its history, to be applied when it resumes */
+  decisionId?: string;
+  applied?: boolean;
 }
 
 /** One tool call through the tool gateway, as the MCP method table saw it. */
@@ -196,6 +199,7 @@ export class AuditTrail {
       details: {
         decision: event.decision, via: 'mcp', stepIndex: event.stepIndex,
         ...(event.approver ? { approver: event.approver } : {}), ...(event.ok ? {} : { refusal: event.refusal ?? 'refused' }),
+        ...(event.decisionId ? { decisionId: event.decisionId } : {}), ...(event.applied === undefined ? {} : { applied: event.applied }),
       },
     }, await this.keyActor(event.keyId, 'runtime_token', event.member), source);
   }

@@ -18,9 +18,12 @@ async function decide(c: CliContext, runId: string, decision: 'approve' | 'rejec
   // The approver's own signed link records the decision in that approver's name (via "link").
   const link = new URL(chosen.link);
   const form = new URLSearchParams({ decision, ...(o.comment ? { comment: o.comment } : {}) });
-  await c.client.request('POST', `${link.pathname}${link.search}`, { auth: 'none', raw: { contentType: 'application/x-www-form-urlencoded', data: form.toString() }, headers: { Accept: 'text/html' } });
-  const result = { runId, stepIndex: pending.stepIndex, approver: chosen.approver, decision };
+  const reply = await c.client.request('POST', `${link.pathname}${link.search}`, { auth: 'none', raw: { contentType: 'application/x-www-form-urlencoded', data: form.toString() }, headers: { Accept: 'text/html' } });
+  // 202: the run did not answer in time; the decision is recorded and applied when it resumes
+  const applied = reply.status !== 202;
+  const result = { runId, stepIndex: pending.stepIndex, approver: chosen.approver, decision, applied };
   if (c.json) printJson(result);
+  else if (!applied) process.stdout.write(`${decision} of step ${pending.stepIndex} of ${runId} as ${chosen.approver} recorded: applied when the run resumes\n`);
   else process.stdout.write(`${decision === 'approve' ? 'approved' : 'rejected'} step ${pending.stepIndex} of ${runId} as ${chosen.approver}\n`);
 }
 

@@ -238,6 +238,9 @@ export interface ApprovalDecision {
   via: 'api' | 'link' | 'signal';
 }
 
+/** What the `decide` update answers: the decision as recorded, and the approval step it was recorded on (absent from workers before issue 46). */
+export type DecidedApproval = ApprovalDecision & { stepIndex?: number };
+
 /** The argument of the `decide` update and the `approvalDecision` signal. */
 export interface DecisionRequest {
   decision: Decision;
@@ -252,7 +255,46 @@ export interface DecisionRequest {
   via?: 'api' | 'link' | 'signal';
   /** the approval step meant; absent means the one waiting now */
   stepIndex?: number;
+  /**
+   * Set by the gateway: names this decision, so that the `decide` update and the `recordedDecision`
+   * signal that may both carry it (the update admitted but not answered in time) count once, and
+   * what became of it is kept (`DecisionOutcome`).
+   */
+  decisionId?: string;
 }
+
+/**
+ * A decision the gateway recorded with the `recordedDecision` signal because the run did not answer
+ * its `decide` update in time (no worker, or a slow one): applied, or refused, when the run reads it.
+ */
+export interface RecordedDecision extends DecisionRequest {
+  decisionId: string;
+  via: 'api' | 'link';
+}
+
+/**
+ * What became of a decision that carried a `decisionId` (the gateway's: API, links, console, MCP):
+ * the `state` query's and the run summary's `decisionOutcomes`, the last DECISION_OUTCOMES_KEPT.
+ * A decision the `decide` update refused at once is not here: its caller was told.
+ */
+export interface DecisionOutcome {
+  decisionId: string;
+  outcome: 'applied' | 'refused';
+  /** the approval step it was applied to, or meant for */
+  stepIndex?: number;
+  decision: Decision;
+  /** the approver it decides for (the API key's `api-key:<id>` when it named none) */
+  approver: string;
+  via: 'api' | 'link';
+  /** a refused decision's DecisionRefusal code and why */
+  refusal?: keyof typeof DecisionRefusal;
+  message?: string;
+  /** ISO 8601 UTC, workflow time: when it was applied or refused */
+  at: string;
+}
+
+/** How many decision outcomes a run keeps in its state and summary (the oldest go first). */
+export const DECISION_OUTCOMES_KEPT = 100;
 
 /** Why a paused run is paused (the status response's `waitingOn`). */
 export type WaitingOn =
@@ -277,6 +319,8 @@ export interface RunState {
   error?: string;
   /** step status changes, oldest first (the last TRANSITIONS_KEPT of them) */
   transitions?: StepTransition[];
+  /** what became of the gateway's decisions, oldest first (absent until one is applied or refused) */
+  decisionOutcomes?: DecisionOutcome[];
 }
 
 /** What the workflow returns, and what a failed run carries as failure details. */
@@ -289,6 +333,13 @@ export interface RunSummary {
   transitions?: StepTransition[];
   /** every step's final status, nested and SKIPPED steps included (absent from older runs) */
   steps?: Record<string, StepState>;
+  /** what became of the gateway's decisions (RunState.decisionOutcomes), when there were any */
+  decisionOutcomes?: DecisionOutcome[];
+}
+
+/** The decision outcomes a run's summary carries, when it has any. */
+export function decisionsOf(state: Pick<RunState, 'decisionOutcomes'>): Pick<RunSummary, 'decisionOutcomes'> {
+  return state.decisionOutcomes ? { decisionOutcomes: state.decisionOutcomes } : {};
 }
 
 /** ApplicationFailure types thrown by the workflow; the gateway maps them to contract statuses. */

@@ -12,7 +12,7 @@ import type { AgentInvocationInput, AgentInvocationResult } from './agent-invoca
 import type { ModelUsage } from './agent-usage';
 import type { CodeAgentTaskInput } from './codeagent-task';
 import type { ChunkProgress, ForEachChunkInput, ForEachChunkResult } from './for-each-chunk';
-import type { ApprovalDecision, CallbackRequest, CallbackStatus, DecisionRequest, RunInput, RunState, RunSummary } from './run-types';
+import type { CallbackRequest, CallbackStatus, DecidedApproval, DecisionRequest, RecordedDecision, RunInput, RunState, RunSummary } from './run-types';
 import type { SlotAcquire, SlotGrant, SlotRelease, SlotsInput, SlotsState } from './slots';
 
 /** Every workflow type the worker registers (workflows/index.ts exports a function of each name). */
@@ -70,9 +70,15 @@ export interface AgentStatus {
 /** A run's state (runAutomation and runForEachChunk answer it): status, steps, what it waits on. */
 export const stateQuery = defineQuery<RunState>('state');
 /** An approval decision, validated and recorded by the run, answered with the decision as recorded. */
-export const decideUpdate = defineUpdate<ApprovalDecision, [DecisionRequest]>('decide');
+export const decideUpdate = defineUpdate<DecidedApproval, [DecisionRequest]>('decide');
 /** An approval decision sent without waiting for its answer (`temporal workflow signal`, older gateways). */
 export const approvalSignal = defineSignal<[DecisionRequest]>('approvalDecision');
+/**
+ * A decision of the API, a link or the console that the run did not answer through `decide` in
+ * time: written to the history at once (no worker needed), applied or refused when the run reads
+ * it, keeping its own `via` and actor; the same `decisionId` as its update, so both count once.
+ */
+export const recordedDecisionSignal = defineSignal<[RecordedDecision]>('recordedDecision');
 /** An agent invocation's progress. */
 export const agentStatusQuery = defineQuery<AgentStatus>('agentStatus');
 /** A chunk's progress, sent to its run (throttled). */

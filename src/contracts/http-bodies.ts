@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { CallbackState } from '../common/run-types';
 import { OVERLAP_POLICIES } from '../schedules/schedule-spec';
+import { ApprovalDecisionSchema, DecisionOutcomeSchema } from './decision-bodies';
 
 const RUN_STATUSES = ['PENDING', 'RUNNING', 'PAUSED', 'COMPLETE', 'FAILED', 'TIMEOUT'] as const;
 export const RunStatusSchema = z.enum(RUN_STATUSES).meta({ id: 'RunStatus', description: 'A run\'s status' });
@@ -145,18 +146,7 @@ export const ResultsBodySchema = z.looseObject({
 }).meta({ id: 'RunResults', description: 'A run\'s results as signed file links (contract 2.6)' });
 export type ResultsBody = z.infer<typeof ResultsBodySchema>;
 
-export const ApprovalDecisionSchema = z.looseObject({
-  approver: z.string(),
-  actor: z.string().meta({ description: 'who sent it: api-key:<id>, the approver for a link, operator-signal or operator-update' }),
-  decision: z.enum(['approve', 'reject']),
-  comment: z.string().optional(),
-  at: isoTime,
-  via: z.enum(['api', 'link', 'signal']),
-}).meta({ id: 'ApprovalDecision' });
-
-export const DecisionAcceptedSchema = z.looseObject({
-  runId: z.string(), automationId: z.string(), decision: ApprovalDecisionSchema,
-}).meta({ id: 'DecisionAccepted' });
+export { ApprovalDecisionSchema, DecisionAcceptedSchema, DecisionOutcomeSchema, DecisionRecordedSchema, DecisionReportSchema } from './decision-bodies';
 
 export const RuntimeTokenSchema = z.looseObject({
   token: z.string().meta({ description: 'a bearer token for the tool gateway' }),
@@ -297,6 +287,7 @@ export const RunApprovalsSchema = z.looseObject({
     decisions: z.array(ApprovalDecisionSchema),
     approvers: z.array(z.looseObject({ approver: z.string(), decided: z.boolean(), link: z.string().optional() })),
   })),
+  decisionOutcomes: z.array(DecisionOutcomeSchema).meta({ description: 'what became of the decisions sent through the API, links, the console and MCP, oldest first (the last 100; empty while the run does not answer)' }),
 }).meta({ id: 'RunApprovals' });
 
 // ---- the tool gateway (JSON-RPC 2.0)

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
-import { DecisionAcceptedSchema } from '../contracts/http-bodies';
+import { DecisionAcceptedSchema, DecisionRecordedSchema } from '../contracts/http-bodies';
 import { CreateMemberSchema, UpdateMemberSchema } from './routes/members';
 import { IdentityProviderBodySchema } from './routes/identity-provider';
 import { DecisionBodySchema } from './routes/runs';
@@ -126,7 +126,11 @@ export function peoplePaths({ json, errors, admin, id }: DocHelpers): ZodOpenApi
       post: {
         operationId: 'decideRunApproval', tags: ['approvals'], summary: 'Approve or reject the approval the run waits on; a member decides as themselves (their e-mail must be an approver)',
         security: admin, requestParams: { path: id('runId', 'a run') }, requestBody: { content: { 'application/json': { schema: DecisionBodySchema } } },
-        responses: { '200': json(DecisionAcceptedSchema, 'the decision was recorded'), ...errors(400, 401, 403, 404, 409, 415, 503) },
+        responses: {
+          '200': json(DecisionAcceptedSchema, 'the run took the decision'),
+          '202': json(DecisionRecordedSchema, 'the run did not answer in time: the decision is recorded and applied, or refused, when it resumes'),
+          ...errors(400, 401, 403, 404, 409, 415, 503),
+        },
       },
     },
   };

@@ -30,7 +30,7 @@ import { PauseBodySchema } from './routes/schedules';
 import { CallbackQuerySchema, ServerBodySchema } from './routes/servers';
 import { IdempotencyKeySchema, WaitHeaderSchema } from './routes/triggers';
 import {
-  AdminTokenSchema, ApiKeyCreatedSchema, ApiKeyListSchema, CancelAcceptedSchema, DecisionAcceptedSchema, ErrorBodySchema, HealthSchema,
+  AdminTokenSchema, ApiKeyCreatedSchema, ApiKeyListSchema, CancelAcceptedSchema, DecisionAcceptedSchema, DecisionRecordedSchema, DecisionReportSchema, ErrorBodySchema, HealthSchema,
   JsonRpcResponseSchema, OrgCreatedSchema, PollingHandleSchema, PublishedVersionSchema, RestartedRunSchema, ResultsBodySchema, RunApprovalsSchema,
   RunListSchema, RuntimeTokenSchema, ScheduleListSchema, ScheduleViewSchema, StatusBodySchema, SyncResultBodySchema, TriggerListSchema, TriggerSchema,
   WebhookSecretSchema, WorkflowListSchema, WorkflowSchema,
@@ -192,7 +192,18 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
       post: {
         operationId: 'decideApproval', tags: ['approvals'], summary: 'Approve or reject the approval step the run waits on',
         requestParams: { path: pollingParams }, requestBody: { content: { 'application/json': { schema: DecisionBodySchema } } },
-        responses: { '200': json(DecisionAcceptedSchema, 'the decision was recorded'), ...errors(400, 401, 403, 404, 409, 415, 429, 503) },
+        responses: {
+          '200': json(DecisionAcceptedSchema, 'the run took the decision'),
+          '202': json(DecisionRecordedSchema, 'the run did not answer in time: the decision is recorded and applied, or refused, when it resumes'),
+          ...errors(400, 401, 403, 404, 409, 415, 429, 503),
+        },
+      },
+    },
+    '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/approval/{decisionId}': {
+      get: {
+        operationId: 'approvalDecisionOutcome', tags: ['approvals'], summary: 'What became of a decision this API answered with its ID',
+        requestParams: { path: pollingParams.extend({ decisionId: z.string() }) },
+        responses: { '200': json(DecisionReportSchema, 'the decision\'s outcome'), ...errors(401, 404, 429, 503) },
       },
     },
     '/files/{key}': {
@@ -215,7 +226,11 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
         operationId: 'approvalDecide', tags: ['approvals'], summary: 'The approval page\'s form: decide for the link\'s approver',
         requestParams: { path: z.object({ token: z.string() }) },
         requestBody: { content: { 'application/x-www-form-urlencoded': { schema: FormSchema } } },
-        responses: { '200': { description: 'decision recorded (HTML)', content: { 'text/html': { schema: z.string() } } }, '403': { description: 'invalid link (HTML)' }, '409': { description: 'cannot be decided now (HTML)' } },
+        responses: {
+          '200': { description: 'decision applied (HTML)', content: { 'text/html': { schema: z.string() } } },
+          '202': { description: 'decision recorded, applied when the run resumes; names the decision (HTML)', content: { 'text/html': { schema: z.string() } } },
+          '403': { description: 'invalid link (HTML)' }, '409': { description: 'cannot be decided now (HTML)' },
+        },
       },
     },
     '/auth/token': {
@@ -541,6 +556,13 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
         operationId: 'getRunApprovals', tags: ['approvals'], summary: 'The approval a run waits on, with each undecided approver\'s link', security: admin,
         requestParams: { path: runId },
         responses: { '200': json(RunApprovalsSchema, 'the approvals'), ...errors(401, 404, 503) },
+      },
+    },
+    '/api/v1/runs/{runId}/approval/{decisionId}': {
+      get: {
+        operationId: 'getRunDecisionOutcome', tags: ['approvals'], summary: 'What became of a decision this API answered with its ID', security: admin,
+        requestParams: { path: runId.extend({ decisionId: z.string() }) },
+        responses: { '200': json(DecisionReportSchema, 'the decision\'s outcome'), ...errors(401, 404, 503) },
       },
     },
     '/api/v1/connections': {

@@ -3,7 +3,7 @@
  * through their result or failure (no worker needed); describe tells which, and PENDING is a run
  * whose first workflow task has not completed yet.
  */
-import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
 import type { RunMemo } from '../common/run-memo';
 import { SUMMARY_FAILURES, type RunState, type RunSummary, type WaitingOn } from '../common/run-types';
@@ -11,7 +11,7 @@ import { slotsWorkflowId } from '../common/slots';
 import { slotGrantSignal, slotsQuery, stateQuery, type RunAutomationWorkflow, type RunSlotsWorkflow } from '../common/workflow-contracts';
 import type { Logger } from '../observability/logger';
 import { isRunMemo } from './run-memo-schema';
-import { completedView, isEnded, isRunSummary, stepsFromMemo, stepsFromOutcomes, type RunView } from './run-view';
+import { completedView, isEnded, isRunSummary, stepsFromMemo, stepsFromOutcomes, type RunBrief, type RunView } from './run-view';
 
 /** What result() answered for a closed run: its summary, or the failure it threw. */
 export type Closing = { summary: RunSummary } | { failure: WorkflowFailedError };
@@ -66,24 +66,16 @@ export class RunReader {
    */
   async read(runId: string, closing?: Closing): Promise<RunView | undefined> {
     const handle = this.handle(runId);
-    let description;
-    try {
-      description = await handle.describe();
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return undefined;
-      throw err;
-    }
-    const stored = description.memo;
-    if (!isRunMemo(stored)) return undefined; // not a flowgate run
-    // A scheduled run's memo is its schedule's, shared by all its runs: the start is the run's own.
-    const memo = stored.type === 'SCHEDULE' ? { ...stored, started: description.startTime.toISOString() } : stored;
+    const described = await this.described(handle);
+    if (!described) return undefined;
+    const { description, memo } = described;
     const base = { runId, memo };
     switch (description.status.name) {
       case 'RUNNING': {
         const historyLength = Number(description.raw.workflowExecutionInfo?.historyLength ?? 0);
         if (historyLength <= HISTORY_LENGTH_BEFORE_FIRST_TASK) return { ...base, status: 'PENDING', steps: stepsFromMemo(memo, 'PENDING'), outcomes: [] };
         const state = await this.queryState(handle);
-        if (!state) return { ...base, status: await this.guessedStatus(handle, memo), steps: stepsFromMemo(memo, 'PENDING'), outcomes: [] };
+        if (!state) return { ...base, status: await this.guessedStatus(handle, memo), steps: stepsFromMemo(memo, 'PENDING'), outcomes: [], stateUnread: true };
         if (!closing && isEnded(state.status)) {
           // The workflow has ended its work but Temporal has not closed it yet (its last task is on
           // its way): answer from the closed run, so a terminal status is only shown once it is final
@@ -93,7 +85,7 @@ export class RunReader {
         }
         const waitingOn = state.waitingOn?.kind === 'slot' ? await this.slotPlace(runId, state.waitingOn) : state.waitingOn;
         return { ...base, status: state.status, steps: state.steps, outcomes: state.outcomes, ...(waitingOn ? { waitingOn } : {}), ...(state.error ? { error: state.error } : {}),
-          ...(state.transitions ? { transitions: state.transitions } : {}) };
+          ...(state.transitions ? { transitions: state.transitions } : {}), ...(state.decisionOutcomes ? { decisionOutcomes: state.decisionOutcomes } : {}) };
       }
       case 'COMPLETED': {
         return completedView(runId, memo, closing && 'summary' in closing ? closing.summary : await handle.result());
@@ -109,6 +101,30 @@ export class RunReader {
       default:
         return this.closedWithoutSummary(handle, base, 'FAILED', `the run ended as ${description.status.name}`);
     }
+  }
+
+  /** The run's memo and whether it is open: describe alone, no worker needed. */
+  async brief(runId: string): Promise<RunBrief | undefined> {
+    const described = await this.described(this.handle(runId));
+    if (!described) return undefined;
+    const status = described.description.status.name;
+    return { runId, memo: described.memo, status, open: status === 'RUNNING' };
+  }
+
+  /** The run's description and memo; undefined when Temporal does not know it or it is not a flowgate run. */
+  private async described(handle: RunHandle): Promise<{ description: WorkflowExecutionDescription; memo: RunMemo } | undefined> {
+    let description;
+    try {
+      description = await handle.describe();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    }
+    const stored = description.memo;
+    if (!isRunMemo(stored)) return undefined; // not a flowgate run
+    // A scheduled run's memo is its schedule's, shared by all its runs: the start is the run's own.
+    const memo = stored.type === 'SCHEDULE' ? { ...stored, started: description.startTime.toISOString() } : stored;
+    return { description, memo };
   }
 
   /**
@@ -157,7 +173,7 @@ export class RunReader {
       const summary = cause.details?.[0];
       if (isRunSummary(summary)) {
         return { ...base, status: summary.status, steps: summary.steps ?? stepsFromOutcomes(base.runId, base.memo, summary.outcomes, 'PENDING'), outcomes: summary.outcomes, error: cause.message, final: true,
-          ...(summary.transitions ? { transitions: summary.transitions } : {}) };
+          ...(summary.transitions ? { transitions: summary.transitions } : {}), ...(summary.decisionOutcomes ? { decisionOutcomes: summary.decisionOutcomes } : {}) };
       }
     }
     const reason = cause instanceof TimeoutFailure ? 'the run timed out'
@@ -177,6 +193,7 @@ export class RunReader {
       if (step.status === 'RUNNING' || step.status === 'PAUSED') step.status = status;
     }
     // Without the state query's answer the steps are guesses: not the run's last word.
-    return { ...base, status, steps, outcomes, error, ...(state ? { final: true } : {}), ...(state?.transitions ? { transitions: state.transitions } : {}) };
+    return { ...base, status, steps, outcomes, error, ...(state ? { final: true } : {}), ...(state?.transitions ? { transitions: state.transitions } : {}),
+      ...(state?.decisionOutcomes ? { decisionOutcomes: state.decisionOutcomes } : {}) };
   }
 }

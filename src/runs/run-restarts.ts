@@ -23,7 +23,8 @@ import type { RunView } from './run-view';
 import type { TriggerService } from './trigger-service';
 import { isRecord, ownJson } from '../common/narrow';
 
-export type RestartRefusalCode = 'NOT_RESUMABLE' | 'WORKFLOW_GONE' | 'VERSION_GONE' | 'INPUTS_GONE' | 'INVALID_INPUTS';
+/** STEPS_UNREAD: a resume that cannot tell which steps completed now (the run's worker does not answer): nothing was started */
+export type RestartRefusalCode = 'NOT_RESUMABLE' | 'WORKFLOW_GONE' | 'VERSION_GONE' | 'INPUTS_GONE' | 'INVALID_INPUTS' | 'STEPS_UNREAD';
 
 export interface RestartRefusal {
   ok: false;
@@ -88,6 +89,9 @@ export class RunRestarts {
     if (view.status !== 'FAILED' && view.status !== 'TIMEOUT') {
       return refusal('NOT_RESUMABLE', `run ${view.runId} is ${view.status}: only a FAILED or TIMEOUT run can be resumed`);
     }
+    // A run closed without a summary (cancelled, terminated) tells its steps through a worker: without
+    // one they are guesses, and a resume from them would run again what completed.
+    if (!view.final) return refusal('STEPS_UNREAD', `which steps of run ${view.runId} completed cannot be read now (no worker answers for it); nothing was started: try again shortly`);
     const original = await this.deps.runs.startedInput(view.runId);
     const reused: StepOutcome[] = [];
     for (let index = 1; index <= original.definition.steps.length; index++) {

@@ -5,35 +5,33 @@
  * start input run-history.ts; this service joins them for the gateway and the tool servers.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { startPriority } from '../common/priority';
 import { runDetailsText, runSummaryText } from '../common/run-labels';
-import { DecisionRefusal, ENGINE_LEVEL, type ApprovalDecision, type CallbackStatus, type DecisionRequest, type RunInput } from '../common/run-types';
+import { ENGINE_LEVEL, type CallbackStatus, type DecisionRequest, type RunInput } from '../common/run-types';
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
-import { decideUpdate, WORKFLOW_TYPES, type RunAutomationWorkflow } from '../common/workflow-contracts';
-import { channelReady, GRPC_UNAVAILABLE, temporalStatusCode } from '../../temporal/client';
+import { WORKFLOW_TYPES, type RunAutomationWorkflow } from '../common/workflow-contracts';
+import { channelReady } from '../../temporal/client';
 import type { Logger } from '../observability/logger';
 import type { FlowgateMetrics } from '../observability/metrics';
 import { CallbackStatusReader } from './callback-status';
+import { cancelRun, type CancelOutcome } from './run-cancel';
 import type { FinishedRunCache } from './finished-run-cache';
 import { startedInput } from './run-history';
 import { listRuns, type RunListEntry, type RunListFilter } from './run-list';
-import { QUERY_DEADLINE_MS, RunReader, type Closing } from './run-reader';
-import { completedView, type RunView } from './run-view';
+import { RunReader, type Closing } from './run-reader';
+import { RunDecisions, type DecideOutcome, type DecisionReport } from './run-decisions';
+import { completedView, type RunBrief, type RunView } from './run-view';
 
 export type { RunMemo } from '../common/run-memo';
 // Where importers found these before the run service was split (issue 29).
 export type { RunListEntry } from './run-list';
-export type { RunView } from './run-view';
-
-export type DecideOutcome =
-  | { ok: true; decision: ApprovalDecision }
-  | { ok: false; refusal: keyof typeof DecisionRefusal; message: string };
-
-const DECIDE_DEADLINE_MS = 10_000;
+export type { RunBrief, RunView } from './run-view';
+export type { DecideOutcome, DecisionReport } from './run-decisions';
+export { DecisionUnconfirmedError } from './run-decisions';
+export type { CancelOutcome } from './run-cancel';
 
 export type WaitOutcome = { done: true; view: RunView } | { done: false };
 
@@ -45,11 +43,6 @@ export type WaitOutcome = { done: true; view: RunView } | { done: false };
 const EXISTS_DEADLINE_MS = 1000;
 /** See FLOWGATE_TEMPORAL_UNREACHABLE_MS (src/config/config.ts). */
 const DEFAULT_UNREACHABLE_MS = 2000;
-
-/** A refusal type the `decide` update's validator threw (DecisionRefusal). */
-function isRefusal(type: string): type is keyof typeof DecisionRefusal {
-  return type in DecisionRefusal;
-}
 
 /** A run ID derived from the trigger and an Idempotency-Key: the same call twice names the same workflow. */
 export function idempotentRunId(orgId: string, triggerId: string, idempotencyKey: string): string {
@@ -92,11 +85,15 @@ export class StartInFlightError extends Error {
 export interface RunServiceOptions {
   /** FLOWGATE_TEMPORAL_UNREACHABLE_MS: how often an eager start's wait looks whether Temporal is reachable */
   unreachableMs?: number;
+  /** how long a decision waits for the run's answer before it is recorded by signal (run-decisions.ts) */
+  decisionWaitMs?: number;
 }
+
 
 export class RunService {
   private readonly reader: RunReader;
   private readonly callbacks: CallbackStatusReader;
+  private readonly decisions: RunDecisions;
   /** a client over the local worker's connection (eager starts), once that worker runs */
   private eagerStarter?: Client;
   private readonly unreachableMs: number;
@@ -107,6 +104,7 @@ export class RunService {
     this.unreachableMs = options.unreachableMs ?? DEFAULT_UNREACHABLE_MS;
     this.reader = new RunReader(client, log);
     this.callbacks = new CallbackStatusReader(client);
+    this.decisions = new RunDecisions(client, log, { ...(options.decisionWaitMs === undefined ? {} : { updateWaitMs: options.decisionWaitMs }) });
   }
 
   /** Starts with `eager` go through `client`: one over the connection of a worker of this task queue in this process. */
@@ -248,41 +246,40 @@ export class RunService {
   }
 
   /**
-   * Delivers an approval decision through the `decide` update: the workflow validates it and the
-   * caller learns at once whether it was taken. Needs a worker; waits at most DECIDE_DEADLINE_MS.
+   * Whose the run is and whether it is open, from describe alone (a kept view for a closed one): no
+   * worker needed, so an action on the run is authorized and a closed run refused whatever the
+   * worker does. Undefined when Temporal does not know it.
    */
-  async decide(runId: string, request: DecisionRequest): Promise<DecideOutcome> {
-    const handle = this.reader.handle(runId);
-    try {
-      const decision = await this.client.connection.withDeadline(Date.now() + DECIDE_DEADLINE_MS,
-        () => handle.executeUpdate(decideUpdate, { args: [request] }));
-      return { ok: true, decision };
-    } catch (err) {
-      const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-      if (cause instanceof ApplicationFailure && cause.type && isRefusal(cause.type)) {
-        return { ok: false, refusal: cause.type, message: cause.message };
-      }
-      // Unreachable: a describe would only make the caller wait for its 503 twice as long.
-      if (temporalStatusCode(err) === GRPC_UNAVAILABLE) throw err;
-      // A closed run cannot take updates; say so the same way as a run that is not waiting.
-      const description = await handle.describe().catch(() => undefined);
-      if (description && description.status.name !== 'RUNNING') {
-        return { ok: false, refusal: 'NOT_WAITING', message: `the run is ${description.status.name.toLowerCase()}; it is not waiting for a decision` };
-      }
-      throw err;
-    }
+  async brief(runId: string): Promise<RunBrief | undefined> {
+    const kept = await this.finished?.get(runId);
+    if (kept) return { runId, memo: kept.memo, status: kept.status, open: false };
+    return this.reader.brief(runId);
   }
 
   /**
-   * Requests Temporal cancellation of an open run: the current step's activity is cancelled and
-   * the run closes as CANCELLED, which flowgate reports as FAILED with error "the run was
-   * cancelled". False when the run is already closed.
+   * Delivers an approval decision (run-decisions.ts): refused from what Temporal keeps when it can
+   * be (a closed run, an approver the definition does not name), else applied through the `decide`
+   * update, or, when the run does not answer within the decision wait, recorded by signal and
+   * applied when the run reads it. Answers within about 4 s whatever the worker does.
    */
-  async cancel(runId: string): Promise<boolean> {
-    const handle = this.reader.handle(runId);
-    const description = await handle.describe();
-    if (description.status.name !== 'RUNNING') return false;
-    await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.cancel());
-    return true;
+  async decide(run: RunBrief | string, request: DecisionRequest): Promise<DecideOutcome> {
+    const brief = typeof run === 'string' ? await this.brief(run) : run;
+    if (!brief) return { ok: false, refusal: 'NOT_WAITING', message: `no run ${String(run)}; it is not waiting for a decision` };
+    return this.decisions.decide(brief, request);
+  }
+
+  /** What became of decision `decisionId` of the run `view` shows; undefined when the run never heard of it. */
+  decisionReport(view: RunView, decisionId: string): Promise<DecisionReport | undefined> {
+    return this.decisions.report(view, decisionId);
+  }
+
+  /**
+   * Requests Temporal cancellation of an open run (run-cancel.ts): the current step's activity is
+   * cancelled and the run closes as CANCELLED, which flowgate reports as FAILED with error "the run
+   * was cancelled". Taken without a worker; 'closed' when the run had already ended.
+   */
+  async cancel(run: RunBrief | string): Promise<CancelOutcome> {
+    const brief = typeof run === 'string' ? await this.brief(run) : run;
+    return brief?.open ? cancelRun(this.client, brief.runId) : 'closed';
   }
 }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { RunMemo } from '../common/run-memo';
-import type { CallbackStatus, RunStatus, RunSummary, StepOutcome, StepState, StepTransition, WaitingOn } from '../common/run-types';
+import type { CallbackStatus, DecisionOutcome, RunStatus, RunSummary, StepOutcome, StepState, StepTransition, WaitingOn } from '../common/run-types';
 
 export interface RunView {
   runId: string;
@@ -21,6 +21,25 @@ export interface RunView {
   transitions?: StepTransition[];
   /** the completion callback's state, for a run that names one (never kept with the view: it changes after the run closed) */
   callback?: CallbackStatus;
+  /** what became of the gateway's approval decisions (RunState.decisionOutcomes) */
+  decisionOutcomes?: DecisionOutcome[];
+  /**
+   * An open run whose `state` query went unanswered (no worker, or a slow one): its steps are
+   * guesses and it shows no `waitingOn`, which does not mean it waits on nothing.
+   */
+  stateUnread?: true;
+}
+
+/**
+ * What describe alone tells of a run (no worker, no query): whose it is and whether it is open.
+ * Enough to authorize an action on it and to refuse one on a run that has ended.
+ */
+export interface RunBrief {
+  runId: string;
+  memo: RunMemo;
+  /** Temporal's status (RUNNING while open), or flowgate's for a run whose view is kept */
+  status: string;
+  open: boolean;
 }
 
 /** A closed run's status: its view no longer changes (but for its callback). */
@@ -41,7 +60,7 @@ export function isRunSummary(detail: unknown): detail is RunSummary {
 export function completedView(runId: string, memo: RunMemo, summary: RunSummary): RunView {
   // Summaries of runs before nested and SKIPPED steps carry no `steps`: derive them from the outcomes.
   return { runId, memo, status: 'COMPLETE', steps: summary.steps ?? stepsFromOutcomes(runId, memo, summary.outcomes, 'COMPLETE'), outcomes: summary.outcomes, final: true,
-    ...(summary.transitions ? { transitions: summary.transitions } : {}) };
+    ...(summary.transitions ? { transitions: summary.transitions } : {}), ...(summary.decisionOutcomes ? { decisionOutcomes: summary.decisionOutcomes } : {}) };
 }
 
 export function stepsFromMemo(memo: RunMemo, status: RunStatus): Record<string, StepState> {

@@ -202,13 +202,15 @@ describe('Temporal going away and coming back', function () {
     }));
 
     // The worker is back too: the waiting run takes its approval and ends, a new run completes
-    // (eagerly on the gateway with the worker, through the task queue on the other).
+    // (eagerly on the gateway with the worker, through the task queue on the other). A decision
+    // the run does not answer in time, its worker still reconnecting, is recorded (202) and
+    // applied once it does (docs/http-api.md, "Decisions and cancellations under load").
     const decided = await until('the decision is taken', 60_000, async () => {
       const answer = await decide(gateways.bare, waitingRunId);
-      return answer.status === 200 ? answer : undefined;
+      return answer.status === 200 || answer.status === 202 ? answer : undefined;
     });
     backAfter['approval decided'] = Date.now() - backAt;
-    assert.equal(decided.status, 200, decided.text);
+    assert.ok([200, 202].includes(decided.status), decided.text);
     await until('the approved run completes', 60_000, async () => ((await statusOf(gateways.full, ask.workflowId, waitingRunId)).status === 'COMPLETE' ? true : undefined));
     for (const gateway of Object.values(gateways)) {
       const sync = await triggerCall(gateway, hello.triggerId, { 'x-api-wait': 'true' });

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import type { StepOutcome } from '../../src/common/run-types';
-import { approvalSignal, decideUpdate, type RunAutomationWorkflow } from '../../src/common/workflow-contracts';
+import { approvalSignal, decideUpdate, recordedDecisionSignal, type RunAutomationWorkflow } from '../../src/common/workflow-contracts';
 import { eventually, FastWorker, runEnd, stateOf } from './support/fast-worker';
 import { FakeWorld } from './support/fake-activities';
 
@@ -300,6 +300,26 @@ describe('the interpreter on a worker with fake activities (fast layer)', () => 
       const { summary } = await runEnd(handle);
       assert.equal(summary.status, 'COMPLETE');
       assert.equal(fw.output(handle.workflowId, 3), 'paid after approved');
+    });
+
+    it('approval: applies a recorded decision (signal) with its own via and actor, counts its update once, and keeps each outcome, a refusal with its code', async () => {
+      const handle = await fw.startRun(approval({ required: 2 }), { invoice: 'INV-12' });
+      await waitingForApproval(handle);
+      const ann = { decision: 'approve' as const, approver: 'ann@example.com', actor: 'api-key:k1', via: 'api' as const, decisionId: 'd-ann' };
+      // its update answered first; then its signal (the gateway sent both): one decision
+      assert.equal((await handle.executeUpdate(decideUpdate, { args: [ann], updateId: ann.decisionId })).stepIndex, 2, 'the update names the step');
+      await handle.signal(recordedDecisionSignal, ann);
+      // a second decision of ann's, recorded: refused when the run reads it
+      await handle.signal(recordedDecisionSignal, { ...ann, actor: 'api-key:k2', decisionId: 'd-ann-again' });
+      // a recorded decision through a link: bob's, the link's approver as actor
+      await handle.signal(recordedDecisionSignal, { decision: 'approve', approver: 'bob@example.com', via: 'link', stepIndex: 2, decisionId: 'd-bob' });
+      const { summary } = await runEnd(handle);
+      assert.equal(summary.status, 'COMPLETE');
+      const result = JSON.parse(fw.output(handle.workflowId, 2)) as { decisions: { approver: string; actor: string; via: string }[] };
+      assert.deepEqual(result.decisions.map((d) => [d.approver, d.actor, d.via]), [['ann@example.com', 'api-key:k1', 'api'], ['bob@example.com', 'bob@example.com', 'link']]);
+      assert.deepEqual(summary.decisionOutcomes?.map((o) => [o.decisionId, o.outcome, o.refusal, o.stepIndex]), [
+        ['d-ann', 'applied', undefined, 2], ['d-ann-again', 'refused', 'ALREADY_DECIDED', 2], ['d-bob', 'applied', undefined, 2],
+      ]);
     });
 
     it('waitUntil: an instant in the past completes at once, one taken from the inputs waits until then', async () => {

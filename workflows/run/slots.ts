@@ -16,7 +16,7 @@ import {
   ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, proxyActivities, setHandler, upsertMemo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { FailureType, type RunInput, type RunState, type RunSummary } from '../../src/common/run-types';
+import { decisionsOf, FailureType, type RunInput, type RunState, type RunSummary } from '../../src/common/run-types';
 import { slotsWorkflowId, type RunSlots } from '../../src/common/slots';
 import { slotGrantSignal, slotReleaseSignal, stateQuery } from '../../src/common/workflow-contracts';
 import { atLevel } from './features';
@@ -89,7 +89,7 @@ async function holdingSlots(input: RunInput, slots: RunSlots, state: RunState, b
 function ended(state: RunState, status: 'FAILED' | 'TIMEOUT', type: string, message: string): ApplicationFailure {
   // its steps never started: they stay PENDING
   delete state.waitingOn;
-  const summary: RunSummary = { status, error: message, outcomes: state.outcomes, steps: state.steps, transitions: state.transitions };
+  const summary: RunSummary = { status, error: message, outcomes: state.outcomes, steps: state.steps, transitions: state.transitions, ...decisionsOf(state) };
   Object.assign(state, { status, error: message });
   return ApplicationFailure.create({ type, message, nonRetryable: true, details: [summary] });
 }

@@ -12,7 +12,7 @@ import { feature } from './features';
 import { slotsGrantedAt } from './slots';
 import { summary as uiSummary } from './ui-metadata';
 import { shortDuration } from '../../src/common/run-labels';
-import { FailureType, type RunInput, type RunState, type RunSummary } from '../../src/common/run-types';
+import { decisionsOf, FailureType, type RunInput, type RunState, type RunSummary } from '../../src/common/run-types';
 
 export const RUN_TIME_LIMIT_PATCH = 'run-time-limit';
 
@@ -67,7 +67,7 @@ export async function withRunTimeLimit(input: RunInput, state: RunState, body: (
       if (step.status === 'RUNNING' || step.status === 'PAUSED') step.status = 'TIMEOUT';
     }
     delete state.waitingOn;
-    const summary: RunSummary = { status: 'TIMEOUT', error: message, outcomes: state.outcomes, steps: state.steps, transitions: state.transitions };
+    const summary: RunSummary = { status: 'TIMEOUT', error: message, outcomes: state.outcomes, steps: state.steps, transitions: state.transitions, ...decisionsOf(state) };
     Object.assign(state, { status: 'TIMEOUT', error: message });
     markTimedOut();
     throw ApplicationFailure.create({ type: FailureType.RUN_TIMEOUT, message, nonRetryable: true, details: [summary] });

@@ -1,7 +1,10 @@
 /**
  * `approval`: the run waits for human decisions. Decisions arrive through the `decide` update (the
- * API and approval links: a refused decision gets an answer) or the `approvalDecision` signal
- * (operators: `temporal workflow signal`); both go through validate() and record(). One rejection
+ * API and approval links: a refused decision gets an answer), the `recordedDecision` signal (the
+ * gateway's decision whose update the run did not answer in time: applied or refused when the run
+ * reads it, apply()) or the `approvalDecision` signal (operators: `temporal workflow signal`); all
+ * go through validate() and record(). A gateway decision carries a `decisionId`: its update and its
+ * signal count once, and what became of it is noted (DecisionOutcome). One rejection
  * rejects; `required` distinct approvals approve; the step's timeout applies its default decision.
  * Every decision records its actor, who sent it: the API key (`api-key:<id>`) for the API, the
  * approver for a link (bound to that approver), `operator-signal` for a signal. An API key counts
@@ -13,7 +16,7 @@ import { summary } from '../run/ui-metadata';
 import type { ApprovalStep } from '../../src/common/definition';
 import { durationMs } from '../../src/common/duration';
 import { render as renderedText } from '../../src/common/interpolate';
-import { DecisionRefusal, type ApprovalDecision, type DecisionRequest, type WaitingOn } from '../../src/common/run-types';
+import { DecisionRefusal, type ApprovalDecision, type DecidedApproval, type DecisionOutcome, type DecisionRequest, type RecordedDecision, type WaitingOn } from '../../src/common/run-types';
 import type { Pauser } from './timers';
 import { completed, type Renderer, type StepDraft } from './step-draft';
 
@@ -63,16 +66,45 @@ function refuse(type: keyof typeof DecisionRefusal, message: string): never {
   throw ApplicationFailure.create({ type: DecisionRefusal[type], message, nonRetryable: true });
 }
 
+function refusalOf(err: unknown): keyof typeof DecisionRefusal | undefined {
+  if (!(err instanceof ApplicationFailure)) return undefined;
+  const { type } = err;
+  return type === 'NOT_WAITING' || type === 'ALREADY_DECIDED' || type === 'NOT_AN_APPROVER' ? type : undefined;
+}
+
+/** Decision IDs remembered to count a decision's update and signal once (far more than a run's decisions). */
+const DECISIONS_REMEMBERED = 1000;
+
+interface Seen {
+  outcome: DecisionOutcome;
+  /** an applied decision as recorded: its update, arriving after its signal, answers it again */
+  decision?: ApprovalDecision;
+}
+
 export class ApprovalDesk {
   private current: ApprovalWait | undefined;
+  /** the gateway's decisions applied or refused so far, by decisionId */
+  private readonly seen = new Map<string, Seen>();
+
+  /** `noted`: told each gateway decision's outcome once (the run keeps them in its state) */
+  constructor(private readonly noted: (outcome: DecisionOutcome) => void = () => undefined) {}
 
   /**
    * Throws an ApplicationFailure (type DecisionRefusal) when the decision cannot be taken now.
    * Replay-safe to tighten for updates: Temporal runs an update's validator only when the update
    * first arrives (never on replay), and a refused update leaves nothing in the history. Signals
-   * are validated on replay too, which is why the rules for `via: 'signal'` stay as they were.
+   * are validated on replay too, which is why the rules for `via: 'signal'` stay as they were; and
+   * so are recorded decisions (apply(), via `api` and `link`): a rule tightened for those must be
+   * gated by an engine level (docs/architecture.md), or a replayed run could refuse what it applied.
+   * A decision already seen (its signal came before its update) is refused again if it was refused,
+   * and passes if it was applied: record() then answers it without counting it twice.
    */
   validate(request: DecisionRequest, via: ApprovalDecision['via']): void {
+    const seen = request.decisionId === undefined ? undefined : this.seen.get(request.decisionId);
+    if (seen) {
+      if (seen.outcome.outcome === 'applied') return;
+      refuse(seen.outcome.refusal ?? 'NOT_WAITING', seen.outcome.message ?? 'this decision was refused');
+    }
     const wait = this.current;
     if (!wait || (request.stepIndex !== undefined && request.stepIndex !== wait.stepIndex)) {
       refuse('NOT_WAITING', 'the run is not waiting for this approval (it was decided, timed out, or never asked)');
@@ -93,7 +125,10 @@ export class ApprovalDesk {
     }
   }
 
-  record(request: DecisionRequest, via: ApprovalDecision['via']): ApprovalDecision {
+  /** Records a decision validate() let through; answers it with the step it was recorded on. */
+  record(request: DecisionRequest, via: ApprovalDecision['via']): DecidedApproval {
+    const earlier = request.decisionId === undefined ? undefined : this.seen.get(request.decisionId);
+    if (earlier?.decision) return { ...earlier.decision, ...(earlier.outcome.stepIndex === undefined ? {} : { stepIndex: earlier.outcome.stepIndex }) };
     const wait = this.current;
     if (!wait) refuse('NOT_WAITING', 'the run is not waiting for an approval');
     const decision: ApprovalDecision = {
@@ -105,7 +140,43 @@ export class ApprovalDesk {
       via,
     };
     wait.decisions.push(decision);
-    return decision;
+    if (request.decisionId !== undefined && via !== 'signal') {
+      this.note({ decisionId: request.decisionId, outcome: 'applied', stepIndex: wait.stepIndex, decision: decision.decision, approver: decision.approver, via, at: decision.at }, decision);
+    }
+    return { ...decision, stepIndex: wait.stepIndex };
+  }
+
+  /**
+   * A decision the gateway recorded (the `recordedDecision` signal) because the run did not answer
+   * its update in time: applied as the update would have been, or refused (the refusal is noted,
+   * never thrown: a signal has no one to answer). Its update may have come first: then it was
+   * already counted, and this one is not.
+   */
+  apply(request: RecordedDecision): void {
+    if (this.seen.has(request.decisionId)) return;
+    const via = request.via === 'link' ? 'link' : 'api';
+    try {
+      this.validate(request, via);
+    } catch (err) {
+      const refusal = refusalOf(err);
+      if (!refusal) throw err;
+      const stepIndex = request.stepIndex ?? this.current?.stepIndex;
+      this.note({
+        decisionId: request.decisionId, outcome: 'refused', ...(stepIndex === undefined ? {} : { stepIndex }),
+        decision: request.decision, approver: decider(request), via, refusal, message: err instanceof Error ? err.message : String(err), at: new Date().toISOString(),
+      });
+      return;
+    }
+    this.record(request, via);
+  }
+
+  private note(outcome: DecisionOutcome, decision?: ApprovalDecision): void {
+    this.seen.set(outcome.decisionId, { outcome, ...(decision ? { decision } : {}) });
+    if (this.seen.size > DECISIONS_REMEMBERED) {
+      const oldest = this.seen.keys().next();
+      if (!oldest.done) this.seen.delete(oldest.value);
+    }
+    this.noted(outcome);
   }
 
   async wait(step: ApprovalStep, stepIndex: number, render: Renderer, pauser: Pauser): Promise<StepDraft> {

@@ -118,6 +118,11 @@ ${undecided.length > 0 ? html`<label for="approver">Decide as</label><select id=
 </form></section>`;
 }
 
+/** What became of the decisions sent through the API, links, the console and MCP (those recorded while the run did not answer included). */
+function decisionOutcomesBody(view: RunView): Html {
+  return html`<section class="panel" aria-labelledby="decision-outcomes"><h2 id="decision-outcomes">Decisions sent</h2><ul>${(view.decisionOutcomes ?? []).map((o) => html`<li><code>${o.decisionId}</code>: ${o.decision} for ${o.approver} via ${o.via}${o.stepIndex === undefined ? '' : html` on step ${o.stepIndex}`}, <strong>${o.outcome}</strong> at ${when(o.at)}${o.outcome === 'refused' ? html` (${o.refusal ?? 'refused'}: ${o.message ?? ''})` : ''}</li>`)}</ul></section>`;
+}
+
 function stepItem(index: string, data: RunPageData): Html {
   const { view } = data;
   const step = view.steps[index];
@@ -152,7 +157,9 @@ ${data.error ? html`<p class="error" role="alert">${data.error}</p>` : ''}
 <dt>Started</dt><dd>${when(view.memo.started)} by <code>${view.memo.startedBy}</code> through trigger <code>${view.memo.triggerId}</code></dd>
 ${view.memo.origin ? html`<dt>Origin</dt><dd>${view.memo.origin.kind} of <a href="/console/runs/${encodeURIComponent(view.memo.origin.runId)}">${view.memo.origin.runId}</a></dd>` : ''}
 ${view.error ? html`<dt>Error</dt><dd>${view.error}</dd>` : ''}</dl>
+${view.stateUnread ? html`<p class="notice" role="status">This run does not answer right now (its workers are away or busy): what it waits on cannot be shown. Decisions and cancellations sent meanwhile are recorded and take effect when it resumes.</p>` : ''}
 ${view.waitingOn ? waitingBody(view.waitingOn, data) : ''}
+${view.decisionOutcomes?.length ? decisionOutcomesBody(view) : ''}
 <div class="actions">
 ${!ended ? html`<form method="post" action="${href(`${action}/cancel`)}" data-confirm="Cancel this run?">${csrfField(csrf)}<button class="danger" type="submit">Cancel run</button></form>` : ''}
 ${ended ? html`<form method="post" action="${href(`${action}/rerun`)}">${csrfField(csrf)}<label for="rerun-version">Re-run with</label>

@@ -8,6 +8,7 @@
 import type { Next } from 'koa';
 import { APPROVAL_DECIDED, READ_REFUSED, managementAction, type ActionSpec } from '../../audit/actions';
 import type { AuditActor, AuditSource, AuditTrail } from '../../audit/audit-trail';
+import type { DecideOutcome } from '../../runs/run-service';
 import { HttpError } from '../http-error';
 import type { AdminPrincipal, GatewayContext } from '../state';
 import { routeTemplate } from './observe';
@@ -97,6 +98,18 @@ export interface DecisionAudit {
   status: number;
   /** the run's refusal code (ALREADY_DECIDED, NOT_AN_APPROVER, NOT_WAITING) */
   refusal?: string;
+  /** the decision's ID, once it was sent to the run */
+  decisionId?: string;
+  /** true: the run took it; false: recorded in the run's history, to be applied when the run resumes */
+  applied?: boolean;
+}
+
+/** What a decision's outcome adds to its audit record: the refusal, or its ID, whether it was applied, its approver and step. */
+export function decisionAuditFields(outcome: DecideOutcome, approver?: string): Pick<DecisionAudit, 'refusal' | 'decisionId' | 'applied' | 'approver' | 'stepIndex'> {
+  if (!outcome.ok) return { refusal: outcome.refusal, ...(approver === undefined ? {} : { approver }) };
+  if (!outcome.applied) return { decisionId: outcome.decisionId, applied: false, ...(approver === undefined ? {} : { approver }) };
+  const { stepIndex } = outcome.decision;
+  return { decisionId: outcome.decisionId, applied: true, approver: outcome.decision.approver, ...(stepIndex === undefined ? {} : { stepIndex }) };
 }
 
 /** Records an approval decision (`approval.decided`, the run as target; the comment is left out). */
@@ -108,6 +121,8 @@ export async function auditDecision(audit: AuditTrail, ctx: GatewayContext, acto
       ...(event.stepIndex === undefined ? {} : { stepIndex: event.stepIndex }),
       ...(event.approver === undefined ? {} : { approver: event.approver }),
       ...(event.refusal === undefined ? {} : { refusal: event.refusal }),
+      ...(event.decisionId === undefined ? {} : { decisionId: event.decisionId }),
+      ...(event.applied === undefined ? {} : { applied: event.applied }),
     },
   }, actor, sourceOf(ctx));
 }

@@ -1,19 +1,23 @@
 /**
  * Approval links: `GET /approvals/<token>` shows what is being approved with Approve and Reject
  * buttons; the form posts back to the same URL. The link alone authorizes its approver's one
- * decision; a used, expired or undecidable link answers 409 with a page that says why.
+ * decision; a used, expired or undecidable link answers 409 with a page that says why. A decision
+ * the run does not answer in time (no worker, a slow one) is recorded to be applied when the run
+ * resumes: 202 with a page that says so and names the decision (src/http/decisions.ts); the link's
+ * page then shows what became of it.
  */
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
 import { z } from 'zod';
 import type { ApprovalLinkClaims } from '../../crypto/approval-links';
-import type { WaitingOn } from '../../common/run-types';
-import type { RunView } from '../../runs/run-service';
+import type { DecisionOutcome, WaitingOn } from '../../common/run-types';
+import type { DecideOutcome, RunBrief, RunView } from '../../runs/run-service';
 import type { GatewayDeps } from '../deps';
 import { callTemporal } from '../temporal-errors';
 import { credentialFingerprint, type AuditActor } from '../../audit/audit-trail';
 import { hashSecret } from '../../crypto/secrets';
-import { auditDecision } from '../middleware/audit';
+import { auditDecision, decisionAuditFields } from '../middleware/audit';
+import { callDecide } from '../decisions';
 import type { GatewayContext, GatewayRouter, GatewayRouterContext, GatewayState } from '../state';
 import { escapeHtml, sendStandalonePage } from '../standalone-page';
 
@@ -29,6 +33,24 @@ function page(ctx: GatewayContext, status: number, title: string, body: string):
 }
 
 type ApprovalWait = Extract<WaitingOn, { kind: 'approval' }>;
+
+const DECISION_FORM = `<form method="post">
+<label for="comment">Comment (optional)</label><textarea id="comment" name="comment" maxlength="2000"></textarea>
+<button class="approve" type="submit" name="decision" value="approve">Approve</button>
+<button class="reject" type="submit" name="decision" value="reject">Reject</button>
+</form>`;
+
+/** What became of the latest decision sent through a link of this approver and step, if the run has said. */
+function lastOutcome(view: RunView, claims: ApprovalLinkClaims): DecisionOutcome | undefined {
+  return view.decisionOutcomes?.filter((o) => o.via === 'link' && o.stepIndex === claims.stepIndex && o.approver.toLowerCase() === claims.approver.toLowerCase()).pop();
+}
+
+function outcomeNote(outcome: DecisionOutcome): string {
+  const which = `Your decision <code>${escapeHtml(outcome.decisionId)}</code> (<strong>${escapeHtml(outcome.decision)}</strong>)`;
+  return outcome.outcome === 'applied'
+    ? `<p>${which} was applied at ${escapeHtml(outcome.at)}.</p>`
+    : `<p>${which} was refused at ${escapeHtml(outcome.at)}: ${escapeHtml(outcome.message ?? outcome.refusal ?? 'refused')}.</p>`;
+}
 
 /** The approval this link is for, if the run is waiting on it now. */
 async function pendingApproval(deps: GatewayDeps, claims: ApprovalLinkClaims): Promise<{ view: RunView | undefined; waiting: ApprovalWait | undefined }> {
@@ -58,11 +80,11 @@ export function approvalRoutes(deps: GatewayDeps): GatewayRouter {
   /**
    * The audit record of a decision through a link: the approver the link names is the actor, a
    * fingerprint of the link the credential. The run's organization is read from the run (a
-   * link carries none); a run that cannot be read leaves the record to the log.
+   * link carries none); a run Temporal does not know leaves the record to the log.
    */
-  const auditLinkDecision = async (ctx: GatewayRouterContext, claims: ApprovalLinkClaims, decision: 'approve' | 'reject', status: number, refusal?: string): Promise<void> => {
-    const view = await deps.runs.view(claims.runId).catch(() => undefined);
-    if (!view) {
+  const auditLinkDecision = async (ctx: GatewayRouterContext, claims: ApprovalLinkClaims, run: RunBrief | undefined, decision: 'approve' | 'reject', status: number,
+    outcome: DecideOutcome | undefined): Promise<void> => {
+    if (!run) {
       deps.log.warn('an approval link decision is not in the audit trail: its run could not be read', { runId: claims.runId, stepIndex: claims.stepIndex, status });
       return;
     }
@@ -70,7 +92,8 @@ export function approvalRoutes(deps: GatewayDeps): GatewayRouter {
       actor: `approver:${claims.approver}`, actorName: null, credentialKind: 'approval_link', credentialId: credentialFingerprint('lnk_', hashSecret(ctx.params.token ?? '')),
     };
     await auditDecision(deps.audit, ctx, actor, {
-      orgId: view.memo.orgId, runId: claims.runId, stepIndex: claims.stepIndex, decision, approver: claims.approver, via: 'link', status, ...(refusal ? { refusal } : {}),
+      orgId: run.memo.orgId, runId: claims.runId, decision, via: 'link', status,
+      ...(outcome ? decisionAuditFields(outcome, claims.approver) : { refusal: 'NOT_WAITING' }), approver: claims.approver, stepIndex: claims.stepIndex,
     });
   };
 
@@ -78,8 +101,20 @@ export function approvalRoutes(deps: GatewayDeps): GatewayRouter {
     const claims = claimsOf(ctx);
     if (!claims) return;
     const { view, waiting } = await pendingApproval(deps, claims);
+    const earlier = view ? lastOutcome(view, claims) : undefined;
+    const told = earlier ? outcomeNote(earlier) : '';
+    if (view?.stateUnread) {
+      // the run does not answer (no worker, a slow one): whether it waits on this link is unknown, and a decision is still recorded
+      page(ctx, 200, `Approval requested: ${view.memo.automationName}`, `${told}
+<p>This run cannot show its approval right now: it is busy, or paused while its workers are away. You can still decide: a decision is
+recorded at once and applied when the run resumes (unless the approval has been decided, or has ended, by then).</p>
+<dl><dt>Run</dt><dd><code>${escapeHtml(view.runId)}</code>, started ${escapeHtml(view.memo.started)}</dd>
+<dt>Approver</dt><dd>${escapeHtml(claims.approver)}</dd></dl>
+${DECISION_FORM}`);
+      return;
+    }
     if (!view || !waiting) {
-      page(ctx, 409, 'Nothing to decide', '<p>This run is not waiting for this approval any more: it was decided, timed out, or the run ended.</p>');
+      page(ctx, 409, 'Nothing to decide', `${told}<p>This run is not waiting for this approval any more: it was decided, timed out, or the run ended.</p>`);
       return;
     }
     const mine = waiting.decisions.find((d) => d.approver.toLowerCase() === claims.approver.toLowerCase());
@@ -95,12 +130,8 @@ export function approvalRoutes(deps: GatewayDeps): GatewayRouter {
 <dt>Approver</dt><dd>${escapeHtml(claims.approver)}</dd>
 <dt>Decide by</dt><dd>${escapeHtml(waiting.deadline)}</dd>
 <dt>Approvals</dt><dd>${waiting.decisions.filter((d) => d.decision === 'approve').length} of ${waiting.required} needed</dd></dl>
-${waiting.message ? `<blockquote>${escapeHtml(waiting.message)}</blockquote>` : ''}
-<form method="post">
-<label for="comment">Comment (optional)</label><textarea id="comment" name="comment" maxlength="2000"></textarea>
-<button class="approve" type="submit" name="decision" value="approve">Approve</button>
-<button class="reject" type="submit" name="decision" value="reject">Reject</button>
-</form>`);
+${told}${waiting.message ? `<blockquote>${escapeHtml(waiting.message)}</blockquote>` : ''}
+${DECISION_FORM}`);
   });
 
   router.post('/approvals/:token', parseForm, async (ctx) => {
@@ -111,15 +142,23 @@ ${waiting.message ? `<blockquote>${escapeHtml(waiting.message)}</blockquote>` : 
       page(ctx, 400, 'Choose Approve or Reject', '<p>The form did not say which decision to take.</p>');
       return;
     }
-    const outcome = await callTemporal(() => deps.runs.decide(claims.runId, {
+    // describe alone: the answer must not wait for a worker
+    const run = await callTemporal(() => deps.runs.brief(claims.runId));
+    const outcome = run ? await callDecide(() => deps.runs.decide(run, {
       decision: form.data.decision, approver: claims.approver, stepIndex: claims.stepIndex, via: 'link',
       ...(form.data.comment ? { comment: form.data.comment } : {}),
-    }));
-    const status = outcome.ok ? 200 : outcome.refusal === 'NOT_AN_APPROVER' ? 403 : 409;
-    await auditLinkDecision(ctx, claims, form.data.decision, status, outcome.ok ? undefined : outcome.refusal);
-    if (!outcome.ok) {
-      const title = outcome.refusal === 'ALREADY_DECIDED' ? 'Already decided' : 'Nothing to decide';
-      page(ctx, status, title, `<p>${escapeHtml(outcome.message)}</p>`);
+    })) : undefined;
+    const status = !outcome ? 409 : outcome.ok ? (outcome.applied ? 200 : 202) : outcome.refusal === 'NOT_AN_APPROVER' ? 403 : 409;
+    await auditLinkDecision(ctx, claims, run, form.data.decision, status, outcome);
+    if (!outcome?.ok) {
+      const title = outcome?.refusal === 'ALREADY_DECIDED' ? 'Already decided' : 'Nothing to decide';
+      page(ctx, status, title, `<p>${escapeHtml(outcome?.message ?? 'This run is unknown.')}</p>`);
+      return;
+    }
+    if (!outcome.applied) {
+      page(ctx, 202, 'Recorded', `<p>Your decision (<strong>${escapeHtml(form.data.decision)}</strong>) is recorded as decision <code>${escapeHtml(outcome.decisionId)}</code>.
+The run has not answered yet (it is busy, or paused while its workers are away): your decision is applied when it resumes, unless the approval
+has been decided, or has ended, by then. Open this link again to see whether it was applied.</p>`);
       return;
     }
     const verb = outcome.decision.decision === 'approve' ? 'Approved' : 'Rejected';

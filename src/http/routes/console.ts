@@ -10,7 +10,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { RunView } from '../../runs/run-service';
+import type { RunBrief, RunView } from '../../runs/run-service';
 import { readTextPrefix } from '../../contracts/run-bodies';
 import type { GatewayDeps } from '../deps';
 import { ASSETS } from '../console/assets';
@@ -32,6 +32,8 @@ import { HttpError } from '../http-error';
 import { permissionDenied } from '../auth';
 import { roleHas } from '../../people/roles';
 import { callTemporal } from '../temporal-errors';
+import { callDecide } from '../decisions';
+import { decisionAuditFields } from '../middleware/audit';
 import { noneMatch } from '../live-status';
 import { addConnectionRoutes } from './console-connections';
 import { addServerRoutes } from './console-servers';
@@ -44,12 +46,14 @@ const RunsFilterSchema = z.object({
 });
 const DecisionFormSchema = z.object({
   decision: z.enum(['approve', 'reject']), approver: z.string().min(1).max(320).optional(), comment: z.string().max(2000).optional(),
+  /** the approval step the page showed: the decision is for that one */
+  stepIndex: z.coerce.number().int().min(1).max(10_000).optional(),
 });
 const RerunFormSchema = z.object({ version: z.enum(['latest', 'same']).default('latest') });
 
 /** What an action's redirect may say on the run page (only these: nothing from the request is echoed). */
 const NOTICES: Record<string, string> = {
-  approve: 'Your approval was recorded.', reject: 'Your rejection was recorded.', cancel: 'Cancellation requested; the run ends shortly.',
+  approve: 'Your approval was recorded.', reject: 'Your rejection was recorded.', cancel: 'Cancellation requested; the run ends once it reads it.',
   rerun: 'This is the re-run you started.', resume: 'This is the resumed run you started.',
 };
 const STDOUT_PREVIEW_BYTES = 16 * 1024;
@@ -201,26 +205,42 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
     ctx.status = 303;
     ctx.redirect(`/console/runs/${encodeURIComponent(runId)}?done=${done}`);
   };
+  /** The session's organization's run from describe alone (decisions and cancellations must not wait for a worker), or a 404 page. */
+  const ownBrief = async (ctx: Context): Promise<RunBrief | undefined> => {
+    const brief = await callTemporal(() => runs.brief(consoleState(ctx).session.orgId, String(ctx.params.runId ?? '')));
+    if (!brief) refusePage(ctx, 404, 'No such run', 'This organization has no run with that ID.');
+    return brief;
+  };
+  /** An action's answer that is no redirect (a refusal, a recorded decision): a short page back to the run; it reads nothing more of the run. */
+  const actionPage = (ctx: Context, runId: string, status: number, title: string, message: string): void => {
+    send(ctx, status, page({ title, csrf: consoleState(ctx).session.csrfToken, section: 'runs' }, html`<h1>${title}</h1>
+<p${status >= 400 ? html` class="error"` : ''}>${message}</p>
+<p><a href="/console/runs/${encodeURIComponent(runId)}">Back to run <code>${runId}</code></a></p>`));
+  };
   router.post('/runs/:runId/decision', session, audited(APPROVAL_DECIDED, 'run', { param: 'runId' }), parseConsoleForm, csrf, async (ctx) => {
-    const view = await ownRun(ctx);
-    if (!view) return;
+    const run = await ownBrief(ctx);
+    if (!run) return;
     const form = DecisionFormSchema.safeParse(ctx.request.body);
-    if (!form.success) return runPage(ctx, view, 400, { error: 'Choose Approve or Reject.' });
-    const waiting = view.waitingOn?.kind === 'approval' ? view.waitingOn.stepIndex : undefined;
-    noteForAudit(ctx, { decision: form.data.decision, ...(waiting === undefined ? {} : { stepIndex: waiting }) });
+    if (!form.success) return actionPage(ctx, run.runId, 400, 'Nothing decided', 'Choose Approve or Reject.');
+    noteForAudit(ctx, { decision: form.data.decision });
     // a member decides as themselves: their e-mail must be one of the step's approvers
     const { member } = consoleState(ctx).session;
     const request = member ? { ...form.data, approver: member.email, memberId: member.id } : form.data;
-    const outcome = await callTemporal(() => runs.decide(consoleState(ctx).session.orgId, view, request));
-    noteForAudit(ctx, outcome.ok ? { approver: outcome.decision.approver } : { refusal: outcome.refusal });
-    if (!outcome.ok) return runPage(ctx, view, outcome.refusal === 'NOT_AN_APPROVER' ? 403 : 409, { error: outcome.message });
-    after(ctx, view.runId, form.data.decision);
+    const outcome = await callDecide(() => runs.decide(consoleState(ctx).session.orgId, run, request));
+    noteForAudit(ctx, decisionAuditFields(outcome, request.approver));
+    if (!outcome.ok) return actionPage(ctx, run.runId, outcome.refusal === 'NOT_AN_APPROVER' ? 403 : 409, 'Decision refused', outcome.message);
+    if (!outcome.applied) {
+      return actionPage(ctx, run.runId, 202, 'Decision recorded', `Your ${form.data.decision === 'approve' ? 'approval' : 'rejection'} is recorded as decision ${outcome.decisionId}. `
+        + 'The run has not answered yet (it is busy, or paused while its workers are away): the decision is applied when it resumes, unless the approval '
+        + 'has been decided, or has ended, by then. The run\'s page shows what became of it.');
+    }
+    after(ctx, run.runId, form.data.decision);
   });
   router.post('/runs/:runId/cancel', session, audited(apiAction('/api/v1/runs/:runId/cancel'), 'run', { param: 'runId' }), parseConsoleForm, csrf, async (ctx) => {
-    const view = await ownRun(ctx);
-    if (!view) return;
-    if (!(await callTemporal(() => runs.cancel(view)))) return runPage(ctx, view, 409, { error: `The run has already ended (${view.status}).` });
-    after(ctx, view.runId, 'cancel');
+    const run = await ownBrief(ctx);
+    if (!run) return;
+    if ((await callTemporal(() => runs.cancel(run))) === 'closed') return actionPage(ctx, run.runId, 409, 'Nothing to cancel', 'The run has already ended.');
+    after(ctx, run.runId, 'cancel');
   });
   router.post('/runs/:runId/rerun', session, audited(apiAction('/api/v1/runs/:runId/rerun'), 'run', { param: 'runId' }), parseConsoleForm, csrf, async (ctx) => {
     const view = await ownRun(ctx);
@@ -235,7 +255,7 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
     const view = await ownRun(ctx);
     if (!view) return;
     const started = await callTemporal(() => runs.resume(view));
-    if (!started.ok) return runPage(ctx, view, 409, { error: started.message });
+    if (!started.ok) return runPage(ctx, view, started.code === 'STEPS_UNREAD' ? 503 : 409, { error: started.message });
     noteForAudit(ctx, { runId: started.runId });
     after(ctx, started.runId, 'resume');
   });

@@ -5,7 +5,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { RegistryError, type WorkflowRecord } from '../../registry';
-import type { RunView } from '../../runs/run-service';
+import type { RunBrief, RunView } from '../../runs/run-service';
 import { hashSecret, randomToken } from '../../crypto/secrets';
 import { credentialFingerprint } from '../../audit/audit-trail';
 import { requireAdmin } from '../auth';
@@ -49,6 +49,13 @@ export async function ownRun(ctx: GatewayRouterContext, deps: GatewayDeps): Prom
   const view = await callTemporal(() => deps.runs.view(ctx.params.runId ?? ''));
   if (!view || view.memo.orgId !== admin(ctx).orgId) throw notFound('unknown_run', `no run ${ctx.params.runId}`);
   return view;
+}
+
+/** As ownRun, from describe alone (no worker needed): for actions that must be answered whatever the worker does. */
+export async function ownBrief(ctx: GatewayRouterContext, deps: GatewayDeps): Promise<RunBrief> {
+  const brief = await callTemporal(() => deps.runs.brief(ctx.params.runId ?? ''));
+  if (!brief || brief.memo.orgId !== admin(ctx).orgId) throw notFound('unknown_run', `no run ${ctx.params.runId}`);
+  return brief;
 }
 
 export function managementRoutes(deps: GatewayDeps): GatewayRouter {
@@ -202,13 +209,14 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
 
   /**
    * Temporal cancellation: the current step's activity is cancelled and the run ends FAILED with
-   * error "the run was cancelled". 202: the run closes shortly after; 409 when it already ended.
+   * error "the run was cancelled". 202: Temporal took the request (no worker needed: the run closes
+   * once one reads it); 409 when it already ended.
    */
   router.post('/runs/:runId/cancel', async (ctx) => {
-    const view = await ownRun(ctx, deps);
-    if (!(await callTemporal(() => deps.runs.cancel(view.runId)))) throw conflict('run_closed', `run ${view.runId} has already ended (${view.status})`);
+    const run = await ownBrief(ctx, deps);
+    if ((await callTemporal(() => deps.runs.cancel(run))) === 'closed') throw conflict('run_closed', `run ${run.runId} has already ended`);
     ctx.status = 202;
-    ctx.body = { runId: view.runId, automationId: view.memo.automationId, cancelRequested: true };
+    ctx.body = { runId: run.runId, automationId: run.memo.automationId, cancelRequested: true };
   });
 
   router.get('/runs/:runId/approvals', async (ctx) => {
@@ -231,6 +239,7 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
           return { approver, decided, ...(decided ? {} : { link: deps.approvalLinks.url({ runId: view.runId, stepIndex: waiting.stepIndex, approver, exp }) }) };
         }),
       }] : [],
+      decisionOutcomes: (view.decisionOutcomes ?? []).map(({ outcome, ...rest }) => ({ ...rest, status: outcome })),
     };
   });
 

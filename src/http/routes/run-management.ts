@@ -14,8 +14,9 @@ import { notFound, refusalError, type RefusalStatus } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
 import { callTemporal } from '../temporal-errors';
 import { triggerBody } from '../../contracts/trigger-bodies';
-import { admin, body, ownRun, parse } from './management';
-import { DecisionBodySchema, refusalError as decisionRefused } from './runs';
+import { admin, body, ownBrief, ownRun, parse } from './management';
+import { decisionReportBody, DecisionBodySchema, refusalError as decisionRefused } from './runs';
+import { callDecide, decisionAnswer } from '../decisions';
 import { forbidden } from '../http-error';
 
 export const RerunBodySchema = z.object({ version: z.enum(['latest', 'same']).default('latest') }).strict();
@@ -26,6 +27,7 @@ const REFUSAL_STATUS: RefusalStatus<RestartRefusalCode> = {
   VERSION_GONE: { status: 409, code: 'version_unavailable' },
   INPUTS_GONE: { status: 409, code: 'inputs_unavailable' },
   INVALID_INPUTS: { status: 422, code: 'invalid_inputs' },
+  STEPS_UNREAD: { status: 503, code: 'run_unreadable' },
 };
 
 function refused(refusal: RestartRefusal): HttpError {
@@ -74,13 +76,22 @@ export function runManagementRoutes(deps: GatewayDeps): Router {
     if (member && decision.approver !== undefined && decision.approver.toLowerCase() !== member.email) {
       throw forbidden(`a member decides as themselves (${member.email}), not as ${decision.approver}`);
     }
-    const view = await ownRun(ctx, deps);
-    const outcome = await callTemporal(() => deps.runs.decide(view.runId, {
+    const run = await ownBrief(ctx, deps);
+    const outcome = await callDecide(() => deps.runs.decide(run, {
       ...decision, via: 'api',
       ...(member ? { approver: member.email, actor: `member:${member.id}` } : {}),
     }));
     if (!outcome.ok) throw decisionRefused(outcome.refusal, outcome.message);
-    ctx.body = { runId: view.runId, automationId: view.memo.automationId, decision: outcome.decision };
+    const answer = decisionAnswer({ runId: run.runId, automationId: run.memo.automationId }, outcome, `/api/v1/runs/${encodeURIComponent(run.runId)}/approval/${outcome.decisionId}`);
+    ctx.status = answer.status;
+    if (answer.location) ctx.set('Location', answer.location);
+    ctx.body = answer.body;
+  });
+  // What became of a decision this API answered with its ID (202: recorded, to be applied).
+  router.get('/runs/:runId/approval/:decisionId', async (ctx) => {
+    const view = await ownRun(ctx, deps);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = await decisionReportBody(deps, view, ctx.params.decisionId ?? '');
   });
 
   const secrets = deps.webhookSecrets;

@@ -5,7 +5,7 @@
 import Router from '@koa/router';
 import { LruCache } from '../../common/lru-cache';
 import type { DesignatedOutput } from '../../registry';
-import type { RunView } from '../../runs/run-service';
+import type { RunBrief, RunView } from '../../runs/run-service';
 import type { RunWatcher } from '../../runs/run-watcher';
 import { z } from 'zod';
 import type { DecisionRefusal } from '../../common/run-types';
@@ -13,7 +13,8 @@ import { authenticateApiKey } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { HttpError, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
-import { auditDecision } from '../middleware/audit';
+import { auditDecision, decisionAuditFields } from '../middleware/audit';
+import { callDecide, decisionAnswer, DECISION_ID_PATTERN } from '../decisions';
 import { answerStatus, streamStatus } from '../live-status';
 import { resultsBody } from '../../contracts/run-bodies';
 import { callTemporal } from '../temporal-errors';
@@ -32,6 +33,21 @@ export function refusalError(refusal: keyof typeof DecisionRefusal, message: str
   return new HttpError(409, refusal === 'ALREADY_DECIDED' ? 'already_decided' : 'not_waiting', message);
 }
 
+/**
+ * The run named in the path, if it is the key's organization's and of that automation, from
+ * describe alone (no worker needed): for decisions, which must be answered whatever the worker does.
+ */
+async function visibleBrief(ctx: GatewayRouterContext, deps: GatewayDeps): Promise<RunBrief> {
+  const { apiKey = '', automationId = '', runId = '' }: Partial<Record<string, string>> = ctx.params;
+  const principal = await authenticateApiKey(deps.registry, apiKey);
+  ctx.state.principal = principal;
+  const brief = await callTemporal(() => deps.runs.brief(runId));
+  if (!brief || brief.memo.orgId !== principal.orgId || brief.memo.automationId !== automationId) {
+    throw notFound('unknown_run', `no run ${runId} of automation ${automationId}`);
+  }
+  return brief;
+}
+
 async function visibleRun(ctx: GatewayRouterContext, deps: GatewayDeps): Promise<RunView> {
   const { apiKey = '', automationId = '', runId = '' }: Partial<Record<string, string>> = ctx.params;
   const principal = await authenticateApiKey(deps.registry, apiKey);
@@ -41,6 +57,13 @@ async function visibleRun(ctx: GatewayRouterContext, deps: GatewayDeps): Promise
     throw notFound('unknown_run', `no run ${runId} of automation ${automationId}`);
   }
   return view;
+}
+
+/** What became of decision `decisionId` of run `view` (404 when the run never heard of it). */
+export async function decisionReportBody(deps: GatewayDeps, view: RunView, decisionId: string): Promise<Record<string, unknown>> {
+  const report = DECISION_ID_PATTERN.test(decisionId) ? await callTemporal(() => deps.runs.decisionReport(view, decisionId)) : undefined;
+  if (!report) throw notFound('unknown_decision', `run ${view.runId} has no decision ${decisionId}`);
+  return { runId: view.runId, automationId: view.memo.automationId, ...report };
 }
 
 /** The trigger's designated output wins; else the workflow definition's `output`. */
@@ -81,21 +104,29 @@ export function runRoutes(deps: GatewayDeps): GatewayRouter {
   });
   const readBody = jsonBody({ limit: '16kb' });
   router.post('/approval', async (ctx) => {
-    const view = await visibleRun(ctx, deps);
+    const run = await visibleBrief(ctx, deps);
     await readBody(ctx, async () => {
       const decision = parseBody(ctx, DecisionBodySchema);
       const principal = principalOf(ctx);
-      const outcome = await callTemporal(() => deps.runs.decide(view.runId, { ...decision, actor: `api-key:${principal.keyId}`, via: 'api' }));
+      const outcome = await callDecide(() => deps.runs.decide(run, { ...decision, actor: `api-key:${principal.keyId}`, via: 'api' }));
+      const base = { runId: run.runId, automationId: run.memo.automationId };
+      const answer = outcome.ok ? decisionAnswer(base, outcome, `${ctx.path}/${outcome.decisionId}`) : undefined;
       const refused = outcome.ok ? undefined : refusalError(outcome.refusal, outcome.message);
-      const waiting = view.waitingOn?.kind === 'approval' ? view.waitingOn.stepIndex : undefined;
       await auditDecision(deps.audit, ctx, await deps.audit.keyActor(principal.keyId, 'api_key'), {
-        orgId: principal.orgId, runId: view.runId, decision: decision.decision, via: 'api', status: refused?.status ?? 200,
-        ...(waiting === undefined ? {} : { stepIndex: waiting }),
-        ...(outcome.ok ? { approver: outcome.decision.approver } : { refusal: outcome.refusal }),
+        orgId: principal.orgId, runId: run.runId, decision: decision.decision, via: 'api', status: refused?.status ?? answer?.status ?? 200,
+        ...decisionAuditFields(outcome, decision.approver),
       });
-      if (!outcome.ok) throw refused;
-      ctx.body = { runId: view.runId, automationId: view.memo.automationId, decision: outcome.decision };
+      if (!answer) throw refused;
+      ctx.status = answer.status;
+      if (answer.location) ctx.set('Location', answer.location);
+      ctx.body = answer.body;
     });
+  });
+  // What became of a decision this API answered with its ID (202: recorded, to be applied).
+  router.get('/approval/:decisionId', async (ctx) => {
+    const view = await visibleRun(ctx, deps);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = await decisionReportBody(deps, view, ctx.params.decisionId ?? '');
   });
 
   // Results of a closed run change only with their links' expiry: within one second every poll

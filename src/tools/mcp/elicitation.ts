@@ -45,7 +45,8 @@ export function decisionEvent(principal: RuntimePrincipal, taskId: string, stepI
   outcome: TaskDecideOutcome): McpApprovalEvent {
   return {
     orgId: principal.orgId, keyId: principal.keyId, ...(principal.member ? { member: principal.member } : {}), taskId, stepIndex, decision,
-    ...(approver ? { approver } : {}), ok: outcome.ok, ...(outcome.ok ? {} : { refusal: outcome.refusal }),
+    ...(approver ? { approver } : {}), ok: outcome.ok,
+    ...(outcome.ok ? { applied: outcome.applied, ...(outcome.decisionId ? { decisionId: outcome.decisionId } : {}) } : { refusal: outcome.refusal }),
   };
 }
 

@@ -19,7 +19,8 @@
  *     once done, with the result inline (a run that failed is a tool error: `completed` with
  *     `isError`; `failed` with `error` only when no result can be read).
  *   - `tasks/update`: answers to the task's `inputRequests` (an approval: the decision of the
- *     token's API key, recorded exactly as `POST …/approval` records it); an empty acknowledgement.
+ *     token's API key, recorded exactly as `POST …/approval` records it, and like it recorded to be
+ *     applied when the run resumes if the run does not answer in time); an empty acknowledgement.
  *   - `tasks/cancel`: asks the run to cancel; an empty acknowledgement, also for a task already done.
  * Task methods from a request whose capabilities do not declare the extension are -32021.
  * Every result carries `resultType` and names the server in `_meta`.
@@ -207,8 +208,9 @@ export function modernMethods({ tools, tasks, audit }: McpMethodsDeps): Readonly
         const update = TaskUpdateParamsSchema.safeParse(params);
         if (!update.success) throw invalidParams('tasks/update needs params.taskId (a string) and params.inputResponses (an object)');
         const { taskId: id, inputResponses } = update.data;
-        const { approval } = await tasks.detailed(principal.orgId, id);
-        await applyInputResponses(tasks, principal, id, approval, inputResponses, audit ? { recorder: audit, source: source ?? NO_SOURCE } : undefined);
+        // describe alone (the answer must not wait for a worker): the run itself refuses a step it does not wait on
+        await tasks.owned(principal.orgId, id);
+        await applyInputResponses(tasks, principal, id, undefined, inputResponses, audit ? { recorder: audit, source: source ?? NO_SOURCE } : undefined);
         return ACK;
       }],
       ['tasks/cancel', async (params, { principal }, _key, request) => {

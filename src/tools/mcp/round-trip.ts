@@ -52,27 +52,32 @@ export function inputRequestsOf(taskId: string, approval: PendingApproval): Reco
  * Applies a client's `inputResponses` to the approval the task waits on: an accepted form is the
  * decision; a declined or cancelled one decides nothing (the task stays input_required, as with
  * elicitation). As the Tasks extension says (a server SHOULD ignore responses to a key that is not
- * currently outstanding: never issued, already answered, superseded), a key that names no pending
- * request is ignored, and so is a decision the run refuses as already taken (this caller answered
- * the key before) or no longer awaited; an answer to the pending request that is no form result is
- * invalid params, and a decider who is not an approver is refused (permission denied). Answers the
- * steps this caller has answered (decided now or before).
+ * currently outstanding: never issued, already answered, superseded), a key that is no
+ * `approval-<step>`, or names another step than `approval` (the one the run said it waits on, when
+ * the caller read it), is ignored, and so is a decision the run refuses as already taken (this
+ * caller answered the key before) or no longer awaited; an answer to the pending request that is
+ * no form result is invalid params, and a decider who is not an approver is refused (permission
+ * denied). Without `approval` (not read: the run may not answer, and tasks/update does not wait
+ * for it) the run itself refuses a step it does not wait on, and a decision it does not answer in
+ * time is recorded and applied when it resumes (RunService.decide): accepted too. Answers the steps
+ * this caller has answered (decided now or before).
  */
 export async function applyInputResponses(tasks: WorkflowTasks, principal: RuntimePrincipal, taskId: string, approval: PendingApproval | undefined,
   responses: Record<string, unknown>, audit?: DecisionAudit): Promise<number[]> {
   const decided: number[] = [];
   for (const [key, response] of Object.entries(responses)) {
     const step = APPROVAL_KEY.exec(key);
-    if (!step || !approval || approval.stepIndex !== Number(step[1])) continue;
+    const stepIndex = Number(step?.[1]);
+    if (!step || (approval && approval.stepIndex !== stepIndex)) continue;
     const answer = ApprovalAnswerSchema.safeParse(response);
     if (!answer.success) throw invalidParams(`inputResponses.${key} must be an elicitation result: action accept, decline or cancel, and content.decision approve or reject`);
     if (answer.data.action !== 'accept' || !answer.data.content) continue;
     const { decision, approver, comment } = answer.data.content;
-    const outcome = await tasks.decide(principal.orgId, principal, taskId, approval.stepIndex, { decision, ...(approver ? { approver } : {}), ...(comment ? { comment } : {}) });
-    await audit?.recorder.approvalDecided(decisionEvent(principal, taskId, approval.stepIndex, decision, approver, outcome), audit.source);
+    const outcome = await tasks.decide(principal.orgId, principal, taskId, stepIndex, { decision, ...(approver ? { approver } : {}), ...(comment ? { comment } : {}) });
+    await audit?.recorder.approvalDecided(decisionEvent(principal, taskId, stepIndex, decision, approver, outcome), audit.source);
     if (!outcome.ok && outcome.refusal === 'NOT_AN_APPROVER') throw notAnApprover(outcome.message);
     // ALREADY_DECIDED: this caller answered the key before; NOT_WAITING: the request is no longer outstanding
-    if (outcome.ok || outcome.refusal === 'ALREADY_DECIDED') decided.push(approval.stepIndex);
+    if (outcome.ok || outcome.refusal === 'ALREADY_DECIDED') decided.push(stepIndex);
   }
   return decided;
 }

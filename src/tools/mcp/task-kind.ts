@@ -57,7 +57,12 @@ export interface TaskApprovalAnswer {
 export type TaskDecider = Pick<RuntimePrincipal, 'keyId' | 'member'>;
 
 /** A refusal names why (the run's DecisionRefusal: NOT_WAITING, NOT_AN_APPROVER, ALREADY_DECIDED, …). */
-export type TaskDecideOutcome = { ok: true; decision: ApprovalDecision } | { ok: false; refusal: string; message: string };
+export type TaskDecideOutcome =
+  /** the run took the decision */
+  | { ok: true; applied: true; decisionId?: string; decision: ApprovalDecision }
+  /** the run did not answer in time: the decision is in its history and is applied, or refused, when the run resumes (RunService.decide) */
+  | { ok: true; applied: false; decisionId: string }
+  | { ok: false; refusal: string; message: string };
 
 export interface TaskKind {
   /** the tool server whose tools run as tasks (its path segment) */

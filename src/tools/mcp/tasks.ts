@@ -10,6 +10,8 @@
  * queries, the result, visibility for tasks/list), so a task outlives the gateway that created it
  * and any replica can answer for it. A task belongs to the organization whose token started it:
  * another organization's task id is unknown, exactly like a missing one.
+ * One piece: every task method goes through the same describe, ownership and ttl rule (describe()),
+ * which is what keeps organizations apart; split, each part would have to repeat it.
  */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { optionalTsToDate, tsToDate } from '@temporalio/common/lib/time';
@@ -41,7 +43,6 @@ export const MIN_TASK_TTL_MS = 1000;
 /** Workflows read from visibility per tasks/list call at most: workflows that are no task (trigger runs, plain invocations) are there too and are skipped. */
 const TASK_LIST_SCAN_LIMIT = 1000;
 const VISIBILITY_PAGE = 100;
-const TERMINAL: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 
 export interface WorkflowTasksOptions {
   client: Client;
@@ -219,13 +220,15 @@ export class WorkflowTasks {
     return { task, ...(result ? { result } : {}) };
   }
 
-  /** Requests cancellation of the workflow; the task answers `cancelled` at once (the workflow closes shortly). */
+  /** Requests cancellation of the workflow (Temporal takes it without a worker); the task answers `cancelled` at once. */
   async cancel(orgId: string, taskId: string): Promise<McpTask> {
-    const found = await this.describe(orgId, taskId);
-    const task = await this.taskOf(orgId, taskId, found);
-    if (TERMINAL.includes(task.status)) throw new TaskTerminalError(`task ${taskId} is already ${task.status}; it cannot be cancelled`);
-    await this.options.client.workflow.getHandle(taskId).cancel();
-    return { ...task, status: 'cancelled', statusMessage: found.kind.cancelledMessage, lastUpdatedAt: new Date().toISOString() };
+    const { workflow, kind } = await this.describe(orgId, taskId);
+    const closed = statusOfClosed(workflow.status.name);
+    if (closed) throw new TaskTerminalError(`task ${taskId} is already ${closed}; it cannot be cancelled`);
+    await this.options.client.workflow.getHandle(taskId).cancel().catch((error: unknown) => {
+      throw error instanceof WorkflowNotFoundError ? new TaskTerminalError(`task ${taskId} has ended; it cannot be cancelled`) : error; // closed since describe
+    });
+    return { ...this.shape(taskId, 'cancelled', workflow.startTime, kind.ttlOf(workflow.memo), undefined, kind.cancelledMessage), lastUpdatedAt: new Date().toISOString() };
   }
 
   /**
@@ -237,6 +240,11 @@ export class WorkflowTasks {
     const result = await kind.result(orgId, taskId, workflow, this.resultWaitMs, signal);
     if (!result) throw new TaskNotReadyError(`task ${taskId} is still ${(await this.get(orgId, taskId)).status}; poll tasks/get and ask again`);
     return result;
+  }
+
+  /** Throws TaskNotFoundError unless `taskId` is a live task of the organization: describe alone, no worker needed. */
+  async owned(orgId: string, taskId: string): Promise<void> {
+    await this.describe(orgId, taskId);
   }
 
   /** The approval the task's run waits on now, if it does (the task is then input_required). */
