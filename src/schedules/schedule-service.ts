@@ -25,6 +25,7 @@
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleDescription, type ScheduleOptionsStartWorkflowAction, type ScheduleHandle } from '@temporalio/client';
 import type { Priority } from '@temporalio/common';
+import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import { startPriority } from '../common/priority';
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { ENGINE_LEVEL, type RunInput } from '../common/run-types';
@@ -40,8 +41,10 @@ import { durationMs, temporalSpec } from './schedule-spec';
 import { fieldOf, isRecord } from '../common/narrow';
 
 /** The Temporal schedule ID of a trigger's schedule. */
+const SCHEDULE_ID_PREFIX = 'flowgate-';
+
 export function scheduleIdFor(triggerId: string): string {
-  return `flowgate-${triggerId}`;
+  return `${SCHEDULE_ID_PREFIX}${triggerId}`;
 }
 
 /** The schedule-level memo: whose schedule this is (it never changes: Temporal cannot update it). */
@@ -234,7 +237,7 @@ export class ScheduleService {
       if (ids.length < RECONCILE_PAGE) break;
       after = ids[ids.length - 1]!;
     }
-    for await (const summary of this.deps.client.schedule.list()) {
+    for await (const summary of this.flowgateSchedules()) {
       const marker = fieldOf(summary.memo, 'flowgate');
       if (!isScheduleMarker(marker) || marker.taskQueue !== this.deps.taskQueue || summary.scheduleId !== scheduleIdFor(marker.triggerId)) continue;
       // Read after the schedule was seen: a schedule is created only once its row is committed.
@@ -243,6 +246,35 @@ export class ScheduleService {
       if (await this.deleteSchedule(marker.triggerId)) counts.deleted++;
     }
     return counts;
+  }
+
+  /**
+   * The namespace's schedules named like flowgate's, with their memos opened. Listed raw and opened
+   * one by one: a schedule sealed under a data key this process lacks (another deployment on the
+   * namespace, a key dropped from the ring) is passed over, not allowed to fail the whole pass, as
+   * the run list does (src/runs/run-list.ts).
+   */
+  private async *flowgateSchedules(): AsyncIterable<{ scheduleId: string; memo: Record<string, unknown> | undefined }> {
+    const { client } = this.deps;
+    const converter = client.workflow.options.loadedDataConverter;
+    let page: Uint8Array | undefined;
+    for (;;) {
+      const response = await client.workflowService.listSchedules({ namespace: client.options.namespace, maximumPageSize: RECONCILE_PAGE, nextPageToken: page });
+      for (const entry of response.schedules ?? []) {
+        const scheduleId = entry.scheduleId ?? '';
+        if (!scheduleId.startsWith(SCHEDULE_ID_PREFIX)) continue;
+        let memo: Record<string, unknown> | undefined;
+        try {
+          memo = await decodeMapFromPayloads(converter, entry.memo?.fields);
+        } catch (err) {
+          this.deps.log.warn('passing over a schedule whose memo this process cannot open', { scheduleId, error: err });
+          continue;
+        }
+        yield { scheduleId, memo };
+      }
+      if (!response.nextPageToken || response.nextPageToken.length === 0) return;
+      page = response.nextPageToken;
+    }
   }
 
   private async convergeLogged(triggerId: string): Promise<ConvergeOutcome | 'failed'> {

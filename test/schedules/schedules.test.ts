@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ScheduleNotFoundError } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
+import { Client, ScheduleNotFoundError } from '@temporalio/client';
+import { EncryptionCodec } from '../../src/crypto/payload-codec';
 import { scheduleIdFor } from '../../src/schedules/schedule-service';
 import { getJson, publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
 import { temporalAddress, temporalCliPath } from '../setup/root-hooks';
@@ -237,6 +239,29 @@ describe('scheduled triggers (Temporal Schedules)', () => {
     await assert.rejects(fg.client.schedule.getHandle(scheduleIdFor(orphan.triggerId)).describe(), ScheduleNotFoundError);
     await fg.admin('DELETE', `/api/v1/workflows/${q.workflowId}`);
     await fg.admin('DELETE', `/api/v1/workflows/${orphan.workflowId}`);
+  });
+
+  it('reconciles past a schedule sealed under a data key this process does not have (another deployment on the namespace)', async () => {
+    // a schedule named like flowgate's whose memo another key ring sealed: its memo cannot be opened here
+    const foreignCodec = new EncryptionCodec({ keys: [{ id: 'foreign-ring', key: randomBytes(32) }], encrypt: true });
+    const foreign = new Client({ connection: fg.client.connection, namespace: 'default', dataConverter: { payloadCodecs: [foreignCodec] } });
+    const foreignId = scheduleIdFor(`trg_foreign${randomBytes(6).toString('hex')}`);
+    await foreign.schedule.create({
+      scheduleId: foreignId, spec: { cronExpressions: ['0 9 * * *'] }, memo: { flowgate: { taskQueue: fg.taskQueue, triggerId: 'trg_foreign' } },
+      action: { type: 'startWorkflow', workflowType: 'runAutomation', taskQueue: `${fg.taskQueue}-foreign`, args: [] },
+    });
+    try {
+      const q = await publishWorkflow(fg, { ...hello, name: 'reconciled-past-foreign' }, { schedule: { cron: '0 9 * * *', inputs: { name: 'f' } } });
+      await fg.client.schedule.getHandle(scheduleIdFor(q.triggerId)).delete();
+      const counts = await fg.schedules.reconcile();
+      assert.ok(counts.created >= 1, JSON.stringify(counts));
+      assert.equal((await fg.client.schedule.getHandle(scheduleIdFor(q.triggerId)).describe()).scheduleId, scheduleIdFor(q.triggerId));
+      // left alone: not this process's to judge
+      assert.equal((await fg.client.workflowService.describeSchedule({ namespace: 'default', scheduleId: foreignId })).schedule?.action?.startWorkflow?.taskQueue?.name, `${fg.taskQueue}-foreign`);
+      await fg.admin('DELETE', `/api/v1/workflows/${q.workflowId}`);
+    } finally {
+      await fg.client.workflowService.deleteSchedule({ namespace: 'default', scheduleId: foreignId });
+    }
   });
 
   it('the flowgate CLI lists, pauses and resumes schedules', async () => {

@@ -23,7 +23,6 @@ import { ErrorCode, IDEMPOTENCY_KEY_PATTERN, JsonRpcError, failure } from '../..
 import { batchRefusal } from '../../tools/mcp/batch';
 import { mcpRequestHeaders } from '../../tools/mcp/era';
 import { McpEndpoint, type McpCall } from '../../tools/mcp/endpoint';
-import type { TaskResultStream } from '../../tools/mcp/task-stream';
 import type { RuntimePrincipal } from '../../crypto/runtime-tokens';
 import { toolCredentials } from '../tool-credentials';
 import { LazyAbortController } from '../../common/lazy-abort';
@@ -35,6 +34,7 @@ import { parseJsonOffThread } from '../../documents/json-thread';
 import { LargeBodyBudget } from '../large-body-budget';
 import { BodyNotAdmittedError, BodyTooLargeError, readBoundedBody } from '../read-body';
 import { originPolicyOf } from '../origin-policy';
+import { acceptsEventStream, acceptsJson, reply, streamMessages } from '../mcp-replies';
 
 /** The body limit of a server whose tools take no more (most); codeagent's is about 110 MiB. */
 export const TOOLS_BODY_LIMIT_BYTES = DEFAULT_MAX_REQUEST_BYTES;
@@ -42,51 +42,6 @@ export const TOOLS_BODY_LIMIT_BYTES = DEFAULT_MAX_REQUEST_BYTES;
 const LARGE_BODY_RETRY_SECONDS = 2;
 
 const mebibytes = (bytes: number): number => Math.round((bytes / (1024 * 1024)) * 10) / 10;
-
-function acceptsEventStream(accept: string): boolean {
-  return accept.split(',').some((part) => part.split(';')[0]?.trim().toLowerCase() === 'text/event-stream');
-}
-
-/** The contract's `application/json` and MCP clients' `application/json, text/event-stream` both qualify. */
-function acceptsJson(accept: string): boolean {
-  return accept.split(',').some((part) => {
-    const type = part.split(';')[0]?.trim().toLowerCase();
-    return type === 'application/json' || type === 'application/*' || type === '*/*';
-  });
-}
-
-function reply(ctx: Context, status: number, body: JsonRpcResponse | JsonRpcResponse[] | undefined, headers: Record<string, string> = {}): void {
-  ctx.set(headers);
-  ctx.status = status;
-  if (body === undefined) {
-    // '' keeps the status (Koa turns a null body into 204) and sends nothing
-    ctx.body = '';
-    ctx.remove('Content-Type');
-    return;
-  }
-  ctx.type = 'application/json';
-  ctx.body = JSON.stringify(body);
-}
-
-/**
- * Writes a stream's messages as SSE, to the socket directly rather than as a Koa stream body: a
- * client that goes away is normal here, not an error to report.
- */
-function streamMessages(ctx: Context, stream: TaskResultStream): void {
-  ctx.status = 200;
-  ctx.respond = false;
-  const res = ctx.res;
-  res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
-  const open = (): boolean => !res.writableEnded && !res.destroyed;
-  void stream({
-    send: (message) => {
-      if (open()) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-    },
-    keepAlive: () => {
-      if (!res.destroyed) res.write(': keep-alive\n\n');
-    },
-  }).finally(() => res.end());
-}
 
 const rpcError = (code: (typeof ErrorCode)[keyof typeof ErrorCode], message: string): JsonRpcError => new JsonRpcError(code, message);
 

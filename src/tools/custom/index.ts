@@ -9,10 +9,10 @@ import { assertUrlAllowed, OutboundRefusedError } from '../../net/address-policy
 import type { ConnectionSummary } from '../connections';
 import type { Registry } from '../../registry';
 import { isToolServerId, type ConnectionStatus, type ToolServerRecord } from '../../registry/tool-servers';
-import { ToolCallError, type ServerSource, type ToolEntry, type ToolServer, type ToolServices } from '../server';
-import { CustomAuth, parseBody, TokenRefusedError, type CustomConnectionRef } from './auth';
-import { CUSTOM_APPLICATION, CustomCredentialsSchema, underBase } from './credentials';
-import { sendToCustomerApi } from './customer-api';
+import { type ServerSource, type ToolEntry, type ToolServer, type ToolServices } from '../server';
+import { CustomAuth, type CustomConnectionRef } from './auth';
+import { CUSTOM_APPLICATION, CustomCredentialsSchema } from './credentials';
+import { testConnection, type ConnectionTestResult } from './connection-test';
 import { generateApi, OpenApiDocumentError, type GeneratedApi } from './openapi';
 import { openApiServer } from './openapi-server';
 import { RemoteMcpClient } from './remote-mcp';
@@ -23,10 +23,9 @@ import { RemoteToolCache } from './remote-tool-cache';
 export { CUSTOM_APPLICATION, CustomCredentialsSchema, type CustomCredentials } from './credentials';
 export { ConsentStateError, TokenRefusedError } from './auth';
 export { OpenApiDocumentError } from './openapi';
+export type { ConnectionTestResult } from './connection-test';
 export { CUSTOM_SERVER_RECHECK_MS } from './registry-reads';
 
-const TEST_TIMEOUT_MS = 15_000;
-const TEST_BODY_CHARS = 4000;
 const REGISTER_TIMEOUT_MS = 20_000;
 
 /** Why a server could not be registered; the message is for the person registering it. */
@@ -49,15 +48,6 @@ export interface ServerView {
   createdAt: string;
   updatedAt: string;
   tools?: readonly ToolEntry[];
-}
-
-export interface ConnectionTestResult {
-  ok: boolean;
-  status?: number;
-  url: string;
-  /** the provider's answer when the test failed */
-  body?: unknown;
-  error?: string;
 }
 
 export interface CustomServersDeps {
@@ -275,22 +265,8 @@ export class CustomServers {
   }
 
   /** Calls the connection's test endpoint with its credentials and says what happened. */
-  async test(connection: CustomConnectionRef): Promise<ConnectionTestResult> {
-    const url = underBase(connection.credentials.baseUrl, connection.credentials.testPath);
-    const shown = `${url.origin}${url.pathname}`;
-    try {
-      const response = await sendToCustomerApi(this.auth, connection, { method: 'GET', url, headers: { accept: 'application/json, */*;q=0.8' } }, {
-        timeoutMs: TEST_TIMEOUT_MS, allowPrivateNetwork: this.deps.services().allowPrivateNetwork,
-      });
-      const ok = response.status >= 200 && response.status < 300;
-      if (ok) return { ok, status: response.status, url: shown };
-      const body = parseBody(response);
-      return { ok, status: response.status, url: shown, body: typeof body === 'string' ? body.slice(0, TEST_BODY_CHARS) : body };
-    } catch (error) {
-      if (error instanceof TokenRefusedError) return { ok: false, status: error.status, url: shown, error: `the token endpoint refused: ${error.message}`, body: error.body };
-      if (error instanceof ToolCallError) return { ok: false, url: shown, error: error.message };
-      return { ok: false, url: shown, error: error instanceof Error ? error.message : String(error) };
-    }
+  test(connection: CustomConnectionRef): Promise<ConnectionTestResult> {
+    return testConnection(this.auth, connection, this.deps.services().allowPrivateNetwork);
   }
 }
 
