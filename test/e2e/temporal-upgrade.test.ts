@@ -5,6 +5,13 @@
  * answers. test/fixtures/data-dir-temporal-1.29.tar.gz holds that data dir: its registry, keys and
  * Temporal database after three runs of `legacy greet` (COMPLETE) and one of `legacy approval`,
  * paused on ann@example.com's approval. Its secrets are a throwaway fixture's.
+ *
+ * The paused run has a time limit of a year (its workflow's `timeoutSeconds: 31536000`, Temporal's
+ * execution timeout a minute later): made on 2026-12-02, the fixture serves until 2027-12-02, after
+ * which the test says so. To make it again: check out 0a89feb (the last flowgate on the CLI's dev
+ * server), `npm start` with FLOWGATE_ADMIN_TOKEN=admin-token-for-fixture-0001 on an empty data dir,
+ * create the two workflows, a trigger for each and an API key, make the four runs, stop it, and
+ * checkpoint both SQLite files (journal_mode=delete) before packing the data dir.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -18,10 +25,12 @@ import { eventually } from '../support/eventually';
 
 const FIXTURE = path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'data-dir-temporal-1.29.tar.gz');
 const ADMIN = 'admin-token-for-fixture-0001';
-const GREET_TRIGGER = 'trg_x5yode52SKLQNTaQ';
-const API_KEY = 'fgk_wpXC30uA_UwRAXvMiXx2dFnlFP0-sCqKo7-RmkdPw9U';
-const PAUSED_RUN = '19dc7766-8c3e-4de8-9cf1-937078157787';
-const COMPLETED_RUNS = ['62adc29e-be6e-460a-b4b7-5b747016899a', '41a349d2-0a89-479f-93b6-114ab4395a1e', '1c730c9c-9ae1-4a53-b793-143417623603'];
+const GREET_TRIGGER = 'trg_4pUFNnTE7jnZFmWX';
+const API_KEY = 'fgk_Utqcunq9dtjIFQaHkYogDCipkrWGyMoC03xjTmrU5xw';
+const PAUSED_RUN = '30ea710b-c1af-4a4e-be8c-46b3aa8e9c26';
+/** when the paused run's time limit ends (see the header) */
+const FIXTURE_EXPIRES = Date.parse('2027-12-02T05:00:00Z');
+const COMPLETED_RUNS = ['41e7a765-6bcc-4156-978b-e38115ad3c62', '63cc83e8-a7ad-44b0-94ee-0330558e49d4', '470c240f-ff3d-4839-bf5b-b142bac08831'];
 
 interface RunBody { status: string; runId?: string; waitingOn?: { kind: string }; results?: unknown[] }
 
@@ -33,6 +42,7 @@ describe('a data dir of the Temporal 1.29 dev server, opened by today\'s embedde
   let url = '';
 
   before(async () => {
+    assert.ok(Date.now() < FIXTURE_EXPIRES, 'the fixture\'s paused run has passed its time limit: make the fixture again (see this file\'s header)');
     parent = mkdtempSync(path.join(os.tmpdir(), 'flowgate-upgrade-'));
     execFileSync('tar', ['xzf', FIXTURE, '-C', parent]);
     const { binaries, uiServer } = temporalBinaries();
