@@ -24,6 +24,21 @@ export function exitCodeFor(status: string): number {
   return EXIT.FAILURE;
 }
 
+/**
+ * One line for a run PAUSED at an approval, as `call --wait` prints it: `run ID PAUSED at step 2 (Sign-off):
+ * approval by ann@example.com (0 of 1) until 2026-12-02T10:00:00.000Z`.
+ */
+export function describeApprovalWait(status: StatusBody): string {
+  const wait: Record<string, unknown> = status.waitingOn ?? {};
+  const step = typeof wait.stepIndex === 'number' ? wait.stepIndex : undefined;
+  const name = step === undefined ? undefined : status.stepInfo?.[String(step)]?.name;
+  const approvers = Array.isArray(wait.approvers) ? wait.approvers.filter((a): a is string => typeof a === 'string') : [];
+  const count = typeof wait.required === 'number' ? ` (${typeof wait.approvals === 'number' ? wait.approvals : 0} of ${wait.required})` : '';
+  const until = typeof wait.deadline === 'string' ? ` until ${wait.deadline}` : '';
+  const at = step === undefined ? '' : ` at step ${step}${name ? ` (${name})` : ''}`;
+  return `run ${status.runId} PAUSED${at}: approval by ${approvers.join(', ') || 'its approvers'}${count}${until}`;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One Server-Sent Event as the status stream sends it. */
@@ -63,9 +78,13 @@ const MAX_RECONNECTS = 8;
  * Follows a run through its status stream (`…/status/stream` or `/api/v1/runs/{id}/stream`),
  * printing one line per step transition, until its `end` event; answers that event's status body.
  * A cut stream is reopened with `Last-Event-ID`, so nothing is missed or repeated. Throws a
- * TIMEOUT CliError past `timeoutSeconds`.
+ * TIMEOUT CliError past `timeoutSeconds`. With `stopAt`, a step that turns PAUSED has the run's status
+ * read, and a status `stopAt` accepts ends the follow early (it is answered, PAUSED).
  */
-export async function follow(c: CliContext, target: { stream: string; status: string; auth: 'admin' | 'none'; runId: string }, timeoutSeconds: number, echo = true): Promise<StatusBody> {
+export async function follow(
+  c: CliContext, target: { stream: string; status: string; auth: 'admin' | 'none'; runId: string }, timeoutSeconds: number, echo = true,
+  stopAt?: (status: StatusBody) => boolean,
+): Promise<StatusBody> {
   const deadline = AbortSignal.timeout(timeoutSeconds * 1000);
   const progress = new Progress();
   const stillGoing = () => new CliError(`run ${target.runId} has not ended after ${timeoutSeconds} s`, EXIT.TIMEOUT);
@@ -92,6 +111,14 @@ export async function follow(c: CliContext, target: { stream: string; status: st
         if (event.event === 'step') {
           const step: unknown = JSON.parse(event.data);
           if (echo) note(c.json, `step ${String(fieldOf(step, 'stepIndex'))} ${String(fieldOf(step, 'name'))}: ${String(fieldOf(step, 'status'))}`);
+          // A step that pauses may be a wait the caller wants to stop at (an approval): read what the run waits on.
+          if (stopAt && fieldOf(step, 'status') === 'PAUSED') {
+            const status = StatusBodySchema.parse((await c.client.request<unknown>('GET', target.status, { auth: target.auth })).body);
+            if (status.status === 'PAUSED' && stopAt(status)) {
+              progress.done();
+              return status;
+            }
+          }
         } else if (event.event === 'gap') {
           const gap: unknown = JSON.parse(event.data);
           if (echo) note(c.json, `(transitions ${String(fieldOf(gap, 'from'))} to ${String(fieldOf(gap, 'to'))} are no longer kept)`);

@@ -6,10 +6,12 @@ import { contextOf, type CliContext } from './context';
 import { CliError, EXIT } from './errors';
 import { collect, isRecord, parsePairs, readDocument, readText } from './inputs';
 import { note, printJson, printTable, Progress, show, showObject } from './output';
-import { elapsed, exitCodeFor, follow, readHistory, type StatusBody } from './run-stream';
+import { describeApprovalWait, elapsed, exitCodeFor, follow, readHistory, type StatusBody } from './run-stream';
 
 type Row = Record<string, unknown>;
 const enc = encodeURIComponent;
+/** `call --wait`'s synchronous window: a run done within it is answered in one request; else it is followed. */
+const SYNC_WINDOW_S = 1;
 
 async function download(c: CliContext, results: Row, dir: string): Promise<string[]> {
   mkdirSync(dir, { recursive: true });
@@ -222,9 +224,11 @@ export function callCommand(program: Command): void {
       const inputs = callInputs(o);
       const waitTotal = o.wait === undefined ? undefined : o.wait === true ? 3600 : Number(o.wait);
       if (waitTotal !== undefined && !(waitTotal > 0)) throw new CliError('--wait takes a positive number of seconds', EXIT.USAGE);
-      const window = waitTotal === undefined ? undefined : Math.min(60, Math.ceil(waitTotal));
+      // A short synchronous window answers a quick run in one request; a longer one is followed on its status
+      // stream, its run ID printed at once, so a run that waits (an approval) is never a silent terminal.
+      const window = waitTotal === undefined ? undefined : Math.min(SYNC_WINDOW_S, Math.ceil(waitTotal));
       const progress = new Progress();
-      if (window) progress.update(`waiting for the run (up to ${window} s)…`);
+      if (window) progress.update('waiting for the run…');
       const reply = await c.client.request<Row | string>('POST', `/ext/triggers/${enc(triggerId)}`, {
         auth: 'none', body: inputs, timeoutMs: ((window ?? 0) + 30) * 1000,
         headers: {
@@ -245,7 +249,16 @@ export function callCommand(program: Command): void {
       let resultsBody: Row | undefined;
       if (reply.status === 200 && isRecord(reply.body)) final = reply.body;
       else {
-        await follow(c, { stream: `${runPath}/status/stream`, status: `${runPath}/status`, auth: 'none', runId }, Math.max(1, waitTotal - (window ?? 0)), false);
+        process.stderr.write(`run ${runId} started\n`);
+        const target = { stream: `${runPath}/status/stream`, status: `${runPath}/status`, auth: 'none' as const, runId };
+        const ended = await follow(c, target, Math.max(1, waitTotal - (window ?? 0)), false, (s) => s.waitingOn?.kind === 'approval');
+        if (ended.status === 'PAUSED') {
+          // Waiting for people, not for time: say for what, and leave (exit 3) instead of holding the terminal.
+          if (c.json) printJson(ended);
+          else process.stderr.write(`${describeApprovalWait(ended)}\n`);
+          process.exitCode = EXIT.WAITING;
+          return;
+        }
         final = resultsBody = (await c.client.request<Row>('GET', `${runPath}/results`, { auth: 'none' })).body;
       }
       const status = typeof final.status === 'string' ? final.status : 'FAILED';

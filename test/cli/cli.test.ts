@@ -193,6 +193,29 @@ describe('flowgate CLI', () => {
     assert.equal((JSON.parse(failed.stdout) as { status: string }).status, 'FAILED');
   });
 
+  it('call --wait on a run that stops at an approval prints the run ID and the wait, then exits 3', async () => {
+    const file = path.join(home, `wait-approval-${Date.now()}.json`);
+    writeFileSync(file, JSON.stringify({ name: 'cli-wait-approval', steps: [
+      { name: 'Prepare', type: 'template', template: 'invoice {{inputs.invoice}}' },
+      { name: 'Sign-off', type: 'approval', approvers: ['bob@example.com', 'ann@example.com'], message: 'Pay?', timeout: '1h' },
+    ] }));
+    const workflow = await json<{ id: string }>(['workflows', 'create', file, '--publish']);
+    const trigger = await json<{ id: string }>(['triggers', 'create', workflow.id]);
+    const key = await json<{ key: string }>(['api-keys', 'create']);
+    const waited = await cli(['--api-key', key.key, 'call', trigger.id, '--wait', '-i', 'invoice=INV-9']);
+    assert.equal(waited.code, 3, `exit 3 (waiting for people): ${waited.stderr}`);
+    const runId = /run ([0-9a-f-]{36}) started/.exec(waited.stderr)?.[1] ?? '';
+    assert.ok(runId, waited.stderr);
+    assert.match(waited.stderr, new RegExp(`run ${runId} PAUSED at step 2 \\(Sign-off\\): approval by bob@example.com, ann@example.com \\(0 of 1\\) until \\d{4}-`));
+    assert.equal(waited.stdout, '', 'nothing on stdout: the run has no result yet');
+    // --json: the run's status body, PAUSED with what it waits on
+    const asJson = await cli(['--json', '--api-key', key.key, 'call', trigger.id, '--wait', '-i', 'invoice=INV-10']);
+    assert.equal(asJson.code, 3, asJson.stderr);
+    const body = JSON.parse(asJson.stdout) as { status: string; waitingOn?: { kind: string; stepIndex: number } };
+    assert.equal(body.status, 'PAUSED');
+    assert.deepEqual([body.waitingOn?.kind, body.waitingOn?.stepIndex], ['approval', 2]);
+  });
+
   it('call --wait prints the designated output, and runs results --download saves it under its file name', async () => {
     const file = path.join(home, `designated-${Date.now()}.json`);
     writeFileSync(file, JSON.stringify({ name: 'cli-designated', steps: [
