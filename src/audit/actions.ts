@@ -42,7 +42,6 @@ export const MANAGEMENT_ACTIONS: Readonly<Record<string, ActionSpec>> = Object.f
   'POST /api/v1/triggers/:id/schedule/resume': { action: 'schedule.resumed', target: { type: 'trigger', id: param('id') } },
   'POST /api/v1/triggers/:id/forms': { action: 'trigger_form.created', target: { type: 'trigger', id: param('id') } },
   'DELETE /api/v1/triggers/:id/forms/:formId': { action: 'trigger_form.revoked', target: { type: 'trigger_form', id: param('formId') } },
-  'PUT /api/v1/orgs/:id/budget': { action: 'budget.set', target: { type: 'org', id: param('id') } },
 
   'POST /api/v1/api-keys': { action: 'api_key.created', target: { type: 'api_key', id: created }, answerFields: ['name'] },
   'DELETE /api/v1/api-keys/:id': { action: 'api_key.revoked', target: { type: 'api_key', id: param('id') } },

@@ -8,6 +8,7 @@ import type { ApiKeyRecord, Registry } from '../registry';
 import { hashSecret } from '../crypto/secrets';
 import { HttpError, unauthorized } from './http-error';
 import { isRole, permissionFor, roleHas, type Permission } from '../people/roles';
+import { matchedLayer, operationOf, permissionOf } from './operation';
 import { routeTemplate } from './middleware/observe';
 import { credentialFingerprint, type AuditTrail } from '../audit/audit-trail';
 import { auditAdminRequest } from './middleware/audit';
@@ -58,9 +59,7 @@ export const MEMBER_TOKEN_PREFIX = 'fgp_';
 
 /** The route template of the request (the route layer @koa/router matched), before the route runs. */
 function matchedRoute(ctx: GatewayContext): string {
-  const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
-  const layers = (ctx as { matched?: { path: unknown; methods: string[] }[] }).matched ?? [];
-  const layer = [...layers].reverse().find((l) => l.methods.includes(method) && typeof l.path === 'string');
+  const layer = matchedLayer(ctx);
   return typeof layer?.path === 'string' ? layer.path : routeTemplate(ctx);
 }
 
@@ -98,7 +97,8 @@ export function requireAdmin(options: { registry: Registry; audit?: AuditTrail }
     const admin = await principalOfToken(options.registry, match?.[1]);
     ctx.state.admin = admin;
     const route = matchedRoute(ctx);
-    const permission = permissionFor(ctx.method, route);
+    const op = operationOf(ctx);
+    const permission = op ? permissionOf(op, ctx.method) : permissionFor(ctx.method, route);
     const guarded = async (): Promise<void> => {
       if (!roleHas(admin.role, permission)) {
         // the route layer never runs: the audit record and the metrics name the route, not the router's guard

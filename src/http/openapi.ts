@@ -11,10 +11,12 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObj
 import { CreateAgentSchema, UpdateAgentSchema } from '../agents/records';
 import { WorkflowDefinitionSchema } from '../common/definition';
 import { peoplePaths, withPermissionRefusals, type DocHelpers } from './openapi-people';
+import { admin, errors, id, json, noContent } from './openapi-kit';
+import { OPERATIONS, pathsOf } from './operations';
+import type { Operations } from './operation';
 import { JsonRpcMessageSchema } from '../tools/mcp/jsonrpc';
 import { AuditPageSchema, AuditQuerySchema } from '../contracts/audit-bodies';
 import { ChatSchema, InvokeSchema } from './routes/agents';
-import { BudgetBodySchema, BudgetViewSchema } from './routes/budgets';
 import { FormSchema } from './routes/approvals';
 import { CreateConnectionSchema, ListQuerySchema as ConnectionsQuerySchema } from './routes/connections';
 import { FileQuerySchema } from './routes/files';
@@ -38,35 +40,12 @@ import {
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 
-const ERRORS: Record<number, string> = {
-  400: 'bad request: invalid body, query or header',
-  401: 'missing or unknown credential',
-  403: 'the credential may not do this',
-  404: 'no such thing (or not this credential\'s)',
-  405: 'method not allowed (see Allow)',
-  409: 'conflict with the current state',
-  413: 'body too large',
-  415: 'unsupported content type',
-  422: 'inputs do not match the workflow\'s inputSchema',
-  429: 'rate limited (see Retry-After)',
-  503: 'Temporal unreachable (see Retry-After)',
-};
-
-const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
-
-function errors(...statuses: number[]): ZodOpenApiResponsesObject {
-  return Object.fromEntries(statuses.map((status) => [String(status), json(ErrorBodySchema, ERRORS[status] ?? 'error')]));
-}
-
-const noContent = { description: 'done; no body' };
 /** The create-trigger body: `schedule` is checked by ScheduleBodySchema after the rest (as 400 invalid_schedule). */
 const CreateTriggerDocSchema = CreateTriggerSchema.extend({ schedule: ScheduleBodySchema.optional() }).meta({ id: 'CreateTrigger' });
 const DefinitionSchema = WorkflowDefinitionSchema.meta({ id: 'WorkflowDefinition', description: 'a workflow definition (its steps and inputSchema)' });
-const admin = [{ adminBearer: [] }];
 const TriggerFormSchema = z.object({
   id: z.string(), triggerId: z.string(), wait: z.boolean(), createdAt: z.string(), revokedAt: z.string().nullable(),
 }).meta({ id: 'TriggerForm' });
-const id = (name: string, description: string) => z.object({ [name]: z.string().meta({ description }) });
 const DOC_HELPERS: DocHelpers = { json, errors, admin, id };
 
 /** Trigger inputs: any JSON object (its fields are the run's inputs); query parameters merge in. */
@@ -165,10 +144,10 @@ const pollingParams = z.object({
   runId: z.string(),
 });
 
-function paths(toolsBasePath: string): ZodOpenApiPathsObject {
+function paths(toolsBasePath: string, operations: Operations): ZodOpenApiPathsObject {
   const toolsPath = `${toolsBasePath === '/' ? '' : toolsBasePath.replace(/\/+$/, '')}/{server}`;
   const runId = id('runId', 'a run');
-  return withPermissionRefusals({
+  return withPermissionRefusals(withOperations({
     ...peoplePaths(DOC_HELPERS),
     '/ext/triggers/{triggerId}': { get: triggerOperation('api', 'get'), post: triggerOperation('api', 'post') },
     '/ext/webhook/{apiKey}/triggers/{triggerId}': { get: triggerOperation('webhook', 'get'), post: triggerOperation('webhook', 'post') },
@@ -666,23 +645,6 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
         },
       },
     },
-    '/api/v1/budget': {
-      get: {
-        operationId: 'getBudget', tags: ['agents'], summary: 'This organization\'s monthly budget of agent usage and this month\'s usage', security: admin,
-        responses: { '200': json(BudgetViewSchema, 'the budget'), ...errors(401) },
-      },
-    },
-    '/api/v1/orgs/{id}/budget': {
-      get: {
-        operationId: 'getOrgBudget', tags: ['agents'], summary: 'An organization\'s monthly budget and usage (instance administrator)', security: admin,
-        requestParams: { path: id('id', 'an organization') }, responses: { '200': json(BudgetViewSchema, 'the budget'), ...errors(401, 403, 404) },
-      },
-      put: {
-        operationId: 'setOrgBudget', tags: ['agents'], summary: 'Set an organization\'s monthly budget of agent usage (instance administrator)', security: admin,
-        requestParams: { path: id('id', 'an organization') }, requestBody: { content: { 'application/json': { schema: BudgetBodySchema } } },
-        responses: { '200': json(BudgetViewSchema, 'the budget as set'), ...errors(400, 401, 403, 404) },
-      },
-    },
     '/api/v1/agents/{id}/chats': {
       get: {
         operationId: 'listChats', tags: ['agents'], summary: 'An agent\'s chats', security: admin, requestParams: { path: id('id', 'an agent') },
@@ -718,11 +680,18 @@ function paths(toolsBasePath: string): ZodOpenApiPathsObject {
         responses: { '200': json(z.looseObject({ artifacts: z.array(z.looseObject({})) }), 'the artifacts'), ...errors(401, 404) },
       },
     },
-  }, DOC_HELPERS);
+  }, pathsOf(operations)), DOC_HELPERS);
 }
 
-/** The document for a gateway whose tool gateway lives under `toolsBasePath`. */
-export function openApiDocument(options: { toolsBasePath: string; version: string; serverUrl?: string }): ReturnType<typeof createDocument> {
+/** The hand-written paths with the routes' own operations added (method by method: a path may hold both). */
+function withOperations(written: ZodOpenApiPathsObject, generated: ZodOpenApiPathsObject): ZodOpenApiPathsObject {
+  const paths = { ...written };
+  for (const [path, item] of Object.entries(generated)) paths[path] = { ...paths[path], ...item };
+  return paths;
+}
+
+/** The document for a gateway whose tool gateway lives under `toolsBasePath` (of the routes' operations, or of `operations`). */
+export function openApiDocument(options: { toolsBasePath: string; version: string; serverUrl?: string; operations?: Operations }): ReturnType<typeof createDocument> {
   return createDocument({
     openapi: '3.1.0',
     info: {
@@ -739,6 +708,6 @@ export function openApiDocument(options: { toolsBasePath: string; version: strin
         codecSession: { type: 'apiKey', in: 'cookie', name: 'flowgate_codec_session', description: 'the codec sign-in (POST /codec/sign-in with the instance administrator token)' },
       },
     },
-    paths: paths(options.toolsBasePath),
+    paths: paths(options.toolsBasePath, options.operations ?? OPERATIONS),
   });
 }

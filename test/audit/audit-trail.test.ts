@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { managementAction } from '../../src/audit/actions';
+import { managementAction } from '../../src/http/operations';
 import type { AuditRecordBody } from '../../src/contracts/audit-bodies';
 import { DEFAULT_ORG_ID } from '../../src/registry';
 import { asAdminOf, pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';

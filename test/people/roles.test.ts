@@ -1,7 +1,8 @@
 /** The role and permission table (src/people/roles.ts): what each role holds, and what each management route needs. */
 import assert from 'node:assert/strict';
 import { MANAGEMENT_ACTIONS } from '../../src/audit/actions';
-import { PERMISSIONS, ROLES, permissionFor, permissionForAction, permissionsOf, roleHas } from '../../src/people/roles';
+import { OPERATIONS, actionTable, permissionFor, permissionOfAction } from '../../src/http/operations';
+import { PERMISSIONS, ROLES, permissionsOf, roleHas } from '../../src/people/roles';
 import { mappedRole, issuerProblem } from '../../src/people/identity-providers';
 
 describe('roles and permissions', () => {
@@ -15,8 +16,8 @@ describe('roles and permissions', () => {
   });
 
   it('maps every audited management action to a permission by its family, and routes to theirs', () => {
-    for (const [route, spec] of Object.entries(MANAGEMENT_ACTIONS)) {
-      assert.ok(permissionForAction(spec.action), `${route} (${spec.action}) has no permission`);
+    for (const [route, spec] of [...Object.entries(MANAGEMENT_ACTIONS), ...actionTable(OPERATIONS)]) {
+      assert.ok(permissionOfAction(spec.action), `${route} (${spec.action}) has no permission`);
     }
     assert.equal(permissionFor('POST', '/api/v1/workflows/:id/publish'), 'workflows.write');
     assert.equal(permissionFor('POST', '/api/v1/runs/:runId/cancel'), 'runs.operate');

@@ -13,7 +13,8 @@ import { sourceOf, statusOfError } from '../middleware/audit';
 import { routeTemplate } from '../middleware/observe';
 import type { GatewayContext } from '../state';
 import { consoleState } from './guard';
-import { permissionForAction, roleHas } from '../../people/roles';
+import { roleHas } from '../../people/roles';
+import { permissionOfAction } from '../operations';
 import { permissionDenied } from '../auth';
 
 /** The session's name in the audit trail (never its ID, which is the cookie's secret). */
@@ -55,7 +56,7 @@ export interface ConsoleAuditSpec {
  */
 export function auditConsole(audit: AuditTrail, spec: ConsoleAuditSpec) {
   // the console's own sign-in and sign-out need none; an action the table does not know is the admin's only
-  const permission = spec.action.startsWith('console.') ? undefined : permissionForAction(spec.action) ?? 'org.manage';
+  const permission = spec.action.startsWith('console.') ? undefined : permissionOfAction(spec.action) ?? 'org.manage';
   return async function consoleAudit(ctx: Context, next: Next): Promise<void> {
     let failure: { error: unknown } | undefined;
     try {

@@ -4,7 +4,7 @@
  * routes to the one console router in a file of its own.
  */
 import type { Middleware } from 'koa';
-import { managementAction } from '../../audit/actions';
+import { managementAction } from '../operations';
 import type { GatewayDeps } from '../deps';
 
 export interface ConsoleKit {

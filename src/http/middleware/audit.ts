@@ -12,6 +12,7 @@ import type { DecideOutcome } from '../../runs/run-service';
 import { HttpError } from '../http-error';
 import type { AdminPrincipal, GatewayContext } from '../state';
 import { routeTemplate } from './observe';
+import { operationOf } from '../operation';
 
 /** The status a thrown error will be answered with (error-handler.ts's mapping, reduced to the number). */
 export function statusOfError(error: unknown): number {
@@ -74,7 +75,8 @@ export async function auditAdminRequest(audit: AuditTrail, ctx: GatewayContext, 
   }
   const status = failure ? statusOfError(failure.error) : ctx.status;
   const route = routeTemplate(ctx);
-  const spec = managementAction(ctx.method, route);
+  const op = operationOf(ctx);
+  const spec = op ? op.audit : managementAction(ctx.method, route);
   const refusedRead = !spec && ctx.method === 'GET' && (status === 403 || status === 404);
   if (spec || refusedRead) {
     const succeeded = status < 400;

@@ -13,6 +13,8 @@ import { forbidden, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
 import { adminOf, type GatewayRouter, type GatewayState } from '../state';
 import { bodyOf as body, parseInput as parse } from '../validate';
+import { mount, type Operations } from '../operation';
+import { admin as security, errors, id, json, jsonRequest } from '../openapi-kit';
 
 export const BudgetBodySchema = z.object({
   monthlyMaxTokens: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).nullable().optional()
@@ -29,6 +31,27 @@ export const BudgetViewSchema = z.looseObject({
   used: z.looseObject({ tokens: z.number().int(), costUsd: z.string() }),
   updatedAt: z.string().nullable(),
 }).meta({ id: 'OrgBudget' });
+
+const org = id('id', 'an organization');
+
+export const BUDGET_OPERATIONS = {
+  getBudget: {
+    method: 'get', path: '/api/v1/budget', permission: 'read',
+    tags: ['agents'], summary: 'This organization\'s monthly budget of agent usage and this month\'s usage', security,
+    responses: { '200': json(BudgetViewSchema, 'the budget'), ...errors(401) },
+  },
+  getOrgBudget: {
+    method: 'get', path: '/api/v1/orgs/:id/budget', permission: 'read',
+    tags: ['agents'], summary: 'An organization\'s monthly budget and usage (instance administrator)', security,
+    requestParams: { path: org }, responses: { '200': json(BudgetViewSchema, 'the budget'), ...errors(401, 403, 404) },
+  },
+  setOrgBudget: {
+    method: 'put', path: '/api/v1/orgs/:id/budget', permission: 'org.manage', audit: { action: 'budget.set', target: { type: 'org', id: { param: 'id' } } },
+    tags: ['agents'], summary: 'Set an organization\'s monthly budget of agent usage (instance administrator)', security,
+    requestParams: { path: org }, requestBody: jsonRequest(BudgetBodySchema),
+    responses: { '200': json(BudgetViewSchema, 'the budget as set'), ...errors(400, 401, 403, 404) },
+  },
+} satisfies Operations;
 
 export function budgetRoutes(deps: GatewayDeps): GatewayRouter {
   const router = new Router<GatewayState>({ prefix: '/api/v1' });
@@ -51,14 +74,14 @@ export function budgetRoutes(deps: GatewayDeps): GatewayRouter {
     return org.id;
   };
 
-  router.get('/budget', async (ctx) => {
+  mount(router, BUDGET_OPERATIONS.getBudget, async (ctx) => {
     ctx.body = await view(adminOf(ctx).orgId);
   });
-  router.get('/orgs/:id/budget', async (ctx) => {
+  mount(router, BUDGET_OPERATIONS.getOrgBudget, async (ctx) => {
     ctx.body = await view(await otherOrg(ctx.params.id, adminOf(ctx).instanceAdmin));
   });
   /** Fields given change (null removes that limit); fields left out keep their value. */
-  router.put('/orgs/:id/budget', async (ctx) => {
+  mount(router, BUDGET_OPERATIONS.setOrgBudget, async (ctx) => {
     const orgId = await otherOrg(ctx.params.id, adminOf(ctx).instanceAdmin);
     const patch = parse(BudgetBodySchema, body(ctx));
     const current = await store.budget(orgId);

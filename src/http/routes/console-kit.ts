@@ -4,7 +4,7 @@
  * state-changing route under the management API's action name for the same change.
  */
 import type { Middleware } from 'koa';
-import { managementAction } from '../../audit/actions';
+import { managementAction } from '../operations';
 import type { ConsoleSessions } from '../../console/sessions';
 import type { GatewayDeps } from '../deps';
 import { auditConsole } from '../console/audit';
