@@ -7,7 +7,7 @@ import { LruCache } from '../common/lru-cache';
 import type { ApiKeyRecord, Registry } from '../registry';
 import { hashSecret } from '../crypto/secrets';
 import { HttpError, unauthorized } from './http-error';
-import { isRole, permissionFor, roleHas, type Permission } from '../people/roles';
+import { isRole, roleHas, type Permission } from '../people/roles';
 import { matchedLayer, operationOf, permissionOf } from './operation';
 import { routeTemplate } from './middleware/observe';
 import { credentialFingerprint, type AuditTrail } from '../audit/audit-trail';
@@ -98,7 +98,7 @@ export function requireAdmin(options: { registry: Registry; audit?: AuditTrail }
     ctx.state.admin = admin;
     const route = matchedRoute(ctx);
     const op = operationOf(ctx);
-    const permission = op ? permissionOf(op, ctx.method) : permissionFor(ctx.method, route);
+    const permission = permissionOf(op, ctx.method);
     const guarded = async (): Promise<void> => {
       if (!roleHas(admin.role, permission)) {
         // the route layer never runs: the audit record and the metrics name the route, not the router's guard

@@ -1,52 +1,30 @@
 /**
  * The OpenAPI 3.1 document of the HTTP API, served at `GET /api/v1/openapi.json`. It is generated
  * (zod-openapi) from the very zod schemas the routes validate requests with and the response
- * bodies are typed by (src/contracts/): a change to either shows here.
- *
- * One piece (over 300 lines): it is the document itself, route by route; each route's entry is a
- * few lines of data beside the others, with no logic to split out.
+ * bodies are typed by (src/contracts/): a change to either shows here. The management API's
+ * routes describe themselves (their operations, src/http/operations.ts); the entries written here
+ * are the other surfaces': triggers, polling, files, approval links, hosted forms, the tool
+ * gateway, health, the codec and this document itself.
  */
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { CreateAgentSchema, UpdateAgentSchema } from '../agents/records';
-import { WorkflowDefinitionSchema } from '../common/definition';
-import { peoplePaths, withPermissionRefusals, type DocHelpers } from './openapi-people';
-import { admin, errors, id, json, noContent } from './openapi-kit';
+import { admin, errors, id, json } from './openapi-kit';
+import { statusHeaders, statusResponses, streamOperation } from './openapi-status';
 import { OPERATIONS, pathsOf } from './operations';
 import type { Operations } from './operation';
 import { JsonRpcMessageSchema } from '../tools/mcp/jsonrpc';
-import { AuditPageSchema, AuditQuerySchema } from '../contracts/audit-bodies';
-import { ChatSchema, InvokeSchema } from './routes/agents';
 import { FormSchema } from './routes/approvals';
-import { CreateConnectionSchema, ListQuerySchema as ConnectionsQuerySchema } from './routes/connections';
 import { FileQuerySchema } from './routes/files';
 import { CodecPayloadsSchema } from '../contracts/codec-bodies';
-import { CreateFormSchema } from './routes/forms';
 import { CALLBACK_URL_HEADER, CallbackUrlSchema } from '../runs/callback-url';
-import { ScheduleBodySchema } from '../schedules/schedule-spec';
-import { MAX_LONG_POLL_SECONDS } from './live-status';
-import { CreateApiKeySchema, CreateOrgSchema, CreateTriggerSchema, RunsQuerySchema, TriggersQuerySchema } from './routes/management';
-import { RerunBodySchema } from './routes/run-management';
 import { DecisionBodySchema } from './routes/runs';
-import { PauseBodySchema } from './routes/schedules';
-import { CallbackQuerySchema, ServerBodySchema } from './routes/servers';
 import { IdempotencyKeySchema, WaitHeaderSchema } from './routes/triggers';
 import {
-  AdminTokenSchema, ApiKeyCreatedSchema, ApiKeyListSchema, CancelAcceptedSchema, DecisionAcceptedSchema, DecisionRecordedSchema, DecisionReportSchema, ErrorBodySchema, HealthSchema,
-  JsonRpcResponseSchema, OrgCreatedSchema, PollingHandleSchema, PublishedVersionSchema, RestartedRunSchema, ResultsBodySchema, RunApprovalsSchema,
-  RunListSchema, RuntimeTokenSchema, ScheduleListSchema, ScheduleViewSchema, StatusBodySchema, SyncResultBodySchema, TriggerListSchema, TriggerSchema,
-  WebhookSecretSchema, WorkflowListSchema, WorkflowSchema,
+  DecisionAcceptedSchema, DecisionRecordedSchema, DecisionReportSchema, ErrorBodySchema, HealthSchema, JsonRpcResponseSchema, PollingHandleSchema,
+  ResultsBodySchema, RuntimeTokenSchema, SyncResultBodySchema,
 } from '../contracts/http-bodies';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
-
-/** The create-trigger body: `schedule` is checked by ScheduleBodySchema after the rest (as 400 invalid_schedule). */
-const CreateTriggerDocSchema = CreateTriggerSchema.extend({ schedule: ScheduleBodySchema.optional() }).meta({ id: 'CreateTrigger' });
-const DefinitionSchema = WorkflowDefinitionSchema.meta({ id: 'WorkflowDefinition', description: 'a workflow definition (its steps and inputSchema)' });
-const TriggerFormSchema = z.object({
-  id: z.string(), triggerId: z.string(), wait: z.boolean(), createdAt: z.string(), revokedAt: z.string().nullable(),
-}).meta({ id: 'TriggerForm' });
-const DOC_HELPERS: DocHelpers = { json, errors, admin, id };
 
 /** Trigger inputs: any JSON object (its fields are the run's inputs); query parameters merge in. */
 const TriggerInputsSchema = z.record(z.string(), z.unknown()).meta({
@@ -59,46 +37,6 @@ const triggerHeaders = z.object({
   'Idempotency-Key': IdempotencyKeySchema.meta({ description: 'a retried call with the same key answers for the first run' }),
   [CALLBACK_URL_HEADER]: CallbackUrlSchema.optional().meta({ description: 'POST the run\'s final status here when it ends (Standard Webhooks signature); wins over the trigger\'s callbackUrl' }),
 });
-
-/** The live status of a run (long poll and conditional GET): the same on the polling and admin paths. */
-const statusHeaders = z.object({
-  Prefer: z.string().optional().meta({ description: `\`wait=N\`: a long poll, answering as soon as the body differs from the caller's (or after N seconds, at most ${MAX_LONG_POLL_SECONDS})` }),
-  'If-None-Match': z.string().optional().meta({ description: 'the ETag the caller has: 304 while it is current' }),
-});
-
-function statusResponses(...errorStatuses: number[]): ZodOpenApiResponsesObject {
-  return {
-    '200': {
-      ...json(StatusBodySchema, 'the run\'s status'),
-      headers: z.object({ ETag: z.string(), 'Preference-Applied': z.string().optional().meta({ description: '`wait=N` as applied' }) }),
-    },
-    '304': { description: 'unchanged: the If-None-Match ETag is current (after the long poll\'s wait, if any)', headers: z.object({ ETag: z.string() }) },
-    ...errors(...errorStatuses),
-  };
-}
-
-const STREAM_DESCRIPTION = 'Server-Sent Events: `retry: 2000`, then `event: step` (id = the transition\'s sequence number; data `{seq, stepIndex, name, status, at}`) '
-  + 'per step status change, `event: gap` (no id; data `{from, to}`: transitions no longer kept), and once the run has ended `event: end` '
-  + '(id = last transition + 1; data: the RunStatusBody), after which the stream closes. A comment line every 15 s keeps it open.';
-
-function streamOperation(operationId: string, tags: string[], path: z.ZodObject, security?: { [name: string]: string[] }[]): ZodOpenApiOperationObject {
-  return {
-    operationId, tags, summary: 'A run\'s step transitions as Server-Sent Events until it ends, resumable with Last-Event-ID', ...(security ? { security } : {}),
-    requestParams: {
-      path,
-      header: z.object({ 'Last-Event-ID': z.string().regex(/^\d{1,9}$/).optional().meta({ description: 'resume after this event: nothing missed, nothing repeated' }) }),
-      query: z.object({
-        lastEventId: z.string().regex(/^\d{1,9}$/).optional().meta({ description: 'as Last-Event-ID, for clients that cannot set headers' }),
-        follow: z.enum(['true', 'false']).optional().meta({ description: '`false`: the transitions so far (and `end` if the run has ended), then the stream closes' }),
-      }),
-    },
-    responses: {
-      '200': { description: STREAM_DESCRIPTION, content: { 'text/event-stream': { schema: z.string() } } },
-      '204': { description: 'the run had ended and the caller already has its end event (an EventSource stops reconnecting)' },
-      ...errors(400, 401, 404, 429, 503),
-    },
-  };
-}
 
 const triggerResponses: ZodOpenApiResponsesObject = {
   '200': {
@@ -146,9 +84,7 @@ const pollingParams = z.object({
 
 function paths(toolsBasePath: string, operations: Operations): ZodOpenApiPathsObject {
   const toolsPath = `${toolsBasePath === '/' ? '' : toolsBasePath.replace(/\/+$/, '')}/{server}`;
-  const runId = id('runId', 'a run');
-  return withPermissionRefusals(withOperations({
-    ...peoplePaths(DOC_HELPERS),
+  return withOperations({
     '/ext/triggers/{triggerId}': { get: triggerOperation('api', 'get'), post: triggerOperation('api', 'post') },
     '/ext/webhook/{apiKey}/triggers/{triggerId}': { get: triggerOperation('webhook', 'get'), post: triggerOperation('webhook', 'post') },
     '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/status': {
@@ -159,7 +95,7 @@ function paths(toolsBasePath: string, operations: Operations): ZodOpenApiPathsOb
       },
     },
     '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/status/stream': {
-      get: streamOperation('runStatusStream', ['polling'], pollingParams),
+      get: { operationId: 'runStatusStream', ...streamOperation(['polling'], pollingParams) },
     },
     '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/results': {
       get: {
@@ -249,12 +185,6 @@ function paths(toolsBasePath: string, operations: Operations): ZodOpenApiPathsOb
         responses: { '200': json(HealthSchema, 'all up'), '503': json(HealthSchema, 'something is down') },
       },
     },
-    '/metrics': {
-      get: {
-        operationId: 'metrics', tags: ['operations'], summary: 'Prometheus metrics (instance administrator token)', security: admin,
-        responses: { '200': { description: 'the Prometheus text format', content: { 'text/plain': { schema: z.string() } } }, ...errors(401, 403) },
-      },
-    },
     '/codec/decode': {
       post: {
         operationId: 'codecDecode', tags: ['operations'], security: [...admin, { codecSession: [] }],
@@ -297,100 +227,6 @@ function paths(toolsBasePath: string, operations: Operations): ZodOpenApiPathsOb
         responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } } },
       },
     },
-    // ---- management API
-    '/api/v1/orgs': {
-      post: {
-        operationId: 'createOrg', tags: ['management'], summary: 'Create an organization (instance administrator)', security: admin,
-        requestBody: { content: { 'application/json': { schema: CreateOrgSchema } } },
-        responses: { '201': json(OrgCreatedSchema, 'the organization and its admin token (shown once)'), ...errors(400, 401, 403) },
-      },
-    },
-    '/api/v1/admin-token/rotate': {
-      post: {
-        operationId: 'rotateAdminToken', tags: ['management'], summary: 'Replace this organization\'s admin token', security: admin,
-        responses: { '201': json(AdminTokenSchema, 'the new token; the old one stops working'), ...errors(401, 409) },
-      },
-    },
-    '/api/v1/orgs/{id}/admin-token': {
-      post: {
-        operationId: 'reissueOrgAdminToken', tags: ['management'], summary: 'Reissue another organization\'s admin token (instance administrator)', security: admin,
-        requestParams: { path: id('id', 'an organization') },
-        responses: { '201': json(AdminTokenSchema, 'the new token'), ...errors(401, 403, 404) },
-      },
-    },
-    '/api/v1/workflows': {
-      get: {
-        operationId: 'listWorkflows', tags: ['management'], summary: 'List workflows', security: admin,
-        responses: { '200': json(WorkflowListSchema, 'the workflows'), ...errors(401) },
-      },
-      post: {
-        operationId: 'createWorkflow', tags: ['management'], summary: 'Create a workflow (a draft)', security: admin,
-        requestBody: { content: { 'application/json': { schema: DefinitionSchema } } },
-        responses: { '201': json(WorkflowSchema, 'the workflow'), ...errors(400, 401, 413, 415) },
-      },
-    },
-    '/api/v1/workflows/{id}': {
-      get: {
-        operationId: 'getWorkflow', tags: ['management'], summary: 'Read a workflow', security: admin, requestParams: { path: id('id', 'a workflow') },
-        responses: { '200': json(WorkflowSchema, 'the workflow'), ...errors(401, 404) },
-      },
-      put: {
-        operationId: 'updateWorkflow', tags: ['management'], summary: 'Replace a workflow\'s draft', security: admin, requestParams: { path: id('id', 'a workflow') },
-        requestBody: { content: { 'application/json': { schema: DefinitionSchema } } },
-        responses: { '200': json(WorkflowSchema, 'the workflow'), ...errors(400, 401, 404, 415) },
-      },
-      delete: {
-        operationId: 'deleteWorkflow', tags: ['management'], summary: 'Delete a workflow', security: admin, requestParams: { path: id('id', 'a workflow') },
-        responses: { '204': noContent, ...errors(401, 404) },
-      },
-    },
-    '/api/v1/workflows/{id}/publish': {
-      post: {
-        operationId: 'publishWorkflow', tags: ['management'], summary: 'Publish the draft as a new version', security: admin, requestParams: { path: id('id', 'a workflow') },
-        responses: { '201': json(PublishedVersionSchema, 'the version'), ...errors(401, 404, 409) },
-      },
-    },
-    '/api/v1/triggers': {
-      get: {
-        operationId: 'listTriggers', tags: ['management'], summary: 'List triggers', security: admin, requestParams: { query: TriggersQuerySchema },
-        responses: { '200': json(TriggerListSchema, 'the triggers'), ...errors(400, 401) },
-      },
-      post: {
-        operationId: 'createTrigger', tags: ['management'], summary: 'Create a trigger of a published workflow', security: admin,
-        requestBody: { content: { 'application/json': { schema: CreateTriggerDocSchema } } },
-        responses: { '201': json(TriggerSchema, 'the trigger'), ...errors(400, 401, 404, 409, 415, 422) },
-      },
-    },
-    '/api/v1/triggers/{id}': {
-      get: {
-        operationId: 'getTrigger', tags: ['management'], summary: 'Read a trigger, with its schedule\'s live state', security: admin, requestParams: { path: id('id', 'a trigger') },
-        responses: { '200': json(TriggerSchema, 'the trigger'), ...errors(401, 404, 503) },
-      },
-      delete: {
-        operationId: 'deleteTrigger', tags: ['management'], summary: 'Delete a trigger', security: admin, requestParams: { path: id('id', 'a trigger') },
-        responses: { '204': noContent, ...errors(401, 404) },
-      },
-    },
-    '/api/v1/triggers/{id}/forms': {
-      post: {
-        operationId: 'createTriggerForm', tags: ['management'], security: admin, requestParams: { path: id('id', 'a trigger') },
-        summary: 'Offer the trigger as a hosted form: a new form URL (shown once; only its hash is kept)',
-        requestBody: { content: { 'application/json': { schema: CreateFormSchema } } },
-        responses: { '201': json(TriggerFormSchema.extend({ url: z.string().meta({ description: 'the form URL; it needs no header' }) }), 'the form and its URL'), ...errors(400, 401, 404) },
-      },
-      get: {
-        operationId: 'listTriggerForms', tags: ['management'], summary: 'The trigger\'s form URLs (without their secret), revoked ones included', security: admin,
-        requestParams: { path: id('id', 'a trigger') },
-        responses: { '200': json(z.object({ forms: z.array(TriggerFormSchema) }), 'the forms'), ...errors(401, 404) },
-      },
-    },
-    '/api/v1/triggers/{id}/forms/{formId}': {
-      delete: {
-        operationId: 'revokeTriggerForm', tags: ['management'], summary: 'Revoke a form URL: it answers 404 from now on', security: admin,
-        requestParams: { path: z.object({ id: z.string(), formId: z.string() }) },
-        responses: { '204': noContent, ...errors(401, 404) },
-      },
-    },
     '/forms/{token}': {
       get: {
         operationId: 'hostedForm', tags: ['forms'], summary: 'A hosted form: an HTML page generated from the workflow\'s input schema (the URL alone authorizes it)',
@@ -409,278 +245,7 @@ function paths(toolsBasePath: string, operations: Operations): ZodOpenApiPathsOb
         },
       },
     },
-    '/api/v1/triggers/{id}/disable': {
-      post: {
-        operationId: 'disableTrigger', tags: ['management'], summary: 'Disable a trigger: its calls answer 409 trigger_disabled (its schedule keeps firing into that)', security: admin,
-        requestParams: { path: id('id', 'a trigger') }, responses: { '200': json(TriggerSchema, 'the trigger'), ...errors(401, 404) },
-      },
-    },
-    '/api/v1/triggers/{id}/enable': {
-      post: {
-        operationId: 'enableTrigger', tags: ['management'], summary: 'Enable a disabled trigger', security: admin,
-        requestParams: { path: id('id', 'a trigger') }, responses: { '200': json(TriggerSchema, 'the trigger'), ...errors(401, 404) },
-      },
-    },
-    '/api/v1/triggers/{id}/schedule': {
-      put: {
-        operationId: 'putTriggerSchedule', tags: ['schedules'], summary: 'Set or replace a trigger\'s schedule (a Temporal Schedule)', security: admin,
-        requestParams: { path: id('id', 'a trigger') }, requestBody: { content: { 'application/json': { schema: ScheduleBodySchema } } },
-        responses: { '200': json(ScheduleViewSchema, 'replaced'), '201': json(ScheduleViewSchema, 'created'), ...errors(400, 401, 404, 415, 422, 503) },
-      },
-      delete: {
-        operationId: 'deleteTriggerSchedule', tags: ['schedules'], summary: 'Remove a trigger\'s schedule (the trigger stays)', security: admin,
-        requestParams: { path: id('id', 'a trigger') }, responses: { '204': noContent, ...errors(401, 404, 503) },
-      },
-    },
-    '/api/v1/triggers/{id}/schedule/pause': {
-      post: {
-        operationId: 'pauseTriggerSchedule', tags: ['schedules'], summary: 'Pause a trigger\'s schedule', security: admin,
-        requestParams: { path: id('id', 'a trigger') }, requestBody: { content: { 'application/json': { schema: PauseBodySchema } } },
-        responses: { '200': json(ScheduleViewSchema, 'the schedule'), ...errors(400, 401, 404, 415, 503) },
-      },
-    },
-    '/api/v1/triggers/{id}/schedule/resume': {
-      post: {
-        operationId: 'resumeTriggerSchedule', tags: ['schedules'], summary: 'Resume a paused schedule', security: admin,
-        requestParams: { path: id('id', 'a trigger') }, requestBody: { content: { 'application/json': { schema: PauseBodySchema } } },
-        responses: { '200': json(ScheduleViewSchema, 'the schedule'), ...errors(400, 401, 404, 415, 503) },
-      },
-    },
-    '/api/v1/schedules': {
-      get: {
-        operationId: 'listSchedules', tags: ['schedules'], summary: 'The organization\'s schedules with their live state', security: admin,
-        responses: { '200': json(ScheduleListSchema, 'the schedules'), ...errors(401, 503) },
-      },
-    },
-    '/api/v1/webhook-secret': {
-      get: {
-        operationId: 'getWebhookSecret', tags: ['callbacks'], summary: 'The organization\'s completion-callback signing secret (created on first use)', security: admin,
-        responses: { '200': json(WebhookSecretSchema, 'the secret'), ...errors(401) },
-      },
-    },
-    '/api/v1/webhook-secret/rotate': {
-      post: {
-        operationId: 'rotateWebhookSecret', tags: ['callbacks'], summary: 'A new signing secret; the previous one signs beside it for 24 hours', security: admin,
-        responses: { '201': json(WebhookSecretSchema, 'the new secret'), ...errors(401) },
-      },
-    },
-    '/api/v1/api-keys': {
-      get: {
-        operationId: 'listApiKeys', tags: ['management'], summary: 'List API keys (never the keys themselves)', security: admin,
-        responses: { '200': json(ApiKeyListSchema, 'the keys'), ...errors(401) },
-      },
-      post: {
-        operationId: 'createApiKey', tags: ['management'], summary: 'Create an API key', security: admin,
-        requestBody: { content: { 'application/json': { schema: CreateApiKeySchema } } },
-        responses: { '201': json(ApiKeyCreatedSchema, 'the key (shown once)'), ...errors(400, 401, 415) },
-      },
-    },
-    '/api/v1/api-keys/{id}': {
-      delete: {
-        operationId: 'revokeApiKey', tags: ['management'], summary: 'Revoke an API key', security: admin, requestParams: { path: id('id', 'an API key') },
-        responses: { '204': noContent, ...errors(401, 404) },
-      },
-    },
-    '/api/v1/audit': {
-      get: {
-        operationId: 'listAudit', tags: ['management'], summary: 'The organization\'s audit trail, newest first (docs/audit.md)', security: admin,
-        requestParams: { query: AuditQuerySchema },
-        responses: { '200': json(AuditPageSchema, 'a page of records'), ...errors(400, 401) },
-      },
-    },
-    '/api/v1/runs': {
-      get: {
-        operationId: 'listRuns', tags: ['management'], summary: 'List the organization\'s runs, newest first', security: admin, requestParams: { query: RunsQuerySchema },
-        responses: { '200': json(RunListSchema, 'the runs'), ...errors(400, 401, 503) },
-      },
-    },
-    '/api/v1/runs/{runId}': {
-      get: {
-        operationId: 'getRun', tags: ['management'], summary: 'A run\'s status (without an API key); a long poll with `Prefer: wait=N`', security: admin,
-        requestParams: { path: runId, header: statusHeaders },
-        responses: statusResponses(401, 404, 503),
-      },
-    },
-    '/api/v1/runs/{runId}/stream': {
-      get: streamOperation('getRunStream', ['management'], runId, admin),
-    },
-    '/api/v1/runs/{runId}/rerun': {
-      post: {
-        operationId: 'rerunRun', tags: ['management'], summary: 'A new run with the same inputs, on the latest (default) or the same version', security: admin,
-        requestParams: { path: runId }, requestBody: { content: { 'application/json': { schema: RerunBodySchema } } },
-        responses: { '201': json(RestartedRunSchema, 'the new run'), ...errors(400, 401, 404, 409, 415, 422, 503) },
-      },
-    },
-    '/api/v1/runs/{runId}/resume': {
-      post: {
-        operationId: 'resumeRun', tags: ['management'], summary: 'A new run of a FAILED or TIMEOUT run from its first step that did not complete, reusing the earlier outcomes',
-        security: admin, requestParams: { path: runId },
-        responses: { '201': json(RestartedRunSchema, 'the new run'), ...errors(401, 404, 409, 422, 503) },
-      },
-    },
-    '/api/v1/runs/{runId}/results': {
-      get: {
-        operationId: 'getRunResults', tags: ['management'], summary: 'A run\'s results (without an API key)', security: admin, requestParams: { path: runId },
-        responses: { '200': json(ResultsBodySchema, 'the results'), ...errors(401, 404, 503) },
-      },
-    },
-    '/api/v1/runs/{runId}/cancel': {
-      post: {
-        operationId: 'cancelRun', tags: ['management'], summary: 'Cancel a run (Temporal cancellation)', security: admin, requestParams: { path: runId },
-        responses: { '202': json(CancelAcceptedSchema, 'cancellation requested'), ...errors(401, 404, 409, 503) },
-      },
-    },
-    '/api/v1/runs/{runId}/approvals': {
-      get: {
-        operationId: 'getRunApprovals', tags: ['approvals'], summary: 'The approval a run waits on, with each undecided approver\'s link', security: admin,
-        requestParams: { path: runId },
-        responses: { '200': json(RunApprovalsSchema, 'the approvals'), ...errors(401, 404, 503) },
-      },
-    },
-    '/api/v1/runs/{runId}/approval/{decisionId}': {
-      get: {
-        operationId: 'getRunDecisionOutcome', tags: ['approvals'], summary: 'What became of a decision this API answered with its ID', security: admin,
-        requestParams: { path: runId.extend({ decisionId: z.string() }) },
-        responses: { '200': json(DecisionReportSchema, 'the decision\'s outcome'), ...errors(401, 404, 503) },
-      },
-    },
-    '/api/v1/connections': {
-      get: {
-        operationId: 'listConnections', tags: ['connections'], summary: 'List application connections (never their credentials)', security: admin,
-        requestParams: { query: ConnectionsQuerySchema }, responses: { '200': json(z.looseObject({ connections: z.array(z.looseObject({ id: z.string() })) }), 'the connections'), ...errors(400, 401) },
-      },
-      post: {
-        operationId: 'createConnection', tags: ['connections'], summary: 'Store an application connection (credentials encrypted)', security: admin,
-        requestBody: { content: { 'application/json': { schema: CreateConnectionSchema } } },
-        responses: { '201': json(z.looseObject({ id: z.string() }), 'the connection; `id` is the PCID'), ...errors(400, 401, 415) },
-      },
-    },
-    '/api/v1/connections/{id}': {
-      get: {
-        operationId: 'getConnection', tags: ['connections'], summary: 'Read a connection', security: admin, requestParams: { path: id('id', 'a PCID') },
-        responses: { '200': json(z.looseObject({ id: z.string() }), 'the connection'), ...errors(401, 404) },
-      },
-      delete: {
-        operationId: 'deleteConnection', tags: ['connections'], summary: 'Delete a connection', security: admin, requestParams: { path: id('id', 'a PCID') },
-        responses: { '204': noContent, ...errors(401, 404) },
-      },
-    },
-    '/api/v1/connections/{id}/test': {
-      post: {
-        operationId: 'testConnection', tags: ['connections'], summary: 'Call a custom connection\'s test endpoint', security: admin, requestParams: { path: id('id', 'a PCID') },
-        responses: { '200': json(z.looseObject({}), 'the test\'s outcome'), ...errors(401, 404, 409) },
-      },
-    },
-    '/api/v1/connections/{id}/oauth/authorize': {
-      get: {
-        operationId: 'authorizeConnection', tags: ['connections'], summary: 'Redirect to the OAuth provider\'s consent page', security: admin, requestParams: { path: id('id', 'a PCID') },
-        responses: { '302': { description: 'to the provider' }, ...errors(401, 404, 409) },
-      },
-    },
-    '/api/v1/oauth/callback': {
-      get: {
-        operationId: 'oauthCallback', tags: ['connections'], summary: 'Where the OAuth provider sends the user back', security: [], requestParams: { query: CallbackQuerySchema },
-        responses: { '200': { description: 'an HTML page saying whether the connection is ready', content: { 'text/html': { schema: z.string() } } } },
-      },
-    },
-    '/api/v1/servers': {
-      get: {
-        operationId: 'listServers', tags: ['servers'], summary: 'List custom tool servers', security: admin,
-        responses: { '200': json(z.looseObject({ servers: z.array(z.looseObject({ id: z.string() })) }), 'the servers'), ...errors(401) },
-      },
-      post: {
-        operationId: 'createServer', tags: ['servers'], summary: 'Register a custom tool server (an OpenAPI document, or a remote MCP server)', security: admin,
-        requestBody: { content: { 'application/json': { schema: ServerBodySchema } } },
-        responses: { '201': json(z.looseObject({ id: z.string() }), 'the server'), ...errors(400, 401, 409, 413, 415) },
-      },
-    },
-    '/api/v1/servers/{id}': {
-      get: {
-        operationId: 'getServer', tags: ['servers'], summary: 'Read a custom tool server', security: admin, requestParams: { path: id('id', 'a server') },
-        responses: { '200': json(z.looseObject({ id: z.string() }), 'the server'), ...errors(401, 404) },
-      },
-      put: {
-        operationId: 'replaceServer', tags: ['servers'], summary: 'Replace a custom tool server', security: admin, requestParams: { path: id('id', 'a server') },
-        requestBody: { content: { 'application/json': { schema: ServerBodySchema } } },
-        responses: { '200': json(z.looseObject({ id: z.string() }), 'the server'), ...errors(400, 401, 404, 415) },
-      },
-      delete: {
-        operationId: 'deleteServer', tags: ['servers'], summary: 'Delete a custom tool server', security: admin, requestParams: { path: id('id', 'a server') },
-        responses: { '204': noContent, ...errors(401, 404) },
-      },
-    },
-    '/api/v1/agents': {
-      get: {
-        operationId: 'listAgents', tags: ['agents'], summary: 'List agents', security: admin,
-        responses: { '200': json(z.looseObject({ agents: z.array(z.looseObject({ id: z.string() })) }), 'the agents'), ...errors(401) },
-      },
-      post: {
-        operationId: 'createAgent', tags: ['agents'], summary: 'Create an agent', security: admin,
-        requestBody: { content: { 'application/json': { schema: CreateAgentSchema } } },
-        responses: { '201': json(z.looseObject({ id: z.string() }), 'the agent'), ...errors(400, 401, 415) },
-      },
-    },
-    '/api/v1/agents/{id}': {
-      get: {
-        operationId: 'getAgent', tags: ['agents'], summary: 'Read an agent', security: admin, requestParams: { path: id('id', 'an agent') },
-        responses: { '200': json(z.looseObject({ id: z.string() }), 'the agent'), ...errors(401, 404) },
-      },
-      patch: {
-        operationId: 'updateAgent', tags: ['agents'], summary: 'Update an agent', security: admin, requestParams: { path: id('id', 'an agent') },
-        requestBody: { content: { 'application/json': { schema: UpdateAgentSchema } } },
-        responses: { '200': json(z.looseObject({ id: z.string() }), 'the agent'), ...errors(400, 401, 404, 415) },
-      },
-      delete: {
-        operationId: 'deleteAgent', tags: ['agents'], summary: 'Delete an agent', security: admin, requestParams: { path: id('id', 'an agent') },
-        responses: { '204': noContent, ...errors(401, 404) },
-      },
-    },
-    '/api/v1/agents/{id}/invoke': {
-      post: {
-        operationId: 'invokeAgent', tags: ['agents'], summary: 'Invoke an agent; waits up to waitSeconds for its answer', security: admin,
-        requestParams: { path: id('id', 'an agent') }, requestBody: { content: { 'application/json': { schema: InvokeSchema } } },
-        responses: {
-          '200': json(z.looseObject({ status: z.string() }), 'the invocation ended'), '202': json(z.looseObject({ status: z.string() }), 'still running'),
-          ...errors(400, 401, 404, 503), '429': json(ErrorBodySchema, 'budget_exhausted: the organization\'s monthly budget is used up (Retry-After: the next month, UTC)'),
-        },
-      },
-    },
-    '/api/v1/agents/{id}/chats': {
-      get: {
-        operationId: 'listChats', tags: ['agents'], summary: 'An agent\'s chats', security: admin, requestParams: { path: id('id', 'an agent') },
-        responses: { '200': json(z.looseObject({ chats: z.array(z.looseObject({})) }), 'the chats'), ...errors(401, 404) },
-      },
-      post: {
-        operationId: 'createChat', tags: ['agents'], summary: 'Start a chat with an agent', security: admin, requestParams: { path: id('id', 'an agent') },
-        requestBody: { content: { 'application/json': { schema: ChatSchema } } },
-        responses: { '201': json(z.looseObject({}), 'the chat'), ...errors(400, 401, 404) },
-      },
-    },
-    '/api/v1/agents/invocations/{invocationId}': {
-      get: {
-        operationId: 'getInvocation', tags: ['agents'], summary: 'An agent invocation\'s status', security: admin, requestParams: { path: id('invocationId', 'an invocation') },
-        responses: { '200': json(z.looseObject({ status: z.string() }), 'ended'), '202': json(z.looseObject({ status: z.string() }), 'still running'), ...errors(401, 404) },
-      },
-    },
-    '/api/v1/agents/chats/{chatId}': {
-      get: {
-        operationId: 'getChat', tags: ['agents'], summary: 'A chat and its messages', security: admin, requestParams: { path: id('chatId', 'a chat') },
-        responses: { '200': json(z.looseObject({}), 'the chat'), ...errors(401, 404) },
-      },
-    },
-    '/api/v1/agents/chats/{chatId}/reset': {
-      post: {
-        operationId: 'resetChat', tags: ['agents'], summary: 'Forget a chat\'s history', security: admin, requestParams: { path: id('chatId', 'a chat') },
-        responses: { '200': json(z.looseObject({ reset: z.literal(true) }), 'reset'), ...errors(401, 404) },
-      },
-    },
-    '/api/v1/agents/chats/{chatId}/artifacts': {
-      get: {
-        operationId: 'chatArtifacts', tags: ['agents'], summary: 'Files an agent produced in a chat', security: admin, requestParams: { path: id('chatId', 'a chat') },
-        responses: { '200': json(z.looseObject({ artifacts: z.array(z.looseObject({})) }), 'the artifacts'), ...errors(401, 404) },
-      },
-    },
-  }, pathsOf(operations)), DOC_HELPERS);
+  }, pathsOf(operations));
 }
 
 /** The hand-written paths with the routes' own operations added (method by method: a path may hold both). */

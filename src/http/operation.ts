@@ -33,6 +33,11 @@ export interface Operation extends Omit<ZodOpenApiOperationObject, 'operationId'
   audit?: ActionSpec;
 }
 
+/** An audit record of a change to the thing a path parameter names (`answerFields`: see ActionSpec). */
+export const on = (action: string, type: string, param: string, answerFields?: string[]): ActionSpec => ({ action, target: { type, id: { param } }, ...(answerFields ? { answerFields } : {}) });
+/** An audit record of a creation: the target is the `id` of the thing in the answer. */
+export const creates = (action: string, type: string, answerFields: string[]): ActionSpec => ({ action, target: { type, id: { answer: 'id' } }, answerFields });
+
 /** A route module's operations by operationId. */
 export type Operations = Readonly<Record<string, Operation>>;
 

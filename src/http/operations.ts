@@ -5,14 +5,29 @@
  * audit middleware read a request's entry from its route (operation.ts), not from these tables.
  */
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
-import { managementAction as legacyAction, type ActionSpec } from '../audit/actions';
-import { permissionFor as legacyPermissionFor, permissionForAction as legacyPermissionForAction, type Permission } from '../people/roles';
+import type { ActionSpec } from '../audit/actions';
+import type { Permission } from '../people/roles';
 import { errors } from './openapi-kit';
 import { permissionOf, type Operation, type Operations } from './operation';
+import { MANAGEMENT_OPERATIONS } from './management-operations';
+import { AGENT_OPERATIONS } from './routes/agents';
+import { AUDIT_OPERATIONS } from './routes/audit';
 import { BUDGET_OPERATIONS } from './routes/budgets';
+import { CONNECTION_OPERATIONS } from './routes/connections';
+import { FORM_MANAGEMENT_OPERATIONS } from './routes/forms';
+import { IDENTITY_PROVIDER_OPERATIONS } from './routes/identity-provider';
+import { MEMBER_OPERATIONS } from './routes/members';
+import { METRICS_OPERATIONS } from './routes/metrics';
+import { OAUTH_GRANT_OPERATIONS } from './routes/oauth-grants';
+import { RUN_MANAGEMENT_OPERATIONS } from './routes/run-management';
+import { SCHEDULE_OPERATIONS } from './routes/schedules';
+import { SERVER_OPERATIONS } from './routes/servers';
 
 /** The routes' operations, by operationId. */
-export const OPERATIONS: Operations = catalog([BUDGET_OPERATIONS]);
+export const OPERATIONS: Operations = catalog([
+  MANAGEMENT_OPERATIONS, RUN_MANAGEMENT_OPERATIONS, SCHEDULE_OPERATIONS, FORM_MANAGEMENT_OPERATIONS, AUDIT_OPERATIONS, MEMBER_OPERATIONS,
+  IDENTITY_PROVIDER_OPERATIONS, OAUTH_GRANT_OPERATIONS, CONNECTION_OPERATIONS, SERVER_OPERATIONS, AGENT_OPERATIONS, BUDGET_OPERATIONS, METRICS_OPERATIONS,
+]);
 
 /** One catalog of several modules' lists; an operationId or a route listed twice is a programming error. */
 export function catalog(lists: readonly Operations[]): Operations {
@@ -60,12 +75,12 @@ const PERMISSIONS = permissionTable(OPERATIONS);
 
 /** The audit spec of a management route, by its method and template (`/api/v1/workflows/:id`). */
 export function managementAction(method: string, route: string): ActionSpec | undefined {
-  return ACTIONS.get(routeKey(method, route)) ?? legacyAction(method, route);
+  return ACTIONS.get(routeKey(method, route));
 }
 
 /** The permission a management route needs, by its method and template. */
 export function permissionFor(method: string, route: string): Permission {
-  return PERMISSIONS.get(routeKey(method, route)) ?? legacyPermissionFor(method, route);
+  return PERMISSIONS.get(routeKey(method, route)) ?? permissionOf(undefined, method);
 }
 
 /** Audit action → the permission of the routes that take it (the console's same changes need the same). */
@@ -83,5 +98,5 @@ const BY_ACTION: ReadonlyMap<string, Permission> = (() => {
 
 /** The permission an audit action of the management API needs; undefined for one no route takes. */
 export function permissionOfAction(action: string): Permission | undefined {
-  return BY_ACTION.get(action) ?? legacyPermissionForAction(action);
+  return BY_ACTION.get(action);
 }

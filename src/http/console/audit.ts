@@ -13,7 +13,8 @@ import { sourceOf, statusOfError } from '../middleware/audit';
 import { routeTemplate } from '../middleware/observe';
 import type { GatewayContext } from '../state';
 import { consoleState } from './guard';
-import { roleHas } from '../../people/roles';
+import { roleHas, type Permission } from '../../people/roles';
+import { TOOL_CALLED } from '../../audit/actions';
 import { permissionOfAction } from '../operations';
 import { permissionDenied } from '../auth';
 
@@ -50,13 +51,19 @@ export interface ConsoleAuditSpec {
   noteTarget?: string;
 }
 
+/** The console's actions no management route takes, and their permission (the API's take their route's). */
+const CONSOLE_ONLY: Readonly<Record<string, Permission>> = {
+  /** a tool tried from the console (tools act: they send mail, call APIs, start runs) */
+  [TOOL_CALLED]: 'runs.operate',
+};
+
 /**
  * After requireSession, before the form parser and the CSRF check: checks the session's role has
  * the action's permission (src/people/roles.ts), runs the route and records it, whatever its outcome.
  */
 export function auditConsole(audit: AuditTrail, spec: ConsoleAuditSpec) {
-  // the console's own sign-in and sign-out need none; an action the table does not know is the admin's only
-  const permission = spec.action.startsWith('console.') ? undefined : permissionOfAction(spec.action) ?? 'org.manage';
+  // the console's own sign-in and sign-out need none; an action no route takes is the admin's only
+  const permission = spec.action.startsWith('console.') ? undefined : CONSOLE_ONLY[spec.action] ?? permissionOfAction(spec.action) ?? 'org.manage';
   return async function consoleAudit(ctx: Context, next: Next): Promise<void> {
     let failure: { error: unknown } | undefined;
     try {

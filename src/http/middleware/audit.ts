@@ -1,12 +1,12 @@
 /**
  * The management API's audit records (docs/audit.md), one place for every admin route: requireAdmin
- * runs this around the route once the admin token is known. A change (every route listed in
- * src/audit/actions.ts) is recorded whatever its outcome; a read only when it was refused (403,
+ * runs this around the route once the admin token is known. A change (a route whose operation names
+ * an audit action, src/http/operation.ts) is recorded whatever its outcome; a read only when it was refused (403,
  * 404: who probed what). The record is written before the answer leaves (see AuditTrail for a
  * write that fails). 401s never get here: an unknown token names no organization.
  */
 import type { Next } from 'koa';
-import { APPROVAL_DECIDED, READ_REFUSED, managementAction, type ActionSpec } from '../../audit/actions';
+import { APPROVAL_DECIDED, READ_REFUSED, type ActionSpec } from '../../audit/actions';
 import type { AuditActor, AuditSource, AuditTrail } from '../../audit/audit-trail';
 import type { DecideOutcome } from '../../runs/run-service';
 import { HttpError } from '../http-error';
@@ -65,7 +65,7 @@ function targetOf(spec: ActionSpec, ctx: GatewayContext, admin: AdminPrincipal, 
   return { type: spec.target.type, id: succeeded && typeof body?.id === 'string' ? body.id : null };
 }
 
-/** Runs `next` (the route) and records it as the table says; the route's error, if any, is rethrown after the record. */
+/** Runs `next` (the route) and records it as its operation says; the route's error, if any, is rethrown after the record. */
 export async function auditAdminRequest(audit: AuditTrail, ctx: GatewayContext, admin: AdminPrincipal, next: Next): Promise<void> {
   let failure: { error: unknown } | undefined;
   try {
@@ -75,8 +75,7 @@ export async function auditAdminRequest(audit: AuditTrail, ctx: GatewayContext, 
   }
   const status = failure ? statusOfError(failure.error) : ctx.status;
   const route = routeTemplate(ctx);
-  const op = operationOf(ctx);
-  const spec = op ? op.audit : managementAction(ctx.method, route);
+  const spec = operationOf(ctx)?.audit;
   const refusedRead = !spec && ctx.method === 'GET' && (status === 403 || status === 404);
   if (spec || refusedRead) {
     const succeeded = status < 400;

@@ -4,7 +4,9 @@
  */
 import Router from '@koa/router';
 import type { AuditRecord } from '../../audit/audit-trail';
-import { AuditQuerySchema, type AuditRecordBody } from '../../contracts/audit-bodies';
+import { AuditPageSchema, AuditQuerySchema, type AuditRecordBody } from '../../contracts/audit-bodies';
+import { mount, type Operations } from '../operation';
+import { admin as security, errors, json } from '../openapi-kit';
 import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { adminOf, type GatewayRouter, type GatewayState } from '../state';
@@ -22,9 +24,17 @@ export function auditBody(record: AuditRecord): AuditRecordBody {
   };
 }
 
+export const AUDIT_OPERATIONS = {
+  listAudit: {
+    method: 'get', path: '/api/v1/audit', permission: 'audit.read',
+    tags: ['management'], summary: 'The organization\'s audit trail, newest first (docs/audit.md)', security, requestParams: { query: AuditQuerySchema },
+    responses: { '200': json(AuditPageSchema, 'a page of records'), ...errors(400, 401) },
+  },
+} satisfies Operations;
+
 export function auditRoutes(deps: GatewayDeps): GatewayRouter {
   const router = new Router<GatewayState>({ prefix: '/api/v1' });
-  router.get('/audit', requireAdmin(deps), async (ctx) => {
+  mount(router, AUDIT_OPERATIONS.listAudit, requireAdmin(deps), async (ctx) => {
     const { limit, ...filter } = parseInput(AuditQuerySchema, ctx.query, 'invalid_query');
     const page = await deps.audit.list(adminOf(ctx).orgId, filter, limit);
     ctx.set('Cache-Control', 'no-store');

@@ -16,6 +16,8 @@ import { jsonBody } from '../middleware/json-body';
 import { adminOf as admin, type GatewayRouter, type GatewayState } from '../state';
 import { parseBody } from '../validate';
 import { OAUTH_CALLBACK_PATH } from './servers';
+import { creates, mount, on, type Operations } from '../operation';
+import { admin as security, errors, id, json, jsonRequest, noContent } from '../openapi-kit';
 
 export const CreateConnectionSchema = z.object({
   application: z.string().min(1).max(100),
@@ -24,6 +26,41 @@ export const CreateConnectionSchema = z.object({
 }).strict();
 
 export const ListQuerySchema = z.object({ application: z.string().min(1).max(100).optional() });
+
+const pcid = id('id', 'a PCID');
+
+export const CONNECTION_OPERATIONS = {
+  listConnections: {
+    method: 'get', path: '/api/v1/connections', permission: 'read',
+    tags: ['connections'], summary: 'List application connections (never their credentials)', security,
+    requestParams: { query: ListQuerySchema }, responses: { '200': json(z.looseObject({ connections: z.array(z.looseObject({ id: z.string() })) }), 'the connections'), ...errors(400, 401) },
+  },
+  createConnection: {
+    method: 'post', path: '/api/v1/connections', permission: 'connections.write', audit: creates('connection.created', 'connection', ['application']),
+    tags: ['connections'], summary: 'Store an application connection (credentials encrypted)', security, requestBody: jsonRequest(CreateConnectionSchema),
+    responses: { '201': json(z.looseObject({ id: z.string() }), 'the connection; `id` is the PCID'), ...errors(400, 401, 415) },
+  },
+  getConnection: {
+    method: 'get', path: '/api/v1/connections/:id', permission: 'read',
+    tags: ['connections'], summary: 'Read a connection', security, requestParams: { path: pcid },
+    responses: { '200': json(z.looseObject({ id: z.string() }), 'the connection'), ...errors(401, 404) },
+  },
+  deleteConnection: {
+    method: 'delete', path: '/api/v1/connections/:id', permission: 'connections.write', audit: on('connection.deleted', 'connection', 'id'),
+    tags: ['connections'], summary: 'Delete a connection', security, requestParams: { path: pcid }, responses: { '204': noContent, ...errors(401, 404) },
+  },
+  testConnection: {
+    method: 'post', path: '/api/v1/connections/:id/test', permission: 'connections.write', audit: on('connection.tested', 'connection', 'id', ['ok']),
+    tags: ['connections'], summary: 'Call a custom connection\'s test endpoint', security, requestParams: { path: pcid },
+    responses: { '200': json(z.looseObject({}), 'the test\'s outcome'), ...errors(401, 404, 409) },
+  },
+  authorizeConnection: {
+    method: 'get', path: '/api/v1/connections/:id/oauth/authorize', permission: 'connections.write', audit: on('connection.consent_started', 'connection', 'id'),
+    tags: ['connections'], summary: 'Redirect to the OAuth provider\'s consent page', security, requestParams: { path: pcid },
+    responses: { '302': { description: 'to the provider' }, ...errors(401, 404, 409) },
+  },
+} satisfies Operations;
+const OPS = CONNECTION_OPERATIONS;
 
 function isApplication(name: string): name is keyof typeof APPLICATIONS {
   return Object.prototype.hasOwnProperty.call(APPLICATIONS, name);
@@ -35,7 +72,7 @@ export function connectionRoutes(deps: GatewayDeps): GatewayRouter {
   const custom = deps.customServers;
   const shown = async (orgId: string, c: ConnectionSummary) => ({ id: c.PCID, ...c, ...(custom ? await custom.statusOf(orgId, c) : { status: 'connected' }) });
 
-  router.post('/', async (ctx) => {
+  mount(router, OPS.createConnection, async (ctx) => {
     const { application, name, credentials } = parseBody(ctx, CreateConnectionSchema);
     if (!isApplication(application)) {
       throw badRequest('unknown_application', `no application ${application}; known: ${Object.keys(APPLICATIONS).join(', ')}`);
@@ -51,20 +88,20 @@ export function connectionRoutes(deps: GatewayDeps): GatewayRouter {
     ctx.body = await shown(admin(ctx).orgId, created);
   });
 
-  router.get('/', async (ctx) => {
+  mount(router, OPS.listConnections, async (ctx) => {
     const query = ListQuerySchema.safeParse(ctx.query);
     if (!query.success) throw badRequest('invalid_query', 'application must be a name');
     const orgId = admin(ctx).orgId;
     ctx.body = { connections: await Promise.all((await deps.tools.connections.list(orgId, query.data.application)).map((c) => shown(orgId, c))) };
   });
 
-  router.get('/:id', async (ctx) => {
+  mount(router, OPS.getConnection, async (ctx) => {
     const found = await deps.tools.connections.get(admin(ctx).orgId, ctx.params.id ?? '');
     if (!found) throw notFound('unknown_connection', `no connection ${ctx.params.id}`);
     ctx.body = await shown(admin(ctx).orgId, found);
   });
 
-  router.post('/:id/test', async (ctx) => {
+  mount(router, OPS.testConnection, async (ctx) => {
     const connection = custom && await custom.openCustom(admin(ctx).orgId, ctx.params.id ?? '');
     if (!custom || !connection) throw notFound('unknown_connection', `no custom connection ${ctx.params.id}`);
     const result = await custom.test(connection);
@@ -74,7 +111,7 @@ export function connectionRoutes(deps: GatewayDeps): GatewayRouter {
     ctx.body = { ...result, ...(state ? { connectionStatus: state.status, ...(state.error ? { connectionError: state.error } : {}) } : {}) };
   });
 
-  router.get('/:id/oauth/authorize', async (ctx) => {
+  mount(router, OPS.authorizeConnection, async (ctx) => {
     const connection = custom && await custom.openCustom(admin(ctx).orgId, ctx.params.id ?? '');
     if (!custom || !connection) throw notFound('unknown_connection', `no custom connection ${ctx.params.id}`);
     if (connection.credentials.auth.kind !== 'oauth2_authorization_code') {
@@ -87,7 +124,7 @@ export function connectionRoutes(deps: GatewayDeps): GatewayRouter {
     ctx.body = { authorizeUrl, redirectUri };
   });
 
-  router.delete('/:id', async (ctx) => {
+  mount(router, OPS.deleteConnection, async (ctx) => {
     const used = await deps.registry.toolServers.usingConnection(admin(ctx).orgId, ctx.params.id ?? '');
     if (used.length > 0) throw conflict('connection_in_use', `custom servers call with this connection: ${used.join(', ')}; delete them first`);
     const removed = await deps.tools.connections.remove(admin(ctx).orgId, ctx.params.id ?? '');

@@ -17,7 +17,9 @@ import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { HttpError, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
-import { adminOf } from '../state';
+import { adminOf, type GatewayState } from '../state';
+import { mount, on, type Operations } from '../operation';
+import { admin as security, errors, id, json, jsonRequest, noContent } from '../openapi-kit';
 import { callTemporal, isTemporalUnavailable } from '../temporal-errors';
 import { readTriggerInputs, ATTACHMENTS_FIELD } from '../trigger-input';
 import { parseInput } from '../validate';
@@ -144,13 +146,37 @@ export function formRoutes(deps: GatewayDeps): Router | undefined {
   return router;
 }
 
+const TriggerFormSchema = z.object({
+  id: z.string(), triggerId: z.string(), wait: z.boolean(), createdAt: z.string(), revokedAt: z.string().nullable(),
+}).meta({ id: 'TriggerForm' });
+
+export const FORM_MANAGEMENT_OPERATIONS = {
+  createTriggerForm: {
+    method: 'post', path: '/api/v1/triggers/:id/forms', permission: 'triggers.write', audit: on('trigger_form.created', 'trigger', 'id'),
+    tags: ['management'], security, requestParams: { path: id('id', 'a trigger') },
+    summary: 'Offer the trigger as a hosted form: a new form URL (shown once; only its hash is kept)', requestBody: jsonRequest(CreateFormSchema),
+    responses: { '201': json(TriggerFormSchema.extend({ url: z.string().meta({ description: 'the form URL; it needs no header' }) }), 'the form and its URL'), ...errors(400, 401, 404) },
+  },
+  listTriggerForms: {
+    method: 'get', path: '/api/v1/triggers/:id/forms', permission: 'read',
+    tags: ['management'], summary: 'The trigger\'s form URLs (without their secret), revoked ones included', security, requestParams: { path: id('id', 'a trigger') },
+    responses: { '200': json(z.object({ forms: z.array(TriggerFormSchema) }), 'the forms'), ...errors(401, 404) },
+  },
+  revokeTriggerForm: {
+    method: 'delete', path: '/api/v1/triggers/:id/forms/:formId', permission: 'triggers.write', audit: on('trigger_form.revoked', 'trigger_form', 'formId'),
+    tags: ['management'], summary: 'Revoke a form URL: it answers 404 from now on', security, requestParams: { path: z.object({ id: z.string(), formId: z.string() }) },
+    responses: { '204': noContent, ...errors(401, 404) },
+  },
+} satisfies Operations;
+const OPS = FORM_MANAGEMENT_OPERATIONS;
+
 /** The management API's side: an administrator creates, lists and revokes a trigger's form URLs. */
-export function formManagementRoutes(deps: GatewayDeps): Router | undefined {
+export function formManagementRoutes(deps: GatewayDeps): Router<GatewayState> | undefined {
   const forms = deps.console?.forms;
   if (!forms) return undefined;
-  const api = new Router({ prefix: '/api/v1' });
+  const api = new Router<GatewayState>({ prefix: '/api/v1' });
   api.use(requireAdmin(deps), jsonBody());
-  api.post('/triggers/:id/forms', async (ctx) => {
+  mount(api, OPS.createTriggerForm, async (ctx) => {
     const { wait } = parseInput(CreateFormSchema, ctx.request.body ?? {});
     const created = await forms.create(adminOf(ctx).orgId, ctx.params.id ?? '', { wait });
     if (!created) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
@@ -158,12 +184,12 @@ export function formManagementRoutes(deps: GatewayDeps): Router | undefined {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = formBody(created.form.id, created.form, formUrl(deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`, created.token));
   });
-  api.get('/triggers/:id/forms', async (ctx) => {
+  mount(api, OPS.listTriggerForms, async (ctx) => {
     const list = await forms.list(adminOf(ctx).orgId, ctx.params.id ?? '');
     if (!list) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
     ctx.body = { forms: list.map((f) => formBody(f.id, f)) };
   });
-  api.delete('/triggers/:id/forms/:formId', async (ctx) => {
+  mount(api, OPS.revokeTriggerForm, async (ctx) => {
     if (!(await forms.revoke(adminOf(ctx).orgId, ctx.params.id ?? '', ctx.params.formId ?? ''))) {
       throw notFound('unknown_form', `no form ${ctx.params.formId} of trigger ${ctx.params.id}`);
     }

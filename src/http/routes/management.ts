@@ -3,7 +3,6 @@
  * API keys, with an organization's admin bearer token. Every call acts on that token's organization.
  */
 import Router from '@koa/router';
-import { z } from 'zod';
 import { RegistryError, type WorkflowRecord } from '../../registry';
 import type { RunBrief, RunView } from '../../runs/run-service';
 import { hashSecret, randomToken } from '../../crypto/secrets';
@@ -19,15 +18,9 @@ import { resultsBody } from '../../contracts/run-bodies';
 import { callTemporal } from '../temporal-errors';
 import { designatedOutput, watcherOf } from './runs';
 import { triggerBody } from '../../contracts/trigger-bodies';
+import { CreateOrgSchema, MANAGEMENT_OPERATIONS as OPS, RunsQuerySchema, TriggersQuerySchema } from '../management-operations';
+import { mount } from '../operation';
 import { createApiKey, CreateApiKeySchema, createTrigger, CreateTriggerSchema, definitionSchemaOf, deleteTrigger, deleteWorkflow, parseDefinition, revokeApiKey } from './workflow-admin';
-
-export const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
-export const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
-export const RunsQuerySchema = z.object({
-  workflowId: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be a workflow ID').optional(),
-  status: z.enum(['RUNNING', 'COMPLETE', 'FAILED', 'TIMEOUT']).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-});
 
 export const ADMIN_TOKEN_PREFIX = 'fga_';
 
@@ -36,8 +29,8 @@ export function adminTokenId(tokenHash: string): string {
   return credentialFingerprint('adm_', tokenHash);
 }
 
-/** the helpers run-management.ts shares; the trigger schema the OpenAPI document shows */
-export { admin, body, parse, CreateApiKeySchema, CreateTriggerSchema };
+/** the helpers run-management.ts shares */
+export { admin, body, parse };
 export { API_KEY_PREFIX } from './workflow-admin';
 
 function workflowBody(w: WorkflowRecord) {
@@ -63,7 +56,7 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
   router.use(requireAdmin(deps), jsonBody());
   const definitionSchema = definitionSchemaOf(deps);
 
-  router.post('/orgs', async (ctx) => {
+  mount(router, OPS.createOrg, async (ctx) => {
     if (!admin(ctx).instanceAdmin) throw forbidden('only the instance administrator may create organizations');
     const { name } = parse(CreateOrgSchema, body(ctx));
     const org = await deps.registry.orgs.create(name);
@@ -87,7 +80,7 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
     return { adminToken, adminTokenId: adminTokenId(hash) };
   };
 
-  router.post('/admin-token/rotate', async (ctx) => {
+  mount(router, OPS.rotateAdminToken, async (ctx) => {
     if (admin(ctx).instanceAdmin) {
       throw conflict('bootstrap_token', 'the instance administrator\'s token comes from FLOWGATE_ADMIN_TOKEN (or <data>/admin-token): change it there and restart to revoke the old one');
     }
@@ -95,7 +88,7 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
     ctx.body = await reissueAdminToken(admin(ctx).orgId, admin(ctx).member?.id ?? null);
   });
 
-  router.post('/orgs/:id/admin-token', async (ctx) => {
+  mount(router, OPS.reissueOrgAdminToken, async (ctx) => {
     if (!admin(ctx).instanceAdmin) throw forbidden('only the instance administrator may reissue another organization\'s token');
     const org = await deps.registry.orgs.get(ctx.params.id ?? '');
     if (!org || org.id === admin(ctx).orgId) throw notFound('unknown_org', `no organization ${ctx.params.id} other than the instance administrator's`);
@@ -103,36 +96,36 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
     ctx.body = { id: org.id, ...(await reissueAdminToken(org.id, null)) };
   });
 
-  router.post('/workflows', async (ctx) => {
+  mount(router, OPS.createWorkflow, async (ctx) => {
     const definition = parseDefinition(definitionSchema, body(ctx));
     const workflow = await deps.registry.workflows.create(admin(ctx).orgId, definition);
     ctx.status = 201;
     ctx.body = workflowBody(workflow);
   });
 
-  router.put('/workflows/:id', async (ctx) => {
+  mount(router, OPS.updateWorkflow, async (ctx) => {
     const definition = parseDefinition(definitionSchema, body(ctx));
     const workflow = await deps.registry.workflows.updateDraft(admin(ctx).orgId, ctx.params.id ?? '', definition);
     if (!workflow) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
     ctx.body = workflowBody(workflow);
   });
 
-  router.get('/workflows', async (ctx) => {
+  mount(router, OPS.listWorkflows, async (ctx) => {
     ctx.body = { workflows: await deps.registry.workflows.list(admin(ctx).orgId) };
   });
 
-  router.delete('/workflows/:id', async (ctx) => {
+  mount(router, OPS.deleteWorkflow, async (ctx) => {
     if (!(await deleteWorkflow(deps, admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
     ctx.status = 204;
   });
 
-  router.get('/workflows/:id', async (ctx) => {
+  mount(router, OPS.getWorkflow, async (ctx) => {
     const workflow = await deps.registry.workflows.get(admin(ctx).orgId, ctx.params.id ?? '');
     if (!workflow) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
     ctx.body = workflowBody(workflow);
   });
 
-  router.post('/workflows/:id/publish', async (ctx) => {
+  mount(router, OPS.publishWorkflow, async (ctx) => {
     // (the trigger's schedules start the latest version from now on: WorkflowPublishing)
     const version = await deps.publishing.publish(admin(ctx).orgId, ctx.params.id ?? '').catch((err: unknown) => {
       if (err instanceof RegistryError && err.code === 'CONFLICT') throw conflict('publish_conflict', err.message);
@@ -143,47 +136,47 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
     ctx.body = { workflowId: version.workflowId, version: version.version, stepMap: version.stepMap };
   });
 
-  router.post('/triggers', async (ctx) => {
+  mount(router, OPS.createTrigger, async (ctx) => {
     const created = await createTrigger(deps, admin(ctx).orgId, parse(CreateTriggerSchema, body(ctx)));
     ctx.status = 201;
     ctx.body = created;
   });
 
-  router.get('/triggers', async (ctx) => {
+  mount(router, OPS.listTriggers, async (ctx) => {
     const { workflowId } = parse(TriggersQuerySchema, ctx.query, 'invalid_query');
     const { orgId } = admin(ctx);
     const schedules = new Map((await deps.registry.schedules.list(orgId, workflowId)).map((s) => [s.triggerId, s]));
     ctx.body = { triggers: (await deps.registry.triggers.list(orgId, workflowId)).map((t) => triggerBody(t, schedules.get(t.id))) };
   });
 
-  router.delete('/triggers/:id', async (ctx) => {
+  mount(router, OPS.deleteTrigger, async (ctx) => {
     if (!(await deleteTrigger(deps, admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
     ctx.status = 204;
   });
 
-  router.get('/api-keys', async (ctx) => {
+  mount(router, OPS.listApiKeys, async (ctx) => {
     const keys = await deps.registry.apiKeys.list(admin(ctx).orgId);
     ctx.body = { apiKeys: keys.map((k) => ({ id: k.id, name: k.name, createdAt: k.createdAt, revokedAt: k.revokedAt, role: k.role, memberId: k.memberId })) };
   });
 
-  router.post('/api-keys', async (ctx) => {
+  mount(router, OPS.createApiKey, async (ctx) => {
     const { name, role } = parse(CreateApiKeySchema, body(ctx));
     ctx.status = 201;
     ctx.body = await createApiKey(deps, admin(ctx).orgId, name ?? null, role ?? null, admin(ctx).member?.id ?? null);
   });
 
-  router.delete('/api-keys/:id', async (ctx) => {
+  mount(router, OPS.revokeApiKey, async (ctx) => {
     if (!(await revokeApiKey(deps, admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_api_key', `no API key ${ctx.params.id}`);
     ctx.status = 204;
   });
 
-  router.get('/runs', async (ctx) => {
+  mount(router, OPS.listRuns, async (ctx) => {
     const query = parse(RunsQuerySchema, ctx.query, 'invalid_query');
     ctx.body = { runs: await callTemporal(() => deps.runs.list(admin(ctx).orgId, query)) };
   });
 
   /** The polling status body (interface.md 2.5) of any run of the organization, without an API key. */
-  router.get('/runs/:runId', async (ctx) => {
+  mount(router, OPS.getRun, async (ctx) => {
     const view = await ownRun(ctx, deps);
     // The run's page in the Temporal Web UI, when this gateway knows the UI (`flowgate runs open`);
     // a header, so the status body (2.5) and its ETag stay as they are. The workflow ID is the run ID.
@@ -194,12 +187,12 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
   });
 
   /** The run's step transitions as Server-Sent Events (as …/status/stream of the polling surface). */
-  router.get('/runs/:runId/stream', async (ctx) => {
+  mount(router, OPS.getRunStream, async (ctx) => {
     const view = await ownRun(ctx, deps);
     streamStatus(ctx, watcherOf(deps), view);
   });
 
-  router.get('/runs/:runId/results', async (ctx) => {
+  mount(router, OPS.getRunResults, async (ctx) => {
     const view = await ownRun(ctx, deps);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = resultsBody(view, await designatedOutput(deps, view), {
@@ -212,14 +205,14 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
    * error "the run was cancelled". 202: Temporal took the request (no worker needed: the run closes
    * once one reads it); 409 when it already ended.
    */
-  router.post('/runs/:runId/cancel', async (ctx) => {
+  mount(router, OPS.cancelRun, async (ctx) => {
     const run = await ownBrief(ctx, deps);
     if ((await callTemporal(() => deps.runs.cancel(run))) === 'closed') throw conflict('run_closed', `run ${run.runId} has already ended`);
     ctx.status = 202;
     ctx.body = { runId: run.runId, automationId: run.memo.automationId, cancelRequested: true };
   });
 
-  router.get('/runs/:runId/approvals', async (ctx) => {
+  mount(router, OPS.getRunApprovals, async (ctx) => {
     const view = await ownRun(ctx, deps);
     const waiting = view.waitingOn?.kind === 'approval' ? view.waitingOn : undefined;
     const exp = waiting ? Math.floor(Date.parse(waiting.deadline) / 1000) : 0;

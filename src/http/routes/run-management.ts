@@ -18,8 +18,65 @@ import { admin, body, ownBrief, ownRun, parse } from './management';
 import { decisionReportBody, DecisionBodySchema, refusalError as decisionRefused } from './runs';
 import { callDecide, decisionAnswer } from '../decisions';
 import { forbidden } from '../http-error';
+import { DecisionAcceptedSchema, DecisionRecordedSchema, DecisionReportSchema, RestartedRunSchema, TriggerSchema, WebhookSecretSchema } from '../../contracts/http-bodies';
+import { mount, on, type Operations } from '../operation';
+import { admin as security, errors, id, json, jsonRequest } from '../openapi-kit';
+import type { GatewayState } from '../state';
 
 export const RerunBodySchema = z.object({ version: z.enum(['latest', 'same']).default('latest') }).strict();
+
+const trigger = id('id', 'a trigger');
+const runId = id('runId', 'a run');
+const org = { type: 'org', id: { org: true } } as const;
+
+export const RUN_MANAGEMENT_OPERATIONS = {
+  disableTrigger: {
+    method: 'post', path: '/api/v1/triggers/:id/disable', permission: 'triggers.write', audit: on('trigger.disabled', 'trigger', 'id'),
+    tags: ['management'], summary: 'Disable a trigger: its calls answer 409 trigger_disabled (its schedule keeps firing into that)', security,
+    requestParams: { path: trigger }, responses: { '200': json(TriggerSchema, 'the trigger'), ...errors(401, 404) },
+  },
+  enableTrigger: {
+    method: 'post', path: '/api/v1/triggers/:id/enable', permission: 'triggers.write', audit: on('trigger.enabled', 'trigger', 'id'),
+    tags: ['management'], summary: 'Enable a disabled trigger', security, requestParams: { path: trigger }, responses: { '200': json(TriggerSchema, 'the trigger'), ...errors(401, 404) },
+  },
+  rerunRun: {
+    method: 'post', path: '/api/v1/runs/:runId/rerun', permission: 'runs.operate', audit: on('run.rerun', 'run', 'runId', ['runId']),
+    tags: ['management'], summary: 'A new run with the same inputs, on the latest (default) or the same version', security,
+    requestParams: { path: runId }, requestBody: jsonRequest(RerunBodySchema),
+    responses: { '201': json(RestartedRunSchema, 'the new run'), ...errors(400, 401, 404, 409, 415, 422, 503) },
+  },
+  resumeRun: {
+    method: 'post', path: '/api/v1/runs/:runId/resume', permission: 'runs.operate', audit: on('run.resumed', 'run', 'runId', ['runId']),
+    tags: ['management'], summary: 'A new run of a FAILED or TIMEOUT run from its first step that did not complete, reusing the earlier outcomes', security,
+    requestParams: { path: runId }, responses: { '201': json(RestartedRunSchema, 'the new run'), ...errors(401, 404, 409, 422, 503) },
+  },
+  decideRunApproval: {
+    method: 'post', path: '/api/v1/runs/:runId/approval', permission: 'approvals.decide', audit: on('approval.decided', 'run', 'runId', ['decisionId', 'applied']),
+    tags: ['approvals'], summary: 'Approve or reject the approval the run waits on; a member decides as themselves (their e-mail must be an approver)',
+    security, requestParams: { path: runId }, requestBody: jsonRequest(DecisionBodySchema),
+    responses: {
+      '200': json(DecisionAcceptedSchema, 'the run took the decision'),
+      '202': json(DecisionRecordedSchema, 'the run did not answer in time: the decision is recorded and applied, or refused, when it resumes'),
+      ...errors(400, 401, 403, 404, 409, 415, 503),
+    },
+  },
+  getRunDecisionOutcome: {
+    method: 'get', path: '/api/v1/runs/:runId/approval/:decisionId', permission: 'read',
+    tags: ['approvals'], summary: 'What became of a decision this API answered with its ID', security, requestParams: { path: runId.extend({ decisionId: z.string() }) },
+    responses: { '200': json(DecisionReportSchema, 'the decision\'s outcome'), ...errors(401, 404, 503) },
+  },
+  getWebhookSecret: {
+    method: 'get', path: '/api/v1/webhook-secret', permission: 'org.manage',
+    tags: ['callbacks'], summary: 'The organization\'s completion-callback signing secret (created on first use)', security,
+    responses: { '200': json(WebhookSecretSchema, 'the secret'), ...errors(401) },
+  },
+  rotateWebhookSecret: {
+    method: 'post', path: '/api/v1/webhook-secret/rotate', permission: 'org.manage', audit: { action: 'webhook_secret.rotated', target: org },
+    tags: ['callbacks'], summary: 'A new signing secret; the previous one signs beside it for 24 hours', security,
+    responses: { '201': json(WebhookSecretSchema, 'the new secret'), ...errors(401) },
+  },
+} satisfies Operations;
+const OPS = RUN_MANAGEMENT_OPERATIONS;
 
 const REFUSAL_STATUS: RefusalStatus<RestartRefusalCode> = {
   NOT_RESUMABLE: { status: 409, code: 'not_resumable' },
@@ -34,8 +91,8 @@ function refused(refusal: RestartRefusal): HttpError {
   return refusalError(REFUSAL_STATUS, refusal);
 }
 
-export function runManagementRoutes(deps: GatewayDeps): Router {
-  const router = new Router({ prefix: '/api/v1' });
+export function runManagementRoutes(deps: GatewayDeps): Router<GatewayState> {
+  const router = new Router<GatewayState>({ prefix: '/api/v1' });
   router.use(requireAdmin(deps), jsonBody());
   const { restarts } = deps;
 
@@ -44,10 +101,10 @@ export function runManagementRoutes(deps: GatewayDeps): Router {
     if (!trigger) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
     ctx.body = triggerBody(trigger, await deps.registry.schedules.get(trigger.orgId, trigger.id));
   };
-  router.post('/triggers/:id/disable', setDisabled(true));
-  router.post('/triggers/:id/enable', setDisabled(false));
+  mount(router, OPS.disableTrigger, setDisabled(true));
+  mount(router, OPS.enableTrigger, setDisabled(false));
 
-  router.post('/runs/:runId/rerun', async (ctx) => {
+  mount(router, OPS.rerunRun, async (ctx) => {
     const { version } = parse(RerunBodySchema, body(ctx));
     const view = await ownRun(ctx, deps);
     const started = await callTemporal(() => restarts.rerun(view, version));
@@ -56,7 +113,7 @@ export function runManagementRoutes(deps: GatewayDeps): Router {
     ctx.body = { ...started, ok: undefined, origin: { kind: 'rerun', runId: view.runId }, statusUrl: `/api/v1/runs/${started.runId}` };
   });
 
-  router.post('/runs/:runId/resume', async (ctx) => {
+  mount(router, OPS.resumeRun, async (ctx) => {
     const view = await ownRun(ctx, deps);
     const started = await callTemporal(() => restarts.resume(view));
     if (!started.ok) throw refused(started);
@@ -69,7 +126,7 @@ export function runManagementRoutes(deps: GatewayDeps): Router {
    * the approver, so the step's approvers list must name them: an approver decides only what is
    * addressed to them); an admin token decides as today (optionally naming an approver).
    */
-  router.post('/runs/:runId/approval', async (ctx) => {
+  mount(router, OPS.decideRunApproval, async (ctx) => {
     const decision = parse(DecisionBodySchema, body(ctx));
     const principal = admin(ctx);
     const { member } = principal;
@@ -88,7 +145,7 @@ export function runManagementRoutes(deps: GatewayDeps): Router {
     ctx.body = answer.body;
   });
   // What became of a decision this API answered with its ID (202: recorded, to be applied).
-  router.get('/runs/:runId/approval/:decisionId', async (ctx) => {
+  mount(router, OPS.getRunDecisionOutcome, async (ctx) => {
     const view = await ownRun(ctx, deps);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = await decisionReportBody(deps, view, ctx.params.decisionId ?? '');
@@ -96,11 +153,11 @@ export function runManagementRoutes(deps: GatewayDeps): Router {
 
   const secrets = deps.webhookSecrets;
   if (secrets) {
-    router.get('/webhook-secret', async (ctx) => {
+    mount(router, OPS.getWebhookSecret, async (ctx) => {
       ctx.set('Cache-Control', 'no-store');
       ctx.body = await secrets.read(admin(ctx).orgId);
     });
-    router.post('/webhook-secret/rotate', async (ctx) => {
+    mount(router, OPS.rotateWebhookSecret, async (ctx) => {
       ctx.set('Cache-Control', 'no-store');
       ctx.status = 201;
       ctx.body = await secrets.rotate(admin(ctx).orgId);

@@ -26,8 +26,48 @@ import { bodyOf as body, parseInput as parse } from '../validate';
 import { fieldOf } from '../../common/narrow';
 import { callTemporal } from '../temporal-errors';
 import { scheduleBody, triggerBody } from '../../contracts/trigger-bodies';
+import { ScheduleListSchema, ScheduleViewSchema, TriggerSchema } from '../../contracts/http-bodies';
+import { mount, on, type Operations } from '../operation';
+import { admin as security, errors, id, json, jsonRequest, noContent } from '../openapi-kit';
 
 export const PauseBodySchema = z.object({ note: z.string().max(500).optional() }).strict();
+
+const trigger = id('id', 'a trigger');
+
+export const SCHEDULE_OPERATIONS = {
+  getTrigger: {
+    method: 'get', path: '/api/v1/triggers/:id', permission: 'read',
+    tags: ['management'], summary: 'Read a trigger, with its schedule\'s live state', security, requestParams: { path: trigger },
+    responses: { '200': json(TriggerSchema, 'the trigger'), ...errors(401, 404, 503) },
+  },
+  putTriggerSchedule: {
+    method: 'put', path: '/api/v1/triggers/:id/schedule', permission: 'triggers.write', audit: on('schedule.set', 'trigger', 'id'),
+    tags: ['schedules'], summary: 'Set or replace a trigger\'s schedule (a Temporal Schedule)', security,
+    requestParams: { path: trigger }, requestBody: jsonRequest(ScheduleBodySchema),
+    responses: { '200': json(ScheduleViewSchema, 'replaced'), '201': json(ScheduleViewSchema, 'created'), ...errors(400, 401, 404, 415, 422, 503) },
+  },
+  deleteTriggerSchedule: {
+    method: 'delete', path: '/api/v1/triggers/:id/schedule', permission: 'triggers.write', audit: on('schedule.deleted', 'trigger', 'id'),
+    tags: ['schedules'], summary: 'Remove a trigger\'s schedule (the trigger stays)', security,
+    requestParams: { path: trigger }, responses: { '204': noContent, ...errors(401, 404, 503) },
+  },
+  pauseTriggerSchedule: {
+    method: 'post', path: '/api/v1/triggers/:id/schedule/pause', permission: 'triggers.write', audit: on('schedule.paused', 'trigger', 'id'),
+    tags: ['schedules'], summary: 'Pause a trigger\'s schedule', security, requestParams: { path: trigger }, requestBody: jsonRequest(PauseBodySchema),
+    responses: { '200': json(ScheduleViewSchema, 'the schedule'), ...errors(400, 401, 404, 415, 503) },
+  },
+  resumeTriggerSchedule: {
+    method: 'post', path: '/api/v1/triggers/:id/schedule/resume', permission: 'triggers.write', audit: on('schedule.resumed', 'trigger', 'id'),
+    tags: ['schedules'], summary: 'Resume a paused schedule', security, requestParams: { path: trigger }, requestBody: jsonRequest(PauseBodySchema),
+    responses: { '200': json(ScheduleViewSchema, 'the schedule'), ...errors(400, 401, 404, 415, 503) },
+  },
+  listSchedules: {
+    method: 'get', path: '/api/v1/schedules', permission: 'read',
+    tags: ['schedules'], summary: 'The organization\'s schedules with their live state', security,
+    responses: { '200': json(ScheduleListSchema, 'the schedules'), ...errors(401, 503) },
+  },
+} satisfies Operations;
+const OPS = SCHEDULE_OPERATIONS;
 
 /** A `schedule` field of a request body, with the `schedule.` prefix on each problem. */
 export function parseScheduleBody(value: unknown): ScheduleBody {
@@ -85,13 +125,13 @@ export function scheduleRoutes(deps: GatewayDeps): GatewayRouter {
   };
   const withState = async (record: TriggerScheduleRecord) => scheduleBody(record, await callTemporal(() => deps.schedules.state(record.triggerId)));
 
-  router.get('/triggers/:id', async (ctx) => {
+  mount(router, OPS.getTrigger, async (ctx) => {
     const trigger = await ownTrigger(ctx);
     const record = await deps.registry.schedules.get(trigger.orgId, trigger.id);
     ctx.body = triggerBody(trigger, record ? await withState(record) : undefined);
   });
 
-  router.put('/triggers/:id/schedule', async (ctx) => {
+  mount(router, OPS.putTriggerSchedule, async (ctx) => {
     const trigger = await ownTrigger(ctx);
     const schedule = parseScheduleBody(body(ctx));
     await checkScheduleInputs(deps, trigger.workflowId, schedule);
@@ -113,7 +153,7 @@ export function scheduleRoutes(deps: GatewayDeps): GatewayRouter {
     ctx.body = await withState((await deps.registry.schedules.get(trigger.orgId, trigger.id)) ?? record);
   });
 
-  router.delete('/triggers/:id/schedule', async (ctx) => {
+  mount(router, OPS.deleteTriggerSchedule, async (ctx) => {
     const record = await ownSchedule(ctx);
     // Registry first: a crash before the Temporal delete leaves an orphan the reconciler removes.
     await deps.registry.schedules.delete(record.orgId, record.triggerId);
@@ -121,8 +161,8 @@ export function scheduleRoutes(deps: GatewayDeps): GatewayRouter {
     ctx.status = 204;
   });
 
-  for (const [action, paused] of [['pause', true], ['resume', false]] as const) {
-    router.post(`/triggers/:id/schedule/${action}`, async (ctx) => {
+  for (const [op, paused] of [[OPS.pauseTriggerSchedule, true], [OPS.resumeTriggerSchedule, false]] as const) {
+    mount(router, op, async (ctx) => {
       const record = await ownSchedule(ctx);
       const { note } = parse(PauseBodySchema, body(ctx));
       await callTemporal(() => deps.schedules.setPaused(record, paused, note ?? null));
@@ -130,7 +170,7 @@ export function scheduleRoutes(deps: GatewayDeps): GatewayRouter {
     });
   }
 
-  router.get('/schedules', async (ctx) => {
+  mount(router, OPS.listSchedules, async (ctx) => {
     const records = await deps.registry.schedules.list(admin(ctx).orgId);
     const triggers = new Map((await deps.registry.triggers.list(admin(ctx).orgId)).map((t) => [t.id, t]));
     const schedules = [];

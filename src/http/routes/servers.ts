@@ -17,6 +17,8 @@ import { jsonBody } from '../middleware/json-body';
 import { adminOf as admin, type GatewayRouter, type GatewayRouterContext, type GatewayState } from '../state';
 import { parseInput } from '../validate';
 import { consentReturnPage, type ConsentOutcome } from '../console/connection-views';
+import { creates, mount, on, type Operations } from '../operation';
+import { admin as security, errors, id, json, jsonRequest, noContent } from '../openapi-kit';
 
 /** an OpenAPI document inline, plus its envelope */
 const SERVER_BODY_LIMIT = '3mb';
@@ -64,23 +66,23 @@ export function serverRoutes(_deps: GatewayDeps, servers: CustomServers): Gatewa
     return id.data;
   };
 
-  router.post('/', async (ctx) => {
+  mount(router, OPS.createServer, async (ctx) => {
     const input = serverInput(ctx.request.body);
     ctx.status = 201;
     ctx.body = await registering(() => servers.register(admin(ctx).orgId, input));
   });
 
-  router.get('/', async (ctx) => {
+  mount(router, OPS.listServers, async (ctx) => {
     ctx.body = { servers: await servers.list(admin(ctx).orgId) };
   });
 
-  router.get('/:id', async (ctx) => {
+  mount(router, OPS.getServer, async (ctx) => {
     const found = await servers.get(admin(ctx).orgId, idOf(ctx));
     if (!found) throw notFound('unknown_server', `no server ${ctx.params.id}`);
     ctx.body = found;
   });
 
-  router.put('/:id', async (ctx) => {
+  mount(router, OPS.replaceServer, async (ctx) => {
     const id = idOf(ctx);
     const input = serverInput(ctx.request.body);
     const replaced = await registering(() => servers.replace(admin(ctx).orgId, id, input));
@@ -88,7 +90,7 @@ export function serverRoutes(_deps: GatewayDeps, servers: CustomServers): Gatewa
     ctx.body = replaced;
   });
 
-  router.delete('/:id', async (ctx) => {
+  mount(router, OPS.deleteServer, async (ctx) => {
     if (!(await servers.remove(admin(ctx).orgId, idOf(ctx)))) throw notFound('unknown_server', `no server ${ctx.params.id}`);
     ctx.status = 204;
   });
@@ -105,9 +107,45 @@ export const CallbackQuerySchema = z.object({
 
 export const OAUTH_CALLBACK_PATH = '/api/v1/oauth/callback';
 
+const server = id('id', 'a server');
+
+export const SERVER_OPERATIONS = {
+  listServers: {
+    method: 'get', path: '/api/v1/servers', permission: 'read',
+    tags: ['servers'], summary: 'List custom tool servers', security,
+    responses: { '200': json(z.looseObject({ servers: z.array(z.looseObject({ id: z.string() })) }), 'the servers'), ...errors(401) },
+  },
+  createServer: {
+    method: 'post', path: '/api/v1/servers', permission: 'servers.write', audit: creates('server.created', 'server', ['kind', 'name']),
+    tags: ['servers'], summary: 'Register a custom tool server (an OpenAPI document, or a remote MCP server)', security, requestBody: jsonRequest(ServerBodySchema),
+    responses: { '201': json(z.looseObject({ id: z.string() }), 'the server'), ...errors(400, 401, 409, 413, 415) },
+  },
+  getServer: {
+    method: 'get', path: '/api/v1/servers/:id', permission: 'read',
+    tags: ['servers'], summary: 'Read a custom tool server', security, requestParams: { path: server },
+    responses: { '200': json(z.looseObject({ id: z.string() }), 'the server'), ...errors(401, 404) },
+  },
+  replaceServer: {
+    method: 'put', path: '/api/v1/servers/:id', permission: 'servers.write', audit: on('server.updated', 'server', 'id'),
+    tags: ['servers'], summary: 'Replace a custom tool server', security, requestParams: { path: server }, requestBody: jsonRequest(ServerBodySchema),
+    responses: { '200': json(z.looseObject({ id: z.string() }), 'the server'), ...errors(400, 401, 404, 415) },
+  },
+  deleteServer: {
+    method: 'delete', path: '/api/v1/servers/:id', permission: 'servers.write', audit: on('server.deleted', 'server', 'id'),
+    tags: ['servers'], summary: 'Delete a custom tool server', security, requestParams: { path: server }, responses: { '204': noContent, ...errors(401, 404) },
+  },
+  /** where the OAuth provider sends the user back: no credential, the state names the consent */
+  oauthCallback: {
+    method: 'get', path: OAUTH_CALLBACK_PATH,
+    tags: ['connections'], summary: 'Where the OAuth provider sends the user back', security: [], requestParams: { query: CallbackQuerySchema },
+    responses: { '200': { description: 'an HTML page saying whether the connection is ready', content: { 'text/html': { schema: z.string() } } } },
+  },
+} satisfies Operations;
+const OPS = SERVER_OPERATIONS;
+
 export function oauthCallbackRoutes(_deps: GatewayDeps, servers: CustomServers): GatewayRouter {
   const router = new Router<GatewayState>();
-  router.get(OAUTH_CALLBACK_PATH, async (ctx) => {
+  mount(router, OPS.oauthCallback, async (ctx) => {
     const query = CallbackQuerySchema.safeParse(ctx.query);
     if (!query.success) throw badRequest('invalid_callback', 'the callback needs state, and code or error');
     const open = (orgId: string, id: string) => servers.openCustom(orgId, id);
