@@ -1,5 +1,5 @@
 /**
- * One description per route (docs/http-api.md "Operations"): a route module lists its operations
+ * One description per route (docs/architecture.md): a route module lists its operations
  * (method, path, the OpenAPI entry with its zod schemas, the permission a member's role needs, the
  * audit action of a change) and registers each route from its entry with `mount`. The OpenAPI
  * document, the audit action table and the permission table are built from the same lists
