@@ -1,28 +1,22 @@
 /**
  * The OpenAPI 3.1 document of the HTTP API, served at `GET /api/v1/openapi.json`. It is generated
  * (zod-openapi) from the very zod schemas the routes validate requests with and the response
- * bodies are typed by (src/contracts/): a change to either shows here. The management API's
- * routes describe themselves (their operations, src/http/operations.ts); the entries written here
- * are the other surfaces': triggers, polling, files, approval links, hosted forms, the tool
- * gateway, health, the codec and this document itself.
+ * bodies are typed by (src/contracts/): a change to either shows here. Most routes describe
+ * themselves (their operations, src/http/operations.ts); the entries written here are those not
+ * mounted from an operation yet: the triggers (one handler for GET and POST, a 405 for the rest),
+ * files (a RegExp route), hosted forms, the tool gateway (its path follows the configuration) and
+ * this document itself (its route module serves the document, so it cannot be in the catalog).
  */
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { admin, errors, id, json } from './openapi-kit';
-import { statusHeaders, statusResponses, streamOperation } from './openapi-status';
+import { errors, id, json } from './openapi-kit';
 import { OPERATIONS, pathsOf } from './operations';
 import type { Operations } from './operation';
 import { JsonRpcMessageSchema } from '../tools/mcp/jsonrpc';
-import { FormSchema } from './routes/approvals';
 import { FileQuerySchema } from './routes/files';
-import { CodecPayloadsSchema } from '../contracts/codec-bodies';
 import { CALLBACK_URL_HEADER, CallbackUrlSchema } from '../runs/callback-url';
-import { DecisionBodySchema } from './routes/runs';
 import { IdempotencyKeySchema, WaitHeaderSchema } from './routes/triggers';
-import {
-  DecisionAcceptedSchema, DecisionRecordedSchema, DecisionReportSchema, ErrorBodySchema, HealthSchema, JsonRpcResponseSchema, PollingHandleSchema,
-  ResultsBodySchema, RuntimeTokenSchema, SyncResultBodySchema,
-} from '../contracts/http-bodies';
+import { JsonRpcResponseSchema, PollingHandleSchema, SyncResultBodySchema } from '../contracts/http-bodies';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 
@@ -76,51 +70,11 @@ function triggerOperation(kind: 'api' | 'webhook', method: 'get' | 'post'): ZodO
   };
 }
 
-const pollingParams = z.object({
-  apiKey: z.string().meta({ description: 'an API key of the run\'s organization' }),
-  automationId: z.string().meta({ description: 'the run\'s workflow' }),
-  runId: z.string(),
-});
-
 function paths(toolsBasePath: string, operations: Operations): ZodOpenApiPathsObject {
   const toolsPath = `${toolsBasePath === '/' ? '' : toolsBasePath.replace(/\/+$/, '')}/{server}`;
   return withOperations({
     '/ext/triggers/{triggerId}': { get: triggerOperation('api', 'get'), post: triggerOperation('api', 'post') },
     '/ext/webhook/{apiKey}/triggers/{triggerId}': { get: triggerOperation('webhook', 'get'), post: triggerOperation('webhook', 'post') },
-    '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/status': {
-      get: {
-        operationId: 'runStatus', tags: ['polling'], summary: 'A run\'s status; a long poll with `Prefer: wait=N`, 304 with a current If-None-Match',
-        requestParams: { path: pollingParams, header: statusHeaders },
-        responses: statusResponses(401, 404, 429, 503),
-      },
-    },
-    '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/status/stream': {
-      get: { operationId: 'runStatusStream', ...streamOperation(['polling'], pollingParams) },
-    },
-    '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/results': {
-      get: {
-        operationId: 'runResults', tags: ['polling'], summary: 'A run\'s results as signed file links', requestParams: { path: pollingParams },
-        responses: { '200': json(ResultsBodySchema, 'the run\'s results so far'), ...errors(401, 404, 429, 503) },
-      },
-    },
-    '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/approval': {
-      post: {
-        operationId: 'decideApproval', tags: ['approvals'], summary: 'Approve or reject the approval step the run waits on',
-        requestParams: { path: pollingParams }, requestBody: { content: { 'application/json': { schema: DecisionBodySchema } } },
-        responses: {
-          '200': json(DecisionAcceptedSchema, 'the run took the decision'),
-          '202': json(DecisionRecordedSchema, 'the run did not answer in time: the decision is recorded and applied, or refused, when it resumes'),
-          ...errors(400, 401, 403, 404, 409, 415, 429, 503),
-        },
-      },
-    },
-    '/ext/webhook/{apiKey}/runs/{automationId}/{runId}/approval/{decisionId}': {
-      get: {
-        operationId: 'approvalDecisionOutcome', tags: ['approvals'], summary: 'What became of a decision this API answered with its ID',
-        requestParams: { path: pollingParams.extend({ decisionId: z.string() }) },
-        responses: { '200': json(DecisionReportSchema, 'the decision\'s outcome'), ...errors(401, 404, 429, 503) },
-      },
-    },
     '/files/{key}': {
       get: {
         operationId: 'downloadFile', tags: ['files'], summary: 'Download a file through a signed link (the link alone authorizes it)',
@@ -129,29 +83,6 @@ function paths(toolsBasePath: string, operations: Operations): ZodOpenApiPathsOb
           '200': { description: 'the file', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
           ...errors(403, 404),
         },
-      },
-    },
-    '/approvals/{token}': {
-      get: {
-        operationId: 'approvalPage', tags: ['approvals'], summary: 'An approval link: an HTML page with Approve and Reject',
-        requestParams: { path: z.object({ token: z.string() }) },
-        responses: { '200': { description: 'the page', content: { 'text/html': { schema: z.string() } } }, '403': { description: 'invalid link (HTML)' }, '409': { description: 'expired or decided (HTML)' } },
-      },
-      post: {
-        operationId: 'approvalDecide', tags: ['approvals'], summary: 'The approval page\'s form: decide for the link\'s approver',
-        requestParams: { path: z.object({ token: z.string() }) },
-        requestBody: { content: { 'application/x-www-form-urlencoded': { schema: FormSchema } } },
-        responses: {
-          '200': { description: 'decision applied (HTML)', content: { 'text/html': { schema: z.string() } } },
-          '202': { description: 'decision recorded, applied when the run resumes; names the decision (HTML)', content: { 'text/html': { schema: z.string() } } },
-          '403': { description: 'invalid link (HTML)' }, '409': { description: 'cannot be decided now (HTML)' },
-        },
-      },
-    },
-    '/auth/token': {
-      post: {
-        operationId: 'runtimeToken', tags: ['tools'], summary: 'A runtime token (60 minutes) for the tool gateway, from an API key', security: [{ apiKey: [] }],
-        responses: { '200': json(RuntimeTokenSchema, 'the token'), ...errors(401, 429) },
       },
     },
     [toolsPath]: {
@@ -177,48 +108,6 @@ function paths(toolsBasePath: string, operations: Operations): ZodOpenApiPathsOb
           '429': json(JsonRpcResponseSchema, 'rate limited (a JSON-RPC error)'),
           '503': json(JsonRpcResponseSchema, 'no room left for another large body (FLOWGATE_TOOLS_LARGE_BODIES_MB); see Retry-After (a JSON-RPC error)'),
         },
-      },
-    },
-    '/healthz': {
-      get: {
-        operationId: 'health', tags: ['operations'], summary: 'Liveness of Temporal and the registry',
-        responses: { '200': json(HealthSchema, 'all up'), '503': json(HealthSchema, 'something is down') },
-      },
-    },
-    '/codec/decode': {
-      post: {
-        operationId: 'codecDecode', tags: ['operations'], security: [...admin, { codecSession: [] }],
-        summary: 'Decrypt Temporal payloads (the codec endpoint of the Temporal Web UI and CLI; instance administrator token or codec sign-in)',
-        requestParams: { header: z.object({ 'X-Namespace': z.string().optional().meta({ description: 'the Temporal namespace; another than flowgate\'s is refused' }) }) },
-        requestBody: { content: { 'application/json': { schema: CodecPayloadsSchema } } },
-        responses: { '200': json(CodecPayloadsSchema, 'the payloads in clear (those already in clear unchanged)'), ...errors(400, 401, 403, 413, 415), '422': json(ErrorBodySchema, 'a payload sealed with a key this instance does not have, or altered') },
-      },
-    },
-    '/codec/encode': {
-      post: {
-        operationId: 'codecEncode', tags: ['operations'], security: [...admin, { codecSession: [] }],
-        summary: 'Encrypt Temporal payloads with the newest data key (the Web UI sends signals and starts so)',
-        requestParams: { header: z.object({ 'X-Namespace': z.string().optional() }) },
-        requestBody: { content: { 'application/json': { schema: CodecPayloadsSchema } } },
-        responses: { '200': json(CodecPayloadsSchema, 'the payloads sealed (unchanged when FLOWGATE_DATA_ENCRYPTION=off)'), ...errors(400, 401, 403, 413, 415) },
-      },
-    },
-    '/codec/sign-in': {
-      get: {
-        operationId: 'codecSignInPage', tags: ['operations'], summary: 'The codec sign-in page (a form for the instance administrator token)', security: [],
-        responses: { '200': { description: 'an HTML page', content: { 'text/html': { schema: z.string() } } } },
-      },
-      post: {
-        operationId: 'codecSignIn', tags: ['operations'], security: [],
-        summary: 'Sign in to the codec endpoint: sets an HttpOnly, SameSite=Strict cookie for an hour',
-        requestBody: { content: { 'application/x-www-form-urlencoded': { schema: z.object({ token: z.string() }) } } },
-        responses: { '200': { description: 'signed in (an HTML page; Set-Cookie)', content: { 'text/html': { schema: z.string() } } }, '401': { description: 'not the instance administrator token (the form again)', content: { 'text/html': { schema: z.string() } } } },
-      },
-    },
-    '/codec/sign-out': {
-      post: {
-        operationId: 'codecSignOut', tags: ['operations'], summary: 'End the codec sign-in (clears the cookie)', security: [],
-        responses: { '200': { description: 'signed out (an HTML page)', content: { 'text/html': { schema: z.string() } } } },
       },
     },
     [OPENAPI_PATH]: {

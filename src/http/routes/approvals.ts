@@ -20,8 +20,29 @@ import { auditDecision, decisionAuditFields } from '../middleware/audit';
 import { callDecide } from '../decisions';
 import type { GatewayContext, GatewayRouter, GatewayRouterContext, GatewayState } from '../state';
 import { escapeHtml, sendStandalonePage } from '../standalone-page';
+import { mount, type Operations } from '../operation';
 
 export const FormSchema = z.object({ decision: z.enum(['approve', 'reject']), comment: z.string().max(2000).optional() });
+
+const html = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } });
+
+/** An approver's link: the signed token alone authorizes it. */
+export const APPROVAL_LINK_OPERATIONS = {
+  approvalPage: {
+    method: 'get', path: '/approvals/:token',
+    tags: ['approvals'], summary: 'An approval link: an HTML page with Approve and Reject', requestParams: { path: z.object({ token: z.string() }) },
+    responses: { '200': html('the page'), '403': { description: 'invalid link (HTML)' }, '409': { description: 'expired or decided (HTML)' } },
+  },
+  approvalDecide: {
+    method: 'post', path: '/approvals/:token',
+    tags: ['approvals'], summary: 'The approval page\'s form: decide for the link\'s approver', requestParams: { path: z.object({ token: z.string() }) },
+    requestBody: { content: { 'application/x-www-form-urlencoded': { schema: FormSchema } } },
+    responses: {
+      '200': html('decision applied (HTML)'), '202': html('decision recorded, applied when the run resumes; names the decision (HTML)'),
+      '403': { description: 'invalid link (HTML)' }, '409': { description: 'cannot be decided now (HTML)' },
+    },
+  },
+} satisfies Operations;
 
 const APPROVAL_STYLE = `body{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#222}
 dt{font-weight:600;margin-top:.6rem}blockquote{white-space:pre-wrap;border-left:4px solid #ccc;margin:1rem 0;padding:.5rem 1rem;background:#f6f6f6}
@@ -97,7 +118,7 @@ export function approvalRoutes(deps: GatewayDeps): GatewayRouter {
     });
   };
 
-  router.get('/approvals/:token', async (ctx) => {
+  mount(router, APPROVAL_LINK_OPERATIONS.approvalPage, async (ctx) => {
     const claims = claimsOf(ctx);
     if (!claims) return;
     const { view, waiting } = await pendingApproval(deps, claims);
@@ -134,7 +155,7 @@ ${told}${waiting.message ? `<blockquote>${escapeHtml(waiting.message)}</blockquo
 ${DECISION_FORM}`);
   });
 
-  router.post('/approvals/:token', parseForm, async (ctx) => {
+  mount(router, APPROVAL_LINK_OPERATIONS.approvalDecide, parseForm, async (ctx) => {
     const claims = claimsOf(ctx);
     if (!claims) return;
     const form = FormSchema.safeParse(ctx.request.body);

@@ -22,6 +22,9 @@ import { jsonBody } from '../middleware/json-body';
 import type { GatewayContext, GatewayRouter, GatewayState } from '../state';
 import { parseBody } from '../validate';
 import { escapeHtml, sendStandalonePage } from '../standalone-page';
+import { ErrorBodySchema } from '../../contracts/http-bodies';
+import { mount, type Operations } from '../operation';
+import { admin, errors, json, jsonRequest } from '../openapi-kit';
 
 export const CODEC_SESSION_COOKIE = 'flowgate_codec_session';
 /** A sign-in lasts an hour: long enough to look into a few runs, short for a cookie that opens every organization's data. */
@@ -31,6 +34,39 @@ const PLAUSIBLE_SECRET = /^[A-Za-z0-9._~-]{16,256}$/;
 const CODEC_BODY_LIMIT = '16mb';
 
 const SignInFormSchema = z.object({ token: z.string().max(300) });
+
+const html = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } });
+
+export const CODEC_OPERATIONS = {
+  codecDecode: {
+    method: 'post', path: '/codec/decode', tags: ['operations'], security: [...admin, { codecSession: [] }],
+    summary: 'Decrypt Temporal payloads (the codec endpoint of the Temporal Web UI and CLI; instance administrator token or codec sign-in)',
+    requestParams: { header: z.object({ 'X-Namespace': z.string().optional().meta({ description: 'the Temporal namespace; another than flowgate\'s is refused' }) }) },
+    requestBody: jsonRequest(CodecPayloadsSchema),
+    responses: { '200': json(CodecPayloadsSchema, 'the payloads in clear (those already in clear unchanged)'), ...errors(400, 401, 403, 413, 415), '422': json(ErrorBodySchema, 'a payload sealed with a key this instance does not have, or altered') },
+  },
+  codecEncode: {
+    method: 'post', path: '/codec/encode', tags: ['operations'], security: [...admin, { codecSession: [] }],
+    summary: 'Encrypt Temporal payloads with the newest data key (the Web UI sends signals and starts so)',
+    requestParams: { header: z.object({ 'X-Namespace': z.string().optional() }) }, requestBody: jsonRequest(CodecPayloadsSchema),
+    responses: { '200': json(CodecPayloadsSchema, 'the payloads sealed (unchanged when FLOWGATE_DATA_ENCRYPTION=off)'), ...errors(400, 401, 403, 413, 415) },
+  },
+  codecSignInPage: {
+    method: 'get', path: '/codec/sign-in', tags: ['operations'], summary: 'The codec sign-in page (a form for the instance administrator token)', security: [],
+    responses: { '200': html('an HTML page') },
+  },
+  codecSignIn: {
+    method: 'post', path: '/codec/sign-in', tags: ['operations'], security: [],
+    summary: 'Sign in to the codec endpoint: sets an HttpOnly, SameSite=Strict cookie for an hour',
+    requestBody: { content: { 'application/x-www-form-urlencoded': { schema: z.object({ token: z.string() }) } } },
+    responses: { '200': html('signed in (an HTML page; Set-Cookie)'), '401': html('not the instance administrator token (the form again)') },
+  },
+  codecSignOut: {
+    method: 'post', path: '/codec/sign-out', tags: ['operations'], summary: 'End the codec sign-in (clears the cookie)', security: [],
+    responses: { '200': { description: 'signed out (an HTML page)', content: { 'text/html': { schema: z.string() } } } },
+  },
+} satisfies Operations;
+const OPS = CODEC_OPERATIONS;
 
 const SIGN_IN_STYLE = `body{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#222}
 input{width:100%;font-size:1rem;padding:.4rem}button{font-size:1rem;padding:.5rem 1.5rem;margin-top:1rem;cursor:pointer}
@@ -125,7 +161,7 @@ export function codecRoutes(deps: GatewayDeps): GatewayRouter {
   router.options('/codec/decode', cors, preflight);
   router.options('/codec/encode', cors, preflight);
 
-  router.post('/codec/decode', cors, instanceAdminOnly, jsonBody({ limit: CODEC_BODY_LIMIT }), async (ctx) => {
+  mount(router, OPS.codecDecode, cors, instanceAdminOnly, jsonBody({ limit: CODEC_BODY_LIMIT }), async (ctx) => {
     namespaceChecked(ctx);
     const { payloads } = parseBody(ctx, CodecPayloadsSchema);
     try {
@@ -136,21 +172,21 @@ export function codecRoutes(deps: GatewayDeps): GatewayRouter {
     }
     ctx.set('Cache-Control', 'no-store');
   });
-  router.post('/codec/encode', cors, instanceAdminOnly, jsonBody({ limit: CODEC_BODY_LIMIT }), async (ctx) => {
+  mount(router, OPS.codecEncode, cors, instanceAdminOnly, jsonBody({ limit: CODEC_BODY_LIMIT }), async (ctx) => {
     namespaceChecked(ctx);
     const { payloads } = parseBody(ctx, CodecPayloadsSchema);
     ctx.body = { payloads: (await codec.encode(payloads.map(toPayload))).map(toJson) };
     ctx.set('Cache-Control', 'no-store');
   });
 
-  router.get('/codec/sign-in', async (ctx) => page(ctx, 200, signInForm()));
+  mount(router, OPS.codecSignInPage, async (ctx) => page(ctx, 200, signInForm()));
   const form = koaBody({
     json: false, urlencoded: true, multipart: false, text: false, formLimit: '4kb',
     onError() {
       throw badRequest('invalid_form', 'the sign-in form could not be read');
     },
   });
-  router.post('/codec/sign-in', form, async (ctx) => {
+  mount(router, OPS.codecSignIn, form, async (ctx) => {
     const parsed = SignInFormSchema.safeParse(ctx.request.body);
     const token = parsed.success ? parsed.data.token.trim() : '';
     const found = PLAUSIBLE_SECRET.test(token) ? await deps.registry.orgs.findAdminToken(hashSecret(token)) : undefined;
@@ -166,7 +202,7 @@ in this browser can now decode run data: its codec endpoint is this gateway's <c
 "include cross-origin credentials" on (the data encoder settings, top right of the UI).</p>
 <form method="post" action="sign-out"><button type="submit">Sign out</button></form>`);
   });
-  router.post('/codec/sign-out', async (ctx) => {
+  mount(router, OPS.codecSignOut, async (ctx) => {
     ctx.append('Set-Cookie', `${CODEC_SESSION_COOKIE}=; Path=/codec; Max-Age=0; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`);
     page(ctx, 200, `<p>Signed out.</p>${signInForm()}`);
   });

@@ -1,6 +1,17 @@
 import Router from '@koa/router';
 import type { GatewayDeps } from '../deps';
 import type { GatewayRouter, GatewayState } from '../state';
+import { HealthSchema } from '../../contracts/http-bodies';
+import { mount, type Operations } from '../operation';
+import { json } from '../openapi-kit';
+
+export const HEALTH_OPERATIONS = {
+  health: {
+    method: 'get', path: '/healthz',
+    tags: ['operations'], summary: 'Liveness of Temporal and the registry',
+    responses: { '200': json(HealthSchema, 'all up'), '503': json(HealthSchema, 'something is down') },
+  },
+} satisfies Operations;
 
 const CHECK_TIMEOUT_MS = 2000;
 /** As on every 503 temporal_unavailable (http-error.ts): when to ask again. */
@@ -20,7 +31,7 @@ async function check(fn: () => Promise<unknown>): Promise<'ok' | 'down'> {
 
 export function healthRoutes(deps: GatewayDeps): GatewayRouter {
   const router = new Router<GatewayState>();
-  router.get('/healthz', async (ctx) => {
+  mount(router, HEALTH_OPERATIONS.health, async (ctx) => {
     const [temporal, registry] = await Promise.all([
       // the deadline ends the call itself (and its retries), not only this check's wait for it
       check(() => deps.temporal.connection.withDeadline(Date.now() + CHECK_TIMEOUT_MS, () => deps.temporal.workflowService.getSystemInfo({}))),

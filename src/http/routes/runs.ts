@@ -20,6 +20,10 @@ import { resultsBody } from '../../contracts/run-bodies';
 import { callTemporal } from '../temporal-errors';
 import { principalOf, type GatewayRouter, type GatewayRouterContext, type GatewayState } from '../state';
 import { parseBody } from '../validate';
+import { DecisionAcceptedSchema, DecisionRecordedSchema, DecisionReportSchema, ResultsBodySchema } from '../../contracts/http-bodies';
+import { mount, type Operations } from '../operation';
+import { errors, json, jsonRequest } from '../openapi-kit';
+import { statusHeaders, statusResponses, streamOperation } from '../openapi-status';
 
 export const DecisionBodySchema = z.object({
   decision: z.enum(['approve', 'reject']),
@@ -80,6 +84,43 @@ export function watcherOf(deps: GatewayDeps): RunWatcher {
 }
 
 /** Triggers and published versions never change, so neither does a run's designated output. */
+const pollingParams = z.object({
+  apiKey: z.string().meta({ description: 'an API key of the run\'s organization' }),
+  automationId: z.string().meta({ description: 'the run\'s workflow' }),
+  runId: z.string(),
+});
+const RUN = '/ext/webhook/:apiKey/runs/:automationId/:runId';
+
+/** The polling surface: a run's status, results and approval, with an API key of its organization in the path. */
+export const POLLING_OPERATIONS = {
+  runStatus: {
+    method: 'get', path: `${RUN}/status`,
+    tags: ['polling'], summary: 'A run\'s status; a long poll with `Prefer: wait=N`, 304 with a current If-None-Match',
+    requestParams: { path: pollingParams, header: statusHeaders }, responses: statusResponses(401, 404, 429, 503),
+  },
+  runStatusStream: { method: 'get', path: `${RUN}/status/stream`, ...streamOperation(['polling'], pollingParams) },
+  runResults: {
+    method: 'get', path: `${RUN}/results`,
+    tags: ['polling'], summary: 'A run\'s results as signed file links', requestParams: { path: pollingParams },
+    responses: { '200': json(ResultsBodySchema, 'the run\'s results so far'), ...errors(401, 404, 429, 503) },
+  },
+  decideApproval: {
+    method: 'post', path: `${RUN}/approval`,
+    tags: ['approvals'], summary: 'Approve or reject the approval step the run waits on', requestParams: { path: pollingParams }, requestBody: jsonRequest(DecisionBodySchema),
+    responses: {
+      '200': json(DecisionAcceptedSchema, 'the run took the decision'),
+      '202': json(DecisionRecordedSchema, 'the run did not answer in time: the decision is recorded and applied, or refused, when it resumes'),
+      ...errors(400, 401, 403, 404, 409, 415, 429, 503),
+    },
+  },
+  approvalDecisionOutcome: {
+    method: 'get', path: `${RUN}/approval/:decisionId`,
+    tags: ['approvals'], summary: 'What became of a decision this API answered with its ID', requestParams: { path: pollingParams.extend({ decisionId: z.string() }) },
+    responses: { '200': json(DecisionReportSchema, 'the decision\'s outcome'), ...errors(401, 404, 429, 503) },
+  },
+} satisfies Operations;
+const OPS = POLLING_OPERATIONS;
+
 const CACHED_DESIGNATED_OUTPUTS = 10_000;
 
 /** A final view's results body as sent, good while its links' expiry (`exp`, whole seconds) is the same. */
@@ -89,21 +130,21 @@ interface SerializedResults {
 }
 
 export function runRoutes(deps: GatewayDeps): GatewayRouter {
-  const router = new Router<GatewayState>({ prefix: '/ext/webhook/:apiKey/runs/:automationId/:runId' });
+  const router = new Router<GatewayState>({ prefix: RUN });
   // `null`: no designated output (the cache keeps no undefined).
   const designated = new LruCache<string, DesignatedOutput | null>({ maxEntries: CACHED_DESIGNATED_OUTPUTS, ttlMs: Infinity });
   const designatedOf = async (view: RunView): Promise<DesignatedOutput | undefined> => (await designated.getOrLoad(
     `${view.memo.triggerId}\n${view.memo.automationId}@${view.memo.automationVersion}`, async () => (await designatedOutput(deps, view)) ?? null)) ?? undefined;
-  router.get('/status', async (ctx) => {
+  mount(router, OPS.runStatus, async (ctx) => {
     const view = await visibleRun(ctx, deps);
     await answerStatus(ctx, watcherOf(deps), view);
   });
-  router.get('/status/stream', async (ctx) => {
+  mount(router, OPS.runStatusStream, async (ctx) => {
     const view = await visibleRun(ctx, deps);
     streamStatus(ctx, watcherOf(deps), view);
   });
   const readBody = jsonBody({ limit: '16kb' });
-  router.post('/approval', async (ctx) => {
+  mount(router, OPS.decideApproval, async (ctx) => {
     const run = await visibleBrief(ctx, deps);
     await readBody(ctx, async () => {
       const decision = parseBody(ctx, DecisionBodySchema);
@@ -123,7 +164,7 @@ export function runRoutes(deps: GatewayDeps): GatewayRouter {
     });
   });
   // What became of a decision this API answered with its ID (202: recorded, to be applied).
-  router.get('/approval/:decisionId', async (ctx) => {
+  mount(router, OPS.approvalDecisionOutcome, async (ctx) => {
     const view = await visibleRun(ctx, deps);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = await decisionReportBody(deps, view, ctx.params.decisionId ?? '');
@@ -133,7 +174,7 @@ export function runRoutes(deps: GatewayDeps): GatewayRouter {
   // gets the same signed links, so the body is built and serialized at most once a second per run.
   // Keyed by the view the finished-run cache shares; an entry goes with its view.
   const finalResults = new WeakMap<RunView, SerializedResults>();
-  router.get('/results', async (ctx) => {
+  mount(router, OPS.runResults, async (ctx) => {
     const view = await visibleRun(ctx, deps);
     ctx.set('Cache-Control', 'no-store');
     const exp = deps.signer.expiry(deps.config.resultUrlTtlSeconds);
