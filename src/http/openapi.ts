@@ -137,10 +137,14 @@ function paths(toolsBasePath: string, operations: Operations): ZodOpenApiPathsOb
   }, pathsOf(operations));
 }
 
-/** The hand-written paths with the routes' own operations added (method by method: a path may hold both). */
+/** The hand-written paths with the routes' own operations added (method by method: a path may hold both, a method only one description). */
 function withOperations(written: ZodOpenApiPathsObject, generated: ZodOpenApiPathsObject): ZodOpenApiPathsObject {
   const paths = { ...written };
-  for (const [path, item] of Object.entries(generated)) paths[path] = { ...paths[path], ...item };
+  for (const [path, item] of Object.entries(generated)) {
+    const twice = Object.keys(item).filter((method) => method in (written[path] ?? {}));
+    if (twice.length > 0) throw new Error(`${twice.join(', ').toUpperCase()} ${path} is described by hand and by its operation`);
+    paths[path] = { ...paths[path], ...item };
+  }
   return paths;
 }
 

@@ -71,9 +71,11 @@ describe('operations: one description per route', () => {
     }
   });
 
-  it('refuses a route under another prefix than its router\'s, and a route listed twice', () => {
+  it('refuses a route under another prefix than its router\'s, and a route listed twice or described twice', () => {
     assert.throws(() => mount(new Router<GatewayState>({ prefix: '/ext' }), WIDGET_OPERATIONS.pingWidget, () => undefined), /not under the router's prefix/);
     assert.throws(() => catalog([WIDGET_OPERATIONS, { again: { ...WIDGET_OPERATIONS.pingWidget } }]), /listed twice/);
+    const openapiTwice = catalog([OPERATIONS, { openapi: { method: 'get', path: '/api/v1/openapi.json', responses: {} } }]);
+    assert.throws(() => openApiDocument({ toolsBasePath: '/tools', version: 'test', operations: openapiTwice }), /described by hand and by its operation/);
   });
 
   it('builds the tables the console and the drift tests read from the routes\' entries', () => {
