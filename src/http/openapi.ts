@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { CreateAgentSchema, UpdateAgentSchema } from '../agents/records';
+import { CreateAgentSchema, UpdateAgentSchema } from '../registry/agent-records';
 import { WorkflowDefinitionSchema } from '../common/definition';
 import { peoplePaths, withPermissionRefusals, type DocHelpers } from './openapi-people';
 import { JsonRpcMessageSchema } from '../tools/mcp/jsonrpc';
@@ -21,7 +21,7 @@ import { FileQuerySchema } from './routes/files';
 import { CodecPayloadsSchema } from '../contracts/codec-bodies';
 import { CreateFormSchema } from './routes/forms';
 import { CALLBACK_URL_HEADER, CallbackUrlSchema } from '../runs/callback-url';
-import { ScheduleBodySchema } from '../schedules/schedule-spec';
+import { ScheduleBodySchema } from '../contracts/schedule-bodies';
 import { MAX_LONG_POLL_SECONDS } from './live-status';
 import { CreateApiKeySchema, CreateOrgSchema, CreateTriggerSchema, RunsQuerySchema, TriggersQuerySchema } from './routes/management';
 import { RerunBodySchema } from './routes/run-management';

@@ -6,13 +6,10 @@
  * needs the admin role: a new route is closed until it is listed.
  */
 import { MANAGEMENT_ACTIONS } from '../audit/actions';
+import type { Role } from '../contracts/roles';
 
-export const ROLES = ['admin', 'editor', 'operator', 'approver', 'viewer'] as const;
-export type Role = (typeof ROLES)[number];
-
-export function isRole(value: unknown): value is Role {
-  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
-}
+/** The roles themselves live below the stores (src/contracts/roles.ts); shown here beside what they may do. */
+export { isRole, ROLES, type Role } from '../contracts/roles';
 
 /** Permission → the roles that hold it. */
 export const PERMISSIONS = Object.freeze({
