@@ -1,11 +1,84 @@
 /**
- * The import boundaries `npm run lint` holds (issue 29; docs/architecture.md): no import circle,
- * type-only imports included, and the layer rules below. Each rule's comment is what the report
- * prints next to a violation, so it says what to do instead.
+ * The import boundaries `npm run lint` holds (issues 29 and 49; docs/architecture.md "Boundaries the
+ * lint step holds"): no import circle, type-only imports included, and the layer rules below. Each
+ * rule's comment is what the report prints next to a violation, so it says what to do instead.
+ * test/lint-deps.test.ts breaks each rule with a probe file in a scratch tree and sees it named.
  * Run it alone: scripts/with-node.sh auto npx depcruise --config .dependency-cruiser.cjs src workflows activities temporal test
  */
 /** Loaded into the workflow bundle only by a worker that traces (temporal/worker.ts). */
 const TRACING_INTERCEPTORS = '^workflows/run/tracing-interceptors\\.ts$';
+
+/**
+ * The rooms of src/ (docs/architecture.md "Layout"). Service rooms hold the domain's operations and
+ * are built once in src/app/services.ts; store rooms hold data, keys, files, the configuration and
+ * pure code, and know no service. src/http sits above both, src/app composes everything, src/contracts
+ * (wire shapes), src/net and src/observability sit beside the stores, usable by every room.
+ */
+const SERVICE_ROOMS = ['agents', 'attachments', 'audit', 'console', 'management', 'oauth', 'people', 'retention', 'runs', 'schedules', 'tools'];
+const STORE_ROOMS = ['blobs', 'cache', 'common', 'config', 'crypto', 'documents', 'llm', 'registry'];
+const inRooms = (rooms) => `^src/(${rooms.join('|')})/`;
+
+/**
+ * Today's imports between route modules, each one `[from, to]` under src/http/routes/ (issue 49).
+ * This list only shrinks: when a route stops importing another (its logic moved into a service, a
+ * shared helper out of src/http/routes/), delete its pair here; lint then holds the route to it.
+ * Never add a pair: do what the `routes-import-no-routes` comment says instead.
+ */
+const ROUTE_IMPORTS_TO_REMOVE = [
+  ['connections', 'servers'],
+  ['console-connections', 'servers'],
+  ['console-keys', 'console-kit'],
+  ['console-keys', 'workflow-admin'],
+  ['console-people', 'console-kit'],
+  ['console-people', 'members'],
+  ['console-workflows', 'console-kit'],
+  ['console-workflows', 'workflow-admin'],
+  ['console', 'console-agents'],
+  ['console', 'console-connections'],
+  ['console', 'console-keys'],
+  ['console', 'console-kit'],
+  ['console', 'console-people'],
+  ['console', 'console-servers'],
+  ['console', 'console-workflows'],
+  ['management', 'runs'],
+  ['management', 'workflow-admin'],
+  ['members', 'management'],
+  ['oauth-authorize', 'oauth-oidc'],
+  ['run-management', 'management'],
+  ['run-management', 'runs'],
+  ['workflow-admin', 'schedules'],
+];
+
+const ROUTES_IMPORT_NO_ROUTES_COMMENT =
+  'A route module (src/http/routes/) never imports another route module: routes are HTTP only. Call the service that ' +
+  'holds the operation (src/runs/, src/schedules/, src/management/, ...; built in src/app/services.ts and handed over ' +
+  'in GatewayDeps), and put a helper several routes share outside src/http/routes/ (e.g. src/http/run-access.ts). ' +
+  'Pairs left from before this rule are listed in ROUTE_IMPORTS_TO_REMOVE (.dependency-cruiser.cjs): only remove them.';
+
+/** A route module's name (letters and dashes) → the regular expression of its file. */
+const routeFile = (name) => `^src/http/routes/${name}\\.ts$`;
+const routesWithExceptions = [...new Set(ROUTE_IMPORTS_TO_REMOVE.map(([from]) => from))];
+
+/** routes-import-no-routes: one rule for every route module without exceptions, one per module with some. */
+const routeRules = [
+  {
+    name: 'routes-import-no-routes',
+    severity: 'error',
+    comment: ROUTES_IMPORT_NO_ROUTES_COMMENT,
+    from: { path: '^src/http/routes/', pathNot: routesWithExceptions.map(routeFile) },
+    to: { path: '^src/http/routes/' },
+  },
+  ...routesWithExceptions.map((from) => ({
+    name: 'routes-import-no-routes',
+    severity: 'error',
+    comment: ROUTES_IMPORT_NO_ROUTES_COMMENT,
+    from: { path: routeFile(from) },
+    to: {
+      path: '^src/http/routes/',
+      pathNot: ROUTE_IMPORTS_TO_REMOVE.filter(([f]) => f === from).map(([, to]) => routeFile(to)),
+    },
+  })),
+];
 
 module.exports = {
   forbidden: [
@@ -37,6 +110,17 @@ module.exports = {
       from: { path: '^activities/' },
       to: { path: '^src/tools/index\\.ts$' },
     },
+    ...routeRules,
+    {
+      name: 'service-rooms-import-no-http',
+      severity: 'error',
+      comment:
+        'A service room (' + SERVICE_ROOMS.join(', ') + ' under src/) never imports src/http/: a service answers ' +
+        'values, and a refusal is a value with a code (as TriggerService answers) that the HTTP layer maps to a status in ' +
+        'one table. Move a shape both need into src/contracts/, and an HTTP-only helper stays in src/http/.',
+      from: { path: inRooms(SERVICE_ROOMS) },
+      to: { path: '^src/http/' },
+    },
     {
       name: 'only-http-and-app-import-http',
       severity: 'error',
@@ -44,8 +128,42 @@ module.exports = {
         'src/http/ is the top layer: only src/http/ itself, the composition root (src/app/) and tests import it. Move what ' +
         'a lower layer needs (an error type, a body shape, a helper) below it, e.g. into src/contracts/ or the module that ' +
         'owns the concept, and let the HTTP layer map it to a status.',
-      from: { pathNot: '^(src/http|src/app|test)/' },
+      // service rooms have their own rule (above), so a violation is reported once
+      from: { pathNot: `^(src/http|src/app|test)/|${inRooms(SERVICE_ROOMS)}` },
       to: { path: '^src/http/' },
+    },
+    {
+      name: 'store-rooms-import-no-services',
+      severity: 'error',
+      comment:
+        'A store room (' + STORE_ROOMS.join(', ') + ' under src/) never imports a service room (' + SERVICE_ROOMS.join(', ') +
+        '), type-only imports included: the services are built on the stores. Move the shape both need down, into the ' +
+        'store that owns it (as src/registry/agent-records.ts) or into src/contracts/ (as src/contracts/roles.ts), and ' +
+        'let the service import it from there.',
+      from: { path: inRooms(STORE_ROOMS) },
+      to: { path: inRooms(SERVICE_ROOMS) },
+    },
+    {
+      name: 'common-stays-sandbox-safe',
+      severity: 'error',
+      comment:
+        'src/common/ is bundled into the workflow sandbox: it imports only src/common/ and the packages that run there ' +
+        '(zod, jsonata, @temporalio/workflow, @temporalio/common), type-only imports included. No Node built-in, no ' +
+        'registry, no other package: code that needs them belongs in the room that uses it (a cache in src/cache/, a ' +
+        'store in src/registry/), and a pure helper stays here without them.',
+      from: { path: '^src/common/' },
+      to: { pathNot: '^src/common/|(^|/)node_modules/(zod|jsonata|@temporalio/workflow|@temporalio/common)/' },
+    },
+    {
+      name: 'mcp-layer-imports-no-server-kind',
+      severity: 'error',
+      comment:
+        'The generic MCP layer (src/tools/mcp/) knows no server kind: it never imports src/tools/servers/ or ' +
+        'src/tools/custom/. A kind reaches it through the interfaces it defines (ToolServer in src/tools/server.ts, ' +
+        'TaskKind in src/tools/mcp/task-kind.ts), registered in src/tools/servers/index.ts and task-kinds.ts and ' +
+        'handed over at start (src/app/services.ts).',
+      from: { path: '^src/tools/mcp/' },
+      to: { path: '^src/tools/(servers|custom)/' },
     },
     {
       name: 'workflows-import-only-sandbox-safe-values',

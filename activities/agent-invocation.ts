@@ -6,7 +6,7 @@
  * short replies only, and each activity rewrites only its own keys: a retry is the same call.
  */
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
-import type { AgentRecord } from '../src/agents/records';
+import type { AgentRecord } from '../src/registry/agent-records';
 import {
   chatHistoryKey, invocationKey, type AgentInvocationInput, type FinishRequest, type ModelTurnRequest, type ModelTurnResult, type PrepareResult,
   type ToolBinding,

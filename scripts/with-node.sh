@@ -3,7 +3,7 @@
 # package.json), fetching that Node from the npm registry once when the machine has none:
 #
 #   scripts/with-node.sh auto node dist/src/main.js   # what `npm start`, `npm test`, lint and build use
-#   scripts/with-node.sh 26 npm test                   # the suite on Node 26 (CI: 22 and 26)
+#   scripts/with-node.sh 26 npm test                   # the suite on Node 26 (CI; on 22 it runs test:node-line)
 #   scripts/with-node.sh --node-path auto              # only find or install it; print the binary's path
 #   scripts/with-node.sh --supported 20.20.2           # exit 0 if that version is a supported one
 #

@@ -1,9 +1,12 @@
 /**
- * `npm run temporal:install`: makes sure the embedded Temporal's binaries are available (the
- * Temporal server with its SQL tool, and the Web UI server), building them once into the cache
- * outside the clone, and prints their paths. CI runs it before the tests.
+ * `npm run temporal:install`: makes sure every Temporal binary flowgate and its tests use is
+ * available, building each once into the cache outside the clone, and prints their paths: the
+ * embedded Temporal's (the Temporal server with its SQL tool, and the Web UI server) and the
+ * Temporal CLI v1.5.1 the tests drive (`workflow signal`, `schedule list`, ...). CI runs it in its
+ * install stage, so the suite's first start builds nothing.
  */
 import { loadConfig } from '../src/config/config';
+import { ensureTemporalCli } from './cli';
 import { ensureTemporalServer, ensureTemporalUiServer } from './server-binaries';
 
 async function main(): Promise<void> {
@@ -11,9 +14,11 @@ async function main(): Promise<void> {
   const progress = (message: string): void => console.log(`flowgate: ${message}`);
   const binaries = await ensureTemporalServer(temporal, progress);
   const uiServer = await ensureTemporalUiServer(temporal, progress);
+  const cli = await ensureTemporalCli(temporal, progress);
   console.log(binaries.server);
   if (binaries.sqlTool) console.log(binaries.sqlTool);
   console.log(uiServer);
+  console.log(cli);
 }
 
 main().catch((err: unknown) => {

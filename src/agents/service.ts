@@ -24,10 +24,10 @@ import { AgentError } from './errors';
 import { failureReason, invocationUsage, monthlyBudgetRefusal } from './budgets';
 import { outputSchemaProblem } from './output-schema';
 import type { InvocationView, InvokeRequest } from './invocations';
-import { isNamed, type AgentRecord, type ChatRecord, type CreateAgentInput, type UpdateAgentInput } from './records';
+import { isNamed, type AgentRecord, type ChatRecord, type CreateAgentInput, type UpdateAgentInput } from '../registry/agent-records';
 
 export { AgentError, type AgentErrorCode } from './errors';
-export { agentView } from './records';
+export { agentView } from '../registry/agent-records';
 
 /** Servers an agent may not attach: its own management server (an agent invoking agents from inside an activity). */
 const NOT_ATTACHABLE = new Set(['agent-management']);

@@ -10,7 +10,7 @@
  * secret, so the log line may carry them.
  */
 import { hash } from 'node:crypto';
-import { LruCache } from '../common/lru-cache';
+import { LruCache } from '../cache/lru-cache';
 import type { Logger } from '../observability/logger';
 import type { FlowgateMetrics } from '../observability/metrics';
 import type { AuditDurability, AuditFilter, AuditOutcome, AuditRecord, AuditStore, NewAuditRecord } from '../registry';

@@ -8,7 +8,7 @@
  * missing one.
  */
 import { AgentError, type AgentService, type InvocationView } from '../agents/service';
-import type { AgentRecord, ChatRecord } from '../agents/records';
+import type { AgentRecord, ChatRecord } from '../registry/agent-records';
 import { readChatHistory } from '../agents/chat-history';
 import { invocationUsage } from '../agents/budgets';
 import type { BlobStore } from '../blobs/blob-store';

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { CallbackState } from '../common/run-types';
-import { OVERLAP_POLICIES } from '../schedules/schedule-spec';
+import { OVERLAP_POLICIES } from './schedule-bodies';
 import { ApprovalDecisionSchema, DecisionOutcomeSchema } from './decision-bodies';
 
 const RUN_STATUSES = ['PENDING', 'RUNNING', 'PAUSED', 'COMPLETE', 'FAILED', 'TIMEOUT'] as const;

@@ -6,9 +6,9 @@
  * minted from is still active: revoking the key kills its tokens at once.
  */
 import { z } from 'zod';
-import { LruCache } from '../common/lru-cache';
+import { LruCache } from '../cache/lru-cache';
 import type { ApiKeyRecord, Registry } from '../registry';
-import type { Role } from '../people/roles';
+import type { Role } from '../contracts/roles';
 import { hmac, safeEqual } from './secrets';
 
 export const RUNTIME_TOKEN_PREFIX = 'fgr_';

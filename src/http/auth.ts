@@ -3,7 +3,7 @@
  * (management API). Both arrive in clear and are looked up by their SHA-256 only.
  */
 import type { Next } from 'koa';
-import { LruCache } from '../common/lru-cache';
+import { LruCache } from '../cache/lru-cache';
 import type { ApiKeyRecord, Registry } from '../registry';
 import { hashSecret } from '../crypto/secrets';
 import { HttpError, unauthorized } from './http-error';

@@ -8,7 +8,7 @@ import {
   AdminTokenSchema, ApiKeyCreatedSchema, ApiKeyListSchema, CancelAcceptedSchema, OrgCreatedSchema, PublishedVersionSchema, ResultsBodySchema, RunApprovalsSchema,
   RunListSchema, TriggerListSchema, TriggerSchema, WorkflowListSchema, WorkflowSchema,
 } from '../contracts/http-bodies';
-import { ScheduleBodySchema } from '../schedules/schedule-spec';
+import { ScheduleBodySchema } from '../contracts/schedule-bodies';
 import { creates, on, type Operations } from './operation';
 import { admin as security, errors, id, json, jsonRequest, noContent } from './openapi-kit';
 import { statusHeaders, statusResponses, streamOperation } from './openapi-status';

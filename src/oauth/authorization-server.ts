@@ -12,7 +12,7 @@
  * whoever it says signed in.
  */
 import { createHash } from 'node:crypto';
-import { LruCache } from '../common/lru-cache';
+import { LruCache } from '../cache/lru-cache';
 import { hashSecret, newId, randomToken, safeEqual } from '../crypto/secrets';
 import type { OAuthBinding, OAuthGrantRecord, Registry } from '../registry';
 import { OAuthClients, type ClientLimits } from './clients';

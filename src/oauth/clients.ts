@@ -14,7 +14,7 @@
  * removes expired clients every hour (src/retention/sweep.ts); a full pending pool removes its
  * expired ones at once too, so registration reopens with retention off.
  */
-import { LruCache } from '../common/lru-cache';
+import { LruCache } from '../cache/lru-cache';
 import { randomToken } from '../crypto/secrets';
 import { httpRequest } from '../net/http-client';
 import type { ClientExpiry, Registry } from '../registry';

@@ -5,13 +5,10 @@
  * permission. An admin token is the admin role. A route that names none needs `read` to read and
  * `org.manage` (the admin role) to change something: a new route is closed until it says otherwise.
  */
+import type { Role } from '../contracts/roles';
 
-export const ROLES = ['admin', 'editor', 'operator', 'approver', 'viewer'] as const;
-export type Role = (typeof ROLES)[number];
-
-export function isRole(value: unknown): value is Role {
-  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
-}
+/** The roles themselves live below the stores (src/contracts/roles.ts); shown here beside what they may do. */
+export { isRole, ROLES, type Role } from '../contracts/roles';
 
 /** Permission → the roles that hold it. */
 export const PERMISSIONS = Object.freeze({

@@ -1,7 +1,7 @@
 /**
  * An agent's bounds and their defaults. They live with the store, which fills in the defaults of
  * an agent saved without them (and of rows written before a bound existed); the agent records
- * (src/agents/records.ts) take the schema from here for both doors' validation.
+ * (agent-records.ts) take the schema from here for both doors' validation.
  */
 import { z } from 'zod';
 

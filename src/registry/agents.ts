@@ -4,7 +4,7 @@
  * indistinguishable from a missing one.
  */
 import type { Kysely, Selectable } from 'kysely';
-import type { AgentModel, AgentRecord, AgentServer, AgentWorkflow, ArtifactRecord, ChatRecord, CreateAgentInput } from '../agents/records';
+import type { AgentModel, AgentRecord, AgentServer, AgentWorkflow, ArtifactRecord, ChatRecord, CreateAgentInput } from './agent-records';
 import { DEFAULT_LIMITS, type AgentLimits } from './agent-limits';
 import { newId } from '../crypto/secrets';
 import type { AgentChatsTable, AgentsTable, Database } from './db';

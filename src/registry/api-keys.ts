@@ -1,7 +1,7 @@
 /** An organization's API keys (stored as hashes only); a revoked key is kept but never found. */
 import type { Kysely } from 'kysely';
 import { newId } from '../crypto/secrets';
-import { isRole, type Role } from '../people/roles';
+import { isRole, type Role } from '../contracts/roles';
 import type { Database } from './db';
 import { nowIso, withOrgCheck } from './store-support';
 

@@ -4,7 +4,7 @@
  * changes of the config, so a Temporal schedule built from an older one can be told apart.
  */
 import type { Kysely, Selectable } from 'kysely';
-import type { ScheduleConfig } from '../schedules/schedule-spec';
+import type { ScheduleConfig } from '../contracts/schedule-bodies';
 import type { Database, TriggerSchedulesTable } from './db';
 import { fromJson, nowIso } from './store-support';
 

@@ -6,7 +6,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 import { temporal } from '@temporalio/proto';
-import { LruCache } from '../common/lru-cache';
+import { LruCache } from '../cache/lru-cache';
 import { CallbackState, type CallbackStatus } from '../common/run-types';
 import { callbackWorkflowId, type DeliverRunCallbackWorkflow, type RunAutomationWorkflow } from '../common/workflow-contracts';
 import { isEnded, type RunView } from './run-view';

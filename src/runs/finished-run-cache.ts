@@ -5,7 +5,7 @@
  * Only a view that is the run's last word is kept (`final`): a failed run whose steps could not be
  * read back (no worker to answer the state query) is asked again next time.
  */
-import { LruCache } from '../common/lru-cache';
+import { LruCache } from '../cache/lru-cache';
 import type { Logger } from '../observability/logger';
 import type { FinishedRunStore } from '../registry';
 import type { RunView } from './run-view';

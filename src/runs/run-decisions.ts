@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Step } from '../common/definition';
-import { LruCache } from '../common/lru-cache';
+import { LruCache } from '../cache/lru-cache';
 import { DECISION_OUTCOMES_KEPT, DecisionRefusal, type DecidedApproval, type DecisionOutcome, type DecisionRequest } from '../common/run-types';
 import { decideUpdate, recordedDecisionSignal, type RunAutomationWorkflow } from '../common/workflow-contracts';
 import { GRPC_UNAVAILABLE, isTemporalUnavailable, temporalStatusCode } from '../../temporal/client';

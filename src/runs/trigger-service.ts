@@ -13,7 +13,7 @@
  * failed step).
  */
 import type { BlobStore } from '../blobs/blob-store';
-import { LruCache } from '../common/lru-cache';
+import { LruCache } from '../cache/lru-cache';
 import { INPUTS_REF_FIELD, isInputsReference } from '../common/inputs-reference';
 import type { RunInput } from '../common/run-types';
 import type { RunSlots, SlotClaim } from '../common/slots';

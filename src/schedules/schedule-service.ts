@@ -37,7 +37,8 @@ import type { Logger } from '../observability/logger';
 import type { Registry, TriggerRecord, TriggerScheduleRecord, WorkflowVersion } from '../registry';
 import { checkInputs } from '../runs/input-schema';
 import { runInputFor } from '../runs/run-input';
-import { durationMs, temporalSpec } from './schedule-spec';
+import { durationMs } from '../contracts/schedule-bodies';
+import { temporalSpec } from './schedule-spec';
 import { fieldOf, isRecord } from '../common/narrow';
 
 /** The Temporal schedule ID of a trigger's schedule. */

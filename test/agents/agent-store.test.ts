@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CreateAgentSchema } from '../../src/agents/records';
+import { CreateAgentSchema } from '../../src/registry/agent-records';
 import { openRegistry, type Registry } from '../../src/registry';
 import { agentFields } from '../../src/registry/agents';
 import { registryDialects } from '../support/registry-dialects';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { WorkflowDefinitionSchema } from '../../src/common/definition';
 import { openRegistry, type Registry } from '../../src/registry';
-import { ScheduleConfigSchema } from '../../src/schedules/schedule-spec';
+import { ScheduleConfigSchema } from '../../src/contracts/schedule-bodies';
 import { registryDialects } from '../support/registry-dialects';
 
 for (const backend of registryDialects({ tempDirPrefix: 'flowgate-schedules-', schemaPrefix: 'flowgate_sched_' })) {

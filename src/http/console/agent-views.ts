@@ -4,7 +4,7 @@
  * progress is one fragment (`liveInvocation`), rendered in the page and again by the poll that
  * agent-chat.js makes, so the page and its live updates show the same thing.
  */
-import type { AgentRecord, ChatRecord } from '../../agents/records';
+import type { AgentRecord, ChatRecord } from '../../registry/agent-records';
 import type { Exchange, LiveInvocation, ToolCallTrace } from '../../console/agents';
 import type { UsageView } from '../../common/agent-usage';
 import { html, type Html } from './html';

@@ -7,7 +7,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { AgentError, agentView, type InvocationView } from '../../agents/service';
-import { CreateAgentSchema, UpdateAgentSchema } from '../../agents/records';
+import { CreateAgentSchema, UpdateAgentSchema } from '../../registry/agent-records';
 import { secondsToNextMonth } from '../../agents/budgets';
 import { forwardableHeaders } from '../../tools/forward-headers';
 import { requireAdmin } from '../auth';

@@ -11,7 +11,7 @@ import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import { AgentError } from '../../agents/service';
 import { secondsToNextMonth } from '../../agents/budgets';
-import type { AgentRecord } from '../../agents/records';
+import type { AgentRecord } from '../../registry/agent-records';
 import type { LiveInvocation } from '../../console/agents';
 import type { GatewayDeps } from '../deps';
 import { consoleState, parseConsoleForm, refusePage } from '../console/guard';

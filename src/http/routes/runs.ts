@@ -3,7 +3,7 @@
  * A run of another organization or of another automation is reported as unknown.
  */
 import Router from '@koa/router';
-import { LruCache } from '../../common/lru-cache';
+import { LruCache } from '../../cache/lru-cache';
 import type { DesignatedOutput } from '../../registry';
 import type { RunBrief, RunView } from '../../runs/run-service';
 import type { RunWatcher } from '../../runs/run-watcher';

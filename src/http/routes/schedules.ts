@@ -16,7 +16,7 @@ import { z } from 'zod';
 import type { TriggerRecord, TriggerScheduleRecord } from '../../registry';
 import { checkInputs } from '../../runs/input-schema';
 import { ScheduleRejectedError } from '../../schedules/schedule-service';
-import { ScheduleBodySchema, type ScheduleBody } from '../../schedules/schedule-spec';
+import { ScheduleBodySchema, type ScheduleBody } from '../../contracts/schedule-bodies';
 import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { badRequest, notFound, unprocessable } from '../http-error';

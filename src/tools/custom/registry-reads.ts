@@ -11,7 +11,7 @@
  * connection is still asked of CustomAuth on every call (its own cache, renewal and refusals), and
  * forwarded headers are per call.
  */
-import { LruCache } from '../../common/lru-cache';
+import { LruCache } from '../../cache/lru-cache';
 import type { ToolServerRecord, ToolServerStore } from '../../registry/tool-servers';
 import type { ConnectionStore } from '../connections';
 import type { CustomConnectionRef } from './auth';

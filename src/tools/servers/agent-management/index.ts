@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { AgentError, agentView } from '../../../agents/service';
-import { CreateAgentSchema, UpdateAgentSchema } from '../../../agents/records';
+import { CreateAgentSchema, UpdateAgentSchema } from '../../../registry/agent-records';
 import { defineTool, toolServer } from '../../define-tool';
 import { ToolCallError, ToolFailure } from '../../errors';
 import type { ToolServer } from '../../server';

@@ -2,11 +2,12 @@
  * What an agent is (issue 11): its instructions, the tools it may use (servers of the
  * organization's catalog, whole or by tool), the workflows it may start as tools, optional model
  * settings and bounds. Validated with zod at both doors (the agent-management tools and
- * /api/v1/agents); the registry stores the parsed value.
+ * /api/v1/agents); the registry stores the parsed value. The records live with their store
+ * (beside agent-limits.ts) so that the registry never imports the agent service (src/agents/).
  */
 import { z } from 'zod';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth';
-import { AgentLimitsSchema, type AgentLimits } from '../registry/agent-limits';
+import { AgentLimitsSchema, type AgentLimits } from './agent-limits';
 import { isRecord } from '../common/narrow';
 import { PrioritySchema } from '../common/priority-schema';
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { LruCache } from '../../src/common/lru-cache';
+import { LruCache } from '../../src/cache/lru-cache';
 
 describe('LruCache', () => {
   it('keeps at most maxEntries, dropping the least recently used', () => {

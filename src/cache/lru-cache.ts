@@ -8,6 +8,8 @@
  * The cache itself is lru-cache's; this class adds only the shared load (`getOrLoad`), kept here
  * rather than on lru-cache's `fetch`, whose in-flight entries count against `max` and fail their
  * callers when a `clear()` or an eviction aborts them. Values are boxed so that `null` may be cached.
+ * It lives outside src/common/ because lru-cache's Node build imports node:diagnostics_channel,
+ * which the workflow sandbox lacks.
  */
 import { LRUCache } from 'lru-cache';
 
