@@ -14,7 +14,7 @@ import { createSlotActivities } from '../../../activities/slots';
 import { createRecordComposite, createRecordStep, createRunStep } from '../../../activities/run-step';
 import { createRenderValue } from '../../../activities/render-value';
 import type { AgentPlan, ModelTurnRequest, ModelTurnResult, ToolCallRequest } from '../../../src/common/agent-invocation';
-import { WorkflowDefinitionSchema } from '../../../src/common/definition';
+import { WorkflowDefinitionSchema } from '../../../activities/steps';
 import type { CallbackRequest, RunInput } from '../../../src/common/run-types';
 import type { SweepRequest } from '../../../src/common/workflow-contracts';
 import { MemoryBlobStore } from './memory-blob-store';
