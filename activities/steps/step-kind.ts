@@ -34,7 +34,7 @@ export interface StepRunContext<S extends ActivityStep> {
   deps: StepDependencies;
 }
 
-export interface StepKind<S extends ActivityStep = ActivityStep> extends DefinitionStepKind {
+export interface StepKind<S extends ActivityStep = ActivityStep> extends DefinitionStepKind<S> {
   /**
    * Runs the step once. A step that ran and failed is a value (FAILED or TIMEOUT with a non-zero
    * exitCode); a throw means the infrastructure failed, and Temporal retries the activity. The

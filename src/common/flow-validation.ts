@@ -2,11 +2,13 @@
  * Checks of a definition's control flow that a schema cannot express (run at the management API
  * when a definition is created, updated or published): expressions that do not parse, references
  * to steps a step cannot see, nesting deeper than MAX_NESTING_DEPTH, `retry` on a step kind that
- * has no activity, approvals where two could wait at once.
+ * has no activity, and what each kind checks of its steps in their place (`problems` of a
+ * DefinitionStepKind: an approval where two could wait at once).
  */
 import jsonata from 'jsonata';
 import { EXPRESSION_STACK } from './expressions';
 import { fieldOf } from './narrow';
+import type { DefinitionStepKind, Retry, StepProblem } from './step-schema';
 
 /** Step lists nest at most this deep (a forEach in a branch in a parallel is depth 3). */
 export const MAX_NESTING_DEPTH = 3;
@@ -19,26 +21,21 @@ export const MAX_NESTING_DEPTH = 3;
  */
 export const MAX_EXPRESSION_NESTING = 64;
 
-const RETRYABLE_TYPES = ['template', 'code', 'http', 'tool'];
-
-export interface FlowProblem {
-  path: (string | number)[];
-  message: string;
-}
+export type FlowProblem = StepProblem;
 
 /** The fields of steps this module reads; the schema has already checked their shapes. */
-interface StepLike {
+type StepLike = {
   type: string;
-  name?: string;
+  name: string;
   if?: string;
-  retry?: unknown;
+  retry?: Retry;
   items?: string;
   concurrency?: number;
   steps?: StepLike[];
   cases?: { if: string; steps: StepLike[] }[];
   default?: StepLike[];
   branches?: { steps: StepLike[] }[];
-}
+};
 
 interface ListContext {
   /** the number of top-level steps before the construct this list is in (or before the step, at top level) */
@@ -46,7 +43,9 @@ interface ListContext {
   depth: number;
   /** an approval here could wait while another does (parallel, forEach with concurrency > 1) */
   concurrent: boolean;
-  /** the step types `retry` applies to: the built-in activity kinds and the registered ones */
+  /** the step kinds by type */
+  kinds: ReadonlyMap<string, DefinitionStepKind>;
+  /** the step types `retry` applies to: the kinds the runStep activity runs, built in and registered */
   retryable: readonly string[];
 }
 
@@ -196,8 +195,8 @@ function checkList(steps: StepLike[], path: FlowProblem['path'], ctx: ListContex
       const named = `${ctx.retryable.slice(0, -1).join(', ')} and ${ctx.retryable.at(-1)}`;
       problems.push({ path: [...at, 'retry'], message: `retry applies to ${named} steps, not ${step.type}` });
     }
-    if (step.type === 'approval' && ctx.concurrent) {
-      problems.push({ path: at, message: 'an approval cannot sit in a parallel step or in a forEach with concurrency above 1 (one approval waits at a time)' });
+    for (const problem of ctx.kinds.get(step.type)?.problems?.(step, { concurrent: ctx.concurrent }) ?? []) {
+      problems.push({ path: [...at, ...problem.path], message: problem.message });
     }
     const nested = (list: StepLike[], listPath: FlowProblem['path'], concurrent: boolean): void => {
       if (ctx.depth + 1 > MAX_NESTING_DEPTH) {
@@ -225,9 +224,10 @@ function checkList(steps: StepLike[], path: FlowProblem['path'], ctx: ListContex
   });
 }
 
-/** `registeredTypes`: the step kinds registered at start (activity steps, so `retry` applies to them). */
-export function flowProblems(steps: StepLike[], registeredTypes: readonly string[] = []): FlowProblem[] {
+/** `kinds`: every step kind by type, in the order definitionSchemas lists them (which the message on `retry` keeps). */
+export function flowProblems(steps: StepLike[], kinds: ReadonlyMap<string, DefinitionStepKind>): FlowProblem[] {
   const problems: FlowProblem[] = [];
-  checkList(steps, ['steps'], { topLevelBefore: 0, depth: 0, concurrent: false, retryable: [...RETRYABLE_TYPES, ...registeredTypes] }, problems);
+  const retryable = [...kinds.values()].filter((kind) => kind.runsIn !== 'workflow').map((kind) => kind.type);
+  checkList(steps, ['steps'], { topLevelBefore: 0, depth: 0, concurrent: false, kinds, retryable }, problems);
   return problems;
 }

@@ -1,30 +1,27 @@
 /**
- * Which steps the runStep activity executes and which run in the workflow. Kept apart from
- * definition.ts so workflow code does not bundle zod.
- *
- * The workflow knows its own kinds (waits, approvals, chained triggers, agents, control flow) and
- * nothing else: every other type is an activity step, the built-in ones (template, code, http,
- * tool) and those registered at start (startFlowgate's `stepKinds`, activities/steps/), which the
- * workflow cannot list since it never sees the registry. A definition was validated against the
- * gateway's kinds, so an unknown type here is a registered kind; the worker's runStep finds it.
+ * Step types for code that may not carry zod (the workflow bundle, and what it imports): the
+ * control flow constructs, and a narrowing by type. The kinds' schemas are in src/common/steps/
+ * (the workflow's own) and activities/steps/ (the runStep activity's); which of them the workflow
+ * runs itself is workflows/steps/index.ts's to say.
  */
-import type { ActivityStep, CodeStep, HttpStep, Step, TemplateStep, ToolStep } from './definition';
+import type { FlowStep, Step, WorkflowStep } from './definition';
 
-type WorkflowStep = Exclude<Step, TemplateStep | CodeStep | HttpStep | ToolStep>;
+/** The control flow constructs of the definition language (definition.ts, workflows/interpreter/). */
+export const FLOW_STEP_TYPES: readonly FlowStep['type'][] = ['branch', 'forEach', 'parallel'];
 
-const WORKFLOW_STEP_TYPES: ReadonlySet<string> = new Set<WorkflowStep['type']>(['delay', 'waitUntil', 'approval', 'trigger', 'agent', 'branch', 'forEach', 'parallel']);
-
-/** Runs in the runStep activity: a built-in activity kind or a registered one. */
-export function isActivityStep(step: Step): step is Step & ActivityStep {
-  return !isWorkflowStepType(step.type);
+/**
+ * `step` is a workflow step of `type`. Sound because a type names one kind only (definitionSchemas
+ * refuses a type taken twice); the narrowing TypeScript cannot do itself, since an activity
+ * step's `type` is any string.
+ */
+export function isStepOf<T extends WorkflowStep['type']>(step: Step, type: T): step is Extract<WorkflowStep, { type: T }> {
+  return step.type === type;
 }
 
-/** Runs in the workflow: a wait, an approval, a chained trigger, an agent, or control flow. */
-export function isWorkflowStep(step: Step): step is WorkflowStep {
-  return isWorkflowStepType(step.type);
-}
-
-/** A type the workflow runs itself (so no registered kind may take it). */
-export function isWorkflowStepType(type: string): boolean {
-  return WORKFLOW_STEP_TYPES.has(type);
+/** The step lists a control flow step holds, in order (branch cases then default, forEach steps, parallel branches); none for other steps. */
+export function nestedLists(step: Step): Step[][] {
+  if (isStepOf(step, 'branch')) return [...step.cases.map((c) => c.steps), step.default ?? []];
+  if (isStepOf(step, 'forEach')) return [step.steps];
+  if (isStepOf(step, 'parallel')) return step.branches.map((b) => b.steps);
+  return [];
 }

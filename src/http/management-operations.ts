@@ -3,7 +3,7 @@
  * beside it for their length, with the schemas of their query strings and bodies.
  */
 import { z } from 'zod';
-import { WorkflowDefinitionSchema } from '../common/definition';
+import { WorkflowDefinitionSchema } from '../../activities/steps';
 import {
   AdminTokenSchema, ApiKeyCreatedSchema, ApiKeyListSchema, CancelAcceptedSchema, OrgCreatedSchema, PublishedVersionSchema, ResultsBodySchema, RunApprovalsSchema,
   RunListSchema, TriggerListSchema, TriggerSchema, WorkflowListSchema, WorkflowSchema,

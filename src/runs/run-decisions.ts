@@ -17,6 +17,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import { ApplicationFailure } from '@temporalio/common';
 import type { Step } from '../common/definition';
 import { LruCache } from '../cache/lru-cache';
+import { FLOW_STEP_TYPES, isStepOf, nestedLists } from '../common/step-kinds';
 import { DECISION_OUTCOMES_KEPT, DecisionRefusal, type DecidedApproval, type DecisionOutcome, type DecisionRequest } from '../common/run-types';
 import { decideUpdate, recordedDecisionSignal, type RunAutomationWorkflow } from '../common/workflow-contracts';
 import { GRPC_UNAVAILABLE, isTemporalUnavailable, temporalStatusCode } from '../../temporal/client';
@@ -63,23 +64,11 @@ const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCas
 function collectApprovers(steps: readonly Step[], into: string[]): boolean {
   let found = false;
   for (const step of steps) {
-    switch (step.type) {
-      case 'approval':
-        into.push(...step.approvers);
-        found = true;
-        break;
-      case 'branch':
-        for (const list of [...step.cases.map((c) => c.steps), step.default ?? []]) found = collectApprovers(list, into) || found;
-        break;
-      case 'forEach':
-        found = collectApprovers(step.steps, into) || found;
-        break;
-      case 'parallel':
-        for (const branch of step.branches) found = collectApprovers(branch.steps, into) || found;
-        break;
-      default:
-        break;
+    if (isStepOf(step, 'approval')) {
+      into.push(...step.approvers);
+      found = true;
     }
+    for (const list of nestedLists(step)) found = collectApprovers(list, into) || found;
   }
   return found;
 }
@@ -112,7 +101,7 @@ export function refusalByDefinition(approvers: ReadonlyMap<number, readonly stri
 }
 
 /** Step types that are, or may hold, an approval step. */
-const MAY_HOLD_APPROVAL = new Set<string>(['approval', 'branch', 'forEach', 'parallel']);
+const MAY_HOLD_APPROVAL = new Set<string>(['approval', ...FLOW_STEP_TYPES]);
 
 export interface RunDecisionsOptions {
   /** how long to wait for the run's answer to a decision's update (default UPDATE_WAIT_MS) */

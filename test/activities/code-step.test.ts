@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { MAX_STDOUT_BYTES, runCodeStep } from '../../activities/steps/code/code-step';
-import { CodeStepSchema, type CodeStep } from '../../src/common/definition';
+import { CodeStepSchema, type CodeStep } from '../../activities/steps/code/schema';
 import type { InterpolationContext } from '../../src/common/interpolate';
 
 function codeStep(source: string, limits: { timeoutMs?: number; memoryLimitMb?: number } = {}): CodeStep {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { runHttpStep } from '../../activities/steps/http/http-step';
-import { HttpStepSchema, type HttpStep } from '../../src/common/definition';
+import { HttpStepSchema, type HttpStep } from '../../activities/steps/http/schema';
 import type { InterpolationContext } from '../../src/common/interpolate';
 import { pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 import { eventually } from '../support/eventually';

@@ -7,7 +7,9 @@ import type { Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createRunStep } from '../../activities/run-step';
 import { createFileBlobStore, type BlobStore } from '../../src/blobs/blob-store';
-import { CodeStepSchema, TemplateStepSchema, type ActivityStep } from '../../src/common/definition';
+import { CodeStepSchema } from '../../activities/steps/code/schema';
+import { TemplateStepSchema } from '../../activities/steps/template/schema';
+import type { ActivityStep } from '../../src/common/definition';
 import { RESULT_INLINE_LIMIT, type RunStepRequest, type StepOutcome } from '../../src/common/run-types';
 
 const quiet: Logger = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };

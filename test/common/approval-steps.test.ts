@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { firstApproval, holdsApproval } from '../../src/common/approval-steps';
-import { WorkflowDefinitionSchema, type Step } from '../../src/common/definition';
+import { WorkflowDefinitionSchema } from '../../activities/steps';
+import type { Step } from '../../src/common/definition';
 
 const ask = (name: string): Record<string, unknown> => ({ name, type: 'approval', approvers: ['ann@example.com'] });
 const note = { name: 'Note', type: 'template', template: 'x' };

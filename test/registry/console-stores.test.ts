@@ -4,7 +4,7 @@
  * scoped by organization, gone with their trigger.
  */
 import assert from 'node:assert/strict';
-import { WorkflowDefinitionSchema } from '../../src/common/definition';
+import { WorkflowDefinitionSchema } from '../../activities/steps';
 import { hashSecret } from '../../src/crypto/secrets';
 import { openRegistry, type Registry } from '../../src/registry';
 import { ConsoleSessions } from '../../src/console/sessions';

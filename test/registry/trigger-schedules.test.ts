@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { WorkflowDefinitionSchema } from '../../src/common/definition';
+import { WorkflowDefinitionSchema } from '../../activities/steps';
 import { openRegistry, type Registry } from '../../src/registry';
 import { ScheduleConfigSchema } from '../../src/contracts/schedule-bodies';
 import { registryDialects } from '../support/registry-dialects';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { runHttpStep } from '../../activities/steps/http/http-step';
-import { HttpStepSchema } from '../../src/common/definition';
+import { HttpStepSchema } from '../../activities/steps/http/schema';
 import type { InterpolationContext } from '../../src/common/interpolate';
 import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback } from '../support/loopback';

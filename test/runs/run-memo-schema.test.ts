@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { WorkflowDefinitionSchema } from '../../src/common/definition';
+import { WorkflowDefinitionSchema } from '../../activities/steps';
 import { buildRunMemo } from '../../src/common/run-memo';
 import type { RunInput } from '../../src/common/run-types';
 import { isRunMemo, listedMemo } from '../../src/runs/run-memo-schema';
@@ -39,12 +39,15 @@ describe('run memo schema', () => {
     assert.ok(isRunMemo({ ...memo, type: 'SCHEDULE', scheduleRevision: 2, endedAs: 'TIMEOUT', taskTtlMs: 60_000 }));
   });
 
-  it('refuses memos that are no flowgate run\'s: another workflow type\'s, no organization, an unknown step kind', () => {
+  it('refuses memos that are no flowgate run\'s: another workflow type\'s, no organization, a step without a type', () => {
     const memo = buildRunMemo(input);
     assert.equal(isRunMemo(undefined), false);
     assert.equal(isRunMemo({ agent: { orgId: 'org_1', agentId: 'agt_1', chatId: 'chat_1' } }), false);
     assert.equal(isRunMemo({ ...memo, orgId: '' }), false);
-    assert.equal(isRunMemo({ ...memo, steps: [{ name: 'x', type: 'teleport' }] }), false);
+    assert.equal(isRunMemo({ ...memo, steps: [{ name: 'x', type: '' }] }), false);
+    assert.equal(isRunMemo({ ...memo, steps: [{ name: 'x' }] }), false);
+    // a kind registered at start is no built-in one, and its runs are flowgate runs
+    assert.equal(isRunMemo({ ...memo, steps: [{ name: 'x', type: 'roll' }] }), true);
   });
 
   it('reads a run list entry\'s memo fields, each defaulting alone', () => {

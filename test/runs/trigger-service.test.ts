@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFileBlobStore, type BlobStore } from '../../src/blobs/blob-store';
 import { INLINE_INPUTS_LIMIT } from '../../src/attachments/limits';
-import { WorkflowDefinitionSchema } from '../../src/common/definition';
+import { WorkflowDefinitionSchema } from '../../activities/steps';
 import { INPUTS_REF_FIELD, isInputsReference } from '../../src/common/inputs-reference';
 import { openRegistry, type Registry } from '../../src/registry';
 import { StartInFlightError } from '../../src/runs/run-service';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import { WorkflowDefinitionSchema } from '../../src/common/definition';
+import { WorkflowDefinitionSchema } from '../../activities/steps';
 import { silentLogger } from '../../src/observability/logger';
 import { runInputFor } from '../../src/runs/run-input';
 import { RunService, StartInFlightError } from '../../src/runs/run-service';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { runToolStep } from '../../activities/steps/tool/tool-step';
-import { ToolStepSchema } from '../../src/common/definition';
+import { ToolStepSchema } from '../../activities/steps/tool/schema';
 import { buildContext } from '../../src/common/interpolate';
 import type { CallOptions, ToolCaller } from '../../src/tools/dispatcher';
 import { ToolCallError } from '../../src/tools/server';

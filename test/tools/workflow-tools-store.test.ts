@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { WorkflowDefinitionSchema } from '../../src/common/definition';
+import { WorkflowDefinitionSchema } from '../../activities/steps';
 import { openRegistry, RegistryError, type Registry } from '../../src/registry';
 import { registryDialects } from '../support/registry-dialects';
 

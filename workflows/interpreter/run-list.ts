@@ -13,14 +13,12 @@ import { truthy } from '../../src/common/expressions';
 import { isInputsReference } from '../../src/common/inputs-reference';
 import { buildContext, interpolateDeep } from '../../src/common/interpolate';
 import { previousSteps, type RecordStepRequest, type RunStepRequest, type StepOutcome, type StepScope, type StepState, type StepWaitingOn, type VisibleStep } from '../../src/common/run-types';
-import { isActivityStep, isWorkflowStep } from '../../src/common/step-kinds';
-import { agentStep } from '../steps/agent';
-import { triggerStep } from '../steps/chain';
-import { pollToolStep } from '../steps/poll';
+import { executeWorkflowKind, isActivityStep, isWorkflowStep } from '../steps';
+import { isPollingToolStep, pollToolStep } from '../steps/poll';
 import { reuseEarlierOutcome } from '../run/resume';
 import type { Renderer, StepDraft } from '../steps/step-draft';
 import { feature } from '../run/features';
-import { delayStep, waitUntilStep, type Pauser } from '../steps/timers';
+import type { Pauser } from '../steps/timers';
 import { showDetails, summary } from '../run/ui-metadata';
 import { stepAction, stepLabel, waitingText } from '../../src/common/run-labels';
 import { branchStep } from './branch';
@@ -174,7 +172,7 @@ function activityRequest(place: Pick<RecordStepRequest, 'run' | 'stepIndex' | 's
  * promise, since every promise a workflow makes costs a stack capture in the SDK's promise hook.
  */
 function executeStep(rt: Runtime, step: Step, address: string, scope: ListScope, stepState: StepState): Promise<StepOutcome> {
-  if (isActivityStep(step) && !(step.type === 'tool' && step.until !== undefined)) {
+  if (isActivityStep(step) && !isPollingToolStep(step)) {
     const label = stepLabel(address, step);
     return (runsLocally(step, scope) ? localSteps(step, label) : stepActivities(step, label)).runStep(activityRequest(where(rt, address, scope), step, scope, stepScopeOf(scope)));
   }
@@ -182,7 +180,7 @@ function executeStep(rt: Runtime, step: Step, address: string, scope: ListScope,
 }
 
 async function executeWorkflowStep(rt: Runtime, step: Step, address: string, scope: ListScope, stepState: StepState): Promise<StepOutcome> {
-  const { state, run, input } = rt;
+  const { state, run } = rt;
   const place = where(rt, address, scope);
   const stepScope = stepScopeOf(scope);
   const { recordStep, recordComposite } = bookkeepingFor(stepAction(address, step, 'record'));
@@ -205,47 +203,30 @@ async function executeWorkflowStep(rt: Runtime, step: Step, address: string, sco
   };
   const started = Date.now();
 
-  if (step.type === 'tool' && step.until !== undefined) {
+  if (isPollingToolStep(step)) {
     const callTool = () => stepActivities(step, stepLabel(address, step)).runStep(activityRequest(place, step, scope, stepScope));
     const record = (draft: StepDraft) => recordStep({ ...place, ...draft, duration: Date.now() - started });
-    return pollToolStep({ ...step, until: step.until }, place.stepIndex, { callTool, record }, pauser);
+    return pollToolStep(step, place.stepIndex, { callTool, record }, pauser);
   }
   if (!isWorkflowStep(step)) throw new Error(`activity step ${step.type} reached the workflow-side steps`);
 
-  let composite: CompositeDraft | undefined;
-  switch (step.type) {
-    case 'branch':
-      composite = await branchStep(rt, step, address, scope, stepState, runList);
-      break;
-    case 'forEach':
-      composite = await forEachStep(rt, step, address, scope, stepState, runList);
-      break;
-    case 'parallel':
-      composite = await parallelStep(rt, step, address, scope, stepState, runList);
-      break;
+  if (step.type === 'branch' || step.type === 'forEach' || step.type === 'parallel') {
+    let composite: CompositeDraft;
+    switch (step.type) {
+      case 'branch':
+        composite = await branchStep(rt, step, address, scope, stepState, runList);
+        break;
+      case 'forEach':
+        composite = await forEachStep(rt, step, address, scope, stepState, runList);
+        break;
+      case 'parallel':
+        composite = await parallelStep(rt, step, address, scope, stepState, runList);
+        break;
+    }
+    return recordComposite({ ...place, ...composite, duration: Date.now() - started });
   }
-  if (composite) return recordComposite({ ...place, ...composite, duration: Date.now() - started });
 
   const render = rendererFor(run, scope.seen, stepScope, stepAction(address, step, 'render'));
-  let draft: StepDraft;
-  switch (step.type) {
-    case 'delay':
-      draft = await delayStep(step, place.stepIndex, pauser);
-      break;
-    case 'waitUntil':
-      draft = await waitUntilStep(step, place.stepIndex, render, pauser);
-      break;
-    case 'approval':
-      draft = await rt.approvals.wait(step, place.stepIndex, render, pauser);
-      break;
-    case 'trigger':
-      draft = await triggerStep(step, input, render, rt.runAutomation, stepLabel(address, step));
-      break;
-    case 'agent':
-      draft = await agentStep(step, input, place.stepPath ?? place.stepIndex, render, stepLabel(address, step));
-      break;
-    default:
-      throw new Error(`unknown step type ${(step as Step).type}`);
-  }
+  const draft = await executeWorkflowKind(step.type, step, { rt, place, render, pauser, label: stepLabel(address, step) });
   return recordStep({ ...place, ...draft, duration: Date.now() - started });
 }

@@ -7,7 +7,7 @@ import { ApplicationFailure, CancellationScope, ChildWorkflowFailure, isCancella
 import { formatUsd, usageTotals, type ModelUsage } from '../../src/common/agent-usage';
 import { atLevel } from '../run/features';
 import type { AgentInvocationInput } from '../../src/common/agent-invocation';
-import type { AgentStep } from '../../src/common/definition';
+import type { AgentStep } from '../../src/common/steps';
 import { ENGINE_LEVEL, type RunInput } from '../../src/common/run-types';
 import { childMetadata, labelled } from '../run/ui-metadata';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';

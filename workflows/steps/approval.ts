@@ -13,7 +13,7 @@
 import { ApplicationFailure, condition } from '@temporalio/workflow';
 import { feature } from '../run/features';
 import { summary } from '../run/ui-metadata';
-import type { ApprovalStep } from '../../src/common/definition';
+import type { ApprovalStep } from '../../src/common/steps';
 import { durationMs } from '../../src/common/duration';
 import { render as renderedText } from '../../src/common/interpolate';
 import { DecisionRefusal, type ApprovalDecision, type DecidedApproval, type DecisionOutcome, type DecisionRequest, type RecordedDecision, type WaitingOn } from '../../src/common/run-types';

@@ -6,7 +6,7 @@
  */
 import { CancellationScope, ChildWorkflowFailure, isCancellation, ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { TriggerStep } from '../../src/common/definition';
+import type { TriggerStep } from '../../src/common/steps';
 import { buildRunMemo } from '../../src/common/run-memo';
 import { ENGINE_LEVEL, type RunInput, type RunSummary } from '../../src/common/run-types';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';

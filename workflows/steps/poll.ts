@@ -8,7 +8,9 @@
  * Timeouts: each call has the step's `timeoutMs`; the whole wait `maxWaitSeconds` (default 3600).
  */
 import { sleep } from '@temporalio/workflow';
-import type { ToolStep } from '../../src/common/definition';
+import type { ToolStep } from '../../activities/steps/tool/schema';
+import type { Step } from '../../src/common/definition';
+import type { Until } from '../../src/common/step-schema';
 import type { StepOutcome } from '../../src/common/run-types';
 import { judgeUntil } from '../../src/common/until';
 import type { StepDraft } from './step-draft';
@@ -27,7 +29,12 @@ export interface PollCalls {
   record(draft: StepDraft): Promise<StepOutcome>;
 }
 
-export async function pollToolStep(step: ToolStep & { until: NonNullable<ToolStep['until']> }, stepIndex: number, calls: PollCalls, pauser: Pauser): Promise<StepOutcome> {
+/** A `tool` step with `until`, which the workflow runs itself between its calls. */
+export function isPollingToolStep(step: Step): step is ToolStep & { until: Until } {
+  return step.type === 'tool' && step.until !== undefined;
+}
+
+export async function pollToolStep(step: ToolStep & { until: Until }, stepIndex: number, calls: PollCalls, pauser: Pauser): Promise<StepOutcome> {
   const pollMs = (step.pollSeconds ?? DEFAULT_POLL_SECONDS) * 1000;
   const maxWaitSeconds = step.maxWaitSeconds ?? DEFAULT_MAX_WAIT_SECONDS;
   const giveUpAt = Date.now() + maxWaitSeconds * 1000;

@@ -3,7 +3,7 @@
  * `waitingOn: {kind: 'timer', resumeAt}`; a timer survives restarts of every worker and gateway.
  */
 import { sleep } from '@temporalio/workflow';
-import type { DelayStep, WaitUntilStep } from '../../src/common/definition';
+import type { DelayStep, WaitUntilStep } from '../../src/common/steps';
 import { durationMs } from '../../src/common/duration';
 import { render as renderedText } from '../../src/common/interpolate';
 import type { StepWaitingOn } from '../../src/common/run-types';

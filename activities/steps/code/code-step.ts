@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
-import type { CodeStep } from '../../../src/common/definition';
+import type { CodeStep } from './schema';
 import type { InterpolationContext } from '../../../src/common/interpolate';
 import { OUT_OF_MEMORY, SANDBOX_WORKER, type SandboxAnswer, type SandboxJob } from './code-sandbox';
 import { EXIT_FAILURE, EXIT_OUT_OF_MEMORY, EXIT_TIMEOUT, type StepExecution } from '../step-execution';

@@ -1,5 +1,5 @@
 /** The `code` step: a function body run in QuickJS on a worker thread (./code-step.ts, ./code-sandbox.ts). */
-import { CodeStepSchema, type CodeStep } from '../../../src/common/definition';
+import { CodeStepSchema, type CodeStep } from './schema';
 import type { StepKind } from '../step-kind';
 import { runCodeStep } from './code-step';
 

@@ -3,7 +3,7 @@
  * header values and body are interpolated, so they may carry secrets from inputs: the step's log
  * names only the method, origin and path, never the query string or header values.
  */
-import type { HttpStep } from '../../../src/common/definition';
+import type { HttpStep } from './schema';
 import { interpolate, interpolateDeep, type InterpolationContext } from '../../../src/common/interpolate';
 import {
   OutboundRefusedError, OutboundTimeoutError, ResponseTooLargeError, TooManyRedirectsError, httpRequest,

@@ -1,5 +1,5 @@
 /** The `http` step: one outbound request through src/net/http-client (./http-step.ts). */
-import { HttpStepSchema, type HttpStep } from '../../../src/common/definition';
+import { HttpStepSchema, type HttpStep } from './schema';
 import type { StepKind } from '../step-kind';
 import { toolIdempotencyKey } from '../tool/tool-step';
 import { runHttpStep } from './http-step';

@@ -1,4 +1,4 @@
-import type { TemplateStep } from '../../../src/common/definition';
+import type { TemplateStep } from './schema';
 import { interpolate, type InterpolationContext } from '../../../src/common/interpolate';
 import type { StepExecution } from '../step-execution';
 

@@ -1,5 +1,5 @@
 /** The `tool` step: a tool of any gateway server, called in process (./tool-step.ts); with `until` the workflow polls it. */
-import { ToolStepSchema, type ToolStep } from '../../../src/common/definition';
+import { ToolStepSchema, type ToolStep } from './schema';
 import type { StepKind } from '../step-kind';
 import { runToolStep } from './tool-step';
 

@@ -6,7 +6,7 @@
  * Unexpected errors are thrown, so Temporal retries the activity.
  */
 import { Context } from '@temporalio/activity';
-import type { ToolStep } from '../../../src/common/definition';
+import type { ToolStep } from './schema';
 import { interpolateDeep, type InterpolationContext } from '../../../src/common/interpolate';
 import type { ToolCaller } from '../../../src/tools/caller';
 import { ToolCallError } from '../../../src/tools/errors';

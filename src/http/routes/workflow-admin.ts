@@ -7,7 +7,8 @@
  */
 import { ROLES, type Role } from '../../people/roles';
 import { z } from 'zod';
-import { definitionSchemas, WorkflowDefinitionSchema, type WorkflowDefinition } from '../../common/definition';
+import { BUILT_IN_STEP_KINDS, WorkflowDefinitionSchema } from '../../../activities/steps';
+import { definitionSchemas, type WorkflowDefinition } from '../../common/definition';
 import { jsonDepthExceeds, tooDeepMessage } from '../../common/json-depth';
 import { hashSecret, randomToken } from '../../crypto/secrets';
 import { RegistryError, type TriggerRecord } from '../../registry';
@@ -54,7 +55,7 @@ export const CreateTriggerSchema = z.object({
 
 /** The definition schema: the step kinds registered at start are accepted beside the built-in ones. */
 export function definitionSchemaOf(deps: Pick<GatewayDeps, 'stepKinds'>): z.ZodType<WorkflowDefinition> {
-  return deps.stepKinds?.length ? definitionSchemas(deps.stepKinds).WorkflowDefinitionSchema : WorkflowDefinitionSchema;
+  return deps.stepKinds?.length ? definitionSchemas(BUILT_IN_STEP_KINDS, deps.stepKinds).WorkflowDefinitionSchema : WorkflowDefinitionSchema;
 }
 
 export interface DefinitionIssue {

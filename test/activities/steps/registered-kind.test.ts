@@ -6,9 +6,9 @@ import path from 'node:path';
 import type { Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createRunStep } from '../../../activities/run-step';
-import { BUILT_IN_STEP_KINDS, stepKindsByType } from '../../../activities/steps';
+import { BUILT_IN_STEP_KINDS, stepKindsByType, WorkflowDefinitionSchema } from '../../../activities/steps';
 import { createFileBlobStore } from '../../../src/blobs/blob-store';
-import { definitionSchemas, WorkflowDefinitionSchema, type RegisteredStep } from '../../../src/common/definition';
+import { definitionSchemas, type RegisteredStep } from '../../../src/common/definition';
 import type { RunStepRequest, StepOutcome } from '../../../src/common/run-types';
 import { roll, rollStepKind } from '../../fixtures/kinds/roll-step';
 import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../../support/flowgate';
@@ -62,7 +62,7 @@ describe('a step kind registered in one folder (test/fixtures/kinds/roll-step)',
 });
 
 describe('definitionSchemas', () => {
-  const withRoll = definitionSchemas([rollStepKind]).WorkflowDefinitionSchema;
+  const withRoll = definitionSchemas(BUILT_IN_STEP_KINDS, [rollStepKind]).WorkflowDefinitionSchema;
 
   it('validates definitions of built-in kinds exactly as without registered kinds', () => {
     const definitions: unknown[] = [
@@ -86,11 +86,11 @@ describe('definitionSchemas', () => {
 
   it('refuses a type that is built in or registered twice, as the worker does', () => {
     const again = { ...rollStepKind };
-    assert.throws(() => definitionSchemas([rollStepKind, again]), /step type roll is taken/);
+    assert.throws(() => definitionSchemas(BUILT_IN_STEP_KINDS, [rollStepKind, again]), /step type roll is taken/);
     assert.throws(() => stepKindsByType([rollStepKind, again]), /step type roll is taken/);
     for (const taken of ['template', 'delay', 'forEach']) {
       const kind = { ...rollStepKind, type: taken };
-      assert.throws(() => definitionSchemas([kind]), new RegExp(`step type ${taken} is taken`));
+      assert.throws(() => definitionSchemas(BUILT_IN_STEP_KINDS, [kind]), new RegExp(`step type ${taken} is taken`));
       assert.throws(() => stepKindsByType([kind]), new RegExp(`step type ${taken} is taken`));
     }
     assert.deepEqual([...stepKindsByType().keys()], BUILT_IN_STEP_KINDS.map((k) => k.type));

@@ -14,9 +14,10 @@ import { createSlotActivities } from '../../../activities/slots';
 import { createRecordComposite, createRecordStep, createRunStep } from '../../../activities/run-step';
 import { createRenderValue } from '../../../activities/render-value';
 import type { AgentPlan, ModelTurnRequest, ModelTurnResult, ToolCallRequest } from '../../../src/common/agent-invocation';
-import { WorkflowDefinitionSchema } from '../../../src/common/definition';
+import type { StepKind } from '../../../activities/steps';
 import type { CallbackRequest, RunInput } from '../../../src/common/run-types';
 import type { SweepRequest } from '../../../src/common/workflow-contracts';
+import { definitionSchemaOf } from '../../../src/http/routes/workflow-admin';
 import { MemoryBlobStore } from './memory-blob-store';
 
 export const FAKE_ORG = 'org_fast';
@@ -24,6 +25,8 @@ export const FAKE_ORG = 'org_fast';
 /** What the fakes answer and what they saw; each test makes its own. */
 export class FakeWorld {
   readonly blobs = new MemoryBlobStore();
+  /** step kinds registered besides the built-ins (startFlowgate's `stepKinds`): definitions may use them, runStep runs them */
+  stepKinds: readonly StepKind[] = [];
   /** chained runs (`trigger` steps, agents' workflow tools): trigger id → workflow definition */
   readonly triggers = new Map<string, unknown>();
   maxChainDepth = 3;
@@ -43,9 +46,9 @@ export class FakeWorld {
   readonly codeAgentCancels: string[] = [];
 }
 
-/** The run input of a definition, as the trigger service builds it (parsed like a publish). */
-export function runInputOf(definition: unknown, fields: Partial<Omit<RunInput, 'definition'>> = {}): Omit<RunInput, 'runId'> {
-  const parsed = WorkflowDefinitionSchema.parse(definition);
+/** The run input of a definition, as the trigger service builds it (parsed like a publish, with the world's kinds). */
+export function runInputOf(world: Pick<FakeWorld, 'stepKinds'>, definition: unknown, fields: Partial<Omit<RunInput, 'definition'>> = {}): Omit<RunInput, 'runId'> {
+  const parsed = definitionSchemaOf(world).parse(definition);
   return {
     orgId: FAKE_ORG,
     automationId: `wf_${parsed.name}`,
@@ -62,7 +65,7 @@ export function runInputOf(definition: unknown, fields: Partial<Omit<RunInput, '
 }
 
 export function fakeActivities(world: FakeWorld, overrides: Partial<Activities> = {}): Activities {
-  const realRunStep = createRunStep({ blobs: world.blobs, allowPrivateNetwork: false });
+  const realRunStep = createRunStep({ blobs: world.blobs, allowPrivateNetwork: false, stepKinds: world.stepKinds });
   const activities: Activities = {
     async runStep(request) {
       if (request.step.type === 'http' || request.step.type === 'tool') {
@@ -82,7 +85,7 @@ export function fakeActivities(world: FakeWorld, overrides: Partial<Activities> 
       if (definition === undefined) return { ok: false, error: `no trigger ${request.triggerId} in this organization` };
       return {
         ok: true,
-        input: runInputOf(definition, {
+        input: runInputOf(world, definition, {
           orgId: request.orgId, triggerId: request.triggerId, startedBy: request.startedBy, inputs: request.inputs,
           parentRunId: request.parentRunId, chainDepth: request.chainDepth,
         }),

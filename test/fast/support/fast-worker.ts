@@ -82,7 +82,7 @@ export class FastWorker {
   /** Starts a run of `definition` (parsed as a publish would) at today's engine level. */
   async startRun(definition: unknown, inputs: Record<string, unknown> = {}, fields: Partial<Omit<RunInput, 'definition'>> = {}): Promise<WorkflowHandle<RunAutomationWorkflow>> {
     const runId = fields.runId ?? `run_fast_${randomUUID()}`;
-    const input: RunInput = { ...runInputOf(definition, { inputs, ...fields }), runId, engine: fields.engine ?? ENGINE_LEVEL };
+    const input: RunInput = { ...runInputOf(this.world, definition, { inputs, ...fields }), runId, engine: fields.engine ?? ENGINE_LEVEL };
     return this.client.workflow.start<RunAutomationWorkflow>(WORKFLOW_TYPES.runAutomation, {
       workflowId: runId, taskQueue: this.taskQueue, args: [input], workflowExecutionTimeout: runExecutionTimeoutMs(input.definition.timeoutSeconds),
     });
