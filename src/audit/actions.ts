@@ -24,6 +24,13 @@ export const TOOL_CALLED = 'tool.called';
 export const CONSOLE_SIGNED_IN = 'console.signed_in';
 export const CONSOLE_SIGN_IN_REFUSED = 'console.sign_in_refused';
 export const CONSOLE_SIGNED_OUT = 'console.signed_out';
+/**
+ * The codec endpoint's browser sign-in (src/http/routes/codec.ts), recorded under the instance administrator's
+ * organization: it opens every organization's run data in the Temporal Web UI, so who signed in, and out, is kept.
+ */
+export const CODEC_SIGNED_IN = 'codec.signed_in';
+export const CODEC_SIGN_IN_REFUSED = 'codec.sign_in_refused';
+export const CODEC_SIGNED_OUT = 'codec.signed_out';
 /** The tool gateway's OAuth consent (src/http/routes/oauth-authorize.ts): a client allowed, or denied, to call the organization's tools. */
 export const OAUTH_AUTHORIZED = 'oauth.authorized';
 export const OAUTH_DENIED = 'oauth.denied';

@@ -16,7 +16,7 @@ export const AuditQuerySchema = z.object({
     .meta({ description: 'the previous page\'s nextCursor: older records' }),
   action: z.string().regex(/^[a-z_]+(\.[a-z_]+)*(\.|\.\*|\*)?$/, 'must be an action (workflow.published) or a prefix of one (workflow. or workflow.*)').max(100).optional()
     .meta({ description: 'an action, or a prefix ending in `.` or `*` (`api_key.*`)' }),
-  actor: z.string().min(1).max(400).optional().meta({ description: 'an actor exactly: `admin`, `instance-admin`, `api-key:<id>`, `approver:<name>`' }),
+  actor: z.string().min(1).max(400).optional().meta({ description: 'an actor exactly (`admin`, `instance-admin`, `api-key:<id>`, `member:<id>`, `approver:<name>`), or an e-mail address: every record of the member or approver who has it' }),
   target: z.string().min(1).max(400).optional().meta({ description: '`<type>` or `<type>:<id>` (`workflow:wf_…`, `tool:mail/send_mail`)' }),
   outcome: z.enum(['success', 'refused', 'failed']).optional(),
   since: isoDateTime.optional().meta({ description: 'records at or after this time (ISO 8601)' }),

@@ -55,6 +55,7 @@ export type NewAuditRecord = Omit<AuditRecord, 'id' | 'at'> & { at?: string };
 export interface AuditFilter {
   /** an exact action, or a prefix ending in `.` or `*` (`api_key.`, `api_key.*`) */
   action?: string;
+  /** an actor (`member:<id>`, `api-key:<id>`, `admin` …), or an e-mail address: the member or approver who has it */
   actor?: string;
   /** `<type>:<id>` or `<type>` */
   target?: string;
@@ -446,7 +447,14 @@ export class AuditStore {
       const prefix = filter.action.endsWith('*') ? filter.action.slice(0, -1) : filter.action.endsWith('.') ? filter.action : undefined;
       query = prefix === undefined ? query.where('action', '=', filter.action) : query.where(sql`substr(action, 1, ${sql.lit(prefix.length)})`, '=', prefix);
     }
-    if (filter.actor !== undefined) query = query.where('actor', '=', filter.actor);
+    if (filter.actor !== undefined) {
+      // An e-mail address names a person however they acted: a member (their address is the record's
+      // actor name) or an approver through a link (`approver:<address>`).
+      const actor = filter.actor;
+      query = actor.includes('@')
+        ? query.where((eb) => eb.or([eb(sql<string>`lower(actor_name)`, '=', actor.toLowerCase()), eb('actor', '=', `approver:${actor}`), eb('actor', '=', actor)]))
+        : query.where('actor', '=', actor);
+    }
     if (filter.target !== undefined) {
       const colon = filter.target.indexOf(':');
       query = colon === -1

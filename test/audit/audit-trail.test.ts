@@ -73,7 +73,8 @@ for (const backend of registryDialects({ tempDirPrefix: 'flowgate-audit-', schem
         `api_key.created instance-admin success`,
       ];
       assert.deepEqual(rows, expected);
-      const [revoked, , tool, decision, , , published, created, keyCreated] = page.body.records;
+      const [revoked, probed, tool, decision, , , published, created, keyCreated] = page.body.records;
+      assert.deepEqual(probed?.target, { type: 'workflow', id: 'wf_nope' }, 'a refused read names what it probed');
       assert.deepEqual(revoked?.target, { type: 'api_key', id: key.body.id });
       assert.equal(revoked?.status, 204);
       assert.equal(revoked?.credential.kind, 'admin_token');

@@ -131,6 +131,12 @@ describe('people and roles', () => {
     assert.match(mine.credential.id, /^pat_[0-9a-f]{12}$/);
     const refusal = audit.body.records.find((r) => r.action === 'workflow.updated' && r.outcome === 'refused');
     assert.ok(refusal, 'a refused permission is in the audit trail');
+    // the actor filter takes the member's e-mail address, in any case: only their records, refused ones too
+    const byEmail = await fg.admin<{ records: { actor: string; outcome: string }[] }>('GET', '/api/v1/audit?limit=50&actor=VIC%40example.com');
+    assert.equal(byEmail.status, 200);
+    assert.ok(byEmail.body.records.length >= 2, JSON.stringify(byEmail.body));
+    assert.ok(byEmail.body.records.every((r) => r.actor === `member:${ids.viewer}`), JSON.stringify(byEmail.body.records));
+    assert.ok(byEmail.body.records.some((r) => r.outcome === 'refused'));
 
     assert.equal((await fg.admin('DELETE', `/api/v1/members/${ids.viewer}`)).status, 200);
     assert.equal((await as('viewer', 'GET', '/api/v1/workflows')).status, 401);

@@ -226,6 +226,11 @@ describe('run data encryption', () => {
       const setCookie = signedIn.headers.get('set-cookie') ?? '';
       assert.match(setCookie, new RegExp(`^${CODEC_SESSION_COOKIE}=[^;]+; Path=/codec; Max-Age=3600; HttpOnly; SameSite=Strict$`));
       const cookie = setCookie.split(';')[0] ?? '';
+      // the sign-in opens every organization's data: it is in the instance administrator's audit trail
+      const trail = async () => ((await fg.admin<{ records: { action: string; actor: string; outcome: string; credential: { id: string } }[] }>('GET', '/api/v1/audit?action=codec.&limit=10')).body.records);
+      const [signInRecord] = await trail();
+      assert.deepEqual([signInRecord?.action, signInRecord?.actor, signInRecord?.outcome], ['codec.signed_in', 'instance-admin', 'success']);
+      assert.match(signInRecord?.credential.id ?? '', /^adm_[0-9a-f]{12}$/);
 
       const body = { payloads: [await sealed({ via: 'cookie' })] };
       const fromUi = await call('/codec/decode', { headers: { Cookie: cookie, Origin: UI_ORIGIN }, body });
@@ -238,6 +243,9 @@ describe('run data encryption', () => {
       const unauthenticatedFromUi = await call('/codec/decode', { headers: { Origin: UI_ORIGIN }, body });
       assert.equal(unauthenticatedFromUi.status, 401);
       assert.equal(unauthenticatedFromUi.headers.get('access-control-allow-origin'), UI_ORIGIN, 'the UI can read why it was refused');
+      const signedOut = await fg.request('/codec/sign-out', { method: 'POST', headers: { Cookie: cookie } });
+      assert.equal(signedOut.status, 200);
+      assert.equal((await trail())[0]?.action, 'codec.signed_out');
     });
   });
 });

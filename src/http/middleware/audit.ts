@@ -65,6 +65,23 @@ function targetOf(spec: ActionSpec, ctx: GatewayContext, admin: AdminPrincipal, 
   return { type: spec.target.type, id: succeeded && typeof body?.id === 'string' ? body.id : null };
 }
 
+/**
+ * What a refused read was aimed at, from its route's parameters (`/api/v1/runs/:runId` → `run:<id>`,
+ * `/api/v1/workflows/:id` → `workflow:<id>`), so the trail names the run or thing someone probed.
+ */
+export function probedTarget(route: string, params: Record<string, string | undefined> | undefined): { type: string; id: string } | undefined {
+  const segments = route.split('/');
+  for (const [index, segment] of segments.entries()) {
+    if (!segment.startsWith(':')) continue;
+    const name = segment.slice(1);
+    const id = params?.[name];
+    if (!id) continue;
+    const owner = name === 'id' ? (segments[index - 1] ?? '').replace(/s$/, '').replace(/-/g, '_') : name.replace(/Id$/, '').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    return { type: owner || 'resource', id };
+  }
+  return undefined;
+}
+
 /** Runs `next` (the route) and records it as its operation says; the route's error, if any, is rethrown after the record. */
 export async function auditAdminRequest(audit: AuditTrail, ctx: GatewayContext, admin: AdminPrincipal, next: Next): Promise<void> {
   let failure: { error: unknown } | undefined;
@@ -79,7 +96,7 @@ export async function auditAdminRequest(audit: AuditTrail, ctx: GatewayContext, 
   const refusedRead = !spec && ctx.method === 'GET' && (status === 403 || status === 404);
   if (spec || refusedRead) {
     const succeeded = status < 400;
-    const target = spec ? targetOf(spec, ctx, admin, succeeded) : undefined;
+    const target = spec ? targetOf(spec, ctx, admin, succeeded) : probedTarget(route, ctx.params);
     const details: Record<string, unknown> = { method: ctx.method, route, ...(succeeded ? answerDetails(spec, ctx.body) : {}) };
     if (!succeeded && failure?.error instanceof HttpError && failure.error.expose) details.error = failure.error.code;
     await audit.record({ orgId: admin.orgId, action: spec?.action ?? READ_REFUSED, target, status, details }, adminActor(admin), sourceOf(ctx));

@@ -14,10 +14,13 @@ import { koaBody } from 'koa-body';
 import type { Next } from 'koa';
 import { z } from 'zod';
 import { CodecPayloadsSchema, type CodecPayloadJson } from '../../contracts/codec-bodies';
+import { CODEC_SIGN_IN_REFUSED, CODEC_SIGNED_IN, CODEC_SIGNED_OUT } from '../../audit/actions';
+import { credentialFingerprint } from '../../audit/audit-trail';
 import { DataDecryptionError } from '../../crypto/payload-codec';
 import { hashSecret } from '../../crypto/secrets';
 import type { GatewayDeps } from '../deps';
 import { badRequest, forbidden, HttpError, unauthorized } from '../http-error';
+import { sourceOf } from '../middleware/audit';
 import { jsonBody } from '../middleware/json-body';
 import type { GatewayContext, GatewayRouter, GatewayState } from '../state';
 import { parseBody } from '../validate';
@@ -140,6 +143,16 @@ export function codecRoutes(deps: GatewayDeps): GatewayRouter {
     await next();
   }
 
+  /** A codec sign-in, refusal or sign-out in the organization's audit trail (never the token: its fingerprint). */
+  async function recordCodec(ctx: GatewayContext, orgId: string, tokenHash: string, action: string, status: number): Promise<void> {
+    const credentialId = credentialFingerprint('adm_', tokenHash);
+    await deps.audit.record(
+      { orgId, action, target: { type: 'codec_session', id: null }, status, details: { method: ctx.method, route: ctx.path } },
+      { actor: action === CODEC_SIGN_IN_REFUSED ? 'admin' : 'instance-admin', actorName: null, credentialKind: 'admin_token', credentialId },
+      sourceOf(ctx),
+    );
+  }
+
   function namespaceChecked(ctx: GatewayContext): void {
     const namespace = ctx.get('X-Namespace');
     if (namespace !== '' && namespace !== deps.config.temporal.namespace) {
@@ -191,9 +204,12 @@ export function codecRoutes(deps: GatewayDeps): GatewayRouter {
     const token = parsed.success ? parsed.data.token.trim() : '';
     const found = PLAUSIBLE_SECRET.test(token) ? await deps.registry.orgs.findAdminToken(hashSecret(token)) : undefined;
     if (!found?.instanceAdmin) {
+      // An organization's token is recorded in its own trail (a token that is no one's has no organization to go to).
+      if (found) await recordCodec(ctx, found.orgId, hashSecret(token), CODEC_SIGN_IN_REFUSED, 401);
       page(ctx, 401, signInForm(found ? 'That is an organization\'s token: only the instance administrator may decode run data.' : 'That is not the instance administrator token.'));
       return;
     }
+    await recordCodec(ctx, found.orgId, hashSecret(token), CODEC_SIGNED_IN, 200);
     const value = sessions.issue(hashSecret(token), CODEC_SESSION_SECONDS);
     ctx.append('Set-Cookie', `${CODEC_SESSION_COOKIE}=${value}; Path=/codec; Max-Age=${CODEC_SESSION_SECONDS}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`);
     const uis = [...origins];
@@ -203,6 +219,10 @@ in this browser can now decode run data: its codec endpoint is this gateway's <c
 <form method="post" action="sign-out"><button type="submit">Sign out</button></form>`);
   });
   mount(router, OPS.codecSignOut, async (ctx) => {
+    const cookie = ctx.cookies.get(CODEC_SESSION_COOKIE);
+    const tokenHash = cookie ? sessions.verify(cookie) : undefined;
+    const signedIn = tokenHash ? await deps.registry.orgs.findAdminToken(tokenHash) : undefined;
+    if (tokenHash && signedIn) await recordCodec(ctx, signedIn.orgId, tokenHash, CODEC_SIGNED_OUT, 200);
     ctx.append('Set-Cookie', `${CODEC_SESSION_COOKIE}=; Path=/codec; Max-Age=0; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`);
     page(ctx, 200, `<p>Signed out.</p>${signInForm()}`);
   });
