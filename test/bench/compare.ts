@@ -16,7 +16,7 @@
  * process, `tmp` the dev server.
  *
  * Knobs: BENCH_ROUNDS (3), BENCH_SCALE (1: multiplies every call count), BENCH_PAUSED (1000),
- * BENCH_ONLY (one scenario's whole name, or words of the scenario names, comma-separated: run only those), BENCH_WARMUP_SECONDS (3: each side
+ * BENCH_ONLY (one scenario's whole name, or words of the scenario names, comma-separated: run only those; `paused`: only the paused-run memory), BENCH_WARMUP_SECONDS (3: each side
  * of each scenario runs unmeasured that long first), BENCH_CPU_PROF (a directory: the flowgate process writes a
  * --cpu-prof profile there), BENCH_HTTP_CLIENT (raw or undici: the generator's HTTP client, see call()).
  */
@@ -684,9 +684,13 @@ async function parent(): Promise<void> {
       // The same after a full collection of each main heap (worker threads' heaps as they are):
       // RSS read right after 1,000 trigger calls also counts their garbage, which V8 frees when it wants.
       const afterCollected = await collected();
+      const grown = { flowgate: afterCollected.flowgate - beforeCollected.flowgate, raw: afterCollected.raw - beforeCollected.raw };
       console.log(`  ${PAUSED} paused runs, RSS after a full GC: flowgate ${beforeCollected.flowgate.toFixed(0)} -> ${afterCollected.flowgate.toFixed(0)} MiB`
-        + ` (+${(afterCollected.flowgate - beforeCollected.flowgate).toFixed(0)}) | raw worker ${beforeCollected.raw.toFixed(0)} -> ${afterCollected.raw.toFixed(0)} MiB`
-        + ` (+${(afterCollected.raw - beforeCollected.raw).toFixed(0)})`);
+        + ` (+${grown.flowgate.toFixed(0)}) | raw worker ${beforeCollected.raw.toFixed(0)} -> ${afterCollected.raw.toFixed(0)} MiB`
+        + ` (+${grown.raw.toFixed(0)})`);
+      // paused runs per GiB of growth (after the collection), and flowgate's growth against the raw worker's
+      const perGiB = (mib: number): string => (mib > 0 ? (PAUSED / (mib / 1024)).toFixed(0) : 'n/a');
+      console.log(`  paused runs per GiB: flowgate ${perGiB(grown.flowgate)} | raw worker ${perGiB(grown.raw)}; flowgate's growth / raw's: ${(grown.flowgate / grown.raw).toFixed(2)}`);
       await closedLoop(20, Math.ceil(pausedIds.length / 20), async () => {
         const id = pausedIds.pop();
         if (id) await client.workflow.getHandle(id).terminate('benchmark memory step done');
@@ -694,10 +698,10 @@ async function parent(): Promise<void> {
     }
 
     // BENCH_ONLY: one scenario's whole name (names hold commas), or words (comma-separated) of the
-    // scenario names: a scenario naming any of them runs
+    // scenario names: a scenario naming any of them runs; `paused` runs the paused-run memory alone
     const onlyValue = (process.env.BENCH_ONLY ?? '').trim();
     const only = scenarios.some((scenario) => scenario.name === onlyValue) ? [onlyValue] : onlyValue.split(',').map((word) => word.trim()).filter(Boolean);
-    const results: Result[] = scenarios.filter((scenario) => only.length === 0 || only.some((word) => scenario.name.includes(word))).map((scenario) => ({ scenario, flowgate: [], raw: [] }));
+    const results: Result[] = onlyValue === 'paused' ? [] : scenarios.filter((scenario) => only.length === 0 || only.some((word) => scenario.name.includes(word))).map((scenario) => ({ scenario, flowgate: [], raw: [] }));
     // Warm-up (BENCH_WARMUP_SECONDS per side and scenario): JIT, bundles, connections, caches on
     // both sides; a few dozen calls leave the first rounds measuring V8's optimizer.
     for (const { scenario } of results) {
