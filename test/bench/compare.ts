@@ -45,6 +45,7 @@ import { startEmbeddedTemporal } from '../../temporal/embedded';
 import { freeTemporalPort } from '../../temporal/ports';
 import { allPorts, internalPorts } from '../../temporal/server-config';
 import { ensureTemporalServer } from '../../temporal/server-binaries';
+import { requestHeapSnapshots } from './heap-request';
 import { RawHttpClient } from './raw-http';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -666,6 +667,13 @@ async function parent(): Promise<void> {
       const collected = async (): Promise<{ flowgate: number; raw: number }> => ({
         flowgate: await collectedRssMiB(fg.child, fg.pid), raw: await collectedRssMiB(raw.child, raw.pid),
       });
+      // BENCH_HEAP_DIR (the children load heap-hook.ts through NODE_OPTIONS): heap snapshots of both
+      // before the runs and after them; writing one moves RSS, so read the figures of another run
+      const heapDir = process.env.BENCH_HEAP_DIR;
+      const snapshots = async (): Promise<void> => {
+        if (heapDir) for (const pid of [fg.pid, raw.pid]) await requestHeapSnapshots(pid, heapDir);
+      };
+      await snapshots();
       const before = { flowgate: rssMiB(fg.pid), raw: rssMiB(raw.pid) };
       const beforeCollected = await collected();
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
@@ -691,6 +699,7 @@ async function parent(): Promise<void> {
       // paused runs per GiB of growth (after the collection), and flowgate's growth against the raw worker's
       const perGiB = (mib: number): string => (mib > 0 ? (PAUSED / (mib / 1024)).toFixed(0) : 'n/a');
       console.log(`  paused runs per GiB: flowgate ${perGiB(grown.flowgate)} | raw worker ${perGiB(grown.raw)}; flowgate's growth / raw's: ${(grown.flowgate / grown.raw).toFixed(2)}`);
+      await snapshots();
       await closedLoop(20, Math.ceil(pausedIds.length / 20), async () => {
         const id = pausedIds.pop();
         if (id) await client.workflow.getHandle(id).terminate('benchmark memory step done');

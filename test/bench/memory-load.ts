@@ -14,7 +14,7 @@
  * taken at the end of the load and after the settle), and any FLOWGATE_* variable, passed on
  * to flowgate (FLOWGATE_WORKER_MEMORY_MB, FLOWGATE_WORKER_CACHED_WORKFLOWS, …).
  */
-import { existsSync, mkdtempSync, readdirSync as readdir, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +27,7 @@ import { ensureTemporalServer } from '../../temporal/server-binaries';
 import { startFakeLlm, type ChatRequest, type FakeReply } from '../support/fake-llm';
 import { listenOnLoopback } from '../support/loopback';
 import { freshPostgresSchema, replicaSecrets, startReplica, type Replica } from '../support/replicas';
+import { requestHeapSnapshots } from './heap-request';
 import { definitions, oneRequest, waitingCount, type Target, type WorkflowName } from './memory-mix';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100_000);
@@ -112,10 +113,7 @@ async function main(): Promise<void> {
     };
     const snapshot = async (label: string): Promise<void> => {
       if (!HEAP_DIR || pids.worker === undefined) return;
-      const before = new Set(existsSync(HEAP_DIR) ? readdir(HEAP_DIR) : []);
-      process.kill(pids.worker, 'SIGUSR2');
-      const deadline = Date.now() + 600_000;
-      while (Date.now() < deadline && !readdir(HEAP_DIR).some((f) => f.endsWith('.done') && !before.has(f))) await new Promise((resolve) => setTimeout(resolve, 1000));
+      await requestHeapSnapshots(pids.worker, HEAP_DIR);
       console.log(`  heap snapshots of the worker (${label}) in ${HEAP_DIR}`);
     };
 
