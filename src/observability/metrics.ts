@@ -28,8 +28,13 @@ export class FlowgateMetrics {
   private readonly agentTokens: Counter<'org' | 'agent' | 'model' | 'kind'>;
   private readonly agentCost: Counter<'org' | 'agent' | 'model'>;
   private readonly auditRecords: Counter<'result'>;
-  /** `runId/stepIndex` of the approval steps waiting in runs this process's worker hosts */
-  private readonly waitingApprovals = new Set<string>();
+  /**
+   * The step indexes of the approval steps waiting in runs this process's worker hosts, by run ID:
+   * a run's end drops its entry at once (a scan of every waiting approval at each run's end cost
+   * O(waiting) per run, with thousands of approvals waiting)
+   */
+  private readonly waitingApprovals = new Map<string, Set<number>>();
+  private waitingCount = 0;
 
   constructor() {
     const registers = [this.registry];
@@ -77,12 +82,12 @@ export class FlowgateMetrics {
       name: 'flowgate_audit_records_total', help: 'Audit records: written to the registry, or failed (then logged at error level instead)',
       labelNames: ['result'], registers,
     });
-    const waiting = this.waitingApprovals;
+    const waiting = (): number => this.waitingCount;
     new Gauge({
       name: 'flowgate_approvals_pending', help: 'Approval steps waiting for a decision that started waiting on this process\'s worker',
       registers,
       collect() {
-        this.set(waiting.size);
+        this.set(waiting());
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'flowgate_' });
@@ -124,6 +129,7 @@ export class FlowgateMetrics {
   /** A stopped worker hosts no runs: its waiting approvals are someone else's to count. */
   workerStopped(): void {
     this.waitingApprovals.clear();
+    this.waitingCount = 0;
   }
 
   /** The worker's side: the sink the workflow code reports to. */
@@ -134,7 +140,8 @@ export class FlowgateMetrics {
         runEnded: {
           fn: (info, workflow, status) => {
             this.runsEnded.inc({ workflow, status });
-            for (const key of this.waitingApprovals) if (key.startsWith(`${info.workflowId}/`)) this.waitingApprovals.delete(key);
+            this.waitingCount -= this.waitingApprovals.get(info.workflowId)?.size ?? 0;
+            this.waitingApprovals.delete(info.workflowId);
           },
           callDuringReplay: false,
         },
@@ -142,9 +149,14 @@ export class FlowgateMetrics {
         // waiting would be left counted. So a waiting approval is counted by the worker that saw it start.
         approvalWaiting: {
           fn: (_info, runId, stepIndex, waiting) => {
-            const key = `${runId}/${stepIndex}`;
-            if (waiting) this.waitingApprovals.add(key);
-            else this.waitingApprovals.delete(key);
+            const steps = this.waitingApprovals.get(runId) ?? new Set<number>();
+            const had = steps.has(stepIndex);
+            if (waiting && !had) steps.add(stepIndex);
+            else if (!waiting && had) steps.delete(stepIndex);
+            else return;
+            this.waitingCount += waiting ? 1 : -1;
+            if (steps.size === 0) this.waitingApprovals.delete(runId);
+            else this.waitingApprovals.set(runId, steps);
           },
           callDuringReplay: false,
         },
