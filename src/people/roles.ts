@@ -5,12 +5,13 @@
  * permission. An admin token is the admin role. A route that names none needs `read` to read and
  * `org.manage` (the admin role) to change something: a new route is closed until it says otherwise.
  */
+import { isOneOf, keysOf } from '../common/narrow';
 
 export const ROLES = ['admin', 'editor', 'operator', 'approver', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
 export function isRole(value: unknown): value is Role {
-  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+  return isOneOf(ROLES, value);
 }
 
 /** Permission → the roles that hold it. */
@@ -37,10 +38,10 @@ export const PERMISSIONS = Object.freeze({
 export type Permission = keyof typeof PERMISSIONS;
 
 export function roleHas(role: Role, permission: Permission): boolean {
-  return (PERMISSIONS[permission] as readonly Role[]).includes(role);
+  return isOneOf(PERMISSIONS[permission], role);
 }
 
 /** The permissions a role holds, in the table's order. */
 export function permissionsOf(role: Role): Permission[] {
-  return (Object.keys(PERMISSIONS) as Permission[]).filter((p) => roleHas(role, p));
+  return keysOf(PERMISSIONS).filter((p) => roleHas(role, p));
 }

@@ -11,6 +11,7 @@ import type { ActivityStep, Step } from '../../src/common/definition';
 import { durationMs } from '../../src/common/duration';
 import { truthy } from '../../src/common/expressions';
 import { isInputsReference } from '../../src/common/inputs-reference';
+import { fieldOf } from '../../src/common/narrow';
 import { buildContext, interpolateDeep } from '../../src/common/interpolate';
 import { previousSteps, type RecordStepRequest, type RunStepRequest, type StepOutcome, type StepScope, type StepState, type StepWaitingOn, type VisibleStep } from '../../src/common/run-types';
 import { isActivityStep, isWorkflowStep } from '../../src/common/step-kinds';
@@ -245,7 +246,7 @@ async function executeWorkflowStep(rt: Runtime, step: Step, address: string, sco
       draft = await agentStep(step, input, place.stepPath ?? place.stepIndex, render, stepLabel(address, step));
       break;
     default:
-      throw new Error(`unknown step type ${(step as Step).type}`);
+      throw new Error(`unknown step type ${String(fieldOf(step, 'type'))}`);
   }
   return recordStep({ ...place, ...draft, duration: Date.now() - started });
 }

@@ -52,14 +52,19 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A response's id as JSON-RPC allows it (a string, a number or null); anything else is no id of ours. */
+function idOf(id: unknown): JsonRpcAnswer['id'] {
+  return typeof id === 'string' || typeof id === 'number' || id === null ? id : undefined;
+}
+
 /** A JSON-RPC response object (result or error), or undefined. */
 function asAnswer(value: unknown): JsonRpcAnswer | undefined {
   if (!isRecord(value) || 'method' in value) return undefined;
   const error = value.error;
   if (isRecord(error) && typeof error.code === 'number') {
-    return { id: value.id as JsonRpcAnswer['id'], error: { code: error.code, message: typeof error.message === 'string' ? error.message : '', data: error.data } };
+    return { id: idOf(value.id), error: { code: error.code, message: typeof error.message === 'string' ? error.message : '', data: error.data } };
   }
-  if (isRecord(value.result)) return { id: value.id as JsonRpcAnswer['id'], result: value.result };
+  if (isRecord(value.result)) return { id: idOf(value.id), result: value.result };
   return undefined;
 }
 
