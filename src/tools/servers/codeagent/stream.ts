@@ -21,7 +21,7 @@ import { httpStream, OutboundTimeoutError, type StreamedResponse } from '../../.
 import { isOneOf } from '../../../common/narrow';
 import { ToolCallError, type ToolProgress } from '../../server';
 import type { CodeAgentClient } from './client';
-import { SseParser, type SseEvent } from './sse';
+import { SseParser, type SseEvent } from '../../../net/sse';
 
 const CONNECT_TIMEOUT_MS = 15_000;
 const MAX_RECONNECTS = 3;
