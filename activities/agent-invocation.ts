@@ -20,6 +20,7 @@ import type { ModelError} from '../src/llm/chat-model';
 import { completeChat, modelToolName, toModelError, type ChatMessage, type ModelTool, type ToolCall } from '../src/llm/chat-model';
 import type { Registry, UsageCall } from '../src/registry';
 import { monthlyBudgetReached, monthOf, usdToNano, type CallUsage, type UsageBudget } from '../src/common/agent-usage';
+import { ownJson } from '../src/common/narrow';
 import { costOf, type PriceTable } from '../src/llm/prices';
 import type { ToolEntry, ToolServer } from '../src/tools/server';
 
@@ -51,7 +52,7 @@ interface InvocationSetup {
 // Blobs under the invocation are written only by these activities.
 async function readJson<T>(blobs: BlobStore, key: string): Promise<T | undefined> {
   const data = await blobs.read(key);
-  return data === undefined ? undefined : JSON.parse(data.toString('utf8')) as T;
+  return data === undefined ? undefined : ownJson<T>(data.toString('utf8'));
 }
 
 function systemPrompt(agent: AgentRecord): string {

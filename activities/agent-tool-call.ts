@@ -6,6 +6,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { invocationKey, type ToolCallRequest, type ToolCallResult } from '../src/common/agent-invocation';
+import { isRecord } from '../src/common/narrow';
 import type { BlobStore } from '../src/blobs/blob-store';
 import type { Registry } from '../src/registry';
 import type { ToolCaller } from '../src/tools/caller';
@@ -49,13 +50,13 @@ export function createCallAgentTool(deps: AgentToolDeps) {
     } catch {
       return settle(false, { error: 'the arguments are not JSON' }, `${shown}: arguments are not JSON`);
     }
-    if (args === null || typeof args !== 'object' || Array.isArray(args)) return settle(false, { error: 'the arguments must be a JSON object' }, `${shown}: arguments are not an object`);
+    if (!isRecord(args)) return settle(false, { error: 'the arguments must be a JSON object' }, `${shown}: arguments are not an object`);
     if (!deps.tools) return settle(false, { error: 'this worker has no tool dispatcher' }, `${shown}: no dispatcher`);
     const started = Date.now();
     // Heartbeats let Temporal notice a dead worker within the heartbeat timeout, not the call's whole limit.
     const heartbeat = setInterval(() => Context.current().heartbeat(), 2000);
     try {
-      const result = await deps.tools.call(request.orgId, binding.server, binding.tool, args as Record<string, unknown>, {
+      const result = await deps.tools.call(request.orgId, binding.server, binding.tool, args, {
         idempotencyKey: `${request.invocationId}:${request.turn}:${request.index}`,
         forwardHeaders: request.forwardHeaders,
         signal: Context.current().cancellationSignal,

@@ -8,6 +8,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { messageOf } from '../src/common/narrow';
 import { CALLBACK_REFUSED, type CallbackRequest } from '../src/common/run-types';
 import { httpStream, OutboundRefusedError } from '../src/net/http-client';
 import type { WebhookSecrets } from '../src/runs/webhook-secrets';
@@ -97,7 +98,7 @@ export function createPostCallback(deps: CallbackDependencies) {
       answer.body.destroy();
     } catch (err) {
       if (err instanceof OutboundRefusedError) return fail(`the callback URL is refused: ${err.message}`, true);
-      return fail(`the callback could not be sent: ${(err as Error).message}`);
+      return fail(`the callback could not be sent: ${messageOf(err)}`);
     }
     if (status === 410) return fail('the receiver answered 410 Gone: no more attempts', true);
     if (status < 200 || status > 299) return fail(`the receiver answered ${status}`);

@@ -13,6 +13,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import {
   CODEAGENT_SERVER, CodeAgentTaskFailureType, TERMINAL_CODEAGENT_RUN_STATUSES, type CodeAgentTaskInput,
 } from '../src/common/codeagent-task';
+import { fieldOf, isOneOf } from '../src/common/narrow';
 import type { ToolCaller } from '../src/tools/caller';
 import { ToolCallError } from '../src/tools/errors';
 import type { ToolResult } from '../src/tools/server';
@@ -65,7 +66,7 @@ export function createCodeAgentTaskActivities(deps: CodeAgentTaskDeps) {
       ctx.heartbeat();
       if (result && !result.isError) {
         const status = result.value.status;
-        if (typeof status === 'string' && (TERMINAL_CODEAGENT_RUN_STATUSES as readonly string[]).includes(status)) return result.value;
+        if (typeof status === 'string' && isOneOf(TERMINAL_CODEAGENT_RUN_STATUSES, status)) return result.value;
       }
       if (result?.isError) {
         const { status, retryAfter } = backendStatus(result);
@@ -113,12 +114,13 @@ function fitStreamAnswer(value: Record<string, unknown>, from: string | undefine
   let size = 0;
   let lastKeptId: string | undefined;
   let lastKeptIndex = -1;
-  for (const event of value.events as { id?: unknown }[]) {
+  for (const event of value.events) {
     size += JSON.stringify(event).length;
     if (size > MAX_STREAM_ANSWER_CHARS) break;
     kept.push(event);
-    if (typeof event.id === 'string') {
-      lastKeptId = event.id;
+    const id = fieldOf(event, 'id');
+    if (typeof id === 'string') {
+      lastKeptId = id;
       lastKeptIndex = kept.length - 1;
     }
   }

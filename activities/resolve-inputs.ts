@@ -6,6 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { BlobStore } from '../src/blobs/blob-store';
 import { INPUTS_REF_FIELD, inputsBlobPrefix, isInputsReference } from '../src/common/inputs-reference';
+import { ownJson } from '../src/common/narrow';
 import type { RunInput } from '../src/common/run-types';
 
 export async function resolveInputs(blobs: BlobStore, run: Pick<RunInput, 'orgId' | 'inputs'>): Promise<RunInput['inputs']> {
@@ -16,5 +17,6 @@ export async function resolveInputs(blobs: BlobStore, run: Pick<RunInput, 'orgId
   }
   const data = await blobs.read(key);
   if (!data) throw ApplicationFailure.nonRetryable(`the run's inputs (${key}) are missing from the blob store`, 'INPUTS_UNAVAILABLE');
-  return JSON.parse(data.toString('utf8')) as RunInput['inputs'];
+  // written by the gateway when it started the run
+  return ownJson<RunInput['inputs']>(data.toString('utf8'));
 }

@@ -137,7 +137,8 @@ function retryIfAllowed(request: RunStepRequest, execution: StepExecution): void
 function partValue(text: string, resultType: ResultType): unknown {
   if (resultType !== 'json') return text;
   try {
-    return JSON.parse(text) as unknown;
+    const value: unknown = JSON.parse(text);
+    return value;
   } catch {
     return text;
   }

@@ -10,6 +10,7 @@
  */
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { fieldOf } from '../src/common/narrow';
 import type { CallbackRequest, CallbackStatus } from '../src/common/run-types';
 import { useEngine } from './run/features';
 import { summary } from './run/ui-metadata';
@@ -29,7 +30,7 @@ export async function deliverRunCallback(request: CallbackRequest): Promise<Call
     return { state: 'DELIVERED', attempts: attempt };
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : err;
-    const attempt = cause instanceof ApplicationFailure ? (cause.details?.[0] as { attempt?: number } | undefined)?.attempt : undefined;
-    return { state: 'FAILED', attempts: attempt ?? CALLBACK_MAX_ATTEMPTS, lastError: (cause as Error | undefined)?.message ?? String(err) };
+    const attempt = cause instanceof ApplicationFailure ? fieldOf(cause.details?.[0], 'attempt') : undefined;
+    return { state: 'FAILED', attempts: typeof attempt === 'number' ? attempt : CALLBACK_MAX_ATTEMPTS, lastError: cause instanceof Error ? cause.message : String(err) };
   }
 }

@@ -17,6 +17,7 @@
  */
 import { continueAsNew, getExternalWorkflowHandle, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { messageOf } from '../src/common/narrow';
 import type { ResultPart, RunState } from '../src/common/run-types';
 import { partOf } from './interpreter/composite';
 import type { ChunkFailure, ForEachChunkInput, ForEachChunkResult } from '../src/common/for-each-chunk';
@@ -63,7 +64,7 @@ export async function runForEachChunk(c: ForEachChunkInput): Promise<ForEachChun
     reported = done;
     reportedAt = Date.now();
     parent.signal(forEachProgressSignal, { address, chunk: c.chunk, done }).catch((err: unknown) => {
-      log.warn('forEach progress signal not delivered', { reason: (err as Error).message });
+      log.warn('forEach progress signal not delivered', { reason: messageOf(err) });
     });
   };
 

@@ -31,6 +31,7 @@ import { approvalSignal, decideUpdate, recordedDecisionSignal, stateQuery } from
 import {
   DECISION_OUTCOMES_KEPT, decisionsOf, FailureType, type DecisionOutcome, type DecisionRequest, type RunInput, type RunState, type RunSummary,
 } from '../src/common/run-types';
+import { messageOf } from '../src/common/narrow';
 import { runList } from './interpreter/run-list';
 import type { Runtime } from './interpreter/runtime';
 import { asStartedRun } from './run/scheduled-run';
@@ -74,7 +75,7 @@ async function runSteps(input: RunInput, state: RunState): Promise<RunSummary> {
       approvals.validate(request, 'signal');
       approvals.record(request, 'signal');
     } catch (err) {
-      log.warn('approval signal ignored', { reason: (err as Error).message });
+      log.warn('approval signal ignored', { reason: messageOf(err) });
     }
   });
   setHandler(recordedDecisionSignal, (request) => {

@@ -6,6 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { AgentFailureType } from '../common/agent-invocation';
 import { monthlyBudgetReached, monthOf, usageView, type UsageView } from '../common/agent-usage';
+import { isOneOf } from '../common/narrow';
 import type { Registry } from '../registry';
 
 /** Why an invocation refused at start is refused: the organization's monthly budget is used up. */
@@ -28,7 +29,7 @@ export function secondsToNextMonth(now = new Date()): number {
 /** The reason code of a failed invocation the caller may act on (BUDGET_EXHAUSTED, TURN_LIMIT, …). */
 export function failureReason(cause: unknown): string | undefined {
   if (!(cause instanceof ApplicationFailure) || !cause.type) return undefined;
-  return (Object.values(AgentFailureType) as string[]).includes(cause.type) ? cause.type : undefined;
+  return isOneOf(Object.values(AgentFailureType), cause.type) ? cause.type : undefined;
 }
 
 export async function invocationUsage(registry: Registry, orgId: string, invocationId: string): Promise<UsageView> {

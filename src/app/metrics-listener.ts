@@ -3,8 +3,8 @@
  * only Prometheus reaches). A worker-only process has no gateway: this is where its metrics are.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { FlowgateMetrics } from '../observability/metrics';
+import { listeningPort } from '../net/inbound-limits';
 
 export interface MetricsListener {
   url: string;
@@ -33,7 +33,7 @@ export async function serveMetrics(metrics: FlowgateMetrics, host: string, port:
     server.listen(port, host, () => resolve());
   });
   return {
-    url: hostUrl(host, (server.address() as AddressInfo).port),
+    url: hostUrl(host, listeningPort(server)),
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();

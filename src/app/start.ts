@@ -4,7 +4,6 @@
  * reverse order.
  */
 import { promises as fs } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
@@ -30,7 +29,7 @@ import { openRegistry, type Registry } from '../registry';
 import { ScheduleReconciler } from '../schedules/reconciler';
 import type { ScheduleService } from '../schedules/schedule-service';
 import type { AuditTrail } from '../audit/audit-trail';
-import { createInboundServer } from '../net/inbound-limits';
+import { createInboundServer, listeningPort } from '../net/inbound-limits';
 import { FlowgateMetrics } from '../observability/metrics';
 import { startTracing, type Tracing } from '../observability/tracing';
 import type { ServerKind, ServerSource, ToolDispatcher } from '../tools';
@@ -223,7 +222,8 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       cleanups.push(() => listener.close());
       metricsUrl = listener.url;
     }
-    const base = { tools, schedules, audit, metrics, metricsUrl, temporalAddress: address, temporalUiUrl: embeddedTemporal?.uiUrl, ...(embeddedTemporal ? { embeddedTemporal } : {}), codec, dataConverter, ...(embeddedTemporal?.uiUrl && codecEndpoint ? { codecEndpoint } : {}), newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, workerFault: () => workerFault, stop: stopAll, routes: [] as RouteInfo[] };
+    const noRoutes: RouteInfo[] = [];
+    const base = { tools, schedules, audit, metrics, metricsUrl, temporalAddress: address, temporalUiUrl: embeddedTemporal?.uiUrl, ...(embeddedTemporal ? { embeddedTemporal } : {}), codec, dataConverter, ...(embeddedTemporal?.uiUrl && codecEndpoint ? { codecEndpoint } : {}), newAdminToken, adminTokenFile, registry, client, startWorker, stopWorker, workerFault: () => workerFault, stop: stopAll, routes: noRoutes };
     if (config.role === 'worker') return base;
 
     // Slow clients are cut at the bounds (src/net/inbound-limits.ts). requestTimeout bounds
@@ -240,7 +240,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       server.close(() => resolve());
       server.closeAllConnections();
     }));
-    const { port } = server.address() as AddressInfo;
+    const port = listeningPort(server);
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     const publicUrl = config.publicUrl ?? url;
     const { perMinute, burst, shared } = config.rateLimit;

@@ -9,6 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import busboy from 'busboy';
 import type { BlobStore } from '../blobs/blob-store';
+import { messageOf, toError } from '../common/narrow';
 import { cleanContentType, keySegment, refusedByContent, refusedByName, sanitizeFilename, SNIFF_BYTES } from './file-policy';
 import type { TriggerLimits } from './limits';
 import { AttachmentRefusal } from './refusal';
@@ -122,7 +123,7 @@ export function receiveMultipart(req: IncomingMessage, options: ReceiveOptions):
       });
     } catch (err) {
       discardRequest(req);
-      reject(new AttachmentRefusal(400, 'invalid_multipart', `the multipart body cannot be read: ${(err as Error).message}`));
+      reject(new AttachmentRefusal(400, 'invalid_multipart', `the multipart body cannot be read: ${messageOf(err)}`));
       return;
     }
 
@@ -153,7 +154,7 @@ export function receiveMultipart(req: IncomingMessage, options: ReceiveOptions):
       discardRequest(req);
       parser.removeAllListeners();
       parser.on('error', () => undefined);
-      for (const inspector of active) inspector.destroy(err as Error);
+      for (const inspector of active) inspector.destroy(toError(err));
       void finish();
     };
     const claimSlot = (): AttachmentRefusal | undefined => (++fileCount > limits.files ? refusals.tooManyFiles(limits) : undefined);

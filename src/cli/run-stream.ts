@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { fieldOf } from '../common/narrow';
 import { StatusBodySchema } from '../contracts/http-bodies';
+import { SseParser } from '../net/sse';
 import type { CliContext } from './context';
 import { CliError, EXIT } from './errors';
 import { note, Progress } from './output';
@@ -44,31 +45,18 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** One Server-Sent Event as the status stream sends it. */
 export interface StreamEvent { id?: string; event: string; data: string }
 
-/** Splits a text/event-stream body into events (comments and `retry:` lines are dropped). */
+/**
+ * Splits a text/event-stream body into events (src/net/sse.ts; comments and `retry:` lines are
+ * dropped, `id` is the event's own). An event cut off by the stream's end is dropped: the stream
+ * is reopened after the last one with an id.
+ */
 export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
   const decoder = new TextDecoder();
-  let buffer = '';
-  let current: { id?: string; event?: string; data: string[] } = { data: [] };
+  const parser = new SseParser();
   for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let newline: number;
-    while ((newline = buffer.search(/\r?\n/)) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + (buffer[newline] === '\r' ? 2 : 1));
-      if (line === '') {
-        if (current.data.length > 0 || current.event) yield { ...(current.id === undefined ? {} : { id: current.id }), event: current.event ?? 'message', data: current.data.join('\n') };
-        current = { data: [] };
-        continue;
-      }
-      if (line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon < 0 ? line : line.slice(0, colon);
-      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-      if (field === 'id') current.id = value;
-      else if (field === 'event') current.event = value;
-      else if (field === 'data') current.data.push(value);
-    }
+    for (const { id, event, data } of parser.push(decoder.decode(chunk, { stream: true }))) yield { ...(id === undefined ? {} : { id }), event, data };
   }
+  parser.end();
 }
 
 /** Reconnects after a stream was cut: at most this many in a row without an event in between. */

@@ -23,6 +23,11 @@ export interface ModelUsage extends CallUsage {
   calls: number;
 }
 
+/** A model's totals as an invocation's failure carries them (written by the invocation from ModelUsage values). */
+export function isModelUsage(value: unknown): value is ModelUsage {
+  return typeof value === 'object' && value !== null && 'model' in value && typeof value.model === 'string' && 'calls' in value && typeof value.calls === 'number';
+}
+
 /** Tokens and cost of an organization in one calendar month (UTC), as the registry keeps them. */
 export interface MonthTotals {
   tokens: number;

@@ -45,3 +45,18 @@ export function ownField(value: object, key: string): unknown {
 export function ownJson<T>(text: string): T {
   return JSON.parse(text) as T;
 }
+
+/** Whether `value` is one of `list`'s members (a `readonly` tuple of literals): narrows it to their union. */
+export function isOneOf<T>(list: readonly T[], value: unknown): value is T {
+  return list.some((member) => member === value);
+}
+
+/** The keys of a record typed as its own keys (Object.keys says `string[]` because objects may hold more). */
+export function keysOf<K extends string>(record: Readonly<Record<K, unknown>>): K[] {
+  return Object.keys(record).filter((key): key is K => Object.hasOwn(record, key));
+}
+
+/** A thrown value as an Error (one that is not is wrapped, its text as the message). */
+export function toError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}

@@ -21,7 +21,8 @@ export function pathText(path: JsonPath): string {
 /** The JSON text parsed, or the syntax error with the line it is on. */
 export function parseJsonText(text: string): { ok: true; value: unknown } | { ok: false; message: string; line: number } {
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    const value: unknown = JSON.parse(text);
+    return { ok: true, value };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     // (some messages name no position: then the text's own first error is found)
@@ -117,7 +118,8 @@ export function locatePaths(text: string): Map<string, number> {
     i++;
     while (i < text.length && text.charAt(i) !== '"') i += text.charAt(i) === '\\' ? 2 : 1;
     i++;
-    return JSON.parse(text.slice(start, i)) as string;
+    const parsed: unknown = JSON.parse(text.slice(start, i));
+    return String(parsed);
   };
   const value = (path: (string | number)[], at: number): void => {
     space();

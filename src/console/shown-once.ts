@@ -4,6 +4,7 @@
  * to the session), so any gateway replica can show it; the page clears the cookie, and the registry
  * keeps only the key's hash. Never in a URL; gone after five minutes even if the page never loaded.
  */
+import { fieldOf } from '../common/narrow';
 import type { ConnectionCipher } from '../crypto/connection-cipher';
 
 /** How long the sealed secret is good for. */
@@ -21,8 +22,10 @@ export class ShownOnce {
   open(sessionIdHash: string, sealed: string | undefined): string | undefined {
     if (!sealed || sealed.length > 4096) return undefined;
     try {
-      const held = JSON.parse(this.cipher.open(sealed, binding(sessionIdHash))) as { value?: unknown; until?: unknown };
-      return typeof held.value === 'string' && typeof held.until === 'number' && held.until > this.now() ? held.value : undefined;
+      const held: unknown = JSON.parse(this.cipher.open(sealed, binding(sessionIdHash)));
+      const value = fieldOf(held, 'value');
+      const until = fieldOf(held, 'until');
+      return typeof value === 'string' && typeof until === 'number' && until > this.now() ? value : undefined;
     } catch {
       return undefined;
     }

@@ -4,9 +4,11 @@
  * here, below the stores, so that they never import the people service; what each role may do is
  * src/people/roles.ts.
  */
+import { isOneOf } from '../common/narrow';
+
 export const ROLES = ['admin', 'editor', 'operator', 'approver', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
 export function isRole(value: unknown): value is Role {
-  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+  return isOneOf(ROLES, value);
 }

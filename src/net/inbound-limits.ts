@@ -7,7 +7,7 @@
  * closed before any byte of it is parsed. Node's requestTimeout stays the bound on a whole request.
  */
 import http from 'node:http';
-import type { Socket } from 'node:net';
+import type { Server, Socket } from 'node:net';
 import type { Logger } from '../observability/logger';
 
 export interface InboundLimits {
@@ -149,4 +149,11 @@ function throttledWarning(log: Logger, everyMs = 60_000): ThrottledWarning {
     last.set(kind, { at: now, suppressed: 0 });
     log.warn(message, { ...fields, ...(seen?.suppressed ? { moreSinceLastLine: seen.suppressed } : {}) });
   };
+}
+
+/** The port a listening server is bound to (a TCP listener's address is an object; a pipe's is a string). */
+export function listeningPort(server: Server): number {
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error(`the server does not listen on a TCP port (${String(address)})`);
+  return address.port;
 }

@@ -15,6 +15,7 @@
  * expired ones at once too, so registration reopens with retention off.
  */
 import { LruCache } from '../cache/lru-cache';
+import { isRecord, messageOf } from '../common/narrow';
 import { randomToken } from '../crypto/secrets';
 import { httpRequest } from '../net/http-client';
 import type { ClientExpiry, Registry } from '../registry';
@@ -164,8 +165,8 @@ export class OAuthClients {
     } catch (error) {
       throw new OAuthError('invalid_client', `the client ID metadata document at ${clientId} could not be read: ${error instanceof Error ? error.message : String(error)}`);
     }
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new OAuthError('invalid_client', `the client ID metadata document at ${clientId} is not a JSON object`);
-    const doc = raw as Record<string, unknown>;
+    if (!isRecord(raw)) throw new OAuthError('invalid_client', `the client ID metadata document at ${clientId} is not a JSON object`);
+    const doc = raw;
     if (doc.client_id !== clientId) throw new OAuthError('invalid_client', `the client ID metadata document at ${clientId} names another client_id`);
     if (doc.token_endpoint_auth_method !== undefined && doc.token_endpoint_auth_method !== 'none') {
       throw new OAuthError('invalid_client', 'a client ID metadata document client authenticates with PKCE only: token_endpoint_auth_method must be none');
@@ -174,7 +175,7 @@ export class OAuthClients {
     try {
       redirectUris = redirectUrisOf(doc.redirect_uris);
     } catch (error) {
-      throw new OAuthError('invalid_client', `the client ID metadata document at ${clientId}: ${(error as Error).message}`);
+      throw new OAuthError('invalid_client', `the client ID metadata document at ${clientId}: ${messageOf(error)}`);
     }
     const clientName = optionalName(doc.client_name);
     return { clientId, redirectUris, kind: 'metadata-document', ...(clientName ? { clientName } : {}) };
@@ -217,8 +218,8 @@ export class OAuthClients {
 
   /** Dynamic client registration (RFC 7591): a public client (PKCE, no secret), whatever authentication it asked for. */
   async register(metadata: unknown): Promise<Record<string, unknown>> {
-    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object of client metadata');
-    const doc = metadata as Record<string, unknown>;
+    if (!isRecord(metadata)) throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object of client metadata');
+    const doc = metadata;
     const redirectUris = redirectUrisOf(doc.redirect_uris);
     const grantTypes = doc.grant_types ?? ['authorization_code', 'refresh_token'];
     if (!Array.isArray(grantTypes) || grantTypes.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {

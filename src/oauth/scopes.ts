@@ -6,6 +6,7 @@
  * `tools:read` alone is refused anything more with 403 `insufficient_scope`, naming the scope
  * that would do (RFC 6750 §3.1; MCP's step-up authorization).
  */
+import { fieldOf, isOneOf } from '../common/narrow';
 import { mcpPermission } from '../people/tool-permissions';
 
 export const OAUTH_SCOPES = ['tools:read', 'tools:call'] as const;
@@ -20,7 +21,7 @@ export const FULL_SCOPE: OAuthScope = 'tools:call';
  */
 export function parseScope(scope: string | undefined | null): { ok: true; scope: string | null } | { ok: false; unknown: string[] } {
   const asked = (scope ?? '').split(' ').filter((s) => s !== '');
-  const unknown = asked.filter((s) => !(OAUTH_SCOPES as readonly string[]).includes(s));
+  const unknown = asked.filter((s) => !isOneOf(OAUTH_SCOPES, s));
   if (unknown.length > 0) return { ok: false, unknown: [...new Set(unknown)] };
   const known = OAUTH_SCOPES.filter((s) => asked.includes(s));
   return { ok: true, scope: known.length === 0 ? null : known.join(' ') };
@@ -39,7 +40,9 @@ export function beyondScope(scope: string | null | undefined, raw: unknown, serv
   if (scope === null || scope === undefined) return undefined;
   for (const message of Array.isArray(raw) ? raw : [raw]) {
     if (typeof message !== 'object' || message === null) continue;
-    const { id, method, params } = message as { id?: unknown; method?: unknown; params?: unknown };
+    const id = fieldOf(message, 'id');
+    const method = fieldOf(message, 'method');
+    const params = fieldOf(message, 'params');
     // a client's response (an elicitation's answer) decides an approval: tasks/update's permission
     const asked = typeof method === 'string' ? method : 'tasks/update';
     if (!scopeAllows(scope, asked, server, params)) return { id: typeof id === 'string' || typeof id === 'number' ? id : null, method: asked };

@@ -7,6 +7,7 @@
  * showing.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { ownJson } from '../common/narrow';
 import { hmac, safeEqual } from '../crypto/secrets';
 
 const IV_BYTES = 12;
@@ -74,7 +75,8 @@ export class Tickets {
       const decipher = createDecipheriv('aes-256-gcm', this.sealKey, raw.subarray(0, IV_BYTES));
       decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
       const plain = Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)), decipher.final()]);
-      sealed = JSON.parse(plain.toString('utf8')) as Sealed<T>;
+      // sealed by seal() above under our key: the authentication tag vouches for the JSON
+      sealed = ownJson<Sealed<T>>(plain.toString('utf8'));
     } catch {
       return undefined;
     }

@@ -8,6 +8,7 @@
  */
 import * as oidc from 'openid-client';
 import { z } from 'zod';
+import { ownJson } from '../common/narrow';
 import type { ConnectionCipher } from '../crypto/connection-cipher';
 import { httpRequest } from '../net/http-client';
 import type { IdentityProviderRecord, MemberRecord, Registry } from '../registry';
@@ -44,11 +45,9 @@ export interface IdentityProviderView {
   updatedAt: string;
 }
 
-/** How the registry keeps the claim mapping. */
-interface ClaimMapping {
-  groupsClaim: string;
-  rules: RoleRule[];
-}
+/** How the registry keeps the claim mapping (written by create() from a validated input; read back through this schema). */
+const ClaimMappingSchema = z.object({ groupsClaim: z.string(), rules: z.array(RoleRuleSchema) });
+type ClaimMapping = z.infer<typeof ClaimMappingSchema>;
 
 /** What the sealed cookie of a pending sign-in holds. */
 interface Pending {
@@ -184,13 +183,13 @@ export class IdentityProviders {
       const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
         pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce, idTokenExpected: true,
       });
-      claims = tokens.claims() as Record<string, unknown> | undefined;
+      claims = tokens.claims();
     } catch (error) {
       return { ok: false, orgId: pending.orgId, reason: `the identity provider's answer was refused: ${error instanceof Error ? error.message : String(error)}` };
     }
     const email = typeof claims?.email === 'string' ? claims.email.toLowerCase() : undefined;
     if (!email || claims?.email_verified === false) return { ok: false, orgId: pending.orgId, reason: 'the identity provider named no verified e-mail address' };
-    const { groupsClaim, rules } = record.roleRules as ClaimMapping;
+    const { groupsClaim, rules } = ClaimMappingSchema.parse(record.roleRules);
     const rawGroups = claims?.[groupsClaim];
     const groups = Array.isArray(rawGroups) ? rawGroups.filter((g): g is string => typeof g === 'string') : [];
     const role = mappedRole(rules, email, groups);
@@ -210,7 +209,8 @@ export class IdentityProviders {
   private openPending(sealed: string | undefined): Pending | undefined {
     if (!sealed || sealed.length > 8192) return undefined;
     try {
-      return JSON.parse(this.deps.cipher.open(sealed, PENDING_BINDING)) as Pending;
+      // sealed by start() under our key: the cipher's authentication vouches for the JSON
+      return ownJson<Pending>(this.deps.cipher.open(sealed, PENDING_BINDING));
     } catch {
       return undefined;
     }
@@ -250,7 +250,7 @@ export class IdentityProviders {
   }
 
   private viewOf(record: IdentityProviderRecord): IdentityProviderView {
-    const { groupsClaim, rules } = record.roleRules as ClaimMapping;
+    const { groupsClaim, rules } = ClaimMappingSchema.parse(record.roleRules);
     return {
       name: record.name, issuer: record.issuer, clientId: record.clientId, roleRules: rules, groupsClaim, defaultRole: record.defaultRole,
       redirectUri: this.redirectUri(), signInUrl: `${this.deps.baseUrl()}/console/sign-in?org=${encodeURIComponent(record.orgId)}`,

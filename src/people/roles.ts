@@ -9,6 +9,7 @@ import type { Role } from '../contracts/roles';
 
 /** The roles themselves live below the stores (src/contracts/roles.ts); shown here beside what they may do. */
 export { isRole, ROLES, type Role } from '../contracts/roles';
+import { isOneOf, keysOf } from '../common/narrow';
 
 /** Permission → the roles that hold it. */
 export const PERMISSIONS = Object.freeze({
@@ -34,10 +35,10 @@ export const PERMISSIONS = Object.freeze({
 export type Permission = keyof typeof PERMISSIONS;
 
 export function roleHas(role: Role, permission: Permission): boolean {
-  return (PERMISSIONS[permission] as readonly Role[]).includes(role);
+  return isOneOf(PERMISSIONS[permission], role);
 }
 
 /** The permissions a role holds, in the table's order. */
 export function permissionsOf(role: Role): Permission[] {
-  return (Object.keys(PERMISSIONS) as Permission[]).filter((p) => roleHas(role, p));
+  return keysOf(PERMISSIONS).filter((p) => roleHas(role, p));
 }

@@ -6,6 +6,7 @@
  * an approval (tasks/update, an elicitation's answer) needs `approvals.decide`; any other tool call
  * and cancelling a task need `runs.operate` (a tool acts: it starts runs, sends mail, calls APIs).
  */
+import { fieldOf } from '../common/narrow';
 import type { Permission } from './roles';
 
 /** agent-management tools that only read */
@@ -28,7 +29,7 @@ export function toolPermission(server: string, tool: string): Permission {
 export function mcpPermission(method: string, server: string, params: unknown): Permission {
   switch (method) {
     case 'tools/call': {
-      const name = typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
+      const name = fieldOf(params, 'name');
       return toolPermission(server, typeof name === 'string' ? name : '');
     }
     case 'tasks/update':

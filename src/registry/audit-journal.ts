@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { errorCode } from '../common/narrow';
 
 /** A record's column values, in the order of the audit table's insert (audit-records.ts). */
 export type JournalRow = (string | number | null)[];
@@ -32,7 +33,7 @@ function processAlive(pid: number): boolean {
     return true;
   } catch (error) {
     // EPERM: it lives, as another user's
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    return errorCode(error) === 'EPERM';
   }
 }
 
@@ -84,7 +85,7 @@ export class AuditJournal {
     try {
       names = readdirSync(this.dir);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      if (errorCode(error) === 'ENOENT') return [];
       throw error;
     }
     const found: { file: string; rows: JournalRow[] }[] = [];
@@ -115,6 +116,10 @@ export class AuditJournal {
   }
 }
 
+function isJournalRow(values: unknown): values is JournalRow {
+  return Array.isArray(values) && values.every((v) => v === null || typeof v === 'string' || typeof v === 'number');
+}
+
 /** A journal file's rows: each line an array of column values; a line cut short (or otherwise unreadable) is skipped. */
 function rowsOf(text: string): JournalRow[] {
   const rows: JournalRow[] = [];
@@ -122,7 +127,7 @@ function rowsOf(text: string): JournalRow[] {
     if (line === '') continue;
     try {
       const values: unknown = JSON.parse(line);
-      if (Array.isArray(values)) rows.push(values as JournalRow);
+      if (isJournalRow(values)) rows.push(values);
     } catch {
       // cut short by a crash
     }

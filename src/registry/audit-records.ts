@@ -19,9 +19,10 @@ import { randomBytes } from 'node:crypto';
 import { CompiledQuery, PostgresAdapter, sql, type Kysely } from 'kysely';
 import { AuditJournal, type JournalRow } from './audit-journal';
 import { checkpointedOffThread, type Database } from './db';
+import type { AuditOutcome } from './tables';
 import { fromJson } from './store-support';
 
-export type AuditOutcome = 'success' | 'refused' | 'failed';
+export type { AuditOutcome };
 
 export interface AuditRecord {
   id: string;
@@ -469,7 +470,7 @@ export class AuditStore {
     return rows.map((row) => ({
       id: row.id, orgId: row.org_id, at: row.at, actor: row.actor, actorName: row.actor_name,
       credentialKind: row.credential_kind, credentialId: row.credential_id, action: row.action,
-      targetType: row.target_type, targetId: row.target_id, outcome: row.outcome as AuditOutcome, status: Number(row.status),
+      targetType: row.target_type, targetId: row.target_id, outcome: row.outcome, status: Number(row.status),
       sourceIp: row.source_ip, userAgent: row.user_agent, requestId: row.request_id, details: fromJson<Record<string, unknown>>(row.details),
     }));
   }

@@ -8,6 +8,7 @@
  */
 import { existsSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
+import { fieldOf } from '../common/narrow';
 import { openSqlite, type SqliteDatabase } from './sqlite';
 
 /** The thread's `workerData` tag, so that importing this file elsewhere never starts listening. */
@@ -24,8 +25,7 @@ export type CheckpointRequest = 'checkpoint' | 'close';
 export type CheckpointAnswer = { kind: 'checkpointed' } | { kind: 'failed'; reason: string };
 
 function isThreadData(data: unknown): data is CheckpointThreadData {
-  return typeof data === 'object' && data !== null && (data as { tag?: unknown }).tag === CHECKPOINT_THREAD
-    && typeof (data as { file?: unknown }).file === 'string';
+  return fieldOf(data, 'tag') === CHECKPOINT_THREAD && typeof fieldOf(data, 'file') === 'string';
 }
 
 function serve(port: NonNullable<typeof parentPort>, file: string): void {

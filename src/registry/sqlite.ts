@@ -109,9 +109,17 @@ export interface SqliteOpenOptions {
   readOnly?: boolean;
 }
 
+function bindable(value: unknown): value is NodeSqlite.SQLInputValue {
+  return value === null || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'string' || ArrayBuffer.isView(value);
+}
+
 function statement(prepared: NodeSqlite.StatementSync): SqliteStatement {
-  // Kysely types its parameters `unknown`; node:sqlite refuses a value it cannot bind itself.
-  const bind = (parameters: Parameters | undefined) => (parameters ?? []) as NodeSqlite.SQLInputValue[];
+  // Kysely types its parameters `unknown`: a value node:sqlite cannot bind is refused here, as it would refuse it.
+  const bind = (parameters: Parameters | undefined): readonly NodeSqlite.SQLInputValue[] => {
+    const values = parameters ?? [];
+    if (!values.every(bindable)) throw new TypeError(`a parameter cannot be bound to SQLite: ${values.map((v) => typeof v).join(', ')}`);
+    return values;
+  };
   return {
     reader: prepared.columns().length > 0,
     all: (parameters) => sqliteCall(() => prepared.all(...bind(parameters)).map(plain)),

@@ -205,10 +205,12 @@ export interface AgentUsageCallsTable {
 }
 export interface OrgUsageMonthsTable { org_id: string; month: string; tokens: number | string; cost_nano_usd: number | string; updated_at: string }
 export interface OrgBudgetsTable { org_id: string; monthly_max_tokens: number | string | null; monthly_max_cost_nano_usd: number | string | null; updated_at: string }
+/** How an audited action ended (the column holds only these: audit-records.ts writes them). */
+export type AuditOutcome = 'success' | 'refused' | 'failed';
 /** One audit record (audit-records.ts), never updated; `details`: a JSON object, never a secret. */
 export interface AuditRecordsTable {
   id: string; org_id: string; at: string; actor: string; actor_name: string | null; credential_kind: string; credential_id: string;
-  action: string; target_type: string | null; target_id: string | null; outcome: string; status: number;
+  action: string; target_type: string | null; target_id: string | null; outcome: AuditOutcome; status: number;
   source_ip: string | null; user_agent: string | null; request_id: string | null; details: string;
 }
 

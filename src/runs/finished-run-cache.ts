@@ -6,6 +6,7 @@
  * read back (no worker to answer the state query) is asked again next time.
  */
 import { LruCache } from '../cache/lru-cache';
+import { messageOf, ownJson } from '../common/narrow';
 import type { Logger } from '../observability/logger';
 import type { FinishedRunStore } from '../registry';
 import type { RunView } from './run-view';
@@ -25,11 +26,11 @@ export class FinishedRunCache {
       const stored = await this.store.get(runId);
       if (!stored) return undefined;
       // Our own registry's JSON, written by remember() below from a RunView.
-      const view = JSON.parse(stored.view) as RunView;
+      const view = ownJson<RunView>(stored.view);
       this.memory.set(runId, view);
       return view;
     } catch (err) {
-      this.log.warn('reading a finished run from the registry failed; asking Temporal', { runId, error: (err as Error).message });
+      this.log.warn('reading a finished run from the registry failed; asking Temporal', { runId, error: messageOf(err) });
       return undefined;
     }
   }
@@ -41,7 +42,7 @@ export class FinishedRunCache {
     try {
       await this.store.put({ runId: view.runId, orgId: view.memo.orgId, automationId: view.memo.automationId, view: JSON.stringify(view) });
     } catch (err) {
-      this.log.warn('writing a finished run to the registry failed', { runId: view.runId, error: (err as Error).message });
+      this.log.warn('writing a finished run to the registry failed', { runId: view.runId, error: messageOf(err) });
     }
   }
 }

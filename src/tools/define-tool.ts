@@ -33,7 +33,12 @@ export interface DefinedTool {
   readonly taskSupport?: 'optional' | 'required';
   readonly maxArgumentBytes?: number;
   schema(application: string | undefined): z.ZodObject;
-  run(args: unknown, context: CallContext): Promise<Record<string, unknown> | ToolOutput>;
+  /**
+   * Parses `args` with schema(application) (once: parsing again would apply transforms twice) and
+   * runs the handler on them, the connection argument (PCID) taken off; a ToolCallError
+   * INVALID_ARGUMENTS naming each problem when they do not parse.
+   */
+  call(args: unknown, application: string | undefined, context: CallContext): Promise<Record<string, unknown> | ToolOutput>;
 }
 
 export function defineTool<Input extends z.ZodObject>(spec: ToolSpec<Input>): DefinedTool {
@@ -43,10 +48,26 @@ export function defineTool<Input extends z.ZodObject>(spec: ToolSpec<Input>): De
     timeoutMs: spec.timeoutMs,
     taskSupport: spec.taskSupport,
     maxArgumentBytes: spec.maxArgumentBytes,
-    schema: (application) => (application === undefined ? spec.input : spec.input.extend({ PCID: pcidSchema(application) })),
-    // the server's callTool parsed `args` with this tool's schema (once: parsing again would apply transforms twice)
-    run: (args, context) => spec.handler(args as z.output<Input>, context),
+    schema: (application) => schemaOf(spec.input, application),
+    async call(args, application, context) {
+      // the tool's own fields parsed by its own schema keep their type; the connection argument is checked beside them
+      const { PCID: pcid, ...fields } = application !== undefined && isRecord(args) ? args : { PCID: undefined };
+      const parsed = spec.input.safeParse(application === undefined || !isRecord(args) ? args : fields);
+      const pcidOk = application === undefined || pcidSchema(application).safeParse(pcid).success;
+      if (!parsed.success || !pcidOk) {
+        // the problems as the whole schema names them, in its order (the tool's fields, then PCID)
+        const whole = schemaOf(spec.input, application).safeParse(args);
+        const error = whole.success ? parsed.error : whole.error;
+        throw new ToolCallError('INVALID_ARGUMENTS', error ? describeIssues(spec.name, error) : `invalid arguments for ${spec.name}`);
+      }
+      return spec.handler(parsed.data, context);
+    },
   };
+}
+
+/** A tool's schema as its server shows it: with the connection argument when the server has an application. */
+function schemaOf(input: z.ZodObject, application: string | undefined): z.ZodObject {
+  return application === undefined ? input : input.extend({ PCID: pcidSchema(application) });
 }
 
 export function pcidSchema(application: string): z.ZodString {
@@ -91,7 +112,6 @@ export interface ToolServerSpec {
 
 interface Compiled {
   tool: DefinedTool;
-  schema: z.ZodObject;
   entry: ToolEntry;
 }
 
@@ -104,7 +124,7 @@ export function toolServer(spec: ToolServerSpec): ToolServer {
     const inputSchema = jsonSchemaOf(schema);
     const entry: ToolEntry = { name: tool.name, description: tool.description, inputSchema: spec.application === undefined ? inputSchema : pcidFirst(inputSchema) };
     if (tool.taskSupport) entry.execution = { taskSupport: tool.taskSupport };
-    compiled.set(tool.name, { tool, schema, entry });
+    compiled.set(tool.name, { tool, entry });
   }
   const entries = [...compiled.values()].map((c) => c.entry);
   // the largest call any tool takes, in its envelope; only a server that needs more than the default says so
@@ -120,10 +140,7 @@ export function toolServer(spec: ToolServerSpec): ToolServer {
     async callTool(name, args, context) {
       const found = compiled.get(name);
       if (!found) throw new ToolCallError('UNKNOWN_TOOL', `server /${spec.name} has no tool ${name}`);
-      const parsed = found.schema.safeParse(args);
-      if (!parsed.success) throw new ToolCallError('INVALID_ARGUMENTS', describeIssues(name, parsed.error));
-      const { PCID: _pcid, ...typed } = isRecord(parsed.data) ? parsed.data : {};
-      const answer = await found.tool.run(spec.application === undefined ? parsed.data : typed, context);
+      const answer = await found.tool.call(args, spec.application, context);
       return isToolOutput(answer) ? answer : { value: answer };
     },
   };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { SseParser, type SseEvent } from '../../src/tools/servers/codeagent/sse';
+import { SseParser, type SseEvent } from '../../src/net/sse';
 
 function parseAll(chunks: string[]): SseEvent[] {
   const parser = new SseParser();
@@ -9,7 +9,7 @@ function parseAll(chunks: string[]): SseEvent[] {
   return events;
 }
 
-describe('codeagent SSE parser', () => {
+describe('SSE parser (src/net/sse.ts)', () => {
   it('reads id, event and multi-line data, and skips comments', () => {
     const events = parseAll([': hello\n\nid: 1-0\nevent: assistant\ndata: {"a":\ndata: 1}\n\n']);
     assert.deepEqual(events, [{ id: '1-0', lastEventId: '1-0', event: 'assistant', data: '{"a":\n1}' }]);
@@ -32,6 +32,16 @@ describe('codeagent SSE parser', () => {
     assert.deepEqual(parser.push('id: 8\nevent: y\ndata: half'), []);
     parser.end();
     assert.deepEqual(parser.push('data: next\n\n').map((e) => e.data), ['next']);
+  });
+
+  it('answers at finish() an event the stream ended without its blank line (a remote MCP server closing at once)', () => {
+    const parser = new SseParser();
+    assert.deepEqual(parser.push('data: {"a":1}\n'), []);
+    assert.deepEqual(parser.finish().map((e) => e.data), ['{"a":1}']);
+    assert.deepEqual(parser.finish(), [], 'nothing twice');
+    const cr = new SseParser();
+    assert.deepEqual(cr.push('data: x\r'), []);
+    assert.deepEqual(cr.finish().map((e) => e.data), ['x'], 'a CR that ended the last chunk ends the line once');
   });
 
   it('strips a leading BOM and reads the retry advice', () => {

@@ -6,6 +6,7 @@
 import { evaluateExpression, ExpressionError } from '../../src/common/expressions';
 import { isInputsReference } from '../../src/common/inputs-reference';
 import { buildContext } from '../../src/common/interpolate';
+import { messageOf } from '../../src/common/narrow';
 import { stepScopeOf, type ListScope, type Runtime } from './runtime';
 
 export type Evaluation = { value: unknown } | { error: string };
@@ -18,6 +19,6 @@ export async function evaluateIn(rt: Runtime, expression: string, scope: ListSco
     return { value: await evaluateExpression(expression, buildContext(rt.run, scope.seen, stepScopeOf(scope))) };
   } catch (err) {
     if (err instanceof ExpressionError) return { error: err.message };
-    return { error: `evaluation failed: ${(err as Error).message}` };
+    return { error: `evaluation failed: ${messageOf(err)}` };
   }
 }

@@ -11,6 +11,7 @@ import { ApplicationFailure, CancellationScope, isCancellation, ParentClosePolic
 import { feature } from './features';
 import { childMetadata, labelled } from './ui-metadata';
 import { ENGINE_LEVEL, SUMMARY_FAILURES, type CallbackRequest, type RunInput, type RunState, type RunSummary } from '../../src/common/run-types';
+import { isRecord, messageOf } from '../../src/common/narrow';
 import { callbackWorkflowId } from '../../src/common/workflow-contracts';
 import { deliverRunCallback } from '../deliver-run-callback';
 
@@ -40,12 +41,17 @@ async function deliveringCallback(input: RunInput, url: string, state: RunState,
   return summary;
 }
 
+/** A failure's summary detail (time-limit.ts and slots.ts throw one with the run's outcomes so far). */
+function isRunSummary(value: unknown): value is RunSummary {
+  return isRecord(value) && typeof value.status === 'string' && Array.isArray(value.outcomes);
+}
+
 function endedWith(err: unknown, state: RunState): RunSummary {
   if (err instanceof ApplicationFailure && typeof err.type === 'string' && SUMMARY_FAILURES.includes(err.type)) {
-    const summary = err.details?.[0] as RunSummary | undefined;
-    if (summary) return { ...summary, error: err.message };
+    const summary: unknown = err.details?.[0];
+    if (isRunSummary(summary)) return { ...summary, error: err.message };
   }
-  const error = isCancellation(err) ? 'the run was cancelled' : (err as Error).message;
+  const error = isCancellation(err) ? 'the run was cancelled' : messageOf(err);
   return { status: 'FAILED', error, outcomes: state.outcomes };
 }
 

@@ -6,6 +6,7 @@
  */
 import { ContinueAsNew, isCancellation, proxySinks, workflowInfo, type WorkflowInterceptorsFactory } from '@temporalio/workflow';
 import type { EndedStatus, MetricsSinks } from '../../src/common/metrics-sinks';
+import { fieldOf } from '../../src/common/narrow';
 
 const { flowgateMetrics } = proxySinks<MetricsSinks>();
 
@@ -14,15 +15,15 @@ const RUN_TYPES = new Set(['runAutomation', 'invokeAgent']);
 
 /** runAutomation runs are counted by their automation, agent runs as invokeAgent; undefined: not a run. */
 function workflowLabel(args: unknown[]): string | undefined {
-  const first = args[0] as { automationId?: unknown } | undefined;
+  const automationId = fieldOf(args[0], 'automationId');
   const { workflowType } = workflowInfo();
   if (!RUN_TYPES.has(workflowType)) return undefined;
-  return workflowType === 'runAutomation' && typeof first?.automationId === 'string' ? first.automationId : workflowType;
+  return workflowType === 'runAutomation' && typeof automationId === 'string' ? automationId : workflowType;
 }
 
 function endedStatus(err: unknown): EndedStatus {
   if (isCancellation(err)) return 'CANCELLED';
-  const type = (err as { type?: unknown } | undefined)?.type;
+  const type = fieldOf(err, 'type');
   if (type === 'STEP_TIMEOUT' || type === 'RUN_TIMEOUT') return 'TIMEOUT';
   return 'FAILED';
 }

@@ -33,7 +33,7 @@ import { getActivator } from '@temporalio/workflow/lib/global-attributes';
 import { OpenTelemetryInboundInterceptor, OpenTelemetryInternalsInterceptor, OpenTelemetryOutboundInterceptor } from '@temporalio/interceptors-opentelemetry-v2/lib/workflow';
 import { DeterministicIdGenerator } from '@temporalio/interceptors-opentelemetry-v2/lib/workflow/id-generator';
 import { SpanExporter } from '@temporalio/interceptors-opentelemetry-v2/lib/workflow/span-exporter';
-import type { RunInput } from '../../src/common/run-types';
+import { fieldOf } from '../../src/common/narrow';
 
 /** The engine level at which runs take the v2 package's span IDs (src/common/run-types.ts, ENGINE_LEVEL). */
 export const OTEL2_SPAN_IDS_LEVEL = 3;
@@ -46,7 +46,7 @@ let idsFromRunRandom = false;
 
 function startsWithV1Ids(args: unknown[]): boolean {
   if (!LEVELLED_TYPES.has(workflowInfo().workflowType)) return false;
-  const engine = (args[0] as Pick<RunInput, 'engine'> | undefined)?.engine;
+  const engine = fieldOf(args[0], 'engine');
   return !(typeof engine === 'number' && engine >= OTEL2_SPAN_IDS_LEVEL);
 }
 

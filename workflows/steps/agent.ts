@@ -4,7 +4,8 @@
  * child is bounded by the step's timeoutSeconds and the run's remaining time.
  */
 import { ApplicationFailure, CancellationScope, ChildWorkflowFailure, isCancellation, ParentClosePolicy, startChild } from '@temporalio/workflow';
-import { formatUsd, usageTotals, type ModelUsage } from '../../src/common/agent-usage';
+import { formatUsd, isModelUsage, usageTotals, type ModelUsage } from '../../src/common/agent-usage';
+import { fieldOf } from '../../src/common/narrow';
 import { atLevel } from '../run/features';
 import type { AgentInvocationInput } from '../../src/common/agent-invocation';
 import type { AgentStep } from '../../src/common/steps';
@@ -72,6 +73,6 @@ function usageLine(usage: readonly ModelUsage[]): string {
 function failureUsage(cause: Error | undefined): ModelUsage[] {
   if (!(cause instanceof ApplicationFailure)) return [];
   const details: unknown = cause.details?.[0];
-  if (details === null || typeof details !== 'object' || !('usage' in details) || !Array.isArray(details.usage)) return [];
-  return details.usage as ModelUsage[];
+  const usage = fieldOf(details, 'usage');
+  return Array.isArray(usage) ? usage.filter(isModelUsage) : [];
 }

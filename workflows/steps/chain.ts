@@ -8,6 +8,7 @@ import { CancellationScope, ChildWorkflowFailure, isCancellation, ParentClosePol
 import type { Activities } from '../../activities';
 import type { TriggerStep } from '../../src/common/steps';
 import { buildRunMemo } from '../../src/common/run-memo';
+import { isRecord } from '../../src/common/narrow';
 import { ENGINE_LEVEL, type RunInput, type RunSummary } from '../../src/common/run-types';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 import { childUuid } from '../run/child-ids';
@@ -57,9 +58,12 @@ export async function startChainedRun(resolved: Omit<RunInput, 'runId'>, wait: b
   return { runId, input, child };
 }
 
+/** A rendered object (rendering keeps an object's shape: the fallback is never taken). */
+const recordOf = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {});
+
 export async function triggerStep(step: TriggerStep, parent: RunInput, render: Renderer, runAutomation: ChildOf, label: string): Promise<StepDraft> {
   const resolved = await resolveTrigger.executeWithOptions(uiSummary(`${label}: resolve trigger ${step.triggerId}`), [{
-    orgId: parent.orgId, triggerId: step.triggerId, inputs: (await render(step.inputs)) as Record<string, unknown>,
+    orgId: parent.orgId, triggerId: step.triggerId, inputs: recordOf(await render(step.inputs)),
     parentRunId: parent.runId, chainDepth: (parent.chainDepth ?? 0) + 1, startedBy: parent.startedBy,
   }]);
   if (!resolved.ok) return failed(resolved.error);

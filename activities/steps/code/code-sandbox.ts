@@ -228,8 +228,8 @@ function describe(context: QuickJSContext, error: QuickJSHandle): string {
   try {
     const dumped: unknown = context.dump(error);
     if (dumped !== null && typeof dumped === 'object' && 'message' in dumped) {
-      const { name, message } = dumped as { name?: unknown; message?: unknown };
-      return `${typeof name === 'string' ? name : 'Error'}: ${String(message)}`;
+      const name = 'name' in dumped ? dumped.name : undefined;
+      return `${typeof name === 'string' ? name : 'Error'}: ${String(dumped.message)}`;
     }
     return String(dumped);
   } catch {

@@ -8,6 +8,7 @@
 import { Context } from '@temporalio/activity';
 import type { ToolStep } from './schema';
 import { interpolateDeep, type InterpolationContext } from '../../../src/common/interpolate';
+import { isRecord } from '../../../src/common/narrow';
 import type { ToolCaller } from '../../../src/tools/caller';
 import { ToolCallError } from '../../../src/tools/errors';
 import { EXIT_FAILURE, EXIT_TIMEOUT, type StepExecution } from '../step-execution';
@@ -40,7 +41,7 @@ export async function runToolStep(step: ToolStep, context: InterpolationContext,
   const shown = `${server}/${step.tool}`;
   if (!options.tools) return failed(EXIT_FAILURE, 'FAILED', 'this worker has no tool dispatcher', shown);
   const args = interpolateDeep(step.arguments, context);
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) return failed(EXIT_FAILURE, 'FAILED', 'the arguments are not an object', shown);
+  if (!isRecord(args)) return failed(EXIT_FAILURE, 'FAILED', 'the arguments are not an object', shown);
 
   const started = Date.now();
   const controller = new AbortController();
@@ -50,7 +51,7 @@ export async function runToolStep(step: ToolStep, context: InterpolationContext,
   const timer = setTimeout(() => controller.abort(new Error('step timeout')), step.timeoutMs);
   try {
     const result = await Promise.race([
-      options.tools.call(options.orgId, server, step.tool, args as Record<string, unknown>, {
+      options.tools.call(options.orgId, server, step.tool, args, {
         idempotencyKey: toolIdempotencyKey(options.runId, options.stepIndex), signal: controller.signal,
       }),
       new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(

@@ -122,6 +122,17 @@ export function readDocument(input: unknown): Record<string, unknown> {
   return value;
 }
 
+/** What swagger-parser's validate() takes: typed as a document already valid. */
+type SwaggerDocument = NonNullable<Parameters<SwaggerParser.ApiCallback>[1]>;
+
+/**
+ * A document that says which OpenAPI it is (the head checked by DocumentHeadSchema): enough to be
+ * handed to validate(), whose whole purpose is to check the rest.
+ */
+function saysOpenApi(value: unknown): value is SwaggerDocument {
+  return typeof fieldOf(value, 'openapi') === 'string';
+}
+
 /** zod's issues as one line for the sender: `info.title: Invalid input: expected string, received number` */
 function describeIssues(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join('.') || 'document'}: ${issue.message}`).join('; ');
@@ -149,8 +160,9 @@ export async function generateApi(input: unknown): Promise<GeneratedApi> {
   let api: Record<string, unknown>;
   try {
     // validate() parses a copy, checks it against the OpenAPI schema and dereferences it
-    // (its parameter is typed as a document already valid: the cast hands it one still to check)
-    const validated: unknown = await SwaggerParser.validate(structuredClone(document) as never, {
+    const copy = structuredClone(document);
+    if (!saysOpenApi(copy)) throw new Error('the document names no openapi version');
+    const validated: unknown = await SwaggerParser.validate(copy, {
       resolve: { external: false, http: false, file: false },
       dereference: { circular: true },
     });

@@ -7,6 +7,7 @@
  */
 import type { Readable } from 'node:stream';
 import { httpAnswer, ResponseTooLargeError, type ResponseHeaders } from '../../net/http-client';
+import { SseParser, type SseEvent } from '../../net/sse';
 
 /** The largest answer a remote may give to one request, SSE events included. */
 export const MAX_REMOTE_RESPONSE_BYTES = 10 * 1024 * 1024;
@@ -52,14 +53,19 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A response's id as JSON-RPC allows it (a string, a number or null); anything else is no id of ours. */
+function idOf(id: unknown): JsonRpcAnswer['id'] {
+  return typeof id === 'string' || typeof id === 'number' || id === null ? id : undefined;
+}
+
 /** A JSON-RPC response object (result or error), or undefined. */
 function asAnswer(value: unknown): JsonRpcAnswer | undefined {
   if (!isRecord(value) || 'method' in value) return undefined;
   const error = value.error;
   if (isRecord(error) && typeof error.code === 'number') {
-    return { id: value.id as JsonRpcAnswer['id'], error: { code: error.code, message: typeof error.message === 'string' ? error.message : '', data: error.data } };
+    return { id: idOf(value.id), error: { code: error.code, message: typeof error.message === 'string' ? error.message : '', data: error.data } };
   }
-  if (isRecord(value.result)) return { id: value.id as JsonRpcAnswer['id'], result: value.result };
+  if (isRecord(value.result)) return { id: idOf(value.id), result: value.result };
   return undefined;
 }
 
@@ -103,29 +109,28 @@ export async function exchange(request: Exchange): Promise<ExchangeResult> {
 }
 
 /**
- * Reads an SSE stream until the response to the request arrives, handing every other message to
- * `onMessage` as its event completes. Comments, ids, `retry:` and events without JSON data are
- * skipped. After the response the stream is let end (its connection then goes back to the pool)
- * or, if it goes on, closed.
+ * Reads an SSE stream (src/net/sse.ts) until the response to the request arrives, handing every
+ * other message to `onMessage` as its event completes. Event names, ids, `retry:` and events
+ * without JSON data are passed over; an event the stream ends without its blank line still counts.
+ * After the response the stream is let end (its connection then goes back to the pool) or, if it
+ * goes on, closed.
  */
 async function readEvents(body: Readable, request: Exchange): Promise<JsonRpcAnswer | undefined> {
-  let pending = '';
-  let data: string[] = [];
+  const parser = new SseParser();
   let size = 0;
   let answer: JsonRpcAnswer | undefined;
-  const dispatch = (): void => {
-    if (data.length === 0) return;
-    const text = data.join('\n');
-    data = [];
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return;
+  const dispatch = (events: readonly SseEvent[]): void => {
+    for (const { data } of events) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(data);
+      } catch {
+        continue;
+      }
+      answer = answerIn(parsed, request.id);
+      if (answer) return;
+      for (const message of Array.isArray(parsed) ? parsed : [parsed]) if (isRecord(message)) request.onMessage?.(message);
     }
-    answer = answerIn(parsed, request.id);
-    if (answer) return;
-    for (const message of Array.isArray(parsed) ? parsed : [parsed]) if (isRecord(message)) request.onMessage?.(message);
   };
   body.setEncoding('utf8');
   try {
@@ -133,17 +138,10 @@ async function readEvents(body: Readable, request: Exchange): Promise<JsonRpcAns
       const text = String(chunk);
       size += text.length;
       if (size > MAX_REMOTE_RESPONSE_BYTES) throw new ResponseTooLargeError(MAX_REMOTE_RESPONSE_BYTES);
-      pending += text;
-      let newline: number;
-      while (answer === undefined && (newline = pending.search(/\r\n|\r|\n/)) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + (pending.startsWith('\r\n', newline) ? 2 : 1));
-        if (line === '') dispatch();
-        else if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-      }
+      dispatch(parser.push(text));
       if (answer) break;
     }
-    if (!answer) dispatch();
+    if (!answer) dispatch(parser.finish());
     if (answer && !body.readableEnded) await endOrClose(body);
     return answer;
   } finally {

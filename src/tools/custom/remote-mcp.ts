@@ -115,7 +115,9 @@ class Remembered<V> {
   set(key: string, value: V): void {
     this.entries.delete(key);
     this.entries.set(key, value);
-    if (this.entries.size > MAX_REMEMBERED) this.entries.delete(this.entries.keys().next().value as string);
+    if (this.entries.size <= MAX_REMEMBERED) return;
+    const oldest = this.entries.keys().next();
+    if (!oldest.done) this.entries.delete(oldest.value);
   }
 
   /** Forgets `key` only while it still holds `value` (another caller may have replaced it). */

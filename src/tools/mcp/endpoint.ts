@@ -7,6 +7,7 @@
  * route (src/http/routes/tools.ts) authenticates, reads the body and writes the answer.
  */
 import { ClientResponseSchema, type JsonRpcFailure, type JsonRpcMessage, type JsonRpcResponse, type RequestId } from '../../contracts/mcp';
+import { fieldOf } from '../../common/narrow';
 import type { Logger } from '../../observability/logger';
 import { ToolCallError } from '../server';
 import { answerBatch, type BatchAnswers, type TakeTokens } from './batch';
@@ -64,7 +65,7 @@ export class McpEndpoint {
 
   /** Whether a batch holds a 2026-era message (the 2026 era has no batches: the batch is then an invalid request). */
   static batchHasModernMessage(raw: readonly unknown[]): boolean {
-    return raw.some((message) => typeof message === 'object' && message !== null && hasEnvelopeClaim((message as { params?: unknown }).params));
+    return raw.some((message) => typeof message === 'object' && message !== null && hasEnvelopeClaim(fieldOf(message, 'params')));
   }
 
   /**

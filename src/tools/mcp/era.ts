@@ -19,6 +19,7 @@ import {
   CLIENT_CAPABILITIES_META_KEY, FIRST_MODERN_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSION_META_KEY,
   RequestEnvelopeSchema, type RequestEnvelope,
 } from '../../contracts/mcp';
+import { isOneOf } from '../../common/narrow';
 import { ErrorCode, JsonRpcError } from './jsonrpc';
 import { decodeHeaderValue, receivedParamHeaders } from './param-headers';
 
@@ -126,7 +127,7 @@ export function classify(method: string, params: unknown, isRequest: boolean, ra
   }
   // an envelope naming a 2025 version: that era, as if it had none
   if (!isModernVersion(version)) return { era: 'legacy' };
-  if (!(MODERN_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
+  if (!isOneOf(MODERN_PROTOCOL_VERSIONS, version)) {
     return {
       era: 'refused', status: 400,
       error: new JsonRpcError(ErrorCode.UNSUPPORTED_PROTOCOL_VERSION, `Unsupported protocol version: ${version}`, { supported: [...MODERN_PROTOCOL_VERSIONS], requested: version }),
@@ -136,7 +137,7 @@ export function classify(method: string, params: unknown, isRequest: boolean, ra
     const refused = checkStandardHeaders(method, params, headers, version);
     if (refused) return refused;
   }
-  const capabilities = envelope.data[CLIENT_CAPABILITIES_META_KEY] as ModernRequest['capabilities'];
+  const capabilities: ModernRequest['capabilities'] = envelope.data[CLIENT_CAPABILITIES_META_KEY];
   return { era: 'modern', request: { version, envelope: envelope.data, capabilities } };
 }
 

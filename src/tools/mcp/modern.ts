@@ -31,6 +31,7 @@ import {
 } from '../../contracts/mcp';
 import type { InputRoundTrip, ToolResult, ToolServer } from '../server';
 import type { ToolEntry } from '../server';
+import { fieldOf, isObjectLike, isRecord } from '../../common/narrow';
 import { headerMismatchError, type ModernRequest } from './era';
 import { ErrorCode, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_META_KEY, JsonRpcError, parseToolsCallParams } from './jsonrpc';
 import { callResult, NO_SOURCE, SERVER_VERSION, type McpCall, type McpMethodsDeps } from './methods';
@@ -77,7 +78,7 @@ function requireTasks(request: ModernRequest, method: string): void {
 
 /** A 2026 result: its `resultType` (complete unless the handler said otherwise) and the server's identity in `_meta`. */
 export function modernResult(result: Record<string, unknown>, server: ToolServer): Record<string, unknown> {
-  const meta = typeof result._meta === 'object' && result._meta !== null ? result._meta as Record<string, unknown> : {};
+  const meta = isObjectLike(result._meta) ? result._meta : {};
   return { resultType: 'complete', ...result, _meta: { [SERVER_INFO_META_KEY]: { name: `flowgate/${server.name}`, version: SERVER_VERSION }, ...meta } };
 }
 
@@ -129,15 +130,14 @@ const INPUT_CAPABILITIES = ['elicitation', 'sampling', 'roots'];
  * for input, and on a call that answers an earlier `input_required` its `inputResponses` (an object)
  * and `requestState` (a string), which flowgate does not read (they are the remote's).
  */
-function roundTripOf(params: Record<string, unknown>, request: ModernRequest): InputRoundTrip {
-  const { inputResponses, requestState } = params;
-  if (inputResponses !== undefined && (typeof inputResponses !== 'object' || inputResponses === null || Array.isArray(inputResponses))) {
-    throw invalidParams('params.inputResponses must be an object');
-  }
+function roundTripOf(params: unknown, request: ModernRequest): InputRoundTrip {
+  const inputResponses = fieldOf(params, 'inputResponses');
+  const requestState = fieldOf(params, 'requestState');
+  if (inputResponses !== undefined && !isRecord(inputResponses)) throw invalidParams('params.inputResponses must be an object');
   if (requestState !== undefined && typeof requestState !== 'string') throw invalidParams('params.requestState must be a string');
   const capabilities = Object.fromEntries(INPUT_CAPABILITIES.filter((name) => request.capabilities[name] !== undefined).map((name) => [name, request.capabilities[name]]));
   return {
-    capabilities, ...(inputResponses === undefined ? {} : { inputResponses: inputResponses as Record<string, unknown> }),
+    capabilities, ...(inputResponses === undefined ? {} : { inputResponses }),
     ...(requestState === undefined ? {} : { requestState }),
   };
 }
@@ -173,15 +173,15 @@ export function modernMethods({ tools, tasks, audit }: McpMethodsDeps): Readonly
       }
       if (tasks?.asksForInput(server.name, toolCall.name)) {
         const answered = await callWithRoundTrips({
-          tasks, principal, server: server.name, tool: toolCall.name, args: toolCall.arguments ?? {}, requestState: (params as Record<string, unknown>).requestState,
-          inputResponses: (params as Record<string, unknown>).inputResponses,
+          tasks, principal, server: server.name, tool: toolCall.name, args: toolCall.arguments ?? {}, requestState: fieldOf(params, 'requestState'),
+          inputResponses: fieldOf(params, 'inputResponses'),
           canElicit: request.capabilities.elicitation !== undefined, idempotencyKey, forwardHeaders: call.forwardHeaders(), signal: caller.signal,
           ...(audit ? { audit: { recorder: audit, source: call.source ?? NO_SOURCE } } : {}),
         });
         return 'inputRequired' in answered ? answered.inputRequired : callResult(answered.result);
       }
       const result = await tools.call(principal.orgId, server, toolCall.name, toolCall.arguments ?? {}, {
-        idempotencyKey, forwardHeaders: call.forwardHeaders(), roundTrip: roundTripOf(params as Record<string, unknown>, request),
+        idempotencyKey, forwardHeaders: call.forwardHeaders(), roundTrip: roundTripOf(params, request),
         get signal() {
           return caller.signal;
         },

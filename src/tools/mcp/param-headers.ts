@@ -16,6 +16,7 @@
  * spaces at its ends or looks like the sentinel itself; null, absent, or not of the declared type
  * (an unsafe integer included): no header. The sentinel's markers are lowercase and case-sensitive.
  */
+import { isOneOf } from '../../common/narrow';
 
 /** Where the custom headers' names begin (lowercased, as Node hands request headers over). */
 export const PARAM_HEADER_PREFIX = 'mcp-param-';
@@ -46,16 +47,17 @@ export type ParamScan = { valid: true; declarations: readonly ParamDeclaration[]
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const where = (path: readonly string[]): string => `arguments.${path.join('.')}`;
 
-/** The reason one annotation is invalid; undefined when it is a declaration. */
-function declarationProblem(node: Record<string, unknown>, path: readonly string[] | undefined): string | undefined {
-  const name = node[DECLARATION_KEY];
+/** One annotation read: the declaration it makes, or the reason it is invalid. */
+function readDeclaration(node: Record<string, unknown>, path: readonly string[] | undefined): ParamDeclaration | string {
+  const header = node[DECLARATION_KEY];
+  const type = node.type;
   if (path === undefined) return `an ${DECLARATION_KEY} is on a schema the root does not reach through properties alone (items, oneOf, $defs, ...)`;
   if (path.length === 0) return `an ${DECLARATION_KEY} is on the schema's root, not on a property`;
-  if (typeof name !== 'string' || !TOKEN.test(name)) return `the ${DECLARATION_KEY} of ${where(path)} is not an HTTP token: ${JSON.stringify(name)}`;
-  if (!(HEADER_TYPES as readonly unknown[]).includes(node.type)) {
-    return `the ${DECLARATION_KEY} ${name} is on ${where(path)} of type ${JSON.stringify(node.type ?? null)}: only integer, string and boolean properties may be mirrored`;
+  if (typeof header !== 'string' || !TOKEN.test(header)) return `the ${DECLARATION_KEY} of ${where(path)} is not an HTTP token: ${JSON.stringify(header)}`;
+  if (!isOneOf(HEADER_TYPES, type)) {
+    return `the ${DECLARATION_KEY} ${header} is on ${where(path)} of type ${JSON.stringify(type ?? null)}: only integer, string and boolean properties may be mirrored`;
   }
-  return undefined;
+  return { header, path, type };
 }
 
 /** The subschemas of a node that are not its `properties`: none of them is a static path. */
@@ -92,12 +94,12 @@ function scanSchema(schema: unknown): ParamScan {
     if (!isRecord(node)) return undefined;
     if (depth > MAX_DEPTH) return `the input schema is nested more than ${MAX_DEPTH} levels deep`;
     if (Object.hasOwn(node, DECLARATION_KEY)) {
-      const problem = declarationProblem(node, path);
-      if (problem) return problem;
-      const header = node[DECLARATION_KEY] as string;
+      const declaration = readDeclaration(node, path);
+      if (typeof declaration === 'string') return declaration;
+      const { header } = declaration;
       if (names.has(header.toLowerCase())) return `the ${DECLARATION_KEY} ${header} is declared twice (names are compared ignoring case)`;
       names.add(header.toLowerCase());
-      declarations.push({ header, path: path!, type: node.type as ParamDeclaration['type'] });
+      declarations.push(declaration);
     }
     const properties = isRecord(node.properties) ? Object.entries(node.properties) : [];
     for (const [key, child] of properties) {

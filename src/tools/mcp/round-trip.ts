@@ -22,6 +22,7 @@ import { approvalElicitation, decisionEvent } from './elicitation';
 import { ErrorCode, JsonRpcError } from './jsonrpc';
 import type { PendingApproval } from './task-kind';
 import type { WorkflowTasks } from './tasks';
+import { fieldOf, isRecord } from '../../common/narrow';
 import { pauseUnlessAborted } from '../../common/pause';
 import { handedOver, isUnanswerable, modernRefusal } from './unanswerable';
 import type { AuditSource } from '../../audit/audit-trail';
@@ -93,8 +94,10 @@ export function encodeRequestState(state: RequestState): string {
 
 function decodeRequestState(text: unknown, tool: string): RequestState {
   try {
-    const state = JSON.parse(Buffer.from(String(text), 'base64url').toString('utf8')) as Partial<RequestState>;
-    if (typeof state.run === 'string' && state.run.length > 0 && state.tool === tool) return { run: state.run, tool };
+    // the caller hands it back: any JSON at all, checked field by field
+    const state: unknown = JSON.parse(Buffer.from(String(text), 'base64url').toString('utf8'));
+    const run = fieldOf(state, 'run');
+    if (typeof run === 'string' && run.length > 0 && fieldOf(state, 'tool') === tool) return { run, tool };
   } catch {
     // fall through
   }
@@ -126,9 +129,9 @@ export async function callWithRoundTrips(call: RoundTrip): Promise<{ result: Too
   if (call.requestState !== undefined) {
     taskId = decodeRequestState(call.requestState, tool).run;
     const responses = call.inputResponses;
-    if (responses !== undefined && (typeof responses !== 'object' || responses === null || Array.isArray(responses))) throw invalidParams('inputResponses must be an object');
+    if (responses !== undefined && !isRecord(responses)) throw invalidParams('inputResponses must be an object');
     const { approval } = await tasks.detailed(principal.orgId, taskId);
-    decided = await applyInputResponses(tasks, principal, taskId, approval, (responses ?? {}) as Record<string, unknown>, call.audit);
+    decided = await applyInputResponses(tasks, principal, taskId, approval, responses ?? {}, call.audit);
   } else {
     try {
       // a caller that cannot be asked for an approval is refused a run that may wait on one, before it starts

@@ -18,9 +18,10 @@ import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { httpStream, OutboundTimeoutError, type StreamedResponse } from '../../../net/http-client';
+import { isOneOf } from '../../../common/narrow';
 import { ToolCallError, type ToolProgress } from '../../server';
 import type { CodeAgentClient } from './client';
-import { SseParser, type SseEvent } from './sse';
+import { SseParser, type SseEvent } from '../../../net/sse';
 
 const CONNECT_TIMEOUT_MS = 15_000;
 const MAX_RECONNECTS = 3;
@@ -128,7 +129,7 @@ export async function readRunStream(client: CodeAgentClient, options: ReadRunOpt
         await readSmall(opened.body).catch(() => '');
         const run = await options.getRun();
         const status = typeof run.status === 'string' ? run.status : undefined;
-        return { ...answer, expired: true, run, ...(status === undefined ? {} : { status }), ended: status !== undefined && (TERMINAL_RUN_STATUSES as readonly string[]).includes(status) };
+        return { ...answer, expired: true, run, ...(status === undefined ? {} : { status }), ended: status !== undefined && isOneOf(TERMINAL_RUN_STATUSES, status) };
       }
       if (opened.status !== 200) {
         const text = await readSmall(opened.body).catch(() => '');

@@ -1,7 +1,8 @@
 /**
- * Server-sent events for the codeagent stream, parsed by eventsource-parser (the WHATWG "event
+ * The one reader of server-sent events (the codeagent stream, a remote MCP server's Streamable
+ * HTTP answers, the CLI's run status stream), parsed by eventsource-parser (the WHATWG "event
  * stream interpretation": CRLF, LF or CR line ends, comments, multi-line data, ids with NUL
- * ignored, no event for a block without data). This adapter gives the stream reader what it needs
+ * ignored, no event for a block without data). This adapter gives the readers what they need
  * on top: events answered per chunk rather than through a callback, whether an event's own block
  * carried an `id` (a reader that resumes must know which events the server can resume after), the
  * sticky last event id, and two details of decoded text the library leaves to its caller: a BOM
@@ -52,6 +53,16 @@ export class SseParser {
     }
     const events = this.completed;
     this.completed = [];
+    return events;
+  }
+
+  /**
+   * The end of a stream from a peer that may close it right after its last data line (a remote
+   * MCP server): an event whose blank line never came is answered all the same. Then as end().
+   */
+  finish(): SseEvent[] {
+    const events = this.push('\n\n');
+    this.end();
     return events;
   }
 
