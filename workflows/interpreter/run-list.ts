@@ -11,7 +11,6 @@ import type { ActivityStep, Step } from '../../src/common/definition';
 import { durationMs } from '../../src/common/duration';
 import { truthy } from '../../src/common/expressions';
 import { isInputsReference } from '../../src/common/inputs-reference';
-import { fieldOf } from '../../src/common/narrow';
 import { buildContext, interpolateDeep } from '../../src/common/interpolate';
 import { previousSteps, type RecordStepRequest, type RunStepRequest, type StepOutcome, type StepScope, type StepState, type StepWaitingOn, type VisibleStep } from '../../src/common/run-types';
 import { executeWorkflowKind, isActivityStep, isWorkflowStep } from '../steps';
