@@ -71,6 +71,7 @@ export function reconnectChannelArgs(reconnectMs: number): Record<string, number
 /** gRPC status codes flowgate tells apart. */
 export const GRPC_UNAVAILABLE = 14;
 const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_RESOURCE_EXHAUSTED = 8;
 
 /** The gRPC status code of a Temporal call that failed, if it failed with one. */
 export function temporalStatusCode(err: unknown): number | undefined {
@@ -81,6 +82,16 @@ export function temporalStatusCode(err: unknown): number | undefined {
 export function isTemporalUnavailable(err: unknown): boolean {
   const code = temporalStatusCode(err);
   return code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED;
+}
+
+/**
+ * gRPC RESOURCE_EXHAUSTED from Temporal: it is up but refuses the call for now (a namespace's rate
+ * limit, Temporal Cloud's actions per second, a busy workflow or shard). Temporal's client retries
+ * it within the same bounded budget as UNAVAILABLE; what is still refused after that is the
+ * caller's to retry.
+ */
+export function isTemporalBusy(err: unknown): boolean {
+  return temporalStatusCode(err) === GRPC_RESOURCE_EXHAUSTED;
 }
 
 /** @grpc/grpc-js ConnectivityState.READY: the channel has a live connection. */

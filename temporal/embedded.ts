@@ -64,6 +64,11 @@ export interface EmbeddedOptions {
    * without it once more (temporal/legacy-backlog.ts).
    */
   fairness?: boolean;
+  /**
+   * More dynamic configuration, over flowgate's own (temporal/server-config.ts): a test's or a
+   * benchmark's limits (a namespace's rate, history cache sizes); unset in production use.
+   */
+  dynamicConfig?: Record<string, unknown>;
 }
 
 export interface EmbeddedTemporal {
@@ -132,7 +137,7 @@ export async function startEmbeddedTemporal(options: EmbeddedOptions): Promise<E
     const wanted = options.fairness ?? true;
     const fairness = wanted && await fairnessSafe(options.persistence, notice);
     await fs.mkdir(path.dirname(files.config), { recursive: true });
-    await fs.writeFile(files.dynamicConfig, dynamicConfigYaml({ fairness, ...(wanted && !fairness ? { ackInterval: LEGACY_ACK_INTERVAL } : {}) }), { mode: 0o600 });
+    await fs.writeFile(files.dynamicConfig, dynamicConfigYaml({ fairness, ...(wanted && !fairness ? { ackInterval: LEGACY_ACK_INTERVAL } : {}), ...(options.dynamicConfig ? { extra: options.dynamicConfig } : {}) }), { mode: 0o600 });
     // the configuration names the database's password, when PostgreSQL has one
     await fs.writeFile(files.config, serverConfigYaml({
       ip, ports, persistence, historyShards: options.historyShards ?? (kind === 'dev' ? 1 : 4), dynamicConfigFile: path.resolve(files.dynamicConfig),

@@ -135,6 +135,8 @@ export interface DynamicConfigOptions {
   fairness: boolean;
   /** how often a queue's progress is written (a server that defers fairness for a backlog writes it often) */
   ackInterval?: string;
+  /** more keys, each with one unconstrained value (EmbeddedOptions.dynamicConfig) */
+  extra?: Record<string, unknown>;
 }
 
 /** The dynamic configuration: what the CLI's dev server set, and flowgate's fairness. */
@@ -153,6 +155,7 @@ export function dynamicConfigYaml(options: DynamicConfigOptions): string {
     'system.namespaceCacheRefreshInterval': value('2s'),
     ...(options.fairness ? { 'matching.enableFairness': value(true) } : {}),
     ...(options.ackInterval ? { 'matching.updateAckInterval': value(options.ackInterval) } : {}),
+    ...Object.fromEntries(Object.entries(options.extra ?? {}).map(([key, v]) => [key, value(v)])),
   });
 }
 

@@ -54,6 +54,10 @@ export interface WorkerOptions {
   taskQueue: string;
   /** see FLOWGATE_WORKER_CACHED_WORKFLOWS */
   maxCachedWorkflows: number;
+  /** FLOWGATE_WORKER_WORKFLOW_TASK_SLOTS (unset: the SDK's default) */
+  workflowTaskSlots?: number | undefined;
+  /** FLOWGATE_WORKER_ACTIVITY_SLOTS (unset: the SDK's default) */
+  activitySlots?: number | undefined;
   deps: ActivityDependencies;
   metrics?: FlowgateMetrics;
   /** set when this process traces: workflow and activity spans join the caller's trace */
@@ -82,6 +86,10 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     dataConverter: options.dataConverter,
     shutdownGraceTime: '5s',
     maxCachedWorkflows: options.maxCachedWorkflows,
+    // Fewer workflow task slots leave more of a backlog in Temporal's matching, which orders it
+    // fairly across organizations; a task a worker has taken waits behind every other it holds.
+    ...(options.workflowTaskSlots === undefined ? {} : { maxConcurrentWorkflowTaskExecutions: options.workflowTaskSlots }),
+    ...(options.activitySlots === undefined ? {} : { maxConcurrentActivityTaskExecutions: options.activitySlots, maxConcurrentLocalActivityExecutions: options.activitySlots }),
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
   });
 }

@@ -195,6 +195,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       const worker = await createWorker({
         connection: workerConnection, namespace: temporal.namespace, taskQueue: temporal.taskQueue,
         maxCachedWorkflows: config.temporal.maxCachedWorkflows,
+        workflowTaskSlots: config.temporal.workflowTaskSlots, activitySlots: config.temporal.activitySlots,
         deps: services.activities,
         metrics, tracing, dataConverter: { ...dataConverter, payloadCodecs: [watched] },
       });

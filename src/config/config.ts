@@ -123,6 +123,8 @@ export const EnvSchema = z.object({
   FLOWGATE_CACHE_DIR: z.string().min(1).optional(),
   FLOWGATE_TEMPORAL_UNREACHABLE_MS: z.coerce.number().int().min(100).max(60_000).default(DEFAULT_TEMPORAL_UNREACHABLE_MS),
   FLOWGATE_TEMPORAL_RECONNECT_MS: z.coerce.number().int().min(100).max(120_000).default(DEFAULT_TEMPORAL_RECONNECT_MS),
+  FLOWGATE_WORKER_WORKFLOW_TASK_SLOTS: z.coerce.number().int().min(2).max(10_000).optional(),
+  FLOWGATE_WORKER_ACTIVITY_SLOTS: z.coerce.number().int().min(1).max(10_000).optional(),
   FLOWGATE_WORKER_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).refine((n) => n !== 1, 'must be 0 (no cache) or at least 2').default(DEFAULT_CACHED_WORKFLOWS),
   XDG_CACHE_HOME: z.string().min(1).optional(),
   HOME: z.string().min(1).optional(),
@@ -262,6 +264,10 @@ export interface Config {
     searchPath: string;
     /** the worker's sticky cache of workflow executions (0: none) */
     maxCachedWorkflows: number;
+    /** workflow tasks a worker runs at once (unset: the SDK's default, 40) */
+    workflowTaskSlots?: number;
+    /** activities (local ones too) a worker runs at once (unset: the SDK's default, 100) */
+    activitySlots?: number;
     /** how long a gateway's Temporal call retries an unreachable Temporal before it fails (the caller's 503) */
     unreachableMs: number;
     /** the longest pause between a gateway's attempts to reconnect to an unreachable Temporal */
@@ -413,6 +419,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       cacheDir: path.resolve(e.FLOWGATE_CACHE_DIR ?? path.join(e.XDG_CACHE_HOME ?? path.join(e.HOME ?? os.tmpdir(), '.cache'), 'flowgate')),
       searchPath: e.PATH,
       maxCachedWorkflows: e.FLOWGATE_WORKER_CACHED_WORKFLOWS,
+      ...(e.FLOWGATE_WORKER_WORKFLOW_TASK_SLOTS === undefined ? {} : { workflowTaskSlots: e.FLOWGATE_WORKER_WORKFLOW_TASK_SLOTS }),
+      ...(e.FLOWGATE_WORKER_ACTIVITY_SLOTS === undefined ? {} : { activitySlots: e.FLOWGATE_WORKER_ACTIVITY_SLOTS }),
       unreachableMs: e.FLOWGATE_TEMPORAL_UNREACHABLE_MS,
       reconnectMs: e.FLOWGATE_TEMPORAL_RECONNECT_MS,
     },

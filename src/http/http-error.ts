@@ -35,3 +35,6 @@ export const conflict = (code: string, message: string): HttpError => new HttpEr
 export const unprocessable = (code: string, message: string): HttpError => new HttpError(422, code, message);
 export const temporalUnavailable = (): HttpError =>
   new HttpError(503, 'temporal_unavailable', 'the workflow service is unreachable; retry shortly', { expose: true, headers: { 'Retry-After': '5' } });
+/** Temporal answered RESOURCE_EXHAUSTED (its rate limit, a busy shard): nothing was done; retry after a pause. */
+export const temporalBusy = (): HttpError =>
+  new HttpError(503, 'temporal_busy', 'the workflow service is at its limit and refused the call; nothing was done; retry shortly', { expose: true, headers: { 'Retry-After': '1' } });

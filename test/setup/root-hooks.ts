@@ -81,6 +81,8 @@ export interface TestTemporalOptions {
   uiPort?: number;
   uiCodecEndpoint?: string;
   notice?: (message: string) => void;
+  /** more dynamic configuration (EmbeddedOptions.dynamicConfig) */
+  dynamicConfig?: Record<string, unknown>;
 }
 
 /** A Temporal of a test's own, on the suite's binaries. */
@@ -94,6 +96,7 @@ export async function startTestTemporal(options: TestTemporalOptions = {}): Prom
     ...(options.uiPort === undefined ? {} : { uiPort: options.uiPort }),
     ...(options.uiCodecEndpoint === undefined ? {} : { uiCodecEndpoint: options.uiCodecEndpoint }),
     ...(options.notice ? { notice: options.notice } : {}),
+    ...(options.dynamicConfig ? { dynamicConfig: options.dynamicConfig } : {}),
   });
 }
 

@@ -1,4 +1,5 @@
 import { HttpError } from '../http-error';
+import { temporalRefusal } from '../temporal-errors';
 import type { Logger } from '../../observability/logger';
 import { routeTemplate } from './observe';
 import type { GatewayContext } from '../state';
@@ -29,6 +30,12 @@ export function answerError(ctx: GatewayContext, raw: unknown, log: Logger): voi
     for (const [name, value] of Object.entries(err.options.headers ?? {})) ctx.set(name, value);
     ctx.body = err.expose ? { error: err.code, message: err.message } : { error: 'internal', message: 'internal error' };
     if (!err.expose) log.error('request failed', { requestId, error: err });
+    return;
+  }
+  // a Temporal call no route wrapped: unreachable or at its limit is a 503 with Retry-After, never a 500
+  const refusal = temporalRefusal(raw);
+  if (refusal) {
+    answerError(ctx, refusal, log);
     return;
   }
   const err = koaLike(raw);

@@ -16,10 +16,10 @@ import { StartUnconfirmedError, type StartedRun, type TriggerService, type Trigg
 import { permissionDenied, authenticateApiKey, type ApiKeyPrincipal } from '../auth';
 import { roleHas } from '../../people/roles';
 import type { GatewayDeps } from '../deps';
-import { badRequest, HttpError, refusalError, temporalUnavailable, type RefusalStatus } from '../http-error';
+import { badRequest, HttpError, refusalError, type RefusalStatus } from '../http-error';
 import { preferredWaitSeconds } from '../prefer';
 import { pollingHandleBody, statusPath, syncResultBody } from '../../contracts/run-bodies';
-import { callTemporal, isTemporalUnavailable } from '../temporal-errors';
+import { callTemporal, temporalRefusal } from '../temporal-errors';
 import { readTriggerInputs } from '../trigger-input';
 
 /** Polling advice of interface.md section 8: 2 to 5 seconds typically, 10 to 30 for long runs. */
@@ -74,14 +74,14 @@ function refused(refusal: TriggerRefusal): HttpError {
   return refusalError(REFUSAL_STATUS, refusal);
 }
 
-/** The HTTP face of a start that failed: Temporal unreachable, or unsure whether the run exists. */
+/** The HTTP face of a start that failed: Temporal unreachable or busy, or unsure whether the run exists. */
 function startFailed(err: unknown): unknown {
   if (err instanceof StartUnconfirmedError) {
     return new HttpError(503, 'temporal_unavailable',
       `the workflow service did not confirm whether run ${err.runId} started; poll its status before calling again (404 means it did not start)`,
       { expose: true, headers: { 'Retry-After': String(RETRY_AFTER_SECONDS), 'X-Pf-Run-Id': err.runId, 'X-Pf-Automation-Id': err.automationId } });
   }
-  return isTemporalUnavailable(err) ? temporalUnavailable() : err;
+  return temporalRefusal(err) ?? err;
 }
 
 /**

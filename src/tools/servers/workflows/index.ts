@@ -11,7 +11,7 @@
 import { resultsBody, syncResultBody, type BodyContext } from '../../../contracts/run-bodies';
 import { firstApproval } from '../../../common/approval-steps';
 import type { DesignatedOutput, Registry, TriggerRecord } from '../../../registry';
-import { isTemporalUnavailable } from '../../../../temporal/client';
+import { isTemporalBusy, isTemporalUnavailable } from '../../../../temporal/client';
 import { StartUnconfirmedError, type TriggerRefusal, type TriggerService } from '../../../runs/trigger-service';
 import type { RunService, RunView, StartOptions } from '../../../runs/run-service';
 import {
@@ -70,11 +70,12 @@ function refusalError(refusal: TriggerRefusal): ToolCallError | ToolFailure {
   return new ToolFailure(refusal.message, { code: refusal.code });
 }
 
-/** Temporal unreachable (or unsure whether the run started): a call that could not be made, said so. */
+/** Temporal unreachable or busy (or unsure whether the run started): a call that could not be made, said so. */
 function unreachable(err: unknown): unknown {
   if (err instanceof StartUnconfirmedError) {
     return new ToolCallError('UNAVAILABLE', `the workflow service did not confirm whether run ${err.runId} started; call again with the same idempotency key, or call tasks/get ${err.runId} (an unknown task means it did not start)`);
   }
+  if (isTemporalBusy(err)) return new ToolCallError('UNAVAILABLE', 'the workflow service is at its limit and refused the call; nothing was started; retry shortly');
   return isTemporalUnavailable(err) ? new ToolCallError('UNAVAILABLE', 'the workflow service is unreachable; retry shortly') : err;
 }
 
