@@ -53,7 +53,9 @@ describe('Temporal at its limit (RESOURCE_EXHAUSTED)', function () {
     const statuses = answers.map((a) => a.status);
     assert.ok(statuses.every((s) => s === 200 || s === 503), `statuses: ${statuses.join(', ')}`);
     const refused = answers.filter((a) => a.status === 503);
-    assert.ok(refused.some((a) => a.body.error === 'temporal_busy'), `no call was answered temporal_busy: ${JSON.stringify(answers.map((a) => a.body.error ?? a.status))}`);
+    assert.ok(refused.length > 0, `the burst was over the namespace's rate, yet nothing was refused: ${statuses.join(', ')}`);
+    // Which 503 a refused start gets depends on timing: temporal_busy when Temporal refused it, temporal_unavailable
+    // when the check whether it started anyway was refused too (the mapping itself is the test above).
     for (const a of refused) {
       // a start refused and then unconfirmed (the check whether it exists refused too) is temporal_unavailable with its run ID
       assert.ok(a.body.error === 'temporal_busy' || a.body.error === 'temporal_unavailable', JSON.stringify(a.body));
