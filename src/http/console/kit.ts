@@ -1,11 +1,16 @@
 /**
  * What the console's route files share (routes/console.ts builds it once): the session and CSRF
- * checks and the audit recorder, so that each page family (connections, tool servers) adds its
- * routes to the one console router in a file of its own.
+ * checks, the form parser and the audit recorder, so that each page family (workflows, keys,
+ * people, agents, connections, tool servers) adds its routes to the one console router in a file
+ * of its own. ConsoleRouteKit is the workflow, key and people pages' form; ConsoleKit the
+ * positional one of the connection and server pages.
  */
 import type { Middleware } from 'koa';
 import { managementAction } from '../../audit/actions';
+import type { ConsoleSessions } from '../../console/sessions';
 import type { GatewayDeps } from '../deps';
+import { auditConsole } from './audit';
+import { parseConsoleForm, requireCsrf, requireSession } from './guard';
 
 export interface ConsoleKit {
   deps: GatewayDeps;
@@ -22,4 +27,28 @@ export function apiActionOf(method: string, route: string): string {
   const spec = managementAction(method, route);
   if (!spec) throw new Error(`no audit action for ${method} ${route}`);
   return spec.action;
+}
+
+export interface ConsoleRouteKit {
+  session: Middleware;
+  csrf: Middleware;
+  parseForm: Middleware;
+  /** Records the route (after the session is known, before its form and CSRF checks), whatever its outcome. */
+  audited(action: string, targetType: string, target?: { param?: string; noteTarget?: string }): Middleware;
+  /** The management API's action name for `method route` (a missing one is a programming error). */
+  apiAction(method: string, route: string): string;
+}
+
+export function consoleRouteKit(deps: GatewayDeps, sessions: ConsoleSessions): ConsoleRouteKit {
+  return {
+    session: requireSession(sessions) as Middleware,
+    csrf: requireCsrf(deps.config.publicUrl) as Middleware,
+    parseForm: parseConsoleForm as Middleware,
+    audited: (action, targetType, target = {}) => auditConsole(deps.audit, { action, targetType, ...target }) as Middleware,
+    apiAction: (method, route) => {
+      const spec = managementAction(method, route);
+      if (!spec) throw new Error(`no audit action for ${method} ${route}`);
+      return spec.action;
+    },
+  };
 }

@@ -24,7 +24,7 @@ import { addConsoleAgentRoutes } from './console-agents';
 import { AuditQuerySchema } from '../../contracts/audit-bodies';
 import { APPROVAL_DECIDED, CONSOLE_SIGNED_IN, CONSOLE_SIGNED_OUT, CONSOLE_SIGN_IN_REFUSED } from '../../audit/actions';
 import { auditSignIn, noteForAudit } from '../console/audit';
-import { consoleRouteKit } from './console-kit';
+import { consoleRouteKit } from '../console/kit';
 import { consoleKeyRoutes } from './console-keys';
 import { consolePeopleRoutes } from './console-people';
 import { consoleWorkflowRoutes } from './console-workflows';
