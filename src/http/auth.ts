@@ -14,6 +14,7 @@ import { auditAdminRequest } from './middleware/audit';
 import type { AdminPrincipal, ApiKeyPrincipal, GatewayContext } from './state';
 // a member's personal access token starts with this (an admin token never does)
 import { MEMBER_TOKEN_PREFIX } from '../management/members';
+import { fieldOf } from '../common/narrow';
 
 export type { AdminPrincipal, ApiKeyPrincipal } from './state';
 
@@ -58,9 +59,14 @@ export async function authenticateApiKey(registry: Registry, key: string | undef
 /** The route template of the request (the route layer @koa/router matched), before the route runs. */
 function matchedRoute(ctx: GatewayContext): string {
   const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
-  const layers = (ctx as { matched?: { path: unknown; methods: string[] }[] }).matched ?? [];
-  const layer = [...layers].reverse().find((l) => l.methods.includes(method) && typeof l.path === 'string');
-  return typeof layer?.path === 'string' ? layer.path : routeTemplate(ctx);
+  const matched = fieldOf(ctx, 'matched');
+  const layers: unknown[] = Array.isArray(matched) ? matched : [];
+  const routed = (layer: unknown): boolean => {
+    const methods = fieldOf(layer, 'methods');
+    return Array.isArray(methods) && methods.includes(method) && typeof fieldOf(layer, 'path') === 'string';
+  };
+  const path = fieldOf([...layers].reverse().find(routed), 'path');
+  return typeof path === 'string' ? path : routeTemplate(ctx);
 }
 
 /** The caller a management bearer token names: an admin token (admin role) or a member's personal access token. */
@@ -101,7 +107,7 @@ export function requireAdmin(options: { registry: Registry; audit?: AuditTrail }
     const guarded = async (): Promise<void> => {
       if (!roleHas(admin.role, permission)) {
         // the route layer never runs: the audit record and the metrics name the route, not the router's guard
-        (ctx as { _matchedRoute?: unknown })._matchedRoute = route;
+        Reflect.set(ctx, '_matchedRoute', route);
         throw permissionDenied(admin, permission);
       }
       await next();

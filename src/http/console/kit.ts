@@ -7,7 +7,9 @@
  */
 import type { Middleware } from 'koa';
 import { managementAction } from '../../audit/actions';
+import type Router from '@koa/router';
 import type { ConsoleSessions } from '../../console/sessions';
+import type { ShownOnce } from '../../console/shown-once';
 import type { GatewayDeps } from '../deps';
 import { auditConsole } from './audit';
 import { parseConsoleForm, requireCsrf, requireSession } from './guard';
@@ -41,10 +43,10 @@ export interface ConsoleRouteKit {
 
 export function consoleRouteKit(deps: GatewayDeps, sessions: ConsoleSessions): ConsoleRouteKit {
   return {
-    session: requireSession(sessions) as Middleware,
-    csrf: requireCsrf(deps.config.publicUrl) as Middleware,
-    parseForm: parseConsoleForm as Middleware,
-    audited: (action, targetType, target = {}) => auditConsole(deps.audit, { action, targetType, ...target }) as Middleware,
+    session: requireSession(sessions),
+    csrf: requireCsrf(deps.config.publicUrl),
+    parseForm: parseConsoleForm,
+    audited: (action, targetType, target = {}) => auditConsole(deps.audit, { action, targetType, ...target }),
     apiAction: (method, route) => {
       const spec = managementAction(method, route);
       if (!spec) throw new Error(`no audit action for ${method} ${route}`);
@@ -52,3 +54,17 @@ export function consoleRouteKit(deps: GatewayDeps, sessions: ConsoleSessions): C
     },
   };
 }
+
+/** What each console page family is handed (routes/console.ts builds it once, for its router). */
+export interface ConsolePageKits {
+  deps: GatewayDeps;
+  /** the workflow, key and people pages' kit */
+  kit: ConsoleRouteKit;
+  /** the positional kit of the agent, connection and server pages, with the API's action name of a POST route */
+  positional: ConsoleKit & { apiAction(route: string): string };
+  /** a new API key, held for the one page that shows it */
+  shownOnce: ShownOnce;
+}
+
+/** A page family adding its routes to the console's router (the families are listed in src/http/console-pages.ts). */
+export type ConsolePageFamily = (router: Router, kits: ConsolePageKits) => void;

@@ -15,8 +15,8 @@ import { keysBody } from '../console/key-views';
 import { page, send } from '../console/layout';
 import type { ConsoleRouteKit } from '../console/kit';
 import { CreateApiKeySchema } from '../../management/schemas';
-import { isRecord } from '../../common/narrow';
 import { z } from 'zod';
+import { formOf } from '../validate';
 
 export function consoleKeyRoutes(router: Router, deps: GatewayDeps, kit: ConsoleRouteKit, shownOnce: ShownOnce): void {
   const { session, csrf, audited, apiAction, parseForm } = kit;
@@ -36,8 +36,8 @@ export function consoleKeyRoutes(router: Router, deps: GatewayDeps, kit: Console
     await keysPage(ctx, 200, ctx.query.done === 'revoked' ? { notice: 'The key was revoked.' } : {});
   });
   router.post('/api-keys', session, audited(apiAction('POST', '/api/v1/api-keys'), 'api_key', { noteTarget: 'keyId' }), parseForm, csrf, async (ctx) => {
-    const form = isRecord(ctx.request.body) ? ctx.request.body : undefined;
-    const name = typeof form?.name === 'string' && form.name.trim() ? form.name.trim() : undefined;
+    const { name: given } = formOf(ctx);
+    const name = typeof given === 'string' && given.trim() ? given.trim() : undefined;
     const parsed = CreateApiKeySchema.safeParse(name === undefined ? {} : { name });
     if (!parsed.success) return keysPage(ctx, 400, { error: 'A name is at most 200 characters.' });
     const { session: s } = consoleState(ctx);

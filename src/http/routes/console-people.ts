@@ -12,13 +12,13 @@ import { roleHas } from '../../people/roles';
 import type { GatewayDeps } from '../deps';
 import { noteForAudit } from '../console/audit';
 import { refusalStatus } from '../management-status';
-import { isRecord } from '../../common/narrow';
 import { consoleState } from '../console/guard';
 import { page, send } from '../console/layout';
 import { peopleBody } from '../console/people-views';
 import type { ConsoleRouteKit } from '../console/kit';
 import { NO_ADMIN_TOKEN_LEFT, removalBody } from '../../management';
 import { CreateMemberSchema, UpdateMemberSchema } from '../../management/schemas';
+import { formOf } from '../validate';
 
 const DONE: Readonly<Record<string, string>> = {
   added: 'The member was added. They sign in with the organization\'s identity provider (or a personal access token from the API).',
@@ -45,7 +45,6 @@ export function consolePeopleRoutes(router: Router, deps: GatewayDeps, kit: Cons
       members, csrf: s.csrfToken, ...(provider ? { provider } : {}), ...(grants ? { grants } : {}), ...extra,
     })));
   };
-  const form = (ctx: Context): Record<string, unknown> => (isRecord(ctx.request.body) ? ctx.request.body : {});
   const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
   const done = (ctx: Context, what: string): void => {
     ctx.status = 303;
@@ -61,7 +60,7 @@ export function consolePeopleRoutes(router: Router, deps: GatewayDeps, kit: Cons
   });
 
   router.post('/people', session, audited(apiAction('POST', '/api/v1/members'), 'member', { noteTarget: 'memberId' }), parseForm, csrf, async (ctx) => {
-    const { email, name, role } = form(ctx);
+    const { email, name, role } = formOf(ctx);
     const parsed = CreateMemberSchema.safeParse({ email: text(email), role: text(role), ...(text(name) ? { name: text(name) } : {}) });
     if (!parsed.success) return peoplePage(ctx, 400, { error: `The member was not added: ${problems(parsed.error.issues)}.` });
     const added = await members.add(consoleState(ctx).session.orgId, parsed.data);
@@ -71,7 +70,7 @@ export function consolePeopleRoutes(router: Router, deps: GatewayDeps, kit: Cons
   });
 
   router.post('/people/:id/role', session, audited(apiAction('PATCH', '/api/v1/members/:id'), 'member', { param: 'id' }), parseForm, csrf, async (ctx) => {
-    const parsed = UpdateMemberSchema.safeParse({ role: text(form(ctx).role) });
+    const parsed = UpdateMemberSchema.safeParse({ role: text(formOf(ctx).role) });
     if (!parsed.success) return peoplePage(ctx, 400, { error: `The role was not changed: ${problems(parsed.error.issues)}.` });
     const member = await members.update(consoleState(ctx).session.orgId, String(ctx.params.id ?? ''), parsed.data);
     if (!member.ok) return peoplePage(ctx, refusalStatus(member), { error: 'This organization has no member with that ID.' });

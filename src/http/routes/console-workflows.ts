@@ -17,7 +17,6 @@ import type { DefinitionIssue } from '../../management';
 import type { GatewayDeps } from '../deps';
 import { HttpError } from '../http-error';
 import { refusalStatus } from '../management-status';
-import { isRecord } from '../../common/narrow';
 import { consoleState, refusePage } from '../console/guard';
 import { noteForAudit } from '../console/audit';
 import { page, send } from '../console/layout';
@@ -27,6 +26,7 @@ import { JSON_BODY_LIMIT } from '../middleware/json-body';
 import { CreateTriggerSchema } from '../../management/schemas';
 import type { ConsoleRouteKit } from '../console/kit';
 import { callTemporal } from '../temporal-errors';
+import { formOf } from '../validate';
 
 /** The editor's form: as large as the API's JSON body may be. */
 const parseEditorForm = koaBody({ json: false, urlencoded: true, multipart: false, text: false, formLimit: JSON_BODY_LIMIT });
@@ -105,8 +105,8 @@ export function consoleWorkflowRoutes(router: Router, deps: GatewayDeps, kit: Co
 
   /** The editor's text, as submitted. */
   const editorText = (ctx: Context): string => {
-    const form = isRecord(ctx.request.body) ? ctx.request.body : undefined;
-    return typeof form?.definition === 'string' ? form.definition.replace(/\r\n/g, '\n') : '';
+    const { definition } = formOf(ctx);
+    return typeof definition === 'string' ? definition.replace(/\r\n/g, '\n') : '';
   };
   /** The editor again (400) with each problem placed in the text. */
   const editorAgain = (ctx: Context, text: string, problems: PlacedProblem[], workflow?: WorkflowRecord): void => {

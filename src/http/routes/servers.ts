@@ -17,6 +17,7 @@ import { jsonBody } from '../middleware/json-body';
 import { adminOf as admin, type GatewayRouter, type GatewayRouterContext, type GatewayState } from '../state';
 import { parseInput } from '../validate';
 import { consentReturnPage, type ConsentOutcome } from '../console/connection-views';
+import { OAUTH_CALLBACK_PATH } from '../connection-oauth';
 
 /** an OpenAPI document inline, plus its envelope */
 const SERVER_BODY_LIMIT = '3mb';
@@ -102,8 +103,6 @@ export const CallbackQuerySchema = z.object({
   error: z.string().max(200).optional(),
   error_description: z.string().max(2000).optional(),
 });
-
-export const OAUTH_CALLBACK_PATH = '/api/v1/oauth/callback';
 
 export function oauthCallbackRoutes(_deps: GatewayDeps, servers: CustomServers): GatewayRouter {
   const router = new Router<GatewayState>();
