@@ -42,7 +42,7 @@ import { RunWatcher } from '../runs/run-watcher';
 import { TriggerService } from '../runs/trigger-service';
 import { WebhookSecrets } from '../runs/webhook-secrets';
 import { IdentityProviders } from '../people/identity-providers';
-import { KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin, type Management } from '../management';
+import { BudgetAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin, type Management } from '../management';
 import { ScheduleService } from '../schedules/schedule-service';
 import { createToolDispatcher, CustomServers, type ServerKind, type ServerSource, type ToolDispatcher } from '../tools';
 import { WorkflowTasks } from '../tools/mcp/tasks';
@@ -202,6 +202,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
     triggers: new TriggerAdmin({ registry, schedules }),
     keys: new KeyAdmin({ registry, forgetKeys }),
     members: new MemberAdmin({ registry, forgetKeys }),
+    budgets: new BudgetAdmin({ registry }),
   };
   const consoleServices: ConsoleServices = {
     sessions: new ConsoleSessions({ registry, lifetimeMinutes: config.consoleSessionMinutes }),

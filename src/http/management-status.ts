@@ -3,7 +3,8 @@
  * the management API throws them as its JSON errors, the console shows their sentence with the
  * same status on its page. The routes hold no decision of their own.
  */
-import type { ManagementRefusal, ManagementRefusalCode, Outcome } from '../management';
+import type { AdminActor, ManagementRefusal, ManagementRefusalCode, Outcome } from '../management';
+import type { AdminPrincipal } from './state';
 import { refusalError, type HttpError, type RefusalStatus } from './http-error';
 
 export const MANAGEMENT_STATUS: RefusalStatus<ManagementRefusalCode> = {
@@ -40,4 +41,9 @@ export function settled<T>(outcome: Outcome<T>): T {
 /** The status a refusal is answered with (the console's pages use it too). */
 export function refusalStatus(refusal: ManagementRefusal): number {
   return MANAGEMENT_STATUS[refusal.code].status;
+}
+
+/** The admin credential as the management room knows its caller. */
+export function actorOf(principal: AdminPrincipal): AdminActor {
+  return { orgId: principal.orgId, instanceAdmin: principal.instanceAdmin, memberId: principal.member?.id ?? null };
 }

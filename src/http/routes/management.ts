@@ -7,14 +7,13 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { WorkflowRecord } from '../../registry';
-import type { AdminActor } from '../../management';
 import { CreateApiKeySchema, CreateOrgSchema, CreateTriggerSchema } from '../../management/schemas';
 import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { conflict } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
-import { settled } from '../management-status';
-import { adminOf as admin, type AdminPrincipal, type GatewayRouter, type GatewayState } from '../state';
+import { actorOf, settled } from '../management-status';
+import { adminOf as admin, type GatewayRouter, type GatewayState } from '../state';
 import { bodyOf as body, parseInput as parse } from '../validate';
 import { answerStatus, streamStatus } from '../live-status';
 import { resultsBody } from '../../contracts/run-bodies';
@@ -34,11 +33,6 @@ export { CreateApiKeySchema, CreateOrgSchema, CreateTriggerSchema };
 
 function workflowBody(w: WorkflowRecord) {
   return { id: w.id, name: w.name, draft: w.draft, publishedVersion: w.publishedVersion, versions: w.versions, createdAt: w.createdAt, updatedAt: w.updatedAt };
-}
-
-/** The admin credential as the management room knows its caller. */
-function actorOf(principal: AdminPrincipal): AdminActor {
-  return { orgId: principal.orgId, instanceAdmin: principal.instanceAdmin, memberId: principal.member?.id ?? null };
 }
 
 export function managementRoutes(deps: GatewayDeps): GatewayRouter {
