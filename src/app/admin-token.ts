@@ -7,7 +7,7 @@
 import type { Config } from '../config/config';
 import { generatedAdminToken } from '../crypto/data-dir';
 import { hashSecret, randomToken } from '../crypto/secrets';
-import { ADMIN_TOKEN_PREFIX } from '../http/routes/management';
+import { ADMIN_TOKEN_PREFIX } from '../management';
 import type { Registry } from '../registry';
 
 export interface AdminTokenBootstrap {

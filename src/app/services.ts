@@ -18,7 +18,6 @@ import { HostedForms } from '../console/forms';
 import { ConsoleRuns } from '../console/runs';
 import { ConsoleSessions } from '../console/sessions';
 import { ShownOnce } from '../console/shown-once';
-import { WorkflowPublishing } from '../console/workflows';
 import { createApprovalLinks, type ApprovalLinks } from '../crypto/approval-links';
 import { createCodecSessions, type CodecSessions } from '../crypto/codec-sessions';
 import { connectionKey, createConnectionCipher } from '../crypto/connection-cipher';
@@ -28,6 +27,7 @@ import type { GatewayDeps } from '../http/deps';
 import { OAuthResources } from '../http/oauth-resource';
 import { OriginPolicy } from '../http/origin-policy';
 import { adminTokenSignIn } from '../http/oauth-sign-in';
+import { forgetApiKeys } from '../http/auth';
 import { OAuthServer } from '../oauth/authorization-server';
 import { Tickets } from '../oauth/tickets';
 import type { RateLimit } from '../http/rate-limit/local';
@@ -42,6 +42,7 @@ import { RunWatcher } from '../runs/run-watcher';
 import { TriggerService } from '../runs/trigger-service';
 import { WebhookSecrets } from '../runs/webhook-secrets';
 import { IdentityProviders } from '../people/identity-providers';
+import { BudgetAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin, type Management } from '../management';
 import { ScheduleService } from '../schedules/schedule-service';
 import { createToolDispatcher, CustomServers, type ServerKind, type ServerSource, type ToolDispatcher } from '../tools';
 import { WorkflowTasks } from '../tools/mcp/tasks';
@@ -86,8 +87,8 @@ export interface Services {
   restarts: RunRestarts;
   watcher: RunWatcher;
   schedules: ScheduleService;
-  /** publishing a draft and converging its schedules (the management API and the console) */
-  publishing: WorkflowPublishing;
+  /** workflow, trigger, key and member administration (src/management/: the management API and the console) */
+  management: Management;
   webhookSecrets: WebhookSecrets;
   agents: AgentService;
   /** the in-process tool dispatcher (the catalog, the connection store, every call) */
@@ -190,7 +191,19 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
     slots: { temporal: client, taskQueue, slotCheckSeconds: config.concurrency.slotCheckSeconds },
   };
 
-  const publishing = new WorkflowPublishing({ registry, schedules });
+  const runtimeTokens = createRuntimeTokens(signingKey, registry);
+  // a revoked API key is refused at once on this replica: the gateway's key cache and the runtime tokens' forget it
+  const forgetKeys = (): void => {
+    forgetApiKeys(registry);
+    runtimeTokens.forgetKeys();
+  };
+  const management: Management = {
+    workflows: new WorkflowAdmin({ registry, schedules, log, stepKinds: inputs.stepKinds }),
+    triggers: new TriggerAdmin({ registry, schedules }),
+    keys: new KeyAdmin({ registry, forgetKeys }),
+    members: new MemberAdmin({ registry, forgetKeys }),
+    budgets: new BudgetAdmin({ registry }),
+  };
   const consoleServices: ConsoleServices = {
     sessions: new ConsoleSessions({ registry, lifetimeMinutes: config.consoleSessionMinutes }),
     runs: new ConsoleRuns({ runs, restarts }),
@@ -200,9 +213,9 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   };
 
   return {
-    audit, runs, triggers, restarts, watcher, schedules, publishing, webhookSecrets, agents, tools, customServers, workflowTools, tasks, signer, activities,
+    audit, runs, triggers, restarts, watcher, schedules, management, webhookSecrets, agents, tools, customServers, workflowTools, tasks, signer, activities,
     console: consoleServices, identityProviders,
-    runtimeTokens: createRuntimeTokens(signingKey, registry),
+    runtimeTokens,
     codecSessions: createCodecSessions(signingKey),
     oauth: { server: new OAuthServer({ registry, allowPrivateNetwork: config.allowPrivateNetwork, clientLimits: config.oauthClients }), tickets: new Tickets(signingKey) },
     publicLinks(publicUrl) {
@@ -216,7 +229,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
 /** The gateway's dependencies: the services, and what only the listening gateway has. */
 export function gatewayDeps(
   services: Services,
-  inputs: Pick<ServiceInputs, 'config' | 'log' | 'registry' | 'client' | 'blobs' | 'metrics' | 'stepKinds'>,
+  inputs: Pick<ServiceInputs, 'config' | 'log' | 'registry' | 'client' | 'blobs' | 'metrics'>,
   listening: { publicUrl: string; rateLimit?: RateLimit; temporalUiUrl?: string; codec?: PayloadCodec; workerHealth?: () => 'ok' | 'down' },
 ): GatewayDeps {
   const { signer, approvalLinks } = services.publicLinks(listening.publicUrl);
@@ -228,8 +241,8 @@ export function gatewayDeps(
     config: inputs.config, registry: inputs.registry, audit: services.audit, temporal: inputs.client, blobs: inputs.blobs, log: inputs.log, metrics: inputs.metrics,
     rateLimit: listening.rateLimit, signer, approvalLinks,
     runs: services.runs, triggers: services.triggers, restarts: services.restarts, watcher: services.watcher, agents: services.agents,
-    schedules: services.schedules, publishing: services.publishing, tools: services.tools, customServers: services.customServers, runtimeTokens: services.runtimeTokens,
-    tasks: services.tasks, webhookSecrets: services.webhookSecrets, stepKinds: inputs.stepKinds, console: services.console,
+    management: services.management, tools: services.tools, customServers: services.customServers, runtimeTokens: services.runtimeTokens,
+    tasks: services.tasks, webhookSecrets: services.webhookSecrets, console: services.console,
     identityProviders: services.identityProviders,
     ...(listening.temporalUiUrl ? { temporalUiUrl: listening.temporalUiUrl } : {}),
     ...(listening.workerHealth ? { workerHealth: listening.workerHealth } : {}),

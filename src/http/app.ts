@@ -17,6 +17,7 @@ import { budgetRoutes } from './routes/budgets';
 import { codecRoutes } from './routes/codec';
 import { connectionRoutes } from './routes/connections';
 import { consoleRoutes } from './routes/console';
+import { CONSOLE_PAGE_FAMILIES } from './console-pages';
 import { consoleSignInRoutes } from './routes/console-sign-in';
 import { formManagementRoutes, formRoutes } from './routes/forms';
 import { approvalRoutes } from './routes/approvals';
@@ -31,6 +32,7 @@ import { openApiRoutes } from './routes/openapi';
 import { runRoutes } from './routes/runs';
 import { scheduleRoutes } from './routes/schedules';
 import { oauthAuthorizeRoutes } from './routes/oauth-authorize';
+import { addOAuthOidcRoutes } from './routes/oauth-oidc';
 import { oauthRoutes } from './routes/oauth';
 import { oauthGrantRoutes } from './routes/oauth-grants';
 import { oauthCallbackRoutes, serverRoutes } from './routes/servers';
@@ -138,11 +140,16 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   for (const router of routers) app.use(guarded(router));
   ROUTES.set(app, routesOfRouters(routers));
   // The console's HTML pages are a UI, not API: served, but not among the documented routes.
-  const consoleRouter = consoleRoutes(deps);
+  const consoleRouter = consoleRoutes(deps, CONSOLE_PAGE_FAMILIES);
   const signInRouter = consoleSignInRoutes(deps);
   if (signInRouter) app.use(guarded(signInRouter));
   if (consoleRouter) app.use(guarded(consoleRouter));
   // OAuth's documents and endpoints are specified by their RFCs (docs/http-api.md lists them), not in the OpenAPI document
-  if (deps.oauth) for (const router of [oauthRoutes(deps, deps.oauth), oauthAuthorizeRoutes(deps, deps.oauth).router]) app.use(guarded(router));
+  if (deps.oauth) {
+    // the authorization page, then the members' OpenID Connect sign-in on the same router (it continues to the page's consent step)
+    const authorize = oauthAuthorizeRoutes(deps, deps.oauth);
+    addOAuthOidcRoutes(authorize.router, deps, deps.oauth, authorize.pages);
+    for (const router of [oauthRoutes(deps, deps.oauth), authorize.router]) app.use(guarded(router));
+  }
   return app;
 }

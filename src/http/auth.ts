@@ -13,6 +13,8 @@ import { routeTemplate } from './middleware/observe';
 import { credentialFingerprint, type AuditTrail } from '../audit/audit-trail';
 import { auditAdminRequest } from './middleware/audit';
 import type { AdminPrincipal, ApiKeyPrincipal, GatewayContext } from './state';
+// a member's personal access token starts with this (an admin token never does)
+import { MEMBER_TOKEN_PREFIX } from '../management/members';
 
 export type { AdminPrincipal, ApiKeyPrincipal } from './state';
 
@@ -53,9 +55,6 @@ export async function authenticateApiKey(registry: Registry, key: string | undef
   if (!record) throw unauthorized('unknown API key');
   return { orgId: record.orgId, keyId: record.id, ...(record.role ? { role: record.role } : {}) };
 }
-
-/** A member's personal access token starts with this (an admin token never does). */
-export const MEMBER_TOKEN_PREFIX = 'fgp_';
 
 /** The route template of the request (the route layer @koa/router matched), before the route runs. */
 function matchedRoute(ctx: GatewayContext): string {
@@ -102,7 +101,7 @@ export function requireAdmin(options: { registry: Registry; audit?: AuditTrail }
     const guarded = async (): Promise<void> => {
       if (!roleHas(admin.role, permission)) {
         // the route layer never runs: the audit record and the metrics name the route, not the router's guard
-        (ctx as { _matchedRoute?: unknown })._matchedRoute = route;
+        Reflect.set(ctx, '_matchedRoute', route);
         throw permissionDenied(admin, permission);
       }
       await next();

@@ -9,9 +9,25 @@
  *   503       Temporal unreachable (nothing done), or decision_unconfirmed (Temporal did not
  *             confirm the signal in time: the message names the decision to look up)
  */
-import { DecisionUnconfirmedError, type DecideOutcome } from '../runs/run-service';
-import { HttpError } from './http-error';
+import { z } from 'zod';
+import type { DecisionRefusal } from '../common/run-types';
+import { DecisionUnconfirmedError, type DecideOutcome, type RunView } from '../runs/run-service';
+import type { GatewayDeps } from './deps';
+import { HttpError, notFound } from './http-error';
 import { callTemporal } from './temporal-errors';
+
+/** A decision's body (the API key's route and the admin API's). */
+export const DecisionBodySchema = z.object({
+  decision: z.enum(['approve', 'reject']),
+  approver: z.string().min(1).max(320).optional(),
+  comment: z.string().max(2000).optional(),
+}).strict();
+
+/** The workflow's refusal of a decision, as an HTTP error. */
+export function decisionRefusalError(refusal: keyof typeof DecisionRefusal, message: string): HttpError {
+  if (refusal === 'NOT_AN_APPROVER') return new HttpError(403, 'not_an_approver', message);
+  return new HttpError(409, refusal === 'ALREADY_DECIDED' ? 'already_decided' : 'not_waiting', message);
+}
 
 /** What a recorded decision's answer says. */
 export const RECORDED_MESSAGE = 'the run did not answer within a few seconds (its worker is away or busy): the decision is recorded in its history '
@@ -37,4 +53,11 @@ export function decisionAnswer(run: { runId: string; automationId: string }, out
   { status: 200 | 202; body: Record<string, unknown>; location?: string } {
   if (outcome.applied) return { status: 200, body: { ...run, decisionId: outcome.decisionId, applied: true, decision: outcome.decision } };
   return { status: 202, body: { ...run, decisionId: outcome.decisionId, applied: false, message: RECORDED_MESSAGE, outcomeUrl }, location: outcomeUrl };
+}
+
+/** What became of decision `decisionId` of run `view` (404 when the run never heard of it). */
+export async function decisionReportBody(deps: Pick<GatewayDeps, 'runs'>, view: RunView, decisionId: string): Promise<Record<string, unknown>> {
+  const report = DECISION_ID_PATTERN.test(decisionId) ? await callTemporal(() => deps.runs.decisionReport(view, decisionId)) : undefined;
+  if (!report) throw notFound('unknown_decision', `run ${view.runId} has no decision ${decisionId}`);
+  return { runId: view.runId, automationId: view.memo.automationId, ...report };
 }

@@ -4,7 +4,6 @@ import type { AuditTrail } from '../audit/audit-trail';
 import type { ApprovalLinks } from '../crypto/approval-links';
 import type { CodecSessions } from '../crypto/codec-sessions';
 import type { BlobStore } from '../blobs/blob-store';
-import type { DefinitionStepKind } from '../common/definition';
 import type { Config } from '../config/config';
 import type { Logger } from '../observability/logger';
 import type { FlowgateMetrics } from '../observability/metrics';
@@ -17,7 +16,6 @@ import type { RunWatcher } from '../runs/run-watcher';
 import type { TriggerService } from '../runs/trigger-service';
 import type { WebhookSecrets } from '../runs/webhook-secrets';
 import type { IdentityProviders } from '../people/identity-providers';
-import type { ScheduleService } from '../schedules/schedule-service';
 import type { SignedUrlSigner } from '../crypto/signed-urls';
 import type { CustomServers, RuntimeTokens, ToolDispatcher } from '../tools';
 import type { WorkflowTasks } from '../tools/mcp/tasks';
@@ -26,7 +24,7 @@ import type { HostedForms } from '../console/forms';
 import type { ConsoleRuns } from '../console/runs';
 import type { ConsoleSessions } from '../console/sessions';
 import type { ShownOnce } from '../console/shown-once';
-import type { WorkflowPublishing } from '../console/workflows';
+import type { Management } from '../management';
 import type { OAuthServer } from '../oauth/authorization-server';
 import type { Tickets } from '../oauth/tickets';
 import type { OAuthResources } from './oauth-resource';
@@ -56,10 +54,8 @@ export interface GatewayDeps {
   restarts: RunRestarts;
   /** agents, chats and invocations (/api/v1/agents; the same service the agent-management tools use) */
   agents: AgentService;
-  /** triggers' Temporal schedules */
-  schedules: ScheduleService;
-  /** publishing a draft (the management API and the console) */
-  publishing: WorkflowPublishing;
+  /** workflow, trigger (with their schedules), key and member administration: the management API and the console call the same services */
+  management: Management;
   temporal: Client;
   blobs: BlobStore;
   signer: SignedUrlSigner;
@@ -80,8 +76,6 @@ export interface GatewayDeps {
   webhookSecrets?: WebhookSecrets;
   /** HTTP requests and synchronous answers are counted here; /metrics serves it */
   metrics?: FlowgateMetrics;
-  /** step kinds besides the built-ins, which definitions may use (startFlowgate's `stepKinds`) */
-  stepKinds?: readonly DefinitionStepKind[];
   /** the console's sessions and runs, and triggers' hosted forms (src/console/); without it /console and /forms are absent */
   console?: { sessions: ConsoleSessions; runs: ConsoleRuns; forms: HostedForms; agents?: ConsoleAgents; shownOnce: ShownOnce };
   /** organizations' OpenID Connect providers and the sign-in through them (src/people/); without it /api/v1/identity-provider and the console's provider sign-in are absent */

@@ -12,9 +12,8 @@ import { ScheduleBodySchema } from '../contracts/schedule-bodies';
 import { creates, on, type Operations } from './operation';
 import { admin as security, errors, id, json, jsonRequest, noContent } from './openapi-kit';
 import { statusHeaders, statusResponses, streamOperation } from './openapi-status';
-import { CreateApiKeySchema, CreateTriggerSchema } from './routes/workflow-admin';
+import { CreateApiKeySchema, CreateOrgSchema, CreateTriggerSchema } from '../management/schemas';
 
-export const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
 export const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
 export const RunsQuerySchema = z.object({
   workflowId: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be a workflow ID').optional(),

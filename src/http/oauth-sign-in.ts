@@ -10,6 +10,7 @@
  * authorize routes), which shows the consent step. Either way the rest (consent, code, tokens) is
  * the same.
  */
+import type { Context } from 'koa';
 import type { Registry } from '../registry';
 import { hashSecret } from '../crypto/secrets';
 import { credentialFingerprint } from '../audit/audit-trail';
@@ -21,6 +22,16 @@ export interface OAuthSignInMethod {
   fields(): Html;
   /** who the posted form signs in, or undefined (a refusal, told as "not signed in") */
   authenticate(form: Record<string, unknown>): Promise<SignedInSubject | undefined>;
+}
+
+/** An organization ID as the authorization page takes it (a query parameter, a form field). */
+export const ORG_ID = /^[A-Za-z0-9_.-]{1,100}$/;
+
+/** What the authorize routes lend a sign-in method that sends the browser elsewhere (the members' OpenID Connect sign-in): app.ts hands it over. */
+export interface OAuthOidcPages {
+  browserIdOf(ctx: Context): string | undefined;
+  errorPage(ctx: Context, status: number, message: string): void;
+  continueToConsent(ctx: Context, requestTicket: string, subject: SignedInSubject): Promise<void>;
 }
 
 const PLAUSIBLE_SECRET = /^[A-Za-z0-9._~-]{16,256}$/;

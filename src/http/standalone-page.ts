@@ -2,7 +2,7 @@
  * The gateway's standalone HTML pages outside the console (an approver's link, the codec sign-in):
  * no script, inline style only, never framed, never cached, no referrer (their URLs may be secrets).
  */
-import type { GatewayContext } from './state';
+import type { Context } from 'koa';
 
 export { escapeHtml } from './console/html';
 
@@ -17,7 +17,7 @@ export interface StandalonePage {
   body: string;
 }
 
-export function sendStandalonePage(ctx: GatewayContext, status: number, page: StandalonePage): void {
+export function sendStandalonePage(ctx: Pick<Context, 'status' | 'type' | 'set' | 'body'>, status: number, page: StandalonePage): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', 'no-store');

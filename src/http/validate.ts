@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import { badRequest } from './http-error';
+import { fieldOf, isRecord } from '../common/narrow';
 
 /** `value` (an absent one counts as `{}`) as `schema` reads it, or 400 `code` listing the problems. */
 export function parseInput<T>(schema: z.ZodType<T>, value: unknown, code = 'invalid_body'): T {
@@ -17,6 +18,12 @@ export function parseInput<T>(schema: z.ZodType<T>, value: unknown, code = 'inva
 /** The request body, as parsed by jsonBody (or another body parser mounted before the route). */
 export function bodyOf(ctx: { request: { body?: unknown } }): unknown {
   return ctx.request.body;
+}
+
+/** A form's (or JSON object body's) fields as the body parser left them; {} for no body or one that is no object. */
+export function formOf(ctx: { request: object }): Record<string, unknown> {
+  const body = fieldOf(ctx.request, 'body');
+  return isRecord(body) ? body : {};
 }
 
 /** The request body as `schema` reads it (parseInput). */

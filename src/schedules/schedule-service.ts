@@ -170,6 +170,32 @@ export class ScheduleService {
     return 'updated';
   }
 
+  /**
+   * The second half of a write: converges the schedule whose row was just written. When that
+   * fails, `undo` restores what was stored before, so that the caller's error means "not done"
+   * (a converge then puts Temporal back, or the reconciler does), and the error is thrown on:
+   * ScheduleRejectedError when Temporal refused the schedule, Temporal's own when unreachable.
+   */
+  async convergeOrUndo(triggerId: string, undo: () => Promise<void>): Promise<void> {
+    try {
+      await this.converge(triggerId);
+    } catch (err) {
+      await undo();
+      await this.converge(triggerId).catch((cleanup: unknown) => this.deps.log.warn('could not put a schedule back after a failed change; the reconciler will', { triggerId, error: cleanup }));
+      throw err;
+    }
+  }
+
+  /**
+   * After the registry row is gone: a Temporal schedule that cannot be deleted now is an orphan
+   * the reconciler deletes; the caller's delete has happened either way.
+   */
+  async deleteLogged(triggerId: string): Promise<void> {
+    await this.deleteSchedule(triggerId).catch((err: unknown) => {
+      this.deps.log.warn('could not delete the Temporal schedule of a deleted trigger; the reconciler will', { triggerId, error: err });
+    });
+  }
+
   /** Deletes the Temporal schedule; false when there was none. */
   async deleteSchedule(triggerId: string): Promise<boolean> {
     try {

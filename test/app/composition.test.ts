@@ -39,6 +39,7 @@ const where = (found: readonly SourceLine[]): string => found.map((f) => `${f.fi
 const SERVICE_CLASSES = [
   'TriggerService', 'AgentService', 'RunService', 'ScheduleService', 'WebhookSecrets', 'RunRestarts', 'RunWatcher', 'FinishedRunCache',
   'WorkflowTasks', 'CodeAgentTasks', 'WorkflowTools', 'CustomServers',
+  'WorkflowAdmin', 'TriggerAdmin', 'KeyAdmin', 'MemberAdmin', 'BudgetAdmin',
 ];
 /** Factories of services and of the keys' users (the dispatcher assembles its catalog and connection store inside createToolDispatcher): called by the composition root only. */
 const SERVICE_FACTORIES = ['createToolDispatcher', 'createSigner', 'createApprovalLinks', 'createRuntimeTokens', 'createConnectionCipher'];

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { BUILT_IN_STEP_KINDS, WorkflowDefinitionSchema, type StepKind } from '../../activities/steps';
-import { checkDefinition, definitionSchemaOf } from '../../src/http/routes/workflow-admin';
+import { checkDefinition, definitionSchemaOf } from '../../src/management/workflows';
 import { shoutStepKind } from '../fixtures/kinds/shout-step';
 import { FastWorker } from './support/fast-worker';
 import { FakeWorld } from './support/fake-activities';

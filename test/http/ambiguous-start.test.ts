@@ -9,7 +9,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { ServiceError } from '@temporalio/client';
 import { AgentService } from '../../src/agents/service';
-import { WorkflowPublishing } from '../../src/console/workflows';
+import { BudgetAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin } from '../../src/management';
 import { createApprovalLinks } from '../../src/crypto/approval-links';
 import { createFileBlobStore } from '../../src/blobs/blob-store';
 import type { RunInput } from '../../src/common/run-types';
@@ -95,8 +95,14 @@ describe('trigger: a start that fails after Temporal may have created the run', 
     });
     const app = createApp({
       config, registry: fg.registry, audit: fg.audit, temporal: fg.client, blobs, log: silentLogger,
-      tools: fg.tools, runtimeTokens: createRuntimeTokens(key, fg.registry), runs, triggers, agents, schedules: fg.schedules,
-      publishing: new WorkflowPublishing({ registry: fg.registry, schedules: fg.schedules }),
+      tools: fg.tools, runtimeTokens: createRuntimeTokens(key, fg.registry), runs, triggers, agents,
+      management: {
+        workflows: new WorkflowAdmin({ registry: fg.registry, schedules: fg.schedules, log: silentLogger }),
+        triggers: new TriggerAdmin({ registry: fg.registry, schedules: fg.schedules }),
+        keys: new KeyAdmin({ registry: fg.registry, forgetKeys: () => undefined }),
+        members: new MemberAdmin({ registry: fg.registry, forgetKeys: () => undefined }),
+        budgets: new BudgetAdmin({ registry: fg.registry }),
+      },
       restarts: new RunRestarts({ registry: fg.registry, blobs, signer, runs, triggers }),
       watcher: new RunWatcher((runId) => runs.view(runId), config.livePollMs, silentLogger),
       signer, approvalLinks: createApprovalLinks(key, gateway.url),

@@ -9,9 +9,8 @@
 import type { Context, Next } from 'koa';
 import { credentialFingerprint, type AuditActor, type AuditTrail } from '../../audit/audit-trail';
 import type { AdminGrant, ConsoleSession } from '../../console/sessions';
-import { sourceOf, statusOfError } from '../middleware/audit';
+import { pathParam, sourceOf, statusOfError } from '../middleware/audit';
 import { routeTemplate } from '../middleware/observe';
-import type { GatewayContext } from '../state';
 import { consoleState } from './guard';
 import { roleHas, type Permission } from '../../people/roles';
 import { TOOL_CALLED } from '../../audit/actions';
@@ -38,7 +37,7 @@ export type ConsoleAuditNote = Record<string, string | number | boolean | readon
 
 /** A route's facts for its record, set by the route before it answers. */
 export function noteForAudit(ctx: Context, note: ConsoleAuditNote): void {
-  const state = ctx.state as { consoleAudit?: ConsoleAuditNote };
+  const state: { consoleAudit?: ConsoleAuditNote } = ctx.state;
   state.consoleAudit = { ...state.consoleAudit, ...note };
 }
 
@@ -75,14 +74,15 @@ export function auditConsole(audit: AuditTrail, spec: ConsoleAuditSpec) {
     }
     const { session } = consoleState(ctx);
     const status = failure ? statusOfError(failure.error) : ctx.status;
-    const note = (ctx.state as { consoleAudit?: ConsoleAuditNote }).consoleAudit ?? {};
+    const state: { consoleAudit?: ConsoleAuditNote } = ctx.state;
+    const note = state.consoleAudit ?? {};
     const noted = spec.noteTarget === undefined ? undefined : note[spec.noteTarget];
     const targetId = spec.noteTarget !== undefined ? (noted === undefined ? null : String(noted))
-      : spec.param ? (ctx.params as Record<string, string | undefined> | undefined)?.[spec.param] ?? null : sessionFingerprint(session);
+      : spec.param ? pathParam(ctx, spec.param) : sessionFingerprint(session);
     await audit.record({
       orgId: session.orgId, action: spec.action, target: { type: spec.targetType, id: targetId }, status,
       details: { ...note, via: 'console', method: ctx.method, route: routeTemplate(ctx), ...(session.member ? {} : { adminToken: adminTokenOf({ tokenHash: session.adminTokenHash }) }) },
-    }, consoleActor(session), sourceOf(ctx as unknown as GatewayContext));
+    }, consoleActor(session), sourceOf(ctx));
     if (failure) throw failure.error;
   };
 }
@@ -95,5 +95,5 @@ export async function auditSignIn(audit: AuditTrail, ctx: Context, action: strin
   await audit.record({
     orgId: grant.orgId, action, target: { type: 'console_session', id: session ? sessionFingerprint(session) : null }, status,
     details: { via: 'console', method: ctx.method, route: '/console/sign-in', adminToken: adminTokenOf(grant) },
-  }, actor, sourceOf(ctx as unknown as GatewayContext));
+  }, actor, sourceOf(ctx));
 }

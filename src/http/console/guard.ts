@@ -11,6 +11,7 @@ import { koaBody } from 'koa-body';
 import { ConsoleSessions, type ConsoleSession } from '../../console/sessions';
 import { html } from './html';
 import { page, send } from './layout';
+import { fieldOf } from '../../common/narrow';
 
 export const SESSION_COOKIE = 'fg_console';
 
@@ -74,13 +75,14 @@ export function requireSession(sessions: ConsoleSessions) {
       refusePage(ctx, 401, 'Sign in first', 'Your console session has ended or was never valid.');
       return;
     }
-    (ctx.state as { console?: ConsoleState }).console = { session, sessionId: id };
+    const state: { console?: ConsoleState } = ctx.state;
+    state.console = { session, sessionId: id };
     await next();
   };
 }
 
 export function consoleState(ctx: Context): ConsoleState {
-  const state = (ctx.state as { console?: ConsoleState }).console;
+  const { console: state }: { console?: ConsoleState } = ctx.state;
   if (!state) throw new Error('this console route is mounted without requireSession');
   return state;
 }
@@ -89,8 +91,7 @@ export function consoleState(ctx: Context): ConsoleState {
 export function requireCsrf(publicUrl: string | undefined) {
   return async function csrf(ctx: Context, next: Next): Promise<void> {
     const { session } = consoleState(ctx);
-    const form = (ctx.request as { body?: unknown }).body;
-    const sent = typeof form === 'object' && form !== null ? (form as Record<string, unknown>).csrf : undefined;
+    const sent = fieldOf(fieldOf(ctx.request, 'body'), 'csrf');
     if (!sameOrigin(ctx, publicUrl) || !ConsoleSessions.csrfMatches(session, sent)) {
       refusePage(ctx, 403, 'Request refused', 'This request did not come from a console page of this session (cross-site request or missing CSRF token).');
       return;

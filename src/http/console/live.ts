@@ -31,7 +31,7 @@ export async function liveRunStatuses(ctx: Context, deps: GatewayDeps, orgId: st
   ctx.respond = false;
   ctx.req.socket.setTimeout(0);
   stream.writeHead(200, { ...ctx.response.headers, 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
-  const statuses = new Map(open.map((v) => [v.runId, v.status as string]));
+  const statuses = new Map<string, string>(open.map((v) => [v.runId, v.status]));
   const unsubscribes: (() => void)[] = [];
   const heartbeat = setInterval(() => stream.write(': keep-alive\n\n'), HEARTBEAT_MS);
   const close = (): void => {

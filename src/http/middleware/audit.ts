@@ -13,12 +13,14 @@ import { HttpError } from '../http-error';
 import type { AdminPrincipal, GatewayContext } from '../state';
 import { routeTemplate } from './observe';
 import { operationOf } from '../operation';
+import { fieldOf, isObjectLike } from '../../common/narrow';
 
 /** The status a thrown error will be answered with (error-handler.ts's mapping, reduced to the number). */
 export function statusOfError(error: unknown): number {
   if (error instanceof HttpError) return error.status;
   if (typeof error === 'object' && error !== null) {
-    const { status, statusCode } = error as { status?: unknown; statusCode?: unknown };
+    const status = fieldOf(error, 'status');
+    const statusCode = fieldOf(error, 'statusCode');
     const found = typeof status === 'number' ? status : typeof statusCode === 'number' ? statusCode : undefined;
     if (found !== undefined && found >= 400 && found < 600) return found;
   }
@@ -26,12 +28,19 @@ export function statusOfError(error: unknown): number {
 }
 
 /** Where the request came from: the peer's address (the gateway trusts no forwarding header) and its user agent. */
-export function sourceOf(ctx: GatewayContext): AuditSource {
+/** Where a request came from; any Koa context has these (the gateway's, the console's, the OAuth pages'). */
+export function sourceOf(ctx: { request: { ip: string }; get(field: string): string; state: { requestId?: unknown } }): AuditSource {
   return {
     sourceIp: ctx.request.ip || null,
     userAgent: ctx.get('User-Agent') || null,
     requestId: ctx.state.requestId === undefined ? null : String(ctx.state.requestId),
   };
+}
+
+/** A path parameter of the route that matched (@koa/router's ctx.params), or null. */
+export function pathParam(ctx: object, name: string): string | null {
+  const value = fieldOf(fieldOf(ctx, 'params'), name);
+  return typeof value === 'string' ? value : null;
 }
 
 export function adminActor(admin: AdminPrincipal): AuditActor {
@@ -47,10 +56,10 @@ const shortString = (value: unknown): value is string => typeof value === 'strin
  * the ids of what a removal ended): never the whole body, which may hold a key or token.
  */
 function answerDetails(spec: ActionSpec | undefined, body: unknown): Record<string, unknown> {
-  if (!spec?.answerFields || typeof body !== 'object' || body === null) return {};
+  if (!spec?.answerFields || !isObjectLike(body)) return {};
   const picked: Record<string, unknown> = {};
   for (const field of spec.answerFields) {
-    const value: unknown = (body as Record<string, unknown>)[field];
+    const value = fieldOf(body, field);
     if (typeof value === 'number' || typeof value === 'boolean' || shortString(value)) picked[field] = value;
     else if (Array.isArray(value) && value.length <= MAX_LISTED && value.every(shortString)) picked[field] = [...value];
   }
@@ -60,9 +69,9 @@ function answerDetails(spec: ActionSpec | undefined, body: unknown): Record<stri
 function targetOf(spec: ActionSpec, ctx: GatewayContext, admin: AdminPrincipal, succeeded: boolean): { type: string; id: string | null } {
   const { id } = spec.target;
   if ('org' in id) return { type: spec.target.type, id: admin.orgId };
-  if ('param' in id) return { type: spec.target.type, id: (ctx.params as Record<string, string | undefined> | undefined)?.[id.param] ?? null };
-  const body = ctx.body as { id?: unknown } | undefined;
-  return { type: spec.target.type, id: succeeded && typeof body?.id === 'string' ? body.id : null };
+  if ('param' in id) return { type: spec.target.type, id: pathParam(ctx, id.param) };
+  const created = fieldOf(ctx.body, 'id');
+  return { type: spec.target.type, id: succeeded && typeof created === 'string' ? created : null };
 }
 
 /**

@@ -19,6 +19,7 @@ import { RLWrapperTimeouts, RateLimiterPostgres, RateLimiterRedis, RateLimiterRe
 import type { Logger } from '../../observability/logger';
 import { hashSecret } from '../../crypto/secrets';
 import { LocalRateLimit, type RateLimit, type RateLimitGrant, type RateLimitVerdict } from './local';
+import { errorCode } from '../../common/narrow';
 
 /** How long a request waits for the store before this process counts it alone. */
 export const STORE_TIMEOUT_MS = 1_000;
@@ -179,7 +180,7 @@ async function createTable(pool: Pool, schema: string | undefined): Promise<void
     // the library's own layout (RateLimiterPostgres): key, points in the window, its end (epoch ms)
     await pool.query(`create table if not exists ${table} (key varchar(255) primary key, points integer not null default 0, expire bigint)`);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
+    const code = errorCode(error);
     if (typeof code !== 'string' || !ALREADY_EXISTS.has(code)) throw error;
   }
 }

@@ -6,12 +6,11 @@
  */
 import Router from '@koa/router';
 import { z } from 'zod';
-import { formatUsd, monthOf, usdToNano } from '../../common/agent-usage';
 import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
-import { forbidden, notFound } from '../http-error';
+import { actorOf, settled } from '../management-status';
 import { jsonBody } from '../middleware/json-body';
-import { adminOf, type GatewayRouter, type GatewayState } from '../state';
+import { adminOf, type GatewayRouter, type GatewayRouterContext, type GatewayState } from '../state';
 import { bodyOf as body, parseInput as parse } from '../validate';
 import { mount, type Operations } from '../operation';
 import { admin as security, errors, id, json, jsonRequest } from '../openapi-kit';
@@ -55,42 +54,20 @@ export const BUDGET_OPERATIONS = {
 
 export function budgetRoutes(deps: GatewayDeps): GatewayRouter {
   const router = new Router<GatewayState>({ prefix: '/api/v1' });
-  const store = deps.registry.agentUsage;
+  const { budgets } = deps.management;
   router.use(requireAdmin(deps), jsonBody());
-
-  const view = async (orgId: string): Promise<z.infer<typeof BudgetViewSchema>> => {
-    const month = monthOf(new Date());
-    const [budget, used] = await Promise.all([store.budget(orgId), store.month(orgId, month)]);
-    return {
-      orgId, monthlyMaxTokens: budget.monthlyMaxTokens,
-      monthlyMaxCostUsd: budget.monthlyMaxCostNanoUsd === null ? null : formatUsd(budget.monthlyMaxCostNanoUsd),
-      month, used: { tokens: used.tokens, costUsd: formatUsd(used.costNanoUsd) }, updatedAt: budget.updatedAt,
-    };
-  };
-  const otherOrg = async (id: string | undefined, instanceAdmin: boolean): Promise<string> => {
-    if (!instanceAdmin) throw forbidden('only the instance administrator may read or set an organization\'s budget by id; an organization reads its own at /api/v1/budget');
-    const org = await deps.registry.orgs.get(id ?? '');
-    if (!org) throw notFound('unknown_org', `no organization ${id}`);
-    return org.id;
-  };
+  const otherOrg = async (ctx: GatewayRouterContext): Promise<string> => settled(await budgets.otherOrg(actorOf(adminOf(ctx)), ctx.params.id ?? ''));
 
   mount(router, BUDGET_OPERATIONS.getBudget, async (ctx) => {
-    ctx.body = await view(adminOf(ctx).orgId);
+    ctx.body = await budgets.view(adminOf(ctx).orgId);
   });
   mount(router, BUDGET_OPERATIONS.getOrgBudget, async (ctx) => {
-    ctx.body = await view(await otherOrg(ctx.params.id, adminOf(ctx).instanceAdmin));
+    ctx.body = await budgets.view(await otherOrg(ctx));
   });
   /** Fields given change (null removes that limit); fields left out keep their value. */
   mount(router, BUDGET_OPERATIONS.setOrgBudget, async (ctx) => {
-    const orgId = await otherOrg(ctx.params.id, adminOf(ctx).instanceAdmin);
-    const patch = parse(BudgetBodySchema, body(ctx));
-    const current = await store.budget(orgId);
-    await store.setBudget(orgId, {
-      monthlyMaxTokens: patch.monthlyMaxTokens === undefined ? current.monthlyMaxTokens : patch.monthlyMaxTokens,
-      monthlyMaxCostNanoUsd: patch.monthlyMaxCostUsd === undefined ? current.monthlyMaxCostNanoUsd
-        : patch.monthlyMaxCostUsd === null ? null : usdToNano(patch.monthlyMaxCostUsd),
-    });
-    ctx.body = await view(orgId);
+    const orgId = await otherOrg(ctx);
+    ctx.body = await budgets.set(orgId, parse(BudgetBodySchema, body(ctx)));
   });
   return router;
 }

@@ -15,7 +15,7 @@ import { badRequest, conflict, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
 import { adminOf as admin, type GatewayRouter, type GatewayState } from '../state';
 import { parseBody } from '../validate';
-import { OAUTH_CALLBACK_PATH } from './servers';
+import { connectionRedirectUri } from '../connection-oauth';
 import { creates, mount, on, type Operations } from '../operation';
 import { admin as security, errors, id, json, jsonRequest, noContent } from '../openapi-kit';
 
@@ -117,7 +117,7 @@ export function connectionRoutes(deps: GatewayDeps): GatewayRouter {
     if (connection.credentials.auth.kind !== 'oauth2_authorization_code') {
       throw badRequest('not_authorization_code', `connection ${connection.id} does not use the OAuth authorization code flow`);
     }
-    const redirectUri = `${deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`}${OAUTH_CALLBACK_PATH}`;
+    const redirectUri = connectionRedirectUri(deps, ctx);
     const authorizeUrl = await custom.auth.startConsent(connection, redirectUri);
     ctx.status = 302;
     ctx.redirect(authorizeUrl);

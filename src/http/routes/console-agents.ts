@@ -20,6 +20,7 @@ import { page, send, securityHeaders } from '../console/layout';
 import { toText } from '../console/html';
 import { agentBody, agentsBody, liveInvocation, MESSAGE_MAX_CHARS, type AgentPageData } from '../console/agent-views';
 import { callTemporal } from '../temporal-errors';
+import { formOf } from '../validate';
 
 const ChatFormSchema = z.object({
   message: z.string().trim().min(1).max(MESSAGE_MAX_CHARS),
@@ -100,7 +101,7 @@ export function addConsoleAgentRoutes(router: Router, deps: GatewayDeps, guards:
     const agent = await agents.agent(orgId, String(ctx.params.id ?? ''));
     if (!agent) return noAgent(ctx);
     const form = ChatFormSchema.safeParse(ctx.request.body);
-    const sent = (ctx.request.body as Record<string, unknown> | undefined) ?? {};
+    const sent = formOf(ctx);
     const givenChat = typeof sent.chatId === 'string' && /^[A-Za-z0-9_.:-]{1,200}$/.test(sent.chatId) ? sent.chatId : undefined;
     if (!form.success) {
       return agentPage(ctx, agent, 400, { ...(givenChat ? { chatId: givenChat } : {}), error: `Write a message of at most ${MESSAGE_MAX_CHARS} characters.` });

@@ -14,7 +14,8 @@ import { apiActionOf, type ConsoleKit } from '../console/kit';
 import {
   CONNECTION_ERRORS, CONNECTION_NOTICES, connectionBody, connectionsBody, type ConnectionRow, type TestOutcome,
 } from '../console/connection-views';
-import { OAUTH_CALLBACK_PATH } from './servers';
+import { connectionRedirectUri } from '../connection-oauth';
+import { formOf } from '../validate';
 
 type Form = Record<string, unknown>;
 const text = (form: Form, name: string): string => (typeof form[name] === 'string' ? form[name].trim() : '');
@@ -74,7 +75,7 @@ export function addConnectionRoutes(router: Router, kit: ConsoleKit): void {
 
   router.post('/connections', session, audited(apiActionOf('POST', '/api/v1/connections'), 'connection', undefined, 'connection'), parseConsoleForm, csrf, async (ctx) => {
     const { session: s } = consoleState(ctx);
-    const form = (ctx.request.body ?? {}) as Form;
+    const form: Form = formOf(ctx);
     const application = text(form, 'application');
     if (!isApplication(application)) return listPage(ctx, 400, { error: `Choose an application: ${Object.keys(APPLICATIONS).join(', ')}.` });
     let credentials: unknown;
@@ -126,7 +127,7 @@ export function addConnectionRoutes(router: Router, kit: ConsoleKit): void {
       return connectionPage(ctx, found, 400, { error: 'This connection does not use the OAuth authorization code flow.' });
     }
     // the API's callback (the redirect URI registered at the provider), which sends the browser back here
-    const redirectUri = `${deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`}${OAUTH_CALLBACK_PATH}`;
+    const redirectUri = connectionRedirectUri(deps, ctx);
     const authorizeUrl = await custom.auth.startConsent(opened, redirectUri, `/console/connections/${encodeURIComponent(found.PCID)}`);
     // a page that goes on at once (form-action 'self' would stop a redirect of this POST to the provider)
     send(ctx, 200, page({ title: 'Connecting', csrf: s.csrfToken, section: 'connections', refresh: authorizeUrl },

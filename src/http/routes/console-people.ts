@@ -7,16 +7,18 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { RegistryError } from '../../registry';
 import { permissionDenied } from '../auth';
 import { roleHas } from '../../people/roles';
 import type { GatewayDeps } from '../deps';
 import { noteForAudit } from '../console/audit';
+import { refusalStatus } from '../management-status';
 import { consoleState } from '../console/guard';
 import { page, send } from '../console/layout';
 import { peopleBody } from '../console/people-views';
-import type { ConsoleRouteKit } from './console-kit';
-import { CreateMemberSchema, NO_ADMIN_TOKEN_LEFT, removalBody, removeMember, UpdateMemberSchema } from './members';
+import type { ConsoleRouteKit } from '../console/kit';
+import { NO_ADMIN_TOKEN_LEFT, removalBody } from '../../management';
+import { CreateMemberSchema, UpdateMemberSchema } from '../../management/schemas';
+import { formOf } from '../validate';
 
 const DONE: Readonly<Record<string, string>> = {
   added: 'The member was added. They sign in with the organization\'s identity provider (or a personal access token from the API).',
@@ -28,6 +30,7 @@ const DONE: Readonly<Record<string, string>> = {
 export function consolePeopleRoutes(router: Router, deps: GatewayDeps, kit: ConsoleRouteKit): void {
   const { session, csrf, audited, apiAction, parseForm } = kit;
   const oauth = deps.oauth?.server;
+  const { members } = deps.management;
 
   const peoplePage = async (ctx: Context, status: number, extra: { notice?: string; error?: string } = {}): Promise<void> => {
     const { session: s } = consoleState(ctx);
@@ -42,7 +45,6 @@ export function consolePeopleRoutes(router: Router, deps: GatewayDeps, kit: Cons
       members, csrf: s.csrfToken, ...(provider ? { provider } : {}), ...(grants ? { grants } : {}), ...extra,
     })));
   };
-  const form = (ctx: Context): Record<string, unknown> => (ctx.request.body ?? {}) as Record<string, unknown>;
   const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
   const done = (ctx: Context, what: string): void => {
     ctx.status = 303;
@@ -58,36 +60,32 @@ export function consolePeopleRoutes(router: Router, deps: GatewayDeps, kit: Cons
   });
 
   router.post('/people', session, audited(apiAction('POST', '/api/v1/members'), 'member', { noteTarget: 'memberId' }), parseForm, csrf, async (ctx) => {
-    const { email, name, role } = form(ctx);
+    const { email, name, role } = formOf(ctx);
     const parsed = CreateMemberSchema.safeParse({ email: text(email), role: text(role), ...(text(name) ? { name: text(name) } : {}) });
     if (!parsed.success) return peoplePage(ctx, 400, { error: `The member was not added: ${problems(parsed.error.issues)}.` });
-    try {
-      const member = await deps.registry.members.create(consoleState(ctx).session.orgId, { email: parsed.data.email, name: parsed.data.name ?? null, role: parsed.data.role });
-      noteForAudit(ctx, { memberId: member.id, email: member.email, role: member.role });
-    } catch (error) {
-      if (error instanceof RegistryError && error.code === 'CONFLICT') return peoplePage(ctx, 409, { error: `The organization has a member ${parsed.data.email} already.` });
-      throw error;
-    }
+    const added = await members.add(consoleState(ctx).session.orgId, parsed.data);
+    if (!added.ok) return peoplePage(ctx, refusalStatus(added), { error: `The organization has a member ${parsed.data.email} already.` });
+    noteForAudit(ctx, { memberId: added.value.id, email: added.value.email, role: added.value.role });
     done(ctx, 'added');
   });
 
   router.post('/people/:id/role', session, audited(apiAction('PATCH', '/api/v1/members/:id'), 'member', { param: 'id' }), parseForm, csrf, async (ctx) => {
-    const parsed = UpdateMemberSchema.safeParse({ role: text(form(ctx).role) });
+    const parsed = UpdateMemberSchema.safeParse({ role: text(formOf(ctx).role) });
     if (!parsed.success) return peoplePage(ctx, 400, { error: `The role was not changed: ${problems(parsed.error.issues)}.` });
-    const member = await deps.registry.members.update(consoleState(ctx).session.orgId, String(ctx.params.id ?? ''), parsed.data);
-    if (!member) return peoplePage(ctx, 404, { error: 'This organization has no member with that ID.' });
-    noteForAudit(ctx, { role: member.role });
+    const member = await members.update(consoleState(ctx).session.orgId, String(ctx.params.id ?? ''), parsed.data);
+    if (!member.ok) return peoplePage(ctx, refusalStatus(member), { error: 'This organization has no member with that ID.' });
+    noteForAudit(ctx, { role: member.value.role });
     done(ctx, 'changed');
   });
 
   router.post('/people/:id/remove', session, audited(apiAction('DELETE', '/api/v1/members/:id'), 'member', { param: 'id' }), parseForm, csrf, async (ctx) => {
-    const removal = await removeMember(deps, consoleState(ctx).session.orgId, String(ctx.params.id ?? ''));
-    if (!removal) return peoplePage(ctx, 404, { error: 'This organization has no member with that ID.' });
+    const removal = await members.remove(consoleState(ctx).session.orgId, String(ctx.params.id ?? ''));
+    if (!removal.ok) return peoplePage(ctx, refusalStatus(removal), { error: 'This organization has no member with that ID.' });
     // the same facts as the API's record of a removal
-    const { email, endedAdminTokens, endedApiKeys, endedMemberTokens, adminTokensLeft } = removalBody(removal);
+    const { email, endedAdminTokens, endedApiKeys, endedMemberTokens, adminTokensLeft } = removalBody(removal.value);
     noteForAudit(ctx, { email, endedAdminTokens, endedApiKeys, endedMemberTokens, adminTokensLeft });
     ctx.status = 303;
-    ctx.redirect(`/console/people?done=removed${removal.adminTokensLeft === 0 ? '&adminTokensLeft=0' : ''}`);
+    ctx.redirect(`/console/people?done=removed${adminTokensLeft === 0 ? '&adminTokensLeft=0' : ''}`);
   });
 
   router.post('/people/grants/:grantId/revoke', session, audited(apiAction('DELETE', '/api/v1/oauth/grants/:grantId'), 'oauth_grant', { param: 'grantId' }), parseForm, csrf,

@@ -15,6 +15,7 @@ import { noteForAudit } from '../console/audit';
 import type { ConsoleKit } from '../console/kit';
 import { formFields, typedValues, type FormField } from '../console/form-fields';
 import { serverBody, serversBody, toolBody, type TryOutcome } from '../console/server-views';
+import { formOf } from '../validate';
 
 /** a try from the console waits no longer than this (the tool's own limit may be shorter) */
 const TRY_TIMEOUT_MS = 60_000;
@@ -52,7 +53,7 @@ export function addServerRoutes(router: Router, kit: ConsoleKit): void {
       refusePage(ctx, 404, 'No such tool', `${server.name} has no tool with that name.`);
       return undefined;
     }
-    const { fields } = formFields(tool.inputSchema as Record<string, unknown>);
+    const { fields } = formFields(tool.inputSchema);
     if (server.application) {
       // an application server's PCID: one of the organization's connections of that application
       const pcids = (await deps.tools.connections.list(consoleState(ctx).session.orgId, server.application)).map((c) => c.PCID);
@@ -82,7 +83,7 @@ export function addServerRoutes(router: Router, kit: ConsoleKit): void {
   router.post('/servers/:name/tools/:tool', session, audited(TOOL_CALLED, 'tool', undefined, 'tool'), parseConsoleForm, csrf, async (ctx) => {
     const found = await ownTool(ctx);
     if (!found) return;
-    const form = (ctx.request.body ?? {}) as Record<string, unknown>;
+    const form = formOf(ctx);
     const values = Object.fromEntries(Object.entries(form).filter((e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'csrf'));
     noteForAudit(ctx, { tool: `${found.server.name}/${found.tool.name}`, server: found.server.name });
     const started = performance.now();

@@ -15,7 +15,6 @@ import { html } from '../console/html';
 import { page, send } from '../console/layout';
 import type { GatewayDeps } from '../deps';
 import { sourceOf } from '../middleware/audit';
-import type { GatewayContext } from '../state';
 
 const PENDING_COOKIE = 'fg_oidc';
 const ORG_ID = /^[A-Za-z0-9_.-]{1,100}$/;
@@ -70,7 +69,7 @@ export function consoleSignInRoutes(deps: GatewayDeps): Router | undefined {
         await deps.audit.record({
           orgId: outcome.orgId, action: CONSOLE_SIGN_IN_REFUSED, target: { type: 'console_session', id: null }, status: 403,
           details: { via: 'oidc', method: ctx.method, route: '/console/oidc/callback', reason: outcome.reason.slice(0, 200) },
-        }, { actor: 'oidc', actorName: null, credentialKind: 'console_session', credentialId: 'oidc' }, sourceOf(ctx as unknown as GatewayContext));
+        }, { actor: 'oidc', actorName: null, credentialKind: 'console_session', credentialId: 'oidc' }, sourceOf(ctx));
       }
       refusePage(ctx, 403, 'Sign-in refused', outcome.reason);
       return;
@@ -79,7 +78,7 @@ export function consoleSignInRoutes(deps: GatewayDeps): Router | undefined {
     await deps.audit.record({
       orgId: signedIn.session.orgId, action: CONSOLE_SIGNED_IN, target: { type: 'console_session', id: sessionFingerprint(signedIn.session) }, status: 200,
       details: { via: 'oidc', method: ctx.method, route: '/console/oidc/callback', role: signedIn.session.role },
-    }, consoleActor(signedIn.session), sourceOf(ctx as unknown as GatewayContext));
+    }, consoleActor(signedIn.session), sourceOf(ctx));
     sessionCookie(ctx, signedIn.id, lifetimeSeconds);
     pendingCookie(ctx, '', 0);
     // a page, not a redirect: the session cookie is SameSite=Strict, which a redirect chain the

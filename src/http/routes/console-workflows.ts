@@ -3,8 +3,8 @@
  * workflow, a workflow's page with its triggers and their schedules, the draft editor with its
  * validation problems shown where they are, publishing, the diff of two versions, creating and
  * deleting a trigger, pausing and resuming its schedule. Added to the console's router by
- * console.ts; every change goes through what the management API uses (workflow-admin.ts, the
- * registry's workflow store, WorkflowPublishing, ScheduleService) and is audited with its action.
+ * console.ts; every change goes through the services the management API uses (WorkflowAdmin and
+ * TriggerAdmin, src/management/) and is audited with its action.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
@@ -12,18 +12,21 @@ import { koaBody } from 'koa-body';
 import { z } from 'zod';
 import { lineOf, locatePaths, parseJsonText, pathText } from '../../console/definition-text';
 import { lineDiff } from '../../console/line-diff';
-import { RegistryError, type WorkflowRecord } from '../../registry';
+import type { WorkflowRecord } from '../../registry';
+import type { DefinitionIssue } from '../../management';
 import type { GatewayDeps } from '../deps';
 import { HttpError } from '../http-error';
+import { refusalStatus } from '../management-status';
 import { consoleState, refusePage } from '../console/guard';
 import { noteForAudit } from '../console/audit';
 import { page, send } from '../console/layout';
 import { diffBody, editorBody, type PlacedProblem, type Side } from '../console/definition-views';
 import { workflowBody, workflowsBody, type TriggerRow } from '../console/workflow-views';
 import { JSON_BODY_LIMIT } from '../middleware/json-body';
-import { checkDefinition, createTrigger, CreateTriggerSchema, definitionSchemaOf, deleteTrigger, deleteWorkflow } from './workflow-admin';
-import type { ConsoleRouteKit } from './console-kit';
+import { CreateTriggerSchema } from '../../management/schemas';
+import type { ConsoleRouteKit } from '../console/kit';
 import { callTemporal } from '../temporal-errors';
+import { formOf } from '../validate';
 
 /** The editor's form: as large as the API's JSON body may be. */
 const parseEditorForm = koaBody({ json: false, urlencoded: true, multipart: false, text: false, formLimit: JSON_BODY_LIMIT });
@@ -48,7 +51,7 @@ const sideOf = (value: unknown): Side | undefined => (value === 'draft' ? 'draft
 
 export function consoleWorkflowRoutes(router: Router, deps: GatewayDeps, kit: ConsoleRouteKit): void {
   const { session, csrf, audited, apiAction, parseForm } = kit;
-  const definitionSchema = definitionSchemaOf(deps);
+  const { workflows, triggers } = deps.management;
   const notFound = (ctx: Context): void => refusePage(ctx, 404, 'No such workflow', 'This organization has no workflow with that ID.');
   const ownWorkflow = async (ctx: Context): Promise<WorkflowRecord | undefined> => {
     const workflow = await deps.registry.workflows.get(consoleState(ctx).session.orgId, String(ctx.params.id ?? ''));
@@ -66,19 +69,19 @@ export function consoleWorkflowRoutes(router: Router, deps: GatewayDeps, kit: Co
     send(ctx, 200, page({ title: 'Workflows', csrf: s.csrfToken, section: 'workflows' }, workflowsBody(await deps.registry.workflows.list(s.orgId), notice)));
   });
   router.post('/workflows/:id/delete', session, audited(apiAction('DELETE', '/api/v1/workflows/:id'), 'workflow', { param: 'id' }), parseForm, csrf, async (ctx) => {
-    if (!(await deleteWorkflow(deps, consoleState(ctx).session.orgId, String(ctx.params.id ?? '')))) return notFound(ctx);
+    if (!(await workflows.delete(consoleState(ctx).session.orgId, String(ctx.params.id ?? ''))).ok) return notFound(ctx);
     ctx.status = 303;
     ctx.redirect('/console/workflows?done=deleted');
   });
 
   const workflowPage = async (ctx: Context, workflow: WorkflowRecord, status: number, extra: { notice?: string; error?: string } = {}): Promise<void> => {
     const { session: s } = consoleState(ctx);
-    const [triggers, schedules] = await Promise.all([deps.registry.triggers.list(s.orgId, workflow.id), deps.registry.schedules.list(s.orgId, workflow.id)]);
+    const [listed, schedules] = await Promise.all([deps.registry.triggers.list(s.orgId, workflow.id), deps.registry.schedules.list(s.orgId, workflow.id)]);
     const scheduleOf = new Map(schedules.map((r) => [r.triggerId, r]));
-    const rows = await Promise.all(triggers.map(async (trigger): Promise<TriggerRow> => {
+    const rows = await Promise.all(listed.map(async (trigger): Promise<TriggerRow> => {
       const schedule = scheduleOf.get(trigger.id);
       // Temporal's live state when it answers; the page is shown without it otherwise
-      const state = schedule ? await deps.schedules.state(trigger.id).catch(() => undefined) : undefined;
+      const state = schedule ? await triggers.liveState(trigger.id).catch(() => undefined) : undefined;
       return { trigger, ...(schedule ? { schedule } : {}), ...(state ? { state } : {}) };
     }));
     const publicUrl = deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`;
@@ -100,56 +103,52 @@ export function consoleWorkflowRoutes(router: Router, deps: GatewayDeps, kit: Co
     send(ctx, 200, page({ title: `Edit ${workflow.name}`, csrf: s.csrfToken, section: 'workflows' }, editorBody({ workflow, csrf: s.csrfToken, text: JSON.stringify(workflow.draft, null, 2) })));
   });
 
-  /** The submitted definition checked as the API checks it, or the editor again (400) with each problem placed in the text. */
-  const submitted = (ctx: Context, workflow?: WorkflowRecord) => {
-    const form = ctx.request.body as Record<string, unknown> | undefined;
-    const text = typeof form?.definition === 'string' ? form.definition.replace(/\r\n/g, '\n') : '';
-    const json = parseJsonText(text);
-    let problems: PlacedProblem[];
-    if (json.ok) {
-      const checked = checkDefinition(definitionSchema, json.value);
-      if (checked.ok) return checked.definition;
-      const lines = locatePaths(text);
-      problems = checked.issues.map((i) => ({ path: pathText(i.path), message: i.message, line: lineOf(lines, i.path) }));
-    } else {
-      problems = [{ path: 'JSON', message: `not valid JSON: ${json.message}`, line: json.line }];
-    }
+  /** The editor's text, as submitted. */
+  const editorText = (ctx: Context): string => {
+    const { definition } = formOf(ctx);
+    return typeof definition === 'string' ? definition.replace(/\r\n/g, '\n') : '';
+  };
+  /** The editor again (400) with each problem placed in the text. */
+  const editorAgain = (ctx: Context, text: string, problems: PlacedProblem[], workflow?: WorkflowRecord): void => {
     noteForAudit(ctx, { problems: problems.length });
     const { session: s } = consoleState(ctx);
     send(ctx, 400, page({ title: workflow ? `Edit ${workflow.name}` : 'New workflow', csrf: s.csrfToken, section: 'workflows' }, editorBody({
       ...(workflow ? { workflow } : {}), csrf: s.csrfToken, text, problems,
     })));
-    return undefined;
   };
+  /** A definition's problems as WorkflowAdmin found them (the API's), placed in the text. */
+  const placed = (text: string, issues: readonly DefinitionIssue[]): PlacedProblem[] => {
+    const lines = locatePaths(text);
+    return issues.map((i) => ({ path: pathText(i.path), message: i.message, line: lineOf(lines, i.path) }));
+  };
+  const notJson = (json: { message: string; line: number }): PlacedProblem[] => [{ path: 'JSON', message: `not valid JSON: ${json.message}`, line: json.line }];
 
   router.post('/workflows', session, audited(apiAction('POST', '/api/v1/workflows'), 'workflow', { noteTarget: 'workflowId' }), parseEditorForm, csrf, async (ctx) => {
-    const definition = submitted(ctx);
-    if (!definition) return;
-    const workflow = await deps.registry.workflows.create(consoleState(ctx).session.orgId, definition);
-    noteForAudit(ctx, { workflowId: workflow.id, name: workflow.name });
-    redirect(ctx, workflow.id, 'created');
+    const text = editorText(ctx);
+    const json = parseJsonText(text);
+    if (!json.ok) return editorAgain(ctx, text, notJson(json));
+    const created = await workflows.create(consoleState(ctx).session.orgId, json.value);
+    if (!created.ok) return editorAgain(ctx, text, placed(text, created.issues ?? []));
+    noteForAudit(ctx, { workflowId: created.value.id, name: created.value.name });
+    redirect(ctx, created.value.id, 'created');
   });
   router.post('/workflows/:id/draft', session, audited(apiAction('PUT', '/api/v1/workflows/:id'), 'workflow', { param: 'id' }), parseEditorForm, csrf, async (ctx) => {
     const workflow = await ownWorkflow(ctx);
     if (!workflow) return;
-    const definition = submitted(ctx, workflow);
-    if (!definition) return;
-    if (!(await deps.registry.workflows.updateDraft(workflow.orgId, workflow.id, definition))) return notFound(ctx);
+    const text = editorText(ctx);
+    const json = parseJsonText(text);
+    if (!json.ok) return editorAgain(ctx, text, notJson(json), workflow);
+    const saved = await workflows.updateDraft(workflow.orgId, workflow.id, json.value);
+    if (!saved.ok) return saved.code === 'INVALID_DEFINITION' ? editorAgain(ctx, text, placed(text, saved.issues ?? []), workflow) : notFound(ctx);
     redirect(ctx, workflow.id, 'saved');
   });
   router.post('/workflows/:id/publish', session, audited(apiAction('POST', '/api/v1/workflows/:id/publish'), 'workflow', { param: 'id' }), parseForm, csrf, async (ctx) => {
     const workflow = await ownWorkflow(ctx);
     if (!workflow) return;
-    let version;
-    try {
-      version = await deps.publishing.publish(workflow.orgId, workflow.id);
-    } catch (err) {
-      if (err instanceof RegistryError && err.code === 'CONFLICT') return workflowPage(ctx, workflow, 409, { error: err.message });
-      throw err;
-    }
-    if (!version) return notFound(ctx);
-    noteForAudit(ctx, { version: version.version });
-    redirect(ctx, version.workflowId, 'publish');
+    const version = await workflows.publish(workflow.orgId, workflow.id);
+    if (!version.ok) return version.code === 'PUBLISH_CONFLICT' ? workflowPage(ctx, workflow, refusalStatus(version), { error: version.message }) : notFound(ctx);
+    noteForAudit(ctx, { version: version.value.version });
+    redirect(ctx, version.value.workflowId, 'publish');
   });
 
   router.get('/workflows/:id/diff', session, async (ctx) => {
@@ -184,40 +183,43 @@ export function consoleWorkflowRoutes(router: Router, deps: GatewayDeps, kit: Co
       ...(f.kind === 'schedule' ? { schedule: { ...(present(f.cron) ? { cron: present(f.cron) } : {}), ...(present(f.every) ? { interval: { every: present(f.every) } } : {}) } } : {}),
     };
     noteForAudit(ctx, { workflowId: workflow.id, kind: f.kind });
+    const notCreated = (status: number, message: string) => workflowPage(ctx, workflow, status, { error: `The trigger was not created: ${message}` });
+    const parsed = CreateTriggerSchema.safeParse(body);
+    if (!parsed.success) return notCreated(400, parsed.error.issues.map((i) => `${pathText(i.path.filter((p) => typeof p !== 'symbol'))}: ${i.message}`).join('; '));
+    let created;
     try {
-      const parsed = CreateTriggerSchema.safeParse(body);
-      if (!parsed.success) throw new HttpError(400, 'invalid_body', parsed.error.issues.map((i) => `${pathText(i.path.filter((p) => typeof p !== 'symbol'))}: ${i.message}`).join('; '));
-      const created = await createTrigger(deps, workflow.orgId, parsed.data);
-      noteForAudit(ctx, { triggerId: created.id });
-      redirect(ctx, workflow.id, 'trigger');
+      created = await callTemporal(() => triggers.create(workflow.orgId, parsed.data));
     } catch (err) {
+      // Temporal unreachable: said on the page, as a refusal is
       if (!(err instanceof HttpError) || !err.expose) throw err;
-      await workflowPage(ctx, workflow, err.status, { error: `The trigger was not created: ${err.message}` });
+      return notCreated(err.status, err.message);
     }
+    if (!created.ok) return notCreated(refusalStatus(created), created.message);
+    noteForAudit(ctx, { triggerId: created.value.id });
+    redirect(ctx, workflow.id, 'trigger');
   });
 
   /** The session's organization's trigger, or a 404 page. */
   const ownTrigger = async (ctx: Context) => {
-    const trigger = await deps.registry.triggers.get(String(ctx.params.id ?? ''));
-    if (!trigger || trigger.orgId !== consoleState(ctx).session.orgId) {
+    const trigger = await triggers.own(consoleState(ctx).session.orgId, String(ctx.params.id ?? ''));
+    if (!trigger.ok) {
       refusePage(ctx, 404, 'No such trigger', 'This organization has no trigger with that ID.');
       return undefined;
     }
-    return trigger;
+    return trigger.value;
   };
   router.post('/triggers/:id/delete', session, audited(apiAction('DELETE', '/api/v1/triggers/:id'), 'trigger', { param: 'id' }), parseForm, csrf, async (ctx) => {
     const trigger = await ownTrigger(ctx);
     if (!trigger) return;
-    if (!(await deleteTrigger(deps, trigger.orgId, trigger.id))) return refusePage(ctx, 404, 'No such trigger', 'This organization has no trigger with that ID.');
+    if (!(await triggers.delete(trigger.orgId, trigger.id)).ok) return refusePage(ctx, 404, 'No such trigger', 'This organization has no trigger with that ID.');
     redirect(ctx, trigger.workflowId, 'deleted');
   });
   for (const [action, paused] of [['pause', true], ['resume', false]] as const) {
     router.post(`/triggers/:id/schedule/${action}`, session, audited(apiAction('POST', `/api/v1/triggers/:id/schedule/${action}`), 'trigger', { param: 'id' }), parseForm, csrf, async (ctx) => {
       const trigger = await ownTrigger(ctx);
       if (!trigger) return;
-      const record = await deps.registry.schedules.get(trigger.orgId, trigger.id);
-      if (!record) return refusePage(ctx, 404, 'No schedule', 'This trigger has no schedule.');
-      await callTemporal(() => deps.schedules.setPaused(record, paused, null));
+      const changed = await callTemporal(() => triggers.setPaused(trigger.orgId, trigger.id, paused, null));
+      if (!changed.ok) return refusePage(ctx, 404, 'No schedule', 'This trigger has no schedule.');
       redirect(ctx, trigger.workflowId, paused ? 'paused' : 'resumed');
     });
   }

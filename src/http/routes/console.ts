@@ -1,8 +1,8 @@
 /**
  * The console at /console (docs/console.md): sign-in with the organization's admin token, the runs
- * page and a run's page, with their actions, and the audit page; the workflow pages
- * (console-workflows.ts), API keys (console-keys.ts), agents (console-agents.ts), connections
- * (console-connections.ts) and tool servers (console-servers.ts) are added to the same router. Server-rendered HTML (../console/), one stylesheet and
+ * page and a run's page, with their actions, and the audit page; the page families listed in
+ * src/http/console-pages.ts (workflows, API keys, people, agents, connections, tool servers) are
+ * added to the same router. Server-rendered HTML (../console/), one stylesheet and
  * one script served from the package; every action goes through the services the API uses
  * (src/console/, built in src/app/services.ts). Its pages are a UI, not API: they are not in the
  * OpenAPI document (app.ts mounts this router outside the documented ones).
@@ -20,14 +20,10 @@ import { page, send } from '../console/layout';
 import { runBody, runsBody, SINCE_CHOICES, type RunPageData, type StepFiles } from '../console/run-views';
 import { consoleRunEvents, liveRunStatuses } from '../console/live';
 import { auditBody } from '../console/audit-views';
-import { addConsoleAgentRoutes } from './console-agents';
 import { AuditQuerySchema } from '../../contracts/audit-bodies';
 import { APPROVAL_DECIDED, CONSOLE_SIGNED_IN, CONSOLE_SIGNED_OUT, CONSOLE_SIGN_IN_REFUSED } from '../../audit/actions';
 import { auditSignIn, noteForAudit } from '../console/audit';
-import { consoleRouteKit } from './console-kit';
-import { consoleKeyRoutes } from './console-keys';
-import { consolePeopleRoutes } from './console-people';
-import { consoleWorkflowRoutes } from './console-workflows';
+import { consoleRouteKit, type ConsolePageFamily } from '../console/kit';
 import { HttpError } from '../http-error';
 import { permissionDenied } from '../auth';
 import { roleHas } from '../../people/roles';
@@ -35,8 +31,7 @@ import { callTemporal } from '../temporal-errors';
 import { callDecide } from '../decisions';
 import { decisionAuditFields } from '../middleware/audit';
 import { noneMatch } from '../live-status';
-import { addConnectionRoutes } from './console-connections';
-import { addServerRoutes } from './console-servers';
+import { formOf } from '../validate';
 
 const RunsFilterSchema = z.object({
   workflowId: z.union([z.literal(''), z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/)]).optional(),
@@ -59,7 +54,7 @@ const NOTICES: Record<string, string> = {
 const STDOUT_PREVIEW_BYTES = 16 * 1024;
 const STEPS_WITH_STDOUT = 50;
 
-export function consoleRoutes(deps: GatewayDeps): Router | undefined {
+export function consoleRoutes(deps: GatewayDeps, families: readonly ConsolePageFamily[] = []): Router | undefined {
   const services = deps.console;
   if (!services) return undefined;
   const { sessions, runs } = services;
@@ -116,7 +111,7 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
     signInPage(ctx, 200, undefined, org && name ? { orgId: org, name } : undefined);
   });
   router.post('/sign-in', parseConsoleForm, async (ctx) => {
-    const token = (ctx.request.body as Record<string, unknown> | undefined)?.token;
+    const token = formOf(ctx).token;
     if (!sameOrigin(ctx, deps.config.publicUrl)) {
       // a cross-site sign-in with a real admin token is worth a record under its organization
       const grant = typeof token === 'string' ? await sessions.grantOf(token.trim()) : undefined;
@@ -264,9 +259,10 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
     // as GET /api/v1/audit: the admin's only (a member's session carries its role)
     if (!roleHas(s.role, 'audit.read')) throw permissionDenied(s, 'audit.read');
     // empty fields of the filter form are absent, not invalid
-    const query = Object.fromEntries(Object.entries(ctx.query).filter(([key, value]) => ['action', 'actor', 'outcome', 'cursor'].includes(key) && typeof value === 'string' && value !== ''));
+    const query: Record<string, string> = Object.fromEntries(Object.entries(ctx.query)
+      .filter((entry): entry is [string, string] => ['action', 'actor', 'outcome', 'cursor'].includes(entry[0]) && typeof entry[1] === 'string' && entry[1] !== ''));
     const parsed = AuditQuerySchema.safeParse(query);
-    const filter = { ...(query as Record<string, string>) };
+    const filter = { ...query };
     if (!parsed.success) {
       send(ctx, 400, page({ title: 'Audit', csrf: s.csrfToken, section: 'audit' }, auditBody({ filter, records: [], nextCursor: null, error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') })));
       return;
@@ -275,12 +271,7 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
     const listed = await deps.audit.list(s.orgId, auditFilter, limit);
     send(ctx, 200, page({ title: 'Audit', csrf: s.csrfToken, section: 'audit' }, auditBody({ filter, records: listed.records, nextCursor: listed.nextCursor })));
   });
-  addConsoleAgentRoutes(router, deps, { session, csrf, audited: auditedAt, apiAction });
-  const connectionKit = { deps, session, csrf, audited: auditedAt };
-  addConnectionRoutes(router, connectionKit);
-  addServerRoutes(router, connectionKit);
-  consoleWorkflowRoutes(router, deps, kit);
-  consoleKeyRoutes(router, deps, kit, services.shownOnce);
-  consolePeopleRoutes(router, deps, kit);
+  const positional = { deps, session, csrf, audited: auditedAt, apiAction };
+  for (const add of families) add(router, { deps, kit, positional, shownOnce: services.shownOnce });
   return router;
 }

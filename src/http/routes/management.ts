@@ -1,113 +1,70 @@
 /**
  * The management API (ARCHITECTURE.md): organizations, workflows and their versions, triggers and
  * API keys, with an organization's admin bearer token. Every call acts on that token's organization.
+ * HTTP only: each route parses, calls the management room (src/management/) and answers; a
+ * refusal's status comes from src/http/management-status.ts.
  */
 import Router from '@koa/router';
-import { RegistryError, type WorkflowRecord } from '../../registry';
-import type { RunBrief, RunView } from '../../runs/run-service';
-import { hashSecret, randomToken } from '../../crypto/secrets';
-import { credentialFingerprint } from '../../audit/audit-trail';
+import type { WorkflowRecord } from '../../registry';
+import { CreateApiKeySchema, CreateOrgSchema, CreateTriggerSchema } from '../../management/schemas';
 import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
-import { conflict, forbidden, notFound } from '../http-error';
+import { conflict } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
-import { adminOf as admin, type GatewayRouter, type GatewayRouterContext, type GatewayState } from '../state';
+import { actorOf, settled } from '../management-status';
+import { adminOf as admin, type GatewayRouter, type GatewayState } from '../state';
 import { bodyOf as body, parseInput as parse } from '../validate';
 import { answerStatus, streamStatus } from '../live-status';
 import { resultsBody } from '../../contracts/run-bodies';
 import { callTemporal } from '../temporal-errors';
-import { designatedOutput, watcherOf } from './runs';
+import { designatedOutput, ownBrief, ownRun, watcherOf } from '../run-access';
 import { triggerBody } from '../../contracts/trigger-bodies';
-import { CreateOrgSchema, MANAGEMENT_OPERATIONS as OPS, RunsQuerySchema, TriggersQuerySchema } from '../management-operations';
+import { MANAGEMENT_OPERATIONS as OPS, RunsQuerySchema, TriggersQuerySchema } from '../management-operations';
 import { mount } from '../operation';
-import { createApiKey, CreateApiKeySchema, createTrigger, CreateTriggerSchema, definitionSchemaOf, deleteTrigger, deleteWorkflow, parseDefinition, revokeApiKey } from './workflow-admin';
-
-export const ADMIN_TOKEN_PREFIX = 'fga_';
-
-/** The audit trail's name of an admin token (`adm_` + the start of its SHA-256), as its records' credential id: never the token. */
-export function adminTokenId(tokenHash: string): string {
-  return credentialFingerprint('adm_', tokenHash);
-}
-
-/** the helpers run-management.ts shares */
-export { admin, body, parse };
-export { API_KEY_PREFIX } from './workflow-admin';
 
 function workflowBody(w: WorkflowRecord) {
   return { id: w.id, name: w.name, draft: w.draft, publishedVersion: w.publishedVersion, versions: w.versions, createdAt: w.createdAt, updatedAt: w.updatedAt };
 }
 
-/** The run if it belongs to the admin's organization: another org's run is a 404 like a missing one. */
-export async function ownRun(ctx: GatewayRouterContext, deps: GatewayDeps): Promise<RunView> {
-  const view = await callTemporal(() => deps.runs.view(ctx.params.runId ?? ''));
-  if (!view || view.memo.orgId !== admin(ctx).orgId) throw notFound('unknown_run', `no run ${ctx.params.runId}`);
-  return view;
-}
-
-/** As ownRun, from describe alone (no worker needed): for actions that must be answered whatever the worker does. */
-export async function ownBrief(ctx: GatewayRouterContext, deps: GatewayDeps): Promise<RunBrief> {
-  const brief = await callTemporal(() => deps.runs.brief(ctx.params.runId ?? ''));
-  if (!brief || brief.memo.orgId !== admin(ctx).orgId) throw notFound('unknown_run', `no run ${ctx.params.runId}`);
-  return brief;
-}
-
 export function managementRoutes(deps: GatewayDeps): GatewayRouter {
   const router = new Router<GatewayState>({ prefix: '/api/v1' });
   router.use(requireAdmin(deps), jsonBody());
-  const definitionSchema = definitionSchemaOf(deps);
+  const { workflows, triggers, keys } = deps.management;
 
   mount(router, OPS.createOrg, async (ctx) => {
-    if (!admin(ctx).instanceAdmin) throw forbidden('only the instance administrator may create organizations');
+    const actor = actorOf(admin(ctx));
+    settled(keys.mayCreateOrgs(actor)); // (before the body is read: a refused caller is told so first)
     const { name } = parse(CreateOrgSchema, body(ctx));
-    const org = await deps.registry.orgs.create(name);
-    const adminToken = randomToken(ADMIN_TOKEN_PREFIX);
-    const hash = hashSecret(adminToken);
-    await deps.registry.orgs.addAdminToken(org.id, hash, { instanceAdmin: false });
+    const created = settled(await keys.createOrg(actor, name));
     ctx.status = 201;
-    ctx.body = { id: org.id, name: org.name, adminToken, adminTokenId: adminTokenId(hash) };
+    ctx.body = created;
   });
 
   /**
-   * A new admin token for an organization; its previous ones stop working at once. Minted by a
-   * member (their personal access token rotated it), it names them and ends with them
-   * (docs/people-and-roles.md "Offboarding"); the answer's `adminTokenId` is the token's name in
-   * the audit trail, and the rotation's record names it with the member as actor.
+   * A new admin token for an organization; its previous ones stop working at once (KeyAdmin: minted
+   * by a member, it names them and ends with them). The rotation's record names the answer's
+   * `adminTokenId` with the member as actor.
    */
-  const reissueAdminToken = async (orgId: string, memberId: string | null): Promise<{ adminToken: string; adminTokenId: string }> => {
-    const adminToken = randomToken(ADMIN_TOKEN_PREFIX);
-    const hash = hashSecret(adminToken);
-    await deps.registry.orgs.replaceAdminTokens(orgId, hash, { instanceAdmin: false, memberId });
-    return { adminToken, adminTokenId: adminTokenId(hash) };
-  };
-
   mount(router, OPS.rotateAdminToken, async (ctx) => {
-    if (admin(ctx).instanceAdmin) {
-      throw conflict('bootstrap_token', 'the instance administrator\'s token comes from FLOWGATE_ADMIN_TOKEN (or <data>/admin-token): change it there and restart to revoke the old one');
-    }
+    const issued = settled(await keys.rotateAdminToken(actorOf(admin(ctx))));
     ctx.status = 201;
-    ctx.body = await reissueAdminToken(admin(ctx).orgId, admin(ctx).member?.id ?? null);
+    ctx.body = issued;
   });
 
   mount(router, OPS.reissueOrgAdminToken, async (ctx) => {
-    if (!admin(ctx).instanceAdmin) throw forbidden('only the instance administrator may reissue another organization\'s token');
-    const org = await deps.registry.orgs.get(ctx.params.id ?? '');
-    if (!org || org.id === admin(ctx).orgId) throw notFound('unknown_org', `no organization ${ctx.params.id} other than the instance administrator's`);
+    const issued = settled(await keys.reissueAdminToken(actorOf(admin(ctx)), ctx.params.id ?? ''));
     ctx.status = 201;
-    ctx.body = { id: org.id, ...(await reissueAdminToken(org.id, null)) };
+    ctx.body = issued;
   });
 
   mount(router, OPS.createWorkflow, async (ctx) => {
-    const definition = parseDefinition(definitionSchema, body(ctx));
-    const workflow = await deps.registry.workflows.create(admin(ctx).orgId, definition);
+    const workflow = settled(await workflows.create(admin(ctx).orgId, body(ctx)));
     ctx.status = 201;
     ctx.body = workflowBody(workflow);
   });
 
   mount(router, OPS.updateWorkflow, async (ctx) => {
-    const definition = parseDefinition(definitionSchema, body(ctx));
-    const workflow = await deps.registry.workflows.updateDraft(admin(ctx).orgId, ctx.params.id ?? '', definition);
-    if (!workflow) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
-    ctx.body = workflowBody(workflow);
+    ctx.body = workflowBody(settled(await workflows.updateDraft(admin(ctx).orgId, ctx.params.id ?? '', body(ctx))));
   });
 
   mount(router, OPS.listWorkflows, async (ctx) => {
@@ -115,29 +72,24 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
   });
 
   mount(router, OPS.deleteWorkflow, async (ctx) => {
-    if (!(await deleteWorkflow(deps, admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    settled(await workflows.delete(admin(ctx).orgId, ctx.params.id ?? ''));
     ctx.status = 204;
   });
 
   mount(router, OPS.getWorkflow, async (ctx) => {
-    const workflow = await deps.registry.workflows.get(admin(ctx).orgId, ctx.params.id ?? '');
-    if (!workflow) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
-    ctx.body = workflowBody(workflow);
+    ctx.body = workflowBody(settled(await workflows.get(admin(ctx).orgId, ctx.params.id ?? '')));
   });
 
   mount(router, OPS.publishWorkflow, async (ctx) => {
-    // (the trigger's schedules start the latest version from now on: WorkflowPublishing)
-    const version = await deps.publishing.publish(admin(ctx).orgId, ctx.params.id ?? '').catch((err: unknown) => {
-      if (err instanceof RegistryError && err.code === 'CONFLICT') throw conflict('publish_conflict', err.message);
-      throw err;
-    });
-    if (!version) throw notFound('unknown_workflow', `no workflow ${ctx.params.id}`);
+    // (the trigger's schedules start the latest version from now on: WorkflowAdmin.publish)
+    const version = settled(await workflows.publish(admin(ctx).orgId, ctx.params.id ?? ''));
     ctx.status = 201;
     ctx.body = { workflowId: version.workflowId, version: version.version, stepMap: version.stepMap };
   });
 
   mount(router, OPS.createTrigger, async (ctx) => {
-    const created = await createTrigger(deps, admin(ctx).orgId, parse(CreateTriggerSchema, body(ctx)));
+    const input = parse(CreateTriggerSchema, body(ctx));
+    const created = settled(await callTemporal(() => triggers.create(admin(ctx).orgId, input)));
     ctx.status = 201;
     ctx.body = created;
   });
@@ -150,7 +102,7 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
   });
 
   mount(router, OPS.deleteTrigger, async (ctx) => {
-    if (!(await deleteTrigger(deps, admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
+    settled(await triggers.delete(admin(ctx).orgId, ctx.params.id ?? ''));
     ctx.status = 204;
   });
 
@@ -162,11 +114,11 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
   mount(router, OPS.createApiKey, async (ctx) => {
     const { name, role } = parse(CreateApiKeySchema, body(ctx));
     ctx.status = 201;
-    ctx.body = await createApiKey(deps, admin(ctx).orgId, name ?? null, role ?? null, admin(ctx).member?.id ?? null);
+    ctx.body = await keys.createApiKey(admin(ctx).orgId, name ?? null, role ?? null, admin(ctx).member?.id ?? null);
   });
 
   mount(router, OPS.revokeApiKey, async (ctx) => {
-    if (!(await revokeApiKey(deps, admin(ctx).orgId, ctx.params.id ?? ''))) throw notFound('unknown_api_key', `no API key ${ctx.params.id}`);
+    settled(await keys.revokeApiKey(admin(ctx).orgId, ctx.params.id ?? ''));
     ctx.status = 204;
   });
 

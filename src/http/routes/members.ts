@@ -7,68 +7,23 @@
  */
 import Router from '@koa/router';
 import { z } from 'zod';
-import { RegistryError, type MemberCredentials, type MemberRecord, type MemberRemoval } from '../../registry';
-import { credentialFingerprint } from '../../audit/audit-trail';
-import { hashSecret, randomToken } from '../../crypto/secrets';
-import { ROLES } from '../../people/roles';
-import { forgetApiKeys, MEMBER_TOKEN_PREFIX, requireAdmin } from '../auth';
+import type { MemberCredentials, MemberRecord } from '../../registry';
+import { adminTokenId, memberTokenId, removalBody } from '../../management';
+import { CreateMemberSchema, RoleSchema, UpdateMemberSchema } from '../../management/schemas';
+import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
-import { conflict, notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
+import { settled } from '../management-status';
 import { adminOf as admin, type GatewayRouter, type GatewayState } from '../state';
-import { adminTokenId } from './management';
 import { bodyOf as body, parseInput as parse } from '../validate';
 import { creates, mount, on, type Operations } from '../operation';
 import { admin as security, errors, id, json, jsonRequest } from '../openapi-kit';
 
-export const RoleSchema = z.enum(ROLES);
-export const CreateMemberSchema = z.object({
-  email: z.email().max(320),
-  name: z.string().min(1).max(200).optional(),
-  role: RoleSchema,
-}).strict();
-export const UpdateMemberSchema = z.object({
-  role: RoleSchema.optional(),
-  name: z.string().min(1).max(200).nullable().optional(),
-}).strict().refine((b) => b.role !== undefined || b.name !== undefined, { message: 'give a role or a name' });
+/** the request schemas the OpenAPI document shows */
+export { CreateMemberSchema, RoleSchema, UpdateMemberSchema };
 
 export function memberBody(m: MemberRecord) {
   return { id: m.id, email: m.email, name: m.name, role: m.role, createdAt: m.createdAt, updatedAt: m.updatedAt };
-}
-
-/** A personal access token's name in the audit trail (`pat_` + the start of its SHA-256), as its records' credential id. */
-export function memberTokenId(tokenHash: string): string {
-  return credentialFingerprint('pat_', tokenHash);
-}
-
-/**
- * Removes the organization's member and what they minted (MemberStore.remove), forgetting the
- * revoked API keys at once on this replica (the others within a second). Undefined when there is no such member.
- */
-export async function removeMember(deps: Pick<GatewayDeps, 'registry' | 'runtimeTokens'>, orgId: string, id: string): Promise<MemberRemoval | undefined> {
-  const removal = await deps.registry.members.remove(orgId, id);
-  if (removal && removal.apiKeys.length > 0) {
-    forgetApiKeys(deps.registry);
-    deps.runtimeTokens.forgetKeys();
-  }
-  return removal;
-}
-
-/** What a removed member's admins are told when no admin token reaches the organization any more. */
-export const NO_ADMIN_TOKEN_LEFT = 'no admin token reaches the organization any more (the one this member minted ended with them): scripts using it are refused (401). '
-  + 'A remaining admin member mints a new one with POST /api/v1/admin-token/rotate, or the instance administrator with POST /api/v1/orgs/{id}/admin-token';
-
-/** The answer to a removal: the member, the names (audit trail ids) of what ended, and whether an admin token is left. */
-export function removalBody(removal: MemberRemoval) {
-  return {
-    id: removal.member.id,
-    email: removal.member.email,
-    endedAdminTokens: removal.adminTokens.map((t) => adminTokenId(t.tokenHash)),
-    endedApiKeys: removal.apiKeys.map((k) => k.id),
-    endedMemberTokens: [...removal.ownTokens, ...removal.issuedTokens].map((t) => memberTokenId(t.tokenHash)),
-    adminTokensLeft: removal.adminTokensLeft,
-    ...(removal.adminTokensLeft === 0 ? { warning: NO_ADMIN_TOKEN_LEFT } : {}),
-  };
 }
 
 function credentialsBody(memberId: string, credentials: MemberCredentials, adminTokens: number) {
@@ -147,45 +102,33 @@ const OPS = MEMBER_OPERATIONS;
 export function memberRoutes(deps: GatewayDeps): GatewayRouter {
   const router = new Router<GatewayState>({ prefix: '/api/v1/members' });
   router.use(requireAdmin(deps), jsonBody());
-  const members = deps.registry.members;
-  const unknown = (id: string | undefined) => notFound('unknown_member', `no member ${id}`);
+  const { members } = deps.management;
 
   mount(router, OPS.createMember, async (ctx) => {
     const input = parse(CreateMemberSchema, body(ctx));
-    try {
-      const member = await members.create(admin(ctx).orgId, { email: input.email, name: input.name ?? null, role: input.role });
-      ctx.status = 201;
-      ctx.body = memberBody(member);
-    } catch (error) {
-      if (error instanceof RegistryError && error.code === 'CONFLICT') throw conflict('member_exists', error.message);
-      throw error;
-    }
+    const member = settled(await members.add(admin(ctx).orgId, input));
+    ctx.status = 201;
+    ctx.body = memberBody(member);
   });
 
   mount(router, OPS.listMembers, async (ctx) => {
-    ctx.body = { members: (await members.list(admin(ctx).orgId)).map(memberBody) };
+    ctx.body = { members: (await deps.registry.members.list(admin(ctx).orgId)).map(memberBody) };
   });
 
   mount(router, OPS.updateMember, async (ctx) => {
     const change = parse(UpdateMemberSchema, body(ctx));
-    const member = await members.update(admin(ctx).orgId, ctx.params.id ?? '', change);
-    if (!member) throw unknown(ctx.params.id);
-    ctx.body = memberBody(member);
+    ctx.body = memberBody(settled(await members.update(admin(ctx).orgId, ctx.params.id ?? '', change)));
   });
 
   /** Removes the member and ends what they minted; the answer names what ended (200, not 204: an operator must see it). */
   mount(router, OPS.removeMember, async (ctx) => {
-    const removal = await removeMember(deps, admin(ctx).orgId, ctx.params.id ?? '');
-    if (!removal) throw unknown(ctx.params.id);
-    ctx.body = removalBody(removal);
+    ctx.body = removalBody(settled(await members.remove(admin(ctx).orgId, ctx.params.id ?? '')));
   });
 
   /** What removing the member would end: what they minted and their own tokens (never a secret). */
   mount(router, OPS.listMemberCredentials, async (ctx) => {
-    const { orgId } = admin(ctx);
-    const member = await members.get(orgId, ctx.params.id ?? '');
-    if (!member) throw unknown(ctx.params.id);
-    ctx.body = credentialsBody(member.id, await members.credentials(orgId, member.id), await deps.registry.orgs.countAdminTokens(orgId));
+    const { member, credentials, adminTokens } = settled(await members.credentials(admin(ctx).orgId, ctx.params.id ?? ''));
+    ctx.body = credentialsBody(member.id, credentials, adminTokens);
   });
 
   /**
@@ -193,21 +136,15 @@ export function memberRoutes(deps: GatewayDeps): GatewayRouter {
    * working. Issued by a member, it ends with them too (they saw it).
    */
   mount(router, OPS.issueMemberToken, async (ctx) => {
-    const member = await members.get(admin(ctx).orgId, ctx.params.id ?? '');
-    if (!member) throw unknown(ctx.params.id);
-    const token = randomToken(MEMBER_TOKEN_PREFIX);
-    const hash = hashSecret(token);
-    await members.addToken(member, hash, admin(ctx).member?.id ?? null);
+    const issued = settled(await members.issueToken(admin(ctx).orgId, ctx.params.id ?? '', admin(ctx).member?.id ?? null));
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 201;
-    ctx.body = { memberId: member.id, token, tokenId: memberTokenId(hash) };
+    ctx.body = issued;
   });
 
   /** Revokes every personal access token of the member. */
   mount(router, OPS.revokeMemberTokens, async (ctx) => {
-    const member = await members.get(admin(ctx).orgId, ctx.params.id ?? '');
-    if (!member) throw unknown(ctx.params.id);
-    await members.revokeTokens(member.orgId, member.id);
+    settled(await members.revokeTokens(admin(ctx).orgId, ctx.params.id ?? ''));
     ctx.status = 204;
   });
   return router;

@@ -25,7 +25,8 @@ import { html, type Html } from '../console/html';
 import type { GatewayDeps, OAuthDeps } from '../deps';
 import { sendStandalonePage } from '../standalone-page';
 import type { GatewayRouter, GatewayState } from '../state';
-import { addOAuthOidcRoutes, ORG_ID } from './oauth-oidc';
+import { ORG_ID, type OAuthOidcPages } from '../oauth-sign-in';
+import { formOf } from '../validate';
 
 export const OAUTH_BROWSER_COOKIE = 'fg_oauth';
 const REQUEST_TICKET_SECONDS = 15 * 60;
@@ -70,7 +71,7 @@ function formTargets(redirectUri?: string): string {
 }
 
 function sendPage(ctx: Context, status: number, title: string, body: Html, redirectUri?: string): void {
-  sendStandalonePage(ctx as Parameters<typeof sendStandalonePage>[0], status, { title, heading: title, style: STYLE, body: body.text });
+  sendStandalonePage(ctx, status, { title, heading: title, style: STYLE, body: body.text });
   ctx.set('Content-Security-Policy', `default-src 'none'; style-src 'unsafe-inline'; form-action ${formTargets(redirectUri)}; frame-ancestors 'none'`);
 }
 
@@ -92,6 +93,8 @@ export interface OAuthAuthorizeRoutes {
   router: GatewayRouter;
   /** The consent step for a sealed request and whoever a sign-in method signed in (the seam of src/http/oauth-sign-in.ts). */
   continueToConsent(ctx: Context, requestTicket: string, subject: SignedInSubject): Promise<void>;
+  /** what the members' OpenID Connect sign-in (routes/oauth-oidc.ts, added to the same router by app.ts) is lent of these pages */
+  pages: OAuthOidcPages;
 }
 
 export function oauthAuthorizeRoutes(deps: GatewayDeps, oauth: OAuthDeps): OAuthAuthorizeRoutes {
@@ -125,8 +128,7 @@ ${signIn.fields()}
 
   /** The form's browser binding: same origin and the cookie's CSRF value in the form; undefined after a refusal page. */
   const checkedBrowser = (ctx: Context): { browser: string; form: Record<string, unknown> } | undefined => {
-    const form = (ctx.request as { body?: unknown }).body;
-    const fields = typeof form === 'object' && form !== null ? form as Record<string, unknown> : {};
+    const fields = formOf(ctx);
     const browser = browserIdOf(ctx);
     if (!sameOrigin(ctx, deps.config.publicUrl) || !browser || typeof fields.csrf !== 'string' || !safeEqual(fields.csrf, browser)) {
       errorPage(ctx, 403, 'This request did not come from this sign-in page (cross-site request, or missing or stale CSRF token). Start the sign-in again from your MCP client.');
@@ -225,7 +227,7 @@ ${signIn.fields()}
     }, {
       actor: byAdminToken ? 'admin' : subject.subject, actorName: null, credentialKind: byAdminToken ? 'admin_token' : 'oauth_token',
       credentialId: byAdminToken ? subject.subject.slice('admin-token:'.length) : subject.subject,
-    }, sourceOf(ctx as Parameters<typeof sourceOf>[0]));
+    }, sourceOf(ctx));
     if (!allowed) {
       redirectToClient(ctx, request, resources.issuer, { error: 'access_denied', error_description: 'the user denied access' });
       return;
@@ -250,6 +252,5 @@ ${signIn.fields()}
     redirectToClient(ctx, request, resources.issuer, { code });
   });
 
-  addOAuthOidcRoutes(router, deps, oauth, { browserIdOf, errorPage, continueToConsent });
-  return { router, continueToConsent };
+  return { router, continueToConsent, pages: { browserIdOf, errorPage, continueToConsent } };
 }

@@ -11,12 +11,12 @@
  */
 import type { Context } from 'koa';
 import { OAUTH_CALLBACK_PATH, PENDING_SIGN_IN_MS } from '../../people/identity-providers';
-import type { AuthorizationRequest, SignedInSubject } from '../../oauth/tickets';
+import type { AuthorizationRequest } from '../../oauth/tickets';
 import type { GatewayDeps, OAuthDeps } from '../deps';
 import type { GatewayRouter } from '../state';
+import { ORG_ID, type OAuthOidcPages } from '../oauth-sign-in';
 
 const PENDING_COOKIE = 'fg_oauth_oidc';
-export const ORG_ID = /^[A-Za-z0-9_.-]{1,100}$/;
 
 function cookieOf(ctx: Context, cookie: string): string | undefined {
   for (const part of ctx.get('Cookie').split(';')) {
@@ -30,12 +30,6 @@ function pendingCookie(ctx: Context, value: string, maxAgeSeconds: number): void
   const secure = ctx.protocol === 'https' ? '; Secure' : '';
   // Lax: the provider's redirect back is a top-level cross-site GET, which must carry it
   ctx.append('Set-Cookie', `${PENDING_COOKIE}=${value}; Path=/oauth/oidc; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`);
-}
-
-export interface OAuthOidcPages {
-  browserIdOf(ctx: Context): string | undefined;
-  errorPage(ctx: Context, status: number, message: string): void;
-  continueToConsent(ctx: Context, requestTicket: string, subject: SignedInSubject): Promise<void>;
 }
 
 /** The member's subject on a grant and in the audit trail. */

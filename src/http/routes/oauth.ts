@@ -20,6 +20,7 @@ import { OAuthError } from '../../oauth/errors';
 import type { GatewayDeps, OAuthDeps } from '../deps';
 import { AUTHORIZATION_SERVER_METADATA_PATH, PROTECTED_RESOURCE_METADATA_PATH, SERVER_NAME } from '../oauth-resource';
 import type { GatewayRouter, GatewayState } from '../state';
+import { formOf } from '../validate';
 
 const parseTokenForm = koaBody({ json: false, urlencoded: true, multipart: false, text: false, formLimit: '16kb' });
 const parseRegistration = koaBody({ json: true, urlencoded: false, multipart: false, text: false, jsonLimit: '16kb' });
@@ -109,7 +110,7 @@ export function oauthRoutes(deps: GatewayDeps, oauth: OAuthDeps): GatewayRouter 
 
   router.all('/oauth/token', anyOrigin);
   router.post('/oauth/token', parseTokenForm, async (ctx) => {
-    const form = (ctx.request.body ?? {}) as Record<string, unknown>;
+    const form = formOf(ctx);
     ctx.set('Cache-Control', 'no-store');
     try {
       const clientId = clientIdOf(ctx, form);
@@ -137,7 +138,7 @@ export function oauthRoutes(deps: GatewayDeps, oauth: OAuthDeps): GatewayRouter 
   });
   router.all('/oauth/revoke', anyOrigin);
   router.post('/oauth/revoke', parseTokenForm, async (ctx) => {
-    const form = (ctx.request.body ?? {}) as Record<string, unknown>;
+    const form = formOf(ctx);
     ctx.set('Cache-Control', 'no-store');
     const clientId = clientIdOf(ctx, form);
     const token = field(form, 'token');

@@ -9,19 +9,17 @@ import { z } from 'zod';
 import type { RestartRefusal, RestartRefusalCode } from '../../runs/run-restarts';
 import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
-import type { HttpError} from '../http-error';
-import { notFound, refusalError, type RefusalStatus } from '../http-error';
+import { forbidden, refusalError, type HttpError, type RefusalStatus } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
+import { settled } from '../management-status';
 import { callTemporal } from '../temporal-errors';
-import { triggerBody } from '../../contracts/trigger-bodies';
-import { admin, body, ownBrief, ownRun, parse } from './management';
-import { decisionReportBody, DecisionBodySchema, refusalError as decisionRefused } from './runs';
-import { callDecide, decisionAnswer } from '../decisions';
-import { forbidden } from '../http-error';
+import { adminOf as admin, type GatewayState } from '../state';
+import { bodyOf as body, parseInput as parse } from '../validate';
+import { ownBrief, ownRun } from '../run-access';
+import { callDecide, decisionAnswer, DecisionBodySchema, decisionRefusalError as decisionRefused, decisionReportBody } from '../decisions';
 import { DecisionAcceptedSchema, DecisionRecordedSchema, DecisionReportSchema, RestartedRunSchema, TriggerSchema, WebhookSecretSchema } from '../../contracts/http-bodies';
 import { mount, on, type Operations } from '../operation';
 import { admin as security, errors, id, json, jsonRequest } from '../openapi-kit';
-import type { GatewayState } from '../state';
 
 export const RerunBodySchema = z.object({ version: z.enum(['latest', 'same']).default('latest') }).strict();
 
@@ -97,9 +95,7 @@ export function runManagementRoutes(deps: GatewayDeps): Router<GatewayState> {
   const { restarts } = deps;
 
   const setDisabled = (disabled: boolean) => async (ctx: Context): Promise<void> => {
-    const trigger = await deps.registry.triggers.setDisabled(admin(ctx).orgId, ctx.params.id ?? '', disabled);
-    if (!trigger) throw notFound('unknown_trigger', `no trigger ${ctx.params.id}`);
-    ctx.body = triggerBody(trigger, await deps.registry.schedules.get(trigger.orgId, trigger.id));
+    ctx.body = settled(await deps.management.triggers.setDisabled(admin(ctx).orgId, ctx.params.id ?? '', disabled));
   };
   mount(router, OPS.disableTrigger, setDisabled(true));
   mount(router, OPS.enableTrigger, setDisabled(false));

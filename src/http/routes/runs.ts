@@ -3,18 +3,17 @@
  * A run of another organization or of another automation is reported as unknown.
  */
 import Router from '@koa/router';
+import { z } from 'zod';
 import { LruCache } from '../../cache/lru-cache';
 import type { DesignatedOutput } from '../../registry';
 import type { RunBrief, RunView } from '../../runs/run-service';
-import type { RunWatcher } from '../../runs/run-watcher';
-import { z } from 'zod';
-import type { DecisionRefusal } from '../../common/run-types';
 import { authenticateApiKey } from '../auth';
 import type { GatewayDeps } from '../deps';
-import { HttpError, notFound } from '../http-error';
+import { notFound } from '../http-error';
 import { jsonBody } from '../middleware/json-body';
 import { auditDecision, decisionAuditFields } from '../middleware/audit';
-import { callDecide, decisionAnswer, DECISION_ID_PATTERN } from '../decisions';
+import { callDecide, decisionAnswer, DecisionBodySchema, decisionRefusalError, decisionReportBody } from '../decisions';
+import { designatedOutput, watcherOf } from '../run-access';
 import { answerStatus, streamStatus } from '../live-status';
 import { resultsBody } from '../../contracts/run-bodies';
 import { callTemporal } from '../temporal-errors';
@@ -25,17 +24,8 @@ import { mount, type Operations } from '../operation';
 import { errors, json, jsonRequest } from '../openapi-kit';
 import { statusHeaders, statusResponses, streamOperation } from '../openapi-status';
 
-export const DecisionBodySchema = z.object({
-  decision: z.enum(['approve', 'reject']),
-  approver: z.string().min(1).max(320).optional(),
-  comment: z.string().max(2000).optional(),
-}).strict();
-
-/** The workflow's refusal of a decision, as an HTTP error. */
-export function refusalError(refusal: keyof typeof DecisionRefusal, message: string): HttpError {
-  if (refusal === 'NOT_AN_APPROVER') return new HttpError(403, 'not_an_approver', message);
-  return new HttpError(409, refusal === 'ALREADY_DECIDED' ? 'already_decided' : 'not_waiting', message);
-}
+/** the decision body the OpenAPI document shows */
+export { DecisionBodySchema };
 
 /**
  * The run named in the path, if it is the key's organization's and of that automation, from
@@ -63,27 +53,6 @@ async function visibleRun(ctx: GatewayRouterContext, deps: GatewayDeps): Promise
   return view;
 }
 
-/** What became of decision `decisionId` of run `view` (404 when the run never heard of it). */
-export async function decisionReportBody(deps: GatewayDeps, view: RunView, decisionId: string): Promise<Record<string, unknown>> {
-  const report = DECISION_ID_PATTERN.test(decisionId) ? await callTemporal(() => deps.runs.decisionReport(view, decisionId)) : undefined;
-  if (!report) throw notFound('unknown_decision', `run ${view.runId} has no decision ${decisionId}`);
-  return { runId: view.runId, automationId: view.memo.automationId, ...report };
-}
-
-/** The trigger's designated output wins; else the workflow definition's `output`. */
-export async function designatedOutput(deps: GatewayDeps, view: RunView): Promise<DesignatedOutput | undefined> {
-  const trigger = await deps.registry.triggers.get(view.memo.triggerId);
-  if (trigger?.designatedOutput) return trigger.designatedOutput;
-  const version = await deps.registry.workflows.getVersion(view.memo.automationId, view.memo.automationVersion);
-  return version?.definition.output;
-}
-
-/** The app's run watcher (built once with the other services, src/app/services.ts). */
-export function watcherOf(deps: GatewayDeps): RunWatcher {
-  return deps.watcher;
-}
-
-/** Triggers and published versions never change, so neither does a run's designated output. */
 const pollingParams = z.object({
   apiKey: z.string().meta({ description: 'an API key of the run\'s organization' }),
   automationId: z.string().meta({ description: 'the run\'s workflow' }),
@@ -121,6 +90,7 @@ export const POLLING_OPERATIONS = {
 } satisfies Operations;
 const OPS = POLLING_OPERATIONS;
 
+/** Triggers and published versions never change, so neither does a run's designated output. */
 const CACHED_DESIGNATED_OUTPUTS = 10_000;
 
 /** A final view's results body as sent, good while its links' expiry (`exp`, whole seconds) is the same. */
@@ -152,7 +122,7 @@ export function runRoutes(deps: GatewayDeps): GatewayRouter {
       const outcome = await callDecide(() => deps.runs.decide(run, { ...decision, actor: `api-key:${principal.keyId}`, via: 'api' }));
       const base = { runId: run.runId, automationId: run.memo.automationId };
       const answer = outcome.ok ? decisionAnswer(base, outcome, `${ctx.path}/${outcome.decisionId}`) : undefined;
-      const refused = outcome.ok ? undefined : refusalError(outcome.refusal, outcome.message);
+      const refused = outcome.ok ? undefined : decisionRefusalError(outcome.refusal, outcome.message);
       await auditDecision(deps.audit, ctx, await deps.audit.keyActor(principal.keyId, 'api_key'), {
         orgId: principal.orgId, runId: run.runId, decision: decision.decision, via: 'api', status: refused?.status ?? answer?.status ?? 200,
         ...decisionAuditFields(outcome, decision.approver),

@@ -19,6 +19,7 @@ import { parseInput } from '../validate';
 import { consentReturnPage, type ConsentOutcome } from '../console/connection-views';
 import { creates, mount, on, type Operations } from '../operation';
 import { admin as security, errors, id, json, jsonRequest, noContent } from '../openapi-kit';
+import { OAUTH_CALLBACK_PATH } from '../connection-oauth';
 
 /** an OpenAPI document inline, plus its envelope */
 const SERVER_BODY_LIMIT = '3mb';
@@ -104,8 +105,6 @@ export const CallbackQuerySchema = z.object({
   error: z.string().max(200).optional(),
   error_description: z.string().max(2000).optional(),
 });
-
-export const OAUTH_CALLBACK_PATH = '/api/v1/oauth/callback';
 
 const server = id('id', 'a server');
 

@@ -35,6 +35,7 @@ import { LargeBodyBudget } from '../large-body-budget';
 import { BodyNotAdmittedError, BodyTooLargeError, readBoundedBody } from '../read-body';
 import { originPolicyOf } from '../origin-policy';
 import { acceptsEventStream, acceptsJson, reply, streamMessages } from '../mcp-replies';
+import { fieldOf, isRecord } from '../../common/narrow';
 
 /** The body limit of a server whose tools take no more (most); codeagent's is about 110 MiB. */
 export const TOOLS_BODY_LIMIT_BYTES = DEFAULT_MAX_REQUEST_BYTES;
@@ -47,10 +48,8 @@ const rpcError = (code: (typeof ErrorCode)[keyof typeof ErrorCode], message: str
 
 /** The caller's `params._meta.progressToken` of a single `tools/call`, when it gave one. */
 function progressTokenOf(raw: unknown): string | number | undefined {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || (raw as { method?: unknown }).method !== 'tools/call') return undefined;
-  const params = (raw as { params?: unknown }).params;
-  const meta = typeof params === 'object' && params !== null ? (params as { _meta?: unknown })._meta : undefined;
-  const token = typeof meta === 'object' && meta !== null ? (meta as { progressToken?: unknown }).progressToken : undefined;
+  if (!isRecord(raw) || raw.method !== 'tools/call') return undefined;
+  const token = fieldOf(fieldOf(raw.params, '_meta'), 'progressToken');
   return typeof token === 'string' || typeof token === 'number' ? token : undefined;
 }
 

@@ -17,7 +17,7 @@ import type { AgentPlan, ModelTurnRequest, ModelTurnResult, ToolCallRequest } fr
 import type { StepKind } from '../../../activities/steps';
 import type { CallbackRequest, RunInput } from '../../../src/common/run-types';
 import type { SweepRequest } from '../../../src/common/workflow-contracts';
-import { definitionSchemaOf } from '../../../src/http/routes/workflow-admin';
+import { definitionSchemaOf } from '../../../src/management/workflows';
 import { MemoryBlobStore } from './memory-blob-store';
 
 export const FAKE_ORG = 'org_fast';

@@ -1,0 +1,21 @@
+/**
+ * The console's page families, each in a route file of its own, added in this order to the one
+ * console router that routes/console.ts builds (app.ts hands this list over): route files never
+ * import one another.
+ */
+import type { ConsolePageFamily } from './console/kit';
+import { addConsoleAgentRoutes } from './routes/console-agents';
+import { addConnectionRoutes } from './routes/console-connections';
+import { consoleKeyRoutes } from './routes/console-keys';
+import { consolePeopleRoutes } from './routes/console-people';
+import { addServerRoutes } from './routes/console-servers';
+import { consoleWorkflowRoutes } from './routes/console-workflows';
+
+export const CONSOLE_PAGE_FAMILIES: readonly ConsolePageFamily[] = [
+  (router, { deps, positional }) => addConsoleAgentRoutes(router, deps, positional),
+  (router, { positional }) => addConnectionRoutes(router, positional),
+  (router, { positional }) => addServerRoutes(router, positional),
+  (router, { deps, kit }) => consoleWorkflowRoutes(router, deps, kit),
+  (router, { deps, kit, shownOnce }) => consoleKeyRoutes(router, deps, kit, shownOnce),
+  (router, { deps, kit }) => consolePeopleRoutes(router, deps, kit),
+];

@@ -1,0 +1,191 @@
+/**
+ * Trigger administration, the one sequence behind the management API and the console: creating
+ * a trigger (with its schedule), deleting it, disabling and enabling it, and its schedule's
+ * writes (set, remove, pause, resume). Each schedule write goes row first, Temporal second
+ * (ScheduleService.convergeOrUndo), so that a refusal from Temporal leaves what was stored before.
+ * Another organization's trigger is refused like a missing one.
+ *
+ * A fault of Temporal (unreachable) is thrown as Temporal's error; the door words it.
+ */
+import { RegistryError, type Registry, type TriggerRecord, type TriggerScheduleRecord } from '../registry';
+import { fieldOf } from '../common/narrow';
+import { scheduleBody, triggerBody } from '../contracts/trigger-bodies';
+import { checkInputs } from '../runs/input-schema';
+import { ScheduleRejectedError, type ScheduleService, type ScheduleState } from '../schedules/schedule-service';
+import { ScheduleBodySchema, type ScheduleBody } from '../contracts/schedule-bodies';
+import { done, refused, type ManagementRefusal, type Outcome } from './outcome';
+import type { CreateTriggerInput } from './schemas';
+
+export type TriggerBody = ReturnType<typeof triggerBody>;
+export type ScheduleView = ReturnType<typeof scheduleBody>;
+
+export interface TriggerAdminDeps {
+  registry: Registry;
+  schedules: ScheduleService;
+}
+
+export class TriggerAdmin {
+  constructor(private readonly deps: TriggerAdminDeps) {}
+
+  /** A new trigger of the organization's workflow, with its schedule converged; its body as the API answers it. */
+  async create(orgId: string, parsed: CreateTriggerInput): Promise<Outcome<TriggerBody>> {
+    const { schedule: scheduleField, ...input } = parsed;
+    const schedule = scheduleField === undefined ? undefined : scheduleOf(scheduleField);
+    if (schedule && !schedule.ok) return schedule;
+    if (schedule && await this.deps.registry.workflows.get(orgId, input.workflowId)) {
+      const problem = await this.inputsProblem(input.workflowId, schedule.value);
+      if (problem) return problem;
+    }
+    const { registry } = this.deps;
+    let trigger: TriggerRecord;
+    try {
+      trigger = await registry.triggers.create(orgId, { ...input, schedule: schedule?.value });
+    } catch (err) {
+      if (!(err instanceof RegistryError)) throw err;
+      if (err.code === 'NOT_FOUND') return refused('UNKNOWN_WORKFLOW', `no workflow ${input.workflowId}`);
+      if (err.code === 'NOT_PUBLISHED') return refused('NOT_PUBLISHED', `workflow ${input.workflowId} has no published version: publish it first`);
+      if (err.code === 'CONFLICT') return refused('TOOL_NAME_TAKEN', err.message);
+      return refused('INVALID_DESIGNATED_OUTPUT', err.message);
+    }
+    // The row (with its schedule) is committed first: see ScheduleService for why.
+    if (schedule) {
+      const failed = await this.converged(trigger.id, async () => { await registry.triggers.delete(orgId, trigger.id); });
+      if (failed) return failed;
+    }
+    return done(triggerBody(trigger, schedule && await registry.schedules.get(orgId, trigger.id)));
+  }
+
+  /** Deletes the organization's trigger and its schedule. */
+  async delete(orgId: string, triggerId: string): Promise<Outcome<void>> {
+    const scheduled = await this.deps.registry.schedules.get(orgId, triggerId);
+    if (!(await this.deps.registry.triggers.delete(orgId, triggerId))) return unknownTrigger(triggerId);
+    if (scheduled) await this.deps.schedules.deleteLogged(scheduled.triggerId);
+    return done(undefined);
+  }
+
+  async setDisabled(orgId: string, triggerId: string, disabled: boolean): Promise<Outcome<TriggerBody>> {
+    const trigger = await this.deps.registry.triggers.setDisabled(orgId, triggerId, disabled);
+    if (!trigger) return unknownTrigger(triggerId);
+    return done(triggerBody(trigger, await this.deps.registry.schedules.get(trigger.orgId, trigger.id)));
+  }
+
+  /** The organization's trigger. */
+  async own(orgId: string, triggerId: string): Promise<Outcome<TriggerRecord>> {
+    const trigger = await this.deps.registry.triggers.get(triggerId);
+    return trigger && trigger.orgId === orgId ? done(trigger) : unknownTrigger(triggerId);
+  }
+
+  /** The trigger with its schedule and the schedule's live state. */
+  async view(orgId: string, triggerId: string): Promise<Outcome<TriggerBody>> {
+    const trigger = await this.own(orgId, triggerId);
+    if (!trigger.ok) return trigger;
+    const record = await this.deps.registry.schedules.get(orgId, triggerId);
+    return done(triggerBody(trigger.value, record ? await this.withState(record) : undefined));
+  }
+
+  /** The stored schedule with Temporal's live state of it (a schedule lost in Temporal is recreated first). */
+  async withState(record: TriggerScheduleRecord): Promise<ScheduleView> {
+    return scheduleBody(record, await this.deps.schedules.state(record.triggerId));
+  }
+
+  /** Temporal's live state of the trigger's schedule. */
+  async liveState(triggerId: string): Promise<ScheduleState> {
+    return this.deps.schedules.state(triggerId);
+  }
+
+  /** The organization's schedules with their live state, each with its trigger's workflow. */
+  async schedules(orgId: string): Promise<(ScheduleView & { triggerId: string; workflowId: string | null })[]> {
+    const records = await this.deps.registry.schedules.list(orgId);
+    const triggers = new Map((await this.deps.registry.triggers.list(orgId)).map((t) => [t.id, t]));
+    const schedules = [];
+    for (const record of records) {
+      schedules.push({ triggerId: record.triggerId, workflowId: triggers.get(record.triggerId)?.workflowId ?? null, ...(await this.withState(record)) });
+    }
+    return schedules;
+  }
+
+  /**
+   * Sets (or replaces) the trigger's schedule from a request body. An update keeps the live
+   * pause state; `paused` in the body says so explicitly when given. `created`: there was none.
+   */
+  async putSchedule(orgId: string, triggerId: string, value: unknown): Promise<Outcome<{ created: boolean; schedule: ScheduleView }>> {
+    const trigger = await this.own(orgId, triggerId);
+    if (!trigger.ok) return trigger;
+    const parsed = scheduleOf(value);
+    if (!parsed.ok) return parsed;
+    const schedule = parsed.value;
+    const problem = await this.inputsProblem(trigger.value.workflowId, schedule);
+    if (problem) return problem;
+    const { registry } = this.deps;
+    const previous = await registry.schedules.get(orgId, triggerId);
+    const pausedGiven = fieldOf(value, 'paused') !== undefined;
+    const record = await registry.schedules.put(orgId, triggerId, {
+      ...schedule, paused: pausedGiven || !previous ? schedule.paused : previous.paused, note: pausedGiven || !previous ? schedule.note : previous.note,
+    });
+    if (!record) return unknownTrigger(triggerId);
+    const failed = await this.converged(triggerId, async () => {
+      if (previous) await registry.schedules.put(orgId, triggerId, { config: previous.config, paused: previous.paused, note: previous.note });
+      else await registry.schedules.delete(orgId, triggerId);
+    });
+    if (failed) return failed;
+    if (previous && pausedGiven) await this.deps.schedules.setPaused(record, schedule.paused, schedule.note);
+    return done({ created: !previous, schedule: await this.withState((await registry.schedules.get(orgId, triggerId)) ?? record) });
+  }
+
+  /** Removes the trigger's schedule (the trigger stays): registry first, so a crash before the Temporal delete leaves an orphan the reconciler removes. */
+  async deleteSchedule(orgId: string, triggerId: string): Promise<Outcome<void>> {
+    const record = await this.ownSchedule(orgId, triggerId);
+    if (!record.ok) return record;
+    await this.deps.registry.schedules.delete(orgId, triggerId);
+    await this.deps.schedules.deleteSchedule(triggerId);
+    return done(undefined);
+  }
+
+  /** Pauses or resumes the trigger's schedule; the stored schedule after the change. */
+  async setPaused(orgId: string, triggerId: string, paused: boolean, note: string | null): Promise<Outcome<TriggerScheduleRecord>> {
+    const record = await this.ownSchedule(orgId, triggerId);
+    if (!record.ok) return record;
+    await this.deps.schedules.setPaused(record.value, paused, note);
+    return done((await this.deps.registry.schedules.get(orgId, triggerId)) ?? record.value);
+  }
+
+  /** The organization's trigger's stored schedule. */
+  async ownSchedule(orgId: string, triggerId: string): Promise<Outcome<TriggerScheduleRecord>> {
+    const trigger = await this.own(orgId, triggerId);
+    if (!trigger.ok) return trigger;
+    const record = await this.deps.registry.schedules.get(orgId, triggerId);
+    return record ? done(record) : refused('NO_SCHEDULE', `trigger ${triggerId} has no schedule`);
+  }
+
+  /** The inputs a schedule runs with must fit the workflow's latest version, as a trigger call's would. */
+  private async inputsProblem(workflowId: string, body: ScheduleBody): Promise<ManagementRefusal | undefined> {
+    const latest = await this.deps.registry.workflows.publishedVersionNumber(workflowId);
+    const version = latest ? await this.deps.registry.workflows.getVersion(workflowId, latest) : undefined;
+    if (!version) return undefined; // the trigger store refuses an unpublished workflow with its own message
+    const problem = checkInputs({ cacheKey: `${workflowId}@${version.version}`, schema: version.definition.inputSchema, coerce: false }, body.config.inputs ?? {});
+    if (!problem) return undefined;
+    return refused(problem.code === 'invalid_inputs' ? 'INVALID_INPUTS' : 'INVALID_INPUT_SCHEMA', `schedule.inputs: ${problem.message}`);
+  }
+
+  /** Converges the schedule just written, undone on failure; Temporal's refusal as a value, its other faults thrown. */
+  private async converged(triggerId: string, undo: () => Promise<void>): Promise<ManagementRefusal | undefined> {
+    try {
+      await this.deps.schedules.convergeOrUndo(triggerId, undo);
+      return undefined;
+    } catch (err) {
+      if (err instanceof ScheduleRejectedError) return refused('INVALID_SCHEDULE', `schedule: the workflow service refused it: ${err.message}`);
+      throw err;
+    }
+  }
+}
+
+function unknownTrigger(triggerId: string): ManagementRefusal {
+  return refused('UNKNOWN_TRIGGER', `no trigger ${triggerId}`);
+}
+
+/** A `schedule` field of a request body, with the `schedule.` prefix on each problem. */
+function scheduleOf(value: unknown): Outcome<ScheduleBody> {
+  const parsed = ScheduleBodySchema.safeParse(value ?? {});
+  if (parsed.success) return done(parsed.data);
+  return refused('INVALID_SCHEDULE', parsed.error.issues.map((i) => `${['schedule', ...i.path].join('.')}: ${i.message}`).join('; '));
+}
