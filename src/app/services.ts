@@ -41,6 +41,10 @@ import { RunService } from '../runs/run-service';
 import { RunWatcher } from '../runs/run-watcher';
 import { TriggerService } from '../runs/trigger-service';
 import { WebhookSecrets } from '../runs/webhook-secrets';
+import { ShapeQueue } from '../triggers/shaping/shape-queue';
+import { ShapedRuns } from '../triggers/shaping/shaped-runs';
+import { WebhookReceiver } from '../triggers/webhooks/receiver';
+import { TriggerSecrets } from '../triggers/webhooks/secrets';
 import { IdentityProviders } from '../people/identity-providers';
 import { ScheduleService } from '../schedules/schedule-service';
 import { createToolDispatcher, CustomServers, type ServerKind, type ServerSource, type ToolDispatcher } from '../tools';
@@ -89,6 +93,8 @@ export interface Services {
   /** publishing a draft and converging its schedules (the management API and the console) */
   publishing: WorkflowPublishing;
   webhookSecrets: WebhookSecrets;
+  /** verified triggers' deliveries and shaped triggers' windows (docs/webhooks.md) */
+  webhooks: WebhookReceiver;
   agents: AgentService;
   /** the in-process tool dispatcher (the catalog, the connection store, every call) */
   tools: ToolDispatcher;
@@ -150,6 +156,10 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   const schedules = new ScheduleService({ client, registry, taskQueue, log });
   const webhookSecrets = new WebhookSecrets(registry, cipher);
   const audit = new AuditTrail({ store: registry.audit, keyName: (keyId) => registry.apiKeys.nameOf(keyId), log, metrics });
+  const webhooks = new WebhookReceiver({
+    registry, triggers, runs, log, audit, queue: new ShapeQueue({ temporal: client, taskQueue }), secrets: new TriggerSecrets(cipher),
+    meter: (preset, outcome, check) => metrics.webhookDelivery(preset, outcome, check),
+  });
 
   // The dispatcher's catalog lists the agent-management and custom servers, which call back into
   // the dispatcher: they get it lazily, once it is assembled below.
@@ -188,6 +198,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
     llm: config.llm, modelPrices: config.modelPrices, usageMeter: (call) => metrics.agentUsage(call), catalog: tools, webhookSecrets, signer, resultUrlTtlSeconds: config.resultUrlTtlSeconds, retention: config.retention,
     stepKinds: inputs.stepKinds,
     slots: { temporal: client, taskQueue, slotCheckSeconds: config.concurrency.slotCheckSeconds },
+    shapedRuns: new ShapedRuns({ triggers, runs, registry, log }),
   };
 
   const publishing = new WorkflowPublishing({ registry, schedules });
@@ -200,7 +211,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   };
 
   return {
-    audit, runs, triggers, restarts, watcher, schedules, publishing, webhookSecrets, agents, tools, customServers, workflowTools, tasks, signer, activities,
+    audit, runs, triggers, restarts, watcher, schedules, publishing, webhookSecrets, webhooks, agents, tools, customServers, workflowTools, tasks, signer, activities,
     console: consoleServices, identityProviders,
     runtimeTokens: createRuntimeTokens(signingKey, registry),
     codecSessions: createCodecSessions(signingKey),
@@ -229,7 +240,7 @@ export function gatewayDeps(
     rateLimit: listening.rateLimit, signer, approvalLinks,
     runs: services.runs, triggers: services.triggers, restarts: services.restarts, watcher: services.watcher, agents: services.agents,
     schedules: services.schedules, publishing: services.publishing, tools: services.tools, customServers: services.customServers, runtimeTokens: services.runtimeTokens,
-    tasks: services.tasks, webhookSecrets: services.webhookSecrets, stepKinds: inputs.stepKinds, console: services.console,
+    tasks: services.tasks, webhookSecrets: services.webhookSecrets, webhooks: services.webhooks, stepKinds: inputs.stepKinds, console: services.console,
     identityProviders: services.identityProviders,
     ...(listening.temporalUiUrl ? { temporalUiUrl: listening.temporalUiUrl } : {}),
     ...(listening.workerHealth ? { workerHealth: listening.workerHealth } : {}),

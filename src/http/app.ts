@@ -1,6 +1,7 @@
 /**
  * The gateway: one Koa app, each surface under its own prefix (ARCHITECTURE.md, "HTTP surface").
  */
+import { triggerWebhookRoutes } from './routes/trigger-webhooks';
 import Koa, { type Next } from 'koa';
 import type Router from '@koa/router';
 import type { GatewayDeps } from './deps';
@@ -133,7 +134,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), budgetRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps), auditRoutes(deps));
   if (deps.codec) routers.push(codecRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
-  for (const router of [formRoutes(deps), formManagementRoutes(deps), identityProviderRoutes(deps)]) if (router) routers.push(router);
+  for (const router of [formRoutes(deps), formManagementRoutes(deps), identityProviderRoutes(deps), triggerWebhookRoutes(deps)]) if (router) routers.push(router);
   if (deps.oauth) routers.push(oauthGrantRoutes(deps, deps.oauth.server));
   for (const router of routers) app.use(guarded(router));
   ROUTES.set(app, routesOfRouters(routers));

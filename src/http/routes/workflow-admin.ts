@@ -19,6 +19,8 @@ import { badRequest, conflict, HttpError, notFound } from '../http-error';
 import { CallbackUrlSchema } from '../../runs/callback-url';
 import { PrioritySchema } from '../../common/priority-schema';
 import { checkScheduleInputs, convergeOrUndo, parseScheduleBody } from './schedules';
+import { BatchSchema, DebounceSchema, VerifySchema } from '../../triggers/webhooks/config';
+import type { TriggerWebhookParts, WebhookReceiver } from '../../triggers/webhooks/receiver';
 
 export const API_KEY_PREFIX = 'fgk_';
 export const CreateApiKeySchema = z.object({
@@ -50,6 +52,12 @@ export const CreateTriggerSchema = z.object({
   }).strict().refine((c) => c.mode !== 'newest-wins' || c.limit === 1, { message: 'newest-wins needs limit 1', path: ['limit'] }).optional(),
   /** runs the trigger on a Temporal Schedule too (parsed by parseScheduleBody) */
   schedule: z.unknown().optional(),
+  /** verified by the sender's signature instead of an API key (docs/webhooks.md) */
+  verify: VerifySchema.optional(),
+  /** one run per burst of calls (docs/webhooks.md#debounce-and-batch) */
+  debounce: DebounceSchema.optional(),
+  /** one run per `size` calls (docs/webhooks.md#debounce-and-batch) */
+  batch: BatchSchema.optional(),
 }).strict();
 
 /** The definition schema: the step kinds registered at start are accepted beside the built-in ones. */
@@ -89,14 +97,23 @@ export async function deleteScheduleLogged(deps: GatewayDeps, triggerId: string)
   });
 }
 
+/** A verified or shaped trigger's fields (docs/webhooks.md); none for an ordinary one. */
+function webhookFields(deps: GatewayDeps, parts: TriggerWebhookParts): ReturnType<WebhookReceiver['triggerFields']> | undefined {
+  if (parts.verify === undefined && parts.debounce === undefined && parts.batch === undefined) return undefined;
+  // checked here, not by a refinement: the OpenAPI document extends the schema, which a refined one cannot be
+  if (parts.debounce && parts.batch) throw badRequest('invalid_body', 'batch: a trigger debounces or batches, not both');
+  if (!deps.webhooks) throw new HttpError(501, 'not_available', 'this gateway offers no verified or shaped triggers');
+  return deps.webhooks.triggerFields(parts);
+}
+
 /** A new trigger of the organization's workflow, with its schedule converged; its body as the API answers it. */
 export async function createTrigger(deps: GatewayDeps, orgId: string, parsed: z.infer<typeof CreateTriggerSchema>): Promise<ReturnType<typeof triggerBody>> {
-  const { schedule: scheduleField, ...input } = parsed;
+  const { schedule: scheduleField, verify, debounce, batch, ...input } = parsed;
   const schedule = scheduleField === undefined ? undefined : parseScheduleBody(scheduleField);
   if (schedule && await deps.registry.workflows.get(orgId, input.workflowId)) await checkScheduleInputs(deps, input.workflowId, schedule);
   let trigger: TriggerRecord;
   try {
-    trigger = await deps.registry.triggers.create(orgId, { ...input, schedule });
+    trigger = await deps.registry.triggers.create(orgId, { ...input, ...webhookFields(deps, { verify, debounce, batch }), schedule });
   } catch (err) {
     if (!(err instanceof RegistryError)) throw err;
     if (err.code === 'NOT_FOUND') throw notFound('unknown_workflow', `no workflow ${input.workflowId}`);
