@@ -40,6 +40,7 @@ export const MANAGEMENT_ACTIONS: Readonly<Record<string, ActionSpec>> = Object.f
   'DELETE /api/v1/triggers/:id/schedule': { action: 'schedule.deleted', target: { type: 'trigger', id: param('id') } },
   'POST /api/v1/triggers/:id/schedule/pause': { action: 'schedule.paused', target: { type: 'trigger', id: param('id') } },
   'POST /api/v1/triggers/:id/schedule/resume': { action: 'schedule.resumed', target: { type: 'trigger', id: param('id') } },
+  'PUT /api/v1/triggers/:id/verify/secrets': { action: 'trigger.secrets_replaced', target: { type: 'trigger', id: param('id') }, answerFields: ['secrets'] },
   'POST /api/v1/triggers/:id/forms': { action: 'trigger_form.created', target: { type: 'trigger', id: param('id') } },
   'DELETE /api/v1/triggers/:id/forms/:formId': { action: 'trigger_form.revoked', target: { type: 'trigger_form', id: param('formId') } },
   'PUT /api/v1/orgs/:id/budget': { action: 'budget.set', target: { type: 'org', id: param('id') } },

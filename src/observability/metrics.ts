@@ -28,6 +28,7 @@ export class FlowgateMetrics {
   private readonly agentTokens: Counter<'org' | 'agent' | 'model' | 'kind'>;
   private readonly agentCost: Counter<'org' | 'agent' | 'model'>;
   private readonly auditRecords: Counter<'result'>;
+  private readonly webhookDeliveries: Counter<'preset' | 'outcome' | 'check'>;
   /** `runId/stepIndex` of the approval steps waiting in runs this process's worker hosts */
   private readonly waitingApprovals = new Set<string>();
 
@@ -77,6 +78,10 @@ export class FlowgateMetrics {
       name: 'flowgate_audit_records_total', help: 'Audit records: written to the registry, or failed (then logged at error level instead)',
       labelNames: ['result'], registers,
     });
+    this.webhookDeliveries = new Counter({
+      name: 'flowgate_webhook_deliveries_total', help: 'Calls to verified triggers, by preset and outcome (verified, refused) and, when refused, the check that failed',
+      labelNames: ['preset', 'outcome', 'check'], registers,
+    });
     const waiting = this.waitingApprovals;
     new Gauge({
       name: 'flowgate_approvals_pending', help: 'Approval steps waiting for a decision that started waiting on this process\'s worker',
@@ -122,6 +127,10 @@ export class FlowgateMetrics {
   }
 
   /** A stopped worker hosts no runs: its waiting approvals are someone else's to count. */
+  webhookDelivery(preset: string, outcome: 'verified' | 'refused', check?: string): void {
+    this.webhookDeliveries.inc({ preset, outcome, check: check ?? '' });
+  }
+
   workerStopped(): void {
     this.waitingApprovals.clear();
   }
