@@ -15,6 +15,8 @@ import { createRenderValue } from './render-value';
 import { createResolveTrigger } from './resolve-trigger';
 import { createRetentionActivities } from './retention';
 import { createSlotActivities, type SlotDependencies } from './slots';
+import { createStartShapedRun } from './shaped-run';
+import type { ShapedRunStarter } from '../src/triggers/shaping/shaped-runs';
 import { createRecordComposite, createRecordStep, createRunStep, type RunStepDependencies } from './run-step';
 
 export type ActivityDependencies = RunStepDependencies & Omit<CallbackDependencies, 'allowPrivateNetwork'> & {
@@ -35,6 +37,8 @@ export type ActivityDependencies = RunStepDependencies & Omit<CallbackDependenci
   retention?: Readonly<Config['retention']>;
   /** concurrency limits' semaphores (unset: a run with limits fails its acquireSlot activity, naming this) */
   slots?: SlotDependencies;
+  /** starts the runs of debounced and batched triggers' windows (unset: their startShapedRun activity fails and is retried) */
+  shapedRuns?: ShapedRunStarter;
 };
 
 export function createActivities(deps: ActivityDependencies) {
@@ -52,6 +56,7 @@ export function createActivities(deps: ActivityDependencies) {
     ...createRetentionActivities(deps),
     ...createCodeAgentTaskActivities({ tools: deps.tools }),
     ...createSlotActivities(deps.slots),
+    startShapedRun: createStartShapedRun(deps),
   };
 }
 

@@ -1,6 +1,6 @@
 // The worker bundles this file: every workflow function exported here is a Temporal workflow type.
 import type {
-  CodeAgentTaskWorkflow, DeliverRunCallbackWorkflow, InvokeAgentWorkflow, RetentionSweepWorkflow, RunAutomationWorkflow, RunForEachChunkWorkflow, RunSlotsWorkflow, WorkflowType,
+  CodeAgentTaskWorkflow, DeliverRunCallbackWorkflow, InvokeAgentWorkflow, RetentionSweepWorkflow, RunAutomationWorkflow, RunForEachChunkWorkflow, RunSlotsWorkflow, ShapeTriggerEventsWorkflow, WorkflowType,
 } from '../src/common/workflow-contracts';
 import { runAutomation } from './run-automation';
 import { invokeAgent } from './agent-loop';
@@ -9,8 +9,9 @@ import { retentionSweep } from './retention-sweep';
 import { runForEachChunk } from './for-each-chunk';
 import { codeAgentTask } from './codeagent-task';
 import { runSlots } from './run-slots';
+import { shapeTriggerEvents } from './shape-trigger-events';
 
-export { runAutomation, invokeAgent, deliverRunCallback, retentionSweep, runForEachChunk, codeAgentTask, runSlots };
+export { runAutomation, invokeAgent, deliverRunCallback, retentionSweep, runForEachChunk, codeAgentTask, runSlots, shapeTriggerEvents };
 
 /** The function type Node code starts and reads each workflow type by (src/common/workflow-contracts.ts). */
 interface Contracts {
@@ -21,6 +22,7 @@ interface Contracts {
   retentionSweep: RetentionSweepWorkflow;
   deliverRunCallback: DeliverRunCallbackWorkflow;
   runSlots: RunSlotsWorkflow;
+  shapeTriggerEvents: ShapeTriggerEventsWorkflow;
 }
 
 type Holds<Actual extends Expected, Expected> = Actual;
@@ -35,6 +37,6 @@ export type ContractsHold = [
   Holds<{
     runAutomation: typeof runAutomation; invokeAgent: typeof invokeAgent; codeAgentTask: typeof codeAgentTask;
     runForEachChunk: typeof runForEachChunk; retentionSweep: typeof retentionSweep; deliverRunCallback: typeof deliverRunCallback;
-    runSlots: typeof runSlots;
+    runSlots: typeof runSlots; shapeTriggerEvents: typeof shapeTriggerEvents;
   }, Contracts>,
 ];

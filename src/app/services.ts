@@ -41,6 +41,10 @@ import { RunService } from '../runs/run-service';
 import { RunWatcher } from '../runs/run-watcher';
 import { TriggerService } from '../runs/trigger-service';
 import { WebhookSecrets } from '../runs/webhook-secrets';
+import { ShapeQueue } from '../triggers/shaping/shape-queue';
+import { ShapedRuns } from '../triggers/shaping/shaped-runs';
+import { WebhookReceiver } from '../triggers/webhooks/receiver';
+import { TriggerSecrets } from '../triggers/webhooks/secrets';
 import { IdentityProviders } from '../people/identity-providers';
 import { BudgetAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin, type Management } from '../management';
 import { ScheduleService } from '../schedules/schedule-service';
@@ -90,6 +94,8 @@ export interface Services {
   /** workflow, trigger, key and member administration (src/management/: the management API and the console) */
   management: Management;
   webhookSecrets: WebhookSecrets;
+  /** verified triggers' deliveries and shaped triggers' windows (docs/webhooks.md) */
+  webhooks: WebhookReceiver;
   agents: AgentService;
   /** the in-process tool dispatcher (the catalog, the connection store, every call) */
   tools: ToolDispatcher;
@@ -151,6 +157,10 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   const schedules = new ScheduleService({ client, registry, taskQueue, log });
   const webhookSecrets = new WebhookSecrets(registry, cipher);
   const audit = new AuditTrail({ store: registry.audit, keyName: (keyId) => registry.apiKeys.nameOf(keyId), log, metrics });
+  const webhooks = new WebhookReceiver({
+    registry, triggers, runs, log, audit, queue: new ShapeQueue({ temporal: client, taskQueue }), secrets: new TriggerSecrets(cipher),
+    meter: (preset, outcome, check) => metrics.webhookDelivery(preset, outcome, check),
+  });
 
   // The dispatcher's catalog lists the agent-management and custom servers, which call back into
   // the dispatcher: they get it lazily, once it is assembled below.
@@ -189,6 +199,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
     llm: config.llm, modelPrices: config.modelPrices, usageMeter: (call) => metrics.agentUsage(call), catalog: tools, webhookSecrets, signer, resultUrlTtlSeconds: config.resultUrlTtlSeconds, retention: config.retention,
     stepKinds: inputs.stepKinds,
     slots: { temporal: client, taskQueue, slotCheckSeconds: config.concurrency.slotCheckSeconds },
+    shapedRuns: new ShapedRuns({ triggers, runs, registry, log }),
   };
 
   const runtimeTokens = createRuntimeTokens(signingKey, registry);
@@ -199,7 +210,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   };
   const management: Management = {
     workflows: new WorkflowAdmin({ registry, schedules, log, stepKinds: inputs.stepKinds }),
-    triggers: new TriggerAdmin({ registry, schedules }),
+    triggers: new TriggerAdmin({ registry, schedules, webhooks }),
     keys: new KeyAdmin({ registry, forgetKeys }),
     members: new MemberAdmin({ registry, forgetKeys }),
     budgets: new BudgetAdmin({ registry }),
@@ -213,7 +224,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   };
 
   return {
-    audit, runs, triggers, restarts, watcher, schedules, management, webhookSecrets, agents, tools, customServers, workflowTools, tasks, signer, activities,
+    audit, runs, triggers, restarts, watcher, schedules, management, webhookSecrets, webhooks, agents, tools, customServers, workflowTools, tasks, signer, activities,
     console: consoleServices, identityProviders,
     runtimeTokens,
     codecSessions: createCodecSessions(signingKey),
@@ -242,7 +253,7 @@ export function gatewayDeps(
     rateLimit: listening.rateLimit, signer, approvalLinks,
     runs: services.runs, triggers: services.triggers, restarts: services.restarts, watcher: services.watcher, agents: services.agents,
     management: services.management, tools: services.tools, customServers: services.customServers, runtimeTokens: services.runtimeTokens,
-    tasks: services.tasks, webhookSecrets: services.webhookSecrets, console: services.console,
+    tasks: services.tasks, webhookSecrets: services.webhookSecrets, webhooks: services.webhooks, console: services.console,
     identityProviders: services.identityProviders,
     ...(listening.temporalUiUrl ? { temporalUiUrl: listening.temporalUiUrl } : {}),
     ...(listening.workerHealth ? { workerHealth: listening.workerHealth } : {}),

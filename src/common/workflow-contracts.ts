@@ -13,6 +13,7 @@ import type { ModelUsage } from './agent-usage';
 import type { CodeAgentTaskInput } from './codeagent-task';
 import type { ChunkProgress, ForEachChunkInput, ForEachChunkResult } from './for-each-chunk';
 import type { CallbackRequest, CallbackStatus, DecidedApproval, DecisionRequest, RecordedDecision, RunInput, RunState, RunSummary } from './run-types';
+import type { ShapeInput, ShapeSignal, ShapeState } from './shaping';
 import type { SlotAcquire, SlotGrant, SlotRelease, SlotsInput, SlotsState } from './slots';
 
 /** Every workflow type the worker registers (workflows/index.ts exports a function of each name). */
@@ -24,6 +25,7 @@ export const WORKFLOW_TYPES = {
   retentionSweep: 'retentionSweep',
   deliverRunCallback: 'deliverRunCallback',
   runSlots: 'runSlots',
+  shapeTriggerEvents: 'shapeTriggerEvents',
 } as const;
 export type WorkflowType = (typeof WORKFLOW_TYPES)[keyof typeof WORKFLOW_TYPES];
 
@@ -42,6 +44,9 @@ export type DeliverRunCallbackWorkflow = (request: CallbackRequest) => Promise<C
 
 /** The semaphore of one concurrency limit: its FIFO queue and holders (workflows/run-slots.ts). */
 export type RunSlotsWorkflow = (input: SlotsInput) => Promise<void>;
+
+/** The entity of one (trigger, key) of a debounced or batched trigger (workflows/shape-trigger-events.ts). */
+export type ShapeTriggerEventsWorkflow = (input: ShapeInput) => Promise<void>;
 
 /**
  * The workflow ID of run `runId`'s completion-callback delivery (deliverRunCallback), a child the
@@ -91,3 +96,7 @@ export const slotReleaseSignal = defineSignal<[SlotRelease]>('slotRelease');
 export const slotGrantSignal = defineSignal<[SlotGrant]>('slotGrant');
 /** The semaphore's holders and queue (the gateway reads a waiting run's place from it). */
 export const slotsQuery = defineQuery<SlotsState>('slots');
+/** One call to a debounced or batched trigger (sent with signal-with-start by the gateway). */
+export const shapeEventSignal = defineSignal<[ShapeSignal]>('shapeEvent');
+/** What a shaping entity holds: its pending events and the runs it started. */
+export const shapeStateQuery = defineQuery<ShapeState>('shapeState');

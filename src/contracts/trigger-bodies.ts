@@ -22,6 +22,10 @@ export function triggerBody(t: TriggerRecord, schedule?: TriggerScheduleRecord |
   return {
     id: t.id, workflowId: t.workflowId, name: t.name, designatedOutput: t.designatedOutput, tool: t.tool, createdAt: t.createdAt,
     enabled: t.disabledAt === null, disabledAt: t.disabledAt, callbackUrl: t.callbackUrl, priority: t.priority, concurrency: t.concurrency,
+    // the preset and its options; the secrets are never shown again (docs/webhooks.md)
+    verify: t.verify,
+    debounce: t.shaping && 'debounce' in t.shaping ? t.shaping.debounce : null,
+    batch: t.shaping && 'batch' in t.shaping ? t.shaping.batch : null,
     schedule: schedule === undefined ? null : 'state' in schedule ? schedule : scheduleConfigBody(schedule),
   };
 }

@@ -38,6 +38,7 @@ import { oauthGrantRoutes } from './routes/oauth-grants';
 import { oauthCallbackRoutes, serverRoutes } from './routes/servers';
 import { toolRoutes } from './routes/tools';
 import { triggerRoutes } from './routes/triggers';
+import { triggerWebhookRoutes } from './routes/trigger-webhooks';
 
 /** A path's first segment as the routers compare it (case-insensitively); undefined when it is percent-encoded. */
 function firstSegment(path: string): string | undefined {
@@ -135,7 +136,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), budgetRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps), auditRoutes(deps));
   if (deps.codec) routers.push(codecRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
-  for (const router of [formRoutes(deps), formManagementRoutes(deps), identityProviderRoutes(deps)]) if (router) routers.push(router);
+  for (const router of [formRoutes(deps), formManagementRoutes(deps), identityProviderRoutes(deps), triggerWebhookRoutes(deps)]) if (router) routers.push(router);
   if (deps.oauth) routers.push(oauthGrantRoutes(deps, deps.oauth.server));
   for (const router of routers) app.use(guarded(router));
   ROUTES.set(app, routesOfRouters(routers));

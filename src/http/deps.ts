@@ -15,6 +15,7 @@ import type { RunService } from '../runs/run-service';
 import type { RunWatcher } from '../runs/run-watcher';
 import type { TriggerService } from '../runs/trigger-service';
 import type { WebhookSecrets } from '../runs/webhook-secrets';
+import type { WebhookReceiver } from '../triggers/webhooks/receiver';
 import type { IdentityProviders } from '../people/identity-providers';
 import type { SignedUrlSigner } from '../crypto/signed-urls';
 import type { CustomServers, RuntimeTokens, ToolDispatcher } from '../tools';
@@ -74,6 +75,8 @@ export interface GatewayDeps {
   watcher: RunWatcher;
   /** completion-callback signing secrets; without it the webhook-secret routes are absent */
   webhookSecrets?: WebhookSecrets;
+  /** verified triggers' deliveries and shaped triggers' windows (docs/webhooks.md); without it neither is offered */
+  webhooks?: WebhookReceiver;
   /** HTTP requests and synchronous answers are counted here; /metrics serves it */
   metrics?: FlowgateMetrics;
   /** the console's sessions and runs, and triggers' hosted forms (src/console/); without it /console and /forms are absent */

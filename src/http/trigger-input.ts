@@ -109,6 +109,29 @@ function unsupported(ctx: Context, accepted: string): HttpError {
   return new HttpError(415, 'unsupported_media_type', `this endpoint takes ${accepted}, not ${sent ? JSON.stringify(sent.slice(0, 100)) : 'an untyped body'}`);
 }
 
+/**
+ * The inputs of a body already read whole (a verified trigger's call: its signature was checked
+ * over these bytes first): JSON objects and form pairs, as readTriggerInputs reads them; no
+ * multipart. Query parameters merge under the body's values.
+ */
+export function inputsFromRawBody(ctx: Context, raw: Buffer): Omit<TriggerInputs, 'storedKeys'> {
+  const query = pairsToInputs(new URLSearchParams(ctx.querystring));
+  const fromQuery = Object.keys(query).length > 0;
+  const type = ctx.request.type.trim().toLowerCase();
+  let body: Record<string, unknown> | undefined;
+  let textual = fromQuery;
+  if (raw.length === 0) body = undefined;
+  else if (JSON_TYPE.test(type)) body = parseJsonObject(decodeUtf8(raw, 'invalid_json', 'JSON').replace(/^\uFEFF/, ''));
+  else if (type === FORM_TYPE) {
+    body = pairsToInputs(new URLSearchParams(decodeUtf8(raw, 'invalid_body', 'form')));
+    textual = true;
+  } else throw unsupported(ctx, 'application/json or application/x-www-form-urlencoded');
+  if (body === undefined && !fromQuery) return { inputs: '', textual: false };
+  const inputs = { ...query, ...body };
+  if (Object.prototype.hasOwnProperty.call(inputs, INPUTS_REF_FIELD)) throw badRequest('invalid_body', `the input name ${INPUTS_REF_FIELD} is reserved`);
+  return { inputs, textual };
+}
+
 /** Reads the call's inputs; query parameters first, the body's values on top. */
 export async function readTriggerInputs(ctx: Context, options: ReadOptions): Promise<TriggerInputs> {
   const query = pairsToInputs(new URLSearchParams(ctx.querystring));

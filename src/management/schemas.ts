@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { PrioritySchema } from '../common/priority-schema';
 import { ROLES } from '../people/roles';
 import { CallbackUrlSchema } from '../runs/callback-url';
+import { BatchSchema, DebounceSchema, VerifySchema } from '../triggers/webhooks/config';
 
 export const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
 
@@ -38,6 +39,12 @@ export const CreateTriggerSchema = z.object({
   }).strict().refine((c) => c.mode !== 'newest-wins' || c.limit === 1, { message: 'newest-wins needs limit 1', path: ['limit'] }).optional(),
   /** runs the trigger on a Temporal Schedule too (checked by TriggerAdmin, which names each problem `schedule.…`) */
   schedule: z.unknown().optional(),
+  /** verified by the sender's signature instead of an API key (docs/webhooks.md) */
+  verify: VerifySchema.optional(),
+  /** one run per burst of calls (docs/webhooks.md#debounce-and-batch); TriggerAdmin refuses it beside `batch` */
+  debounce: DebounceSchema.optional(),
+  /** one run per `size` calls (docs/webhooks.md#debounce-and-batch) */
+  batch: BatchSchema.optional(),
 }).strict();
 export type CreateTriggerInput = z.infer<typeof CreateTriggerSchema>;
 

@@ -15,6 +15,7 @@ import { ScheduleRejectedError, type ScheduleService, type ScheduleState } from 
 import { ScheduleBodySchema, type ScheduleBody } from '../contracts/schedule-bodies';
 import { done, refused, type ManagementRefusal, type Outcome } from './outcome';
 import type { CreateTriggerInput } from './schemas';
+import type { TriggerWebhookParts, WebhookReceiver } from '../triggers/webhooks/receiver';
 
 export type TriggerBody = ReturnType<typeof triggerBody>;
 export type ScheduleView = ReturnType<typeof scheduleBody>;
@@ -22,16 +23,22 @@ export type ScheduleView = ReturnType<typeof scheduleBody>;
 export interface TriggerAdminDeps {
   registry: Registry;
   schedules: ScheduleService;
+  /** verified and shaped triggers (docs/webhooks.md); without it they are refused */
+  webhooks?: WebhookReceiver;
 }
+
+type WebhookFields = ReturnType<WebhookReceiver['triggerFields']>;
 
 export class TriggerAdmin {
   constructor(private readonly deps: TriggerAdminDeps) {}
 
   /** A new trigger of the organization's workflow, with its schedule converged; its body as the API answers it. */
   async create(orgId: string, parsed: CreateTriggerInput): Promise<Outcome<TriggerBody>> {
-    const { schedule: scheduleField, ...input } = parsed;
+    const { schedule: scheduleField, verify, debounce, batch, ...input } = parsed;
     const schedule = scheduleField === undefined ? undefined : scheduleOf(scheduleField);
     if (schedule && !schedule.ok) return schedule;
+    const webhook = this.webhookFields({ verify, debounce, batch });
+    if (webhook && !webhook.ok) return webhook;
     if (schedule && await this.deps.registry.workflows.get(orgId, input.workflowId)) {
       const problem = await this.inputsProblem(input.workflowId, schedule.value);
       if (problem) return problem;
@@ -39,7 +46,7 @@ export class TriggerAdmin {
     const { registry } = this.deps;
     let trigger: TriggerRecord;
     try {
-      trigger = await registry.triggers.create(orgId, { ...input, schedule: schedule?.value });
+      trigger = await registry.triggers.create(orgId, { ...input, ...webhook?.value, schedule: schedule?.value });
     } catch (err) {
       if (!(err instanceof RegistryError)) throw err;
       if (err.code === 'NOT_FOUND') return refused('UNKNOWN_WORKFLOW', `no workflow ${input.workflowId}`);
@@ -53,6 +60,18 @@ export class TriggerAdmin {
       if (failed) return failed;
     }
     return done(triggerBody(trigger, schedule && await registry.schedules.get(orgId, trigger.id)));
+  }
+
+  /**
+   * A verified or shaped trigger's fields (docs/webhooks.md), none for an ordinary one: its ID is
+   * drawn here, before the row, because its secrets are sealed against it.
+   */
+  private webhookFields(parts: TriggerWebhookParts): Outcome<WebhookFields> | undefined {
+    if (parts.verify === undefined && parts.debounce === undefined && parts.batch === undefined) return undefined;
+    // checked here, not by a refinement of the schema: the OpenAPI document extends it, which a refined one cannot be
+    if (parts.debounce && parts.batch) return refused('INVALID_SHAPING', 'batch: a trigger debounces or batches, not both');
+    if (!this.deps.webhooks) return refused('WEBHOOKS_UNAVAILABLE', 'this gateway offers no verified or shaped triggers');
+    return done(this.deps.webhooks.triggerFields(parts));
   }
 
   /** Deletes the organization's trigger and its schedule. */

@@ -28,6 +28,7 @@ export class FlowgateMetrics {
   private readonly agentTokens: Counter<'org' | 'agent' | 'model' | 'kind'>;
   private readonly agentCost: Counter<'org' | 'agent' | 'model'>;
   private readonly auditRecords: Counter<'result'>;
+  private readonly webhookDeliveries: Counter<'preset' | 'outcome' | 'check'>;
   /**
    * The step indexes of the approval steps waiting in runs this process's worker hosts, by run ID:
    * a run's end drops its entry at once (a scan of every waiting approval at each run's end cost
@@ -82,6 +83,10 @@ export class FlowgateMetrics {
       name: 'flowgate_audit_records_total', help: 'Audit records: written to the registry, or failed (then logged at error level instead)',
       labelNames: ['result'], registers,
     });
+    this.webhookDeliveries = new Counter({
+      name: 'flowgate_webhook_deliveries_total', help: 'Calls to verified triggers, by preset and outcome (verified, refused) and, when refused, the check that failed',
+      labelNames: ['preset', 'outcome', 'check'], registers,
+    });
     const waiting = (): number => this.waitingCount;
     new Gauge({
       name: 'flowgate_approvals_pending', help: 'Approval steps waiting for a decision that started waiting on this process\'s worker',
@@ -127,6 +132,10 @@ export class FlowgateMetrics {
   }
 
   /** A stopped worker hosts no runs: its waiting approvals are someone else's to count. */
+  webhookDelivery(preset: string, outcome: 'verified' | 'refused', check?: string): void {
+    this.webhookDeliveries.inc({ preset, outcome, check: check ?? '' });
+  }
+
   workerStopped(): void {
     this.waitingApprovals.clear();
     this.waitingCount = 0;

@@ -567,6 +567,43 @@ const oauthClientUse: Migration = {
   },
 };
 
+/**
+ * Verified and shaped triggers (issue 51): a trigger may be verified by a signature preset instead
+ * of an API key (its secrets sealed in trigger_secrets, its last deliveries kept for the console)
+ * and may debounce or batch its calls.
+ */
+const triggerWebhooks: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('triggers').addColumn('verify', 'text').execute();
+    await db.schema.alterTable('triggers').addColumn('shaping', 'text').execute();
+    await db.schema.createTable('trigger_secrets')
+      .addColumn('trigger_id', 'text', (c) => c.primaryKey().references('triggers.id').onDelete('cascade'))
+      .addColumn('org_id', 'text', (c) => c.notNull())
+      .addColumn('secrets', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createTable('trigger_deliveries')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('trigger_id', 'text', (c) => c.notNull().references('triggers.id').onDelete('cascade'))
+      .addColumn('org_id', 'text', (c) => c.notNull())
+      .addColumn('at', 'text', (c) => c.notNull())
+      .addColumn('outcome', 'text', (c) => c.notNull())
+      .addColumn('reason', 'text')
+      .addColumn('delivery_id', 'text')
+      .addColumn('run_id', 'text')
+      .execute();
+    await db.schema.createIndex('trigger_deliveries_trigger_at_idx').on('trigger_deliveries').columns(['trigger_id', 'at']).execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropIndex('trigger_deliveries_trigger_at_idx').ifExists().execute();
+    await db.schema.dropTable('trigger_deliveries').ifExists().execute();
+    await db.schema.dropTable('trigger_secrets').ifExists().execute();
+    await db.schema.alterTable('triggers').dropColumn('shaping').execute();
+    await db.schema.alterTable('triggers').dropColumn('verify').execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
@@ -588,6 +625,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0018-api-key-roles': apiKeyRoles,
   '0019-credential-owners': credentialOwners,
   '0020-oauth-client-use': oauthClientUse,
+  '0021-trigger-webhooks': triggerWebhooks,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

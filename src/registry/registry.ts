@@ -27,6 +27,7 @@ import { OrgStore } from './orgs';
 import { ToolServerStore } from './tool-servers';
 import { TriggerScheduleStore } from './trigger-schedules';
 import { TriggerStore } from './triggers';
+import { TriggerWebhookStore } from './trigger-webhooks';
 import { WebhookSecretStore } from './webhook-secrets';
 import { WorkflowStore } from './workflows';
 
@@ -58,6 +59,8 @@ export class Registry {
   /** workflows and their published versions */
   readonly workflows: WorkflowStore;
   readonly triggers: TriggerStore;
+  /** verified triggers' sealed secrets and last deliveries */
+  readonly triggerWebhooks: TriggerWebhookStore;
   /** schedules of triggers (the Temporal schedules follow them: src/schedules/) */
   readonly schedules: TriggerScheduleStore;
   readonly connections: ConnectionStore;
@@ -87,6 +90,7 @@ export class Registry {
     this.apiKeys = new ApiKeyStore(db);
     this.workflows = new WorkflowStore(db);
     this.triggers = new TriggerStore(db);
+    this.triggerWebhooks = new TriggerWebhookStore(db);
     this.schedules = new TriggerScheduleStore(db);
     this.connections = new ConnectionStore(db);
     this.finishedRuns = new FinishedRunStore(db);

@@ -7,6 +7,8 @@ import type { ConsoleSessionsTable, TriggerFormsTable } from './console-tables';
 import type { OAuthClientsTable, OAuthCodesTable, OAuthGrantsTable, OAuthTokensTable } from './oauth-tables';
 
 export type { ConsoleSessionsTable, TriggerFormsTable } from './console-tables';
+import type { TriggerDeliveriesTable, TriggerSecretsTable } from './webhook-tables';
+export type { TriggerDeliveriesTable, TriggerSecretsTable } from './webhook-tables';
 import type { IdentityProvidersTable, MembersTable, MemberTokensTable } from './member-tables';
 
 export type { IdentityProvidersTable, MembersTable, MemberTokensTable } from './member-tables';
@@ -81,6 +83,10 @@ export interface TriggersTable {
   priority: number | null;
   /** JSON of {limit, mode?} (TriggerConcurrency): at most `limit` of its runs in progress; null: no limit */
   concurrency: string | null;
+  /** JSON of {preset, ...options} (TriggerVerify, migration 0021): calls are verified by signature, not API key; null: an API key trigger */
+  verify: string | null;
+  /** JSON of {debounce} or {batch} (TriggerShaping, migration 0021); null: a run per call */
+  shaping: string | null;
 }
 
 /** An organization's Standard Webhooks signing secret, sealed like connection credentials. */
@@ -220,6 +226,8 @@ export interface Database {
   oauth_grants: OAuthGrantsTable;
   oauth_tokens: OAuthTokensTable;
   console_sessions: ConsoleSessionsTable;
+  trigger_secrets: TriggerSecretsTable;
+  trigger_deliveries: TriggerDeliveriesTable;
   members: MembersTable;
   member_tokens: MemberTokensTable;
   identity_providers: IdentityProvidersTable;

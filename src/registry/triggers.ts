@@ -1,6 +1,8 @@
 /** Triggers: the published entry points of a workflow, optionally naming a designated output step. */
 import type { Kysely, Selectable } from 'kysely';
 import { newId } from '../crypto/secrets';
+import type { TriggerShaping } from '../common/shaping';
+import type { TriggerVerify } from '../triggers/webhooks/config';
 import type { Database, TriggersTable } from './db';
 import { fromJson, nowIso, RegistryError } from './store-support';
 import type { ScheduleWrite } from './trigger-schedules';
@@ -39,9 +41,15 @@ export interface TriggerRecord {
   priority: number | null;
   /** the limit on its runs in progress; null: none (but the organization's) */
   concurrency: TriggerConcurrency | null;
+  /** verified by a signature preset instead of an API key (its secrets: TriggerSecretStore); null: an API key trigger */
+  verify: TriggerVerify | null;
+  /** debounce or batch its calls into runs; null: a run per call */
+  shaping: TriggerShaping | null;
 }
 
 export interface CreateTriggerInput {
+  /** the new trigger's ID, when the caller needed it first (to seal its secrets under it); else one is drawn */
+  id?: string;
   workflowId: string;
   name?: string | null;
   designatedOutput?: DesignatedOutput | null;
@@ -49,8 +57,16 @@ export interface CreateTriggerInput {
   callbackUrl?: string | null;
   priority?: number | null;
   concurrency?: TriggerConcurrency | null;
+  verify?: TriggerVerify | null;
+  /** sealed signing secrets of a verified trigger, written in the same transaction */
+  sealedSecrets?: string[];
+  shaping?: TriggerShaping | null;
   /** written with the trigger, in the same transaction */
   schedule?: ScheduleWrite;
+}
+
+export function newTriggerId(): string {
+  return newId('trg');
 }
 
 export class TriggerStore {
@@ -83,8 +99,9 @@ export class TriggerStore {
       throw new RegistryError('CONFLICT', `another trigger of this organization is already the tool ${tool.name}`);
     }
     const trigger: TriggerRecord = {
-      id: newId('trg'), orgId, workflowId: input.workflowId, name: input.name ?? null, designatedOutput: output, tool, createdAt: nowIso(),
+      id: input.id ?? newTriggerId(), orgId, workflowId: input.workflowId, name: input.name ?? null, designatedOutput: output, tool, createdAt: nowIso(),
       disabledAt: null, callbackUrl: input.callbackUrl ?? null, priority: input.priority ?? null, concurrency: input.concurrency ?? null,
+      verify: input.verify ?? null, shaping: input.shaping ?? null,
     };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('triggers').values({
@@ -93,7 +110,13 @@ export class TriggerStore {
         tool_name: tool?.name ?? null, tool_description: tool?.description ?? null, disabled_at: null, callback_url: trigger.callbackUrl,
         priority: trigger.priority,
         concurrency: trigger.concurrency && JSON.stringify(trigger.concurrency),
+        verify: trigger.verify && JSON.stringify(trigger.verify), shaping: trigger.shaping && JSON.stringify(trigger.shaping),
       }).execute();
+      if (input.sealedSecrets) {
+        await trx.insertInto('trigger_secrets').values({
+          trigger_id: trigger.id, org_id: orgId, secrets: JSON.stringify(input.sealedSecrets), updated_at: trigger.createdAt,
+        }).execute();
+      }
       if (input.schedule) {
         await trx.insertInto('trigger_schedules').values({
           trigger_id: trigger.id, org_id: orgId, spec: JSON.stringify(input.schedule.config), paused: input.schedule.paused ? 1 : 0,
@@ -135,6 +158,8 @@ export class TriggerStore {
   async delete(orgId: string, id: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('trigger_schedules').where('trigger_id', '=', id).where('org_id', '=', orgId).execute();
+      await trx.deleteFrom('trigger_secrets').where('trigger_id', '=', id).where('org_id', '=', orgId).execute();
+      await trx.deleteFrom('trigger_deliveries').where('trigger_id', '=', id).where('org_id', '=', orgId).execute();
       const result = await trx.deleteFrom('triggers').where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
       return result.numDeletedRows > 0n;
     });
@@ -185,5 +210,7 @@ function toTriggerRecord(row: Selectable<TriggersTable>): TriggerRecord {
     callbackUrl: row.callback_url,
     priority: row.priority ?? null,
     concurrency: row.concurrency === null || row.concurrency === undefined ? null : fromJson<TriggerConcurrency>(row.concurrency),
+    verify: row.verify === null || row.verify === undefined ? null : fromJson<TriggerVerify>(row.verify),
+    shaping: row.shaping === null || row.shaping === undefined ? null : fromJson<TriggerShaping>(row.shaping),
   };
 }

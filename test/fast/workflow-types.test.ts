@@ -22,6 +22,8 @@ import {
 import { createSlotActivities } from '../../activities/slots';
 import { slotsWorkflowId } from '../../src/common/slots';
 import { slotsQuery, stateQuery, type RunSlotsWorkflow } from '../../src/common/workflow-contracts';
+import { shapeEventSignal, shapeStateQuery, type ShapeTriggerEventsWorkflow } from '../../src/common/workflow-contracts';
+import { shapeWorkflowId, type ShapedEvent, type ShapeInput } from '../../src/common/shaping';
 import { workflowBundle } from '../../temporal/worker';
 import { recordHistoriesDir } from '../support/ci';
 import { eventually, FastWorker } from './support/fast-worker';
@@ -166,6 +168,25 @@ describe('every workflow type on a worker with fake activities (fast layer)', ()
     }, 'both chunks of the forEach listed');
     // test/workflows/histories/run-for-each-chunk.json is this type's saved history (recorded by fan-out.test.ts)
     for (const chunk of chunks) await replayAndRecord(fw, chunk);
+  });
+
+  it('shapeTriggerEvents: a batch of 2 starts a run per 2 events in arrival order, the rest after the maximum wait; a repeated event id counts once', async () => {
+    const triggerId = `trg_fast_${randomUUID()}`;
+    const workflowId = shapeWorkflowId(triggerId, 'k');
+    const input: ShapeInput = { orgId: FAKE_ORG, triggerId, key: '', shaping: { batch: { size: 2, maxWaitSeconds: 1 } } };
+    const send = (n: number, id = `e${n}`) => fw.client.workflow.signalWithStart<ShapeTriggerEventsWorkflow, [ShapedEvent]>(WORKFLOW_TYPES.shapeTriggerEvents, {
+      workflowId, taskQueue: fw.taskQueue, args: [input], signal: shapeEventSignal, signalArgs: [{ id, receivedAt: new Date().toISOString(), inputs: { n } }],
+    });
+    for (const n of [1, 2, 3]) await send(n);
+    await send(3); // a redelivery of event 3
+    await eventually(async () => (fw.world.shapedRuns.length === 2 ? true : undefined), 'two runs: one of 2, one of 1 after the maximum wait');
+    const handle = fw.client.workflow.getHandle<ShapeTriggerEventsWorkflow>(workflowId);
+    await handle.result();
+    assert.deepEqual(fw.world.shapedRuns.map((r) => r.events.map((e) => e.id)), [['e1', 'e2'], ['e3']]);
+    assert.ok(fw.world.shapedRuns.every((r) => r.mode === 'batch' && r.triggerId === triggerId));
+    assert.equal(new Set(fw.world.shapedRuns.map((r) => r.idempotencyKey)).size, 2);
+    assert.deepEqual((await handle.query(shapeStateQuery)).runs, ['run-1', 'run-2']);
+    await replayAndRecord(fw, workflowId, 'shape-trigger-events.json');
   });
 
   it('runSlots: runs under a limit of 1 run one at a time in start order, the waiting one reads PENDING, a terminated holder\'s slot is freed', async function () {

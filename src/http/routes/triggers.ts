@@ -21,6 +21,7 @@ import { preferredWaitSeconds } from '../prefer';
 import { pollingHandleBody, statusPath, syncResultBody } from '../../contracts/run-bodies';
 import { callTemporal, temporalRefusal } from '../temporal-errors';
 import { readTriggerInputs } from '../trigger-input';
+import { answerShapedCall, answerVerifiedCall } from '../webhook-delivery';
 
 /** Polling advice of interface.md section 8: 2 to 5 seconds typically, 10 to 30 for long runs. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -117,6 +118,8 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerSe
   const received = await readTriggerInputs(ctx, {
     multipart: kind === 'api', blobs: deps.blobs, signer: deps.signer, orgId: principal.orgId, limits: TRIGGER_LIMITS,
   });
+  // a debounced or batched trigger: the call joins its window (docs/webhooks.md)
+  if (target.trigger.shaping) return answerShapedCall(ctx, deps, target.trigger, received.inputs, idempotencyKey);
   const accepted = Date.now();
   const run = await service.prepare(target, { inputs: received.inputs, coerce: received.textual, startedBy: principal.keyId, storedKeys: received.storedKeys, callbackUrl });
   if (!run.ok) throw refused(run);
@@ -177,7 +180,11 @@ export function triggerRoutes(deps: GatewayDeps): Router {
   const service = deps.triggers;
   const api = '/ext/triggers/:triggerId';
   const webhook = '/ext/webhook/:apiKey/triggers/:triggerId';
-  const apiHandler = (ctx: Context) => handleTrigger(ctx, deps, service, 'api', ctx.get('X-API-KEY'));
+  const apiHandler = async (ctx: Context) => {
+    // a verified trigger's call carries the sender's signature instead of an API key (docs/webhooks.md)
+    if (await answerVerifiedCall(ctx, deps)) return;
+    await handleTrigger(ctx, deps, service, 'api', ctx.get('X-API-KEY'));
+  };
   // The webhook key is a credential in the path: the request log shows the route pattern only.
   const webhookHandler = (ctx: Context) => handleTrigger(ctx, deps, service, 'webhook', String(ctx.params.apiKey ?? ''));
   router.get(api, apiHandler);

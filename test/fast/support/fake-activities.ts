@@ -18,6 +18,7 @@ import type { StepKind } from '../../../activities/steps';
 import type { CallbackRequest, RunInput } from '../../../src/common/run-types';
 import type { SweepRequest } from '../../../src/common/workflow-contracts';
 import { definitionSchemaOf } from '../../../src/management/workflows';
+import type { StartShapedRunRequest } from '../../../src/triggers/shaping/shaped-runs';
 import { MemoryBlobStore } from './memory-blob-store';
 
 export const FAKE_ORG = 'org_fast';
@@ -44,6 +45,8 @@ export class FakeWorld {
   /** the code agent's run as its backend reports it at the end */
   codeAgentRun: Record<string, unknown> = { status: 'FINISHED' };
   readonly codeAgentCancels: string[] = [];
+  /** the windows shaped triggers' entities asked runs for, in order */
+  readonly shapedRuns: StartShapedRunRequest[] = [];
 }
 
 /** The run input of a definition, as the trigger service builds it (parsed like a publish, with the world's kinds). */
@@ -126,6 +129,11 @@ export function fakeActivities(world: FakeWorld, overrides: Partial<Activities> 
     },
     async readCodeAgentRunStream(ref) {
       return { isError: false, value: { runId: ref.runId, events: [{ id: '1', type: 'status', status: world.codeAgentRun.status }], lastEventId: '1', ended: true } };
+    },
+    async startShapedRun(request) {
+      // a retried activity asks with the same key: one run per key, as the trigger service's idempotency gives
+      if (!world.shapedRuns.some((r) => r.idempotencyKey === request.idempotencyKey)) world.shapedRuns.push(request);
+      return { ok: true, runId: `run-${world.shapedRuns.findIndex((r) => r.idempotencyKey === request.idempotencyKey) + 1}` };
     },
     async cancelCodeAgentRun(ref) {
       world.codeAgentCancels.push(ref.runId);
