@@ -14,8 +14,8 @@ import ts from 'typescript';
 const ROOT = path.resolve(__dirname, '..', '..');
 const FOLDERS = ['src', 'workflows', 'activities'];
 
-/** The most casts the product code may hold. */
-const MAX_CASTS = 51;
+/** The most casts the product code may hold (issue 49: under 50; 4 when it was set, the headroom for a justified one). */
+const MAX_CASTS = 10;
 
 /** The casts (`x as T` but not `as const`, and `<T>x`) in one file's text: their 1-based lines. */
 function castLines(fileName: string, text: string): number[] {
