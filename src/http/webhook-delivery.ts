@@ -23,8 +23,8 @@ import type { AuditSource } from '../audit/audit-trail';
 import { isTemporalUnavailable } from './temporal-errors';
 import { inputsFromRawBody } from './trigger-input';
 
-/** As the trigger routes map the trigger service's refusals. */
-const REFUSAL_STATUS: RefusalStatus<TriggerRefusalCode> = {
+/** The trigger service's refusals as statuses: the trigger routes' and the verified deliveries' one table. */
+export const TRIGGER_REFUSAL_STATUS: RefusalStatus<TriggerRefusalCode> = {
   UNKNOWN_TRIGGER: { status: 404, code: 'unknown_trigger' },
   NOT_PUBLISHED: { status: 409, code: 'not_published' },
   DISABLED: { status: 409, code: 'trigger_disabled' },
@@ -81,7 +81,7 @@ function answer(ctx: Context, outcome: DeliveryAnswer): void {
       ctx.body = { accepted: true, eventId: outcome.eventId, shaping: { mode: outcome.mode, key: outcome.key } };
       return;
     case 'refused':
-      throw refusalError(REFUSAL_STATUS, outcome.refusal);
+      throw refusalError(TRIGGER_REFUSAL_STATUS, outcome.refusal);
     case 'invalid':
       throw new HttpError(outcome.status, outcome.code, outcome.message);
   }

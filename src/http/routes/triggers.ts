@@ -12,16 +12,16 @@ import { z } from 'zod';
 import { TRIGGER_LIMITS } from '../../attachments/limits';
 import { buildRunMemo } from '../../common/run-memo';
 import { CALLBACK_URL_HEADER, CallbackUrlSchema } from '../../runs/callback-url';
-import { StartUnconfirmedError, type StartedRun, type TriggerService, type TriggerRefusal, type TriggerRefusalCode } from '../../runs/trigger-service';
+import { StartUnconfirmedError, type StartedRun, type TriggerService, type TriggerRefusal } from '../../runs/trigger-service';
 import { permissionDenied, authenticateApiKey, type ApiKeyPrincipal } from '../auth';
 import { roleHas } from '../../people/roles';
 import type { GatewayDeps } from '../deps';
-import { badRequest, HttpError, refusalError, type RefusalStatus } from '../http-error';
+import { badRequest, HttpError, refusalError } from '../http-error';
 import { preferredWaitSeconds } from '../prefer';
 import { pollingHandleBody, statusPath, syncResultBody } from '../../contracts/run-bodies';
 import { callTemporal, temporalRefusal } from '../temporal-errors';
 import { readTriggerInputs } from '../trigger-input';
-import { answerShapedCall, answerVerifiedCall } from '../webhook-delivery';
+import { answerShapedCall, answerVerifiedCall, TRIGGER_REFUSAL_STATUS } from '../webhook-delivery';
 
 /** Polling advice of interface.md section 8: 2 to 5 seconds typically, 10 to 30 for long runs. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -63,16 +63,9 @@ function waitPlan(ctx: Context, windowSeconds: number): { waitSeconds?: number; 
   return explicit === 'true' ? { waitSeconds: windowSeconds } : {};
 }
 
-const REFUSAL_STATUS: RefusalStatus<TriggerRefusalCode> = {
-  UNKNOWN_TRIGGER: { status: 404, code: 'unknown_trigger' },
-  NOT_PUBLISHED: { status: 409, code: 'not_published' },
-  DISABLED: { status: 409, code: 'trigger_disabled' },
-  INVALID_INPUTS: { status: 422, code: 'invalid_inputs' },
-  INVALID_INPUT_SCHEMA: { status: 409, code: 'invalid_input_schema' },
-};
 
 function refused(refusal: TriggerRefusal): HttpError {
-  return refusalError(REFUSAL_STATUS, refusal);
+  return refusalError(TRIGGER_REFUSAL_STATUS, refusal);
 }
 
 /** The HTTP face of a start that failed: Temporal unreachable or busy, or unsure whether the run exists. */
