@@ -2,6 +2,7 @@
  * The worker wiring: the one place that joins workflows and activities.
  */
 import path from 'node:path';
+import v8 from 'node:v8';
 import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry-v2';
 import { bundleWorkflowCode, Worker, type NativeConnection, type WorkerInterceptors, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
@@ -54,6 +55,11 @@ export interface WorkerOptions {
   taskQueue: string;
   /** see FLOWGATE_WORKER_CACHED_WORKFLOWS */
   maxCachedWorkflows: number;
+  /**
+   * the old-generation heap limit of the thread that runs the workflows (src/config/worker-memory.ts);
+   * unset: V8's default, which grows with the machine's memory
+   */
+  workflowHeapMb?: number | undefined;
   /** FLOWGATE_WORKER_WORKFLOW_TASK_SLOTS (unset: the SDK's default) */
   workflowTaskSlots?: number | undefined;
   /** FLOWGATE_WORKER_ACTIVITY_SLOTS (unset: the SDK's default) */
@@ -75,11 +81,16 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     ...(options.metrics?.sinks() ?? noMetrics),
     ...(tracing ? { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) } : {}),
   };
-  return Worker.create({
+  const bundle = await workflowBundle({ tracing: tracing !== undefined });
+  return withThreadHeapLimit(options.workflowHeapMb, () => Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    workflowBundle: await workflowBundle({ tracing: tracing !== undefined }),
+    workflowBundle: bundle,
+    // one thread with one reused V8 context (the SDK's default, said here because the heap limit
+    // above is that thread's): the cache, not more threads, is what grows with the open runs
+    reuseV8Context: true,
+    workflowThreadPoolSize: 1,
     activities: createActivities(options.deps),
     interceptors,
     sinks,
@@ -91,7 +102,27 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     ...(options.workflowTaskSlots === undefined ? {} : { maxConcurrentWorkflowTaskExecutions: options.workflowTaskSlots }),
     ...(options.activitySlots === undefined ? {} : { maxConcurrentActivityTaskExecutions: options.activitySlots, maxConcurrentLocalActivityExecutions: options.activitySlots }),
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
-  });
+  }));
+}
+
+/**
+ * Runs `create` with V8's `--max-old-space-size` set to `mb`, so that the workflow thread the SDK
+ * starts inside it (it takes no `resourceLimits`) gets that heap limit instead of V8's default,
+ * which is the main thread's (a sixth of the machine's memory, 4 GiB on 24 GiB); the flag is
+ * process-wide and read when an isolate is created, so it is cleared again once the thread has
+ * answered (`Worker.create` awaits that), and this process's main heap is left as it started.
+ * Threads flowgate starts itself pass `resourceLimits`, which this flag would override: none starts
+ * while a worker is being created, at the process's start or a worker's restart.
+ */
+async function withThreadHeapLimit<T>(mb: number | undefined, create: () => Promise<T>): Promise<T> {
+  if (mb === undefined) return create();
+  v8.setFlagsFromString(`--max-old-space-size=${mb}`);
+  try {
+    return await create();
+  } finally {
+    // 0 is the flag's own default: each isolate's limit from its resourceLimits, else the machine's memory
+    v8.setFlagsFromString('--max-old-space-size=0');
+  }
 }
 
 /** A worker without metrics still answers the workflows' sink calls. */

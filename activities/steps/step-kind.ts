@@ -18,6 +18,8 @@ export interface StepDependencies {
   allowPrivateNetwork: boolean;
   /** the in-process tool dispatcher; `tool` steps fail without one */
   tools?: ToolCaller;
+  /** what the `code` steps' sandboxes may reserve at once (FLOWGATE_WORKER_MEMORY_MB's share); unset: no bound */
+  codeSandboxMb?: number;
 }
 
 /** What one execution of a step gets. */

@@ -195,7 +195,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   });
 
   const activities: ActivityDependencies = {
-    blobs, tools, registry, triggers, allowPrivateNetwork: config.allowPrivateNetwork, maxChainDepth: config.maxChainDepth,
+    blobs, tools, registry, triggers, allowPrivateNetwork: config.allowPrivateNetwork, maxChainDepth: config.maxChainDepth, codeSandboxMb: config.temporal.workerMemory.sandboxMb,
     llm: config.llm, modelPrices: config.modelPrices, usageMeter: (call) => metrics.agentUsage(call), catalog: tools, webhookSecrets, signer, resultUrlTtlSeconds: config.resultUrlTtlSeconds, retention: config.retention,
     stepKinds: inputs.stepKinds,
     slots: { temporal: client, taskQueue, slotCheckSeconds: config.concurrency.slotCheckSeconds },

@@ -41,6 +41,8 @@ import { buildServices, gatewayDeps } from './services';
 
 /** How long a client may take to send one request, headers and body (a large upload on a slow link). */
 const REQUEST_RECEIVE_TIMEOUT_MS = 15 * 60_000;
+/** The pause before a worker that stopped on its own (not asked to, not for a data key) starts again. */
+const WORKER_RESTART_MS = 1000;
 
 export interface StartOptions {
   /** default: per config.role; false runs a gateway without a worker (runs then stay PENDING) */
@@ -175,6 +177,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     let workerConnection: NativeConnection | undefined;
     let running: { worker: Worker; done: Promise<void> } | undefined;
     let workerFault: WrongDataKeyError | undefined;
+    let restartTimer: NodeJS.Timeout | undefined;
     const startWorker = async (): Promise<void> => {
       if (running) return;
       if (!workerConnection) {
@@ -194,17 +197,31 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       });
       const worker = await createWorker({
         connection: workerConnection, namespace: temporal.namespace, taskQueue: temporal.taskQueue,
-        maxCachedWorkflows: config.temporal.maxCachedWorkflows,
+        maxCachedWorkflows: config.temporal.maxCachedWorkflows, workflowHeapMb: config.temporal.workerMemory.workflowHeapMb,
         workflowTaskSlots: config.temporal.workflowTaskSlots, activitySlots: config.temporal.activitySlots,
         deps: services.activities,
         metrics, tracing, dataConverter: { ...dataConverter, payloadCodecs: [watched] },
       });
       self.worker = worker;
-      const done = worker.run().catch((err: unknown) => log.error('worker stopped with an error', { error: err }));
+      const done = worker.run().catch((err: unknown) => log.error('worker stopped with an error', { error: err })).then(() => {
+        // Asked to stop (stopWorker), or stopped on purpose for a wrong data key: nothing to do.
+        if (running?.worker !== worker || workerFault) return;
+        // Stopped on its own: its workflow thread out of heap (the limit of FLOWGATE_WORKER_MEMORY_MB),
+        // say. The runs it held are rebuilt from their histories by the worker started again.
+        running = undefined;
+        metrics.workerStopped();
+        log.error('the worker stopped on its own; starting it again in 1 s (its runs are rebuilt from their histories)');
+        restartTimer = setTimeout(() => {
+          restartTimer = undefined;
+          startWorker().catch((err: unknown) => log.error('the worker could not start again', { error: err }));
+        }, WORKER_RESTART_MS);
+      });
       running = { worker, done };
     };
     const workerHealth = (): 'ok' | 'down' => (workerFault ? 'down' : 'ok');
     const stopWorker = async (): Promise<void> => {
+      clearTimeout(restartTimer);
+      restartTimer = undefined;
       if (!running) return;
       const { worker, done } = running;
       running = undefined;

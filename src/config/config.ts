@@ -10,16 +10,11 @@ import path from 'node:path';
 import { z } from 'zod';
 import { parseConnectionKey, parseDataKeys, parseSigningKey, SIGNING_KEY_MIN_BYTES } from './key-text';
 import { parsePriceTable, type PriceTable } from '../llm/prices';
+import { DEFAULT_WORKER_MEMORY_MB, MIN_WORKER_MEMORY_MB, workerMemoryPlan, type WorkerMemoryPlan } from './worker-memory';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
-/**
- * How many workflow executions a worker keeps in memory between their tasks. Temporal's default
- * grows with the heap (thousands on a large machine), so 1,000 paused runs stayed resident; an
- * evicted run is rebuilt by replaying its history when its next task comes (a timer or approval).
- */
-const DEFAULT_CACHED_WORKFLOWS = 100;
 
 /**
  * How long a gateway's call to Temporal keeps retrying while Temporal is unreachable before the
@@ -125,7 +120,9 @@ export const EnvSchema = z.object({
   FLOWGATE_TEMPORAL_RECONNECT_MS: z.coerce.number().int().min(100).max(120_000).default(DEFAULT_TEMPORAL_RECONNECT_MS),
   FLOWGATE_WORKER_WORKFLOW_TASK_SLOTS: z.coerce.number().int().min(2).max(10_000).optional(),
   FLOWGATE_WORKER_ACTIVITY_SLOTS: z.coerce.number().int().min(1).max(10_000).optional(),
-  FLOWGATE_WORKER_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).refine((n) => n !== 1, 'must be 0 (no cache) or at least 2').default(DEFAULT_CACHED_WORKFLOWS),
+  FLOWGATE_WORKER_MEMORY_MB: z.coerce.number().int().min(MIN_WORKER_MEMORY_MB).max(1_048_576).default(DEFAULT_WORKER_MEMORY_MB),
+  // unset: derived from FLOWGATE_WORKER_MEMORY_MB (src/config/worker-memory.ts)
+  FLOWGATE_WORKER_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).refine((n) => n !== 1, 'must be 0 (no cache) or at least 2').optional(),
   XDG_CACHE_HOME: z.string().min(1).optional(),
   HOME: z.string().min(1).optional(),
   PATH: z.string().default(''),
@@ -262,8 +259,10 @@ export interface Config {
     cacheDir: string;
     /** the PATH to search for a `temporal` binary */
     searchPath: string;
-    /** the worker's sticky cache of workflow executions (0: none) */
+    /** the worker's sticky cache of workflow executions (0: none): FLOWGATE_WORKER_CACHED_WORKFLOWS, else the memory plan's */
     maxCachedWorkflows: number;
+    /** FLOWGATE_WORKER_MEMORY_MB and what is derived from it (src/config/worker-memory.ts) */
+    workerMemory: WorkerMemoryPlan;
     /** workflow tasks a worker runs at once (unset: the SDK's default, 40) */
     workflowTaskSlots?: number;
     /** activities (local ones too) a worker runs at once (unset: the SDK's default, 100) */
@@ -392,6 +391,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   }
   const e = parsed.data;
   const dataDir = path.resolve(e.FLOWGATE_DATA_DIR);
+  const memory = workerMemoryPlan(e.FLOWGATE_WORKER_MEMORY_MB, e.FLOWGATE_WORKER_CACHED_WORKFLOWS);
   const config: Config = {
     port: e.PORT,
     host: e.HOST,
@@ -418,7 +418,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       historyShards: e.FLOWGATE_TEMPORAL_HISTORY_SHARDS,
       cacheDir: path.resolve(e.FLOWGATE_CACHE_DIR ?? path.join(e.XDG_CACHE_HOME ?? path.join(e.HOME ?? os.tmpdir(), '.cache'), 'flowgate')),
       searchPath: e.PATH,
-      maxCachedWorkflows: e.FLOWGATE_WORKER_CACHED_WORKFLOWS,
+      maxCachedWorkflows: memory.maxCachedWorkflows,
+      workerMemory: memory,
       ...(e.FLOWGATE_WORKER_WORKFLOW_TASK_SLOTS === undefined ? {} : { workflowTaskSlots: e.FLOWGATE_WORKER_WORKFLOW_TASK_SLOTS }),
       ...(e.FLOWGATE_WORKER_ACTIVITY_SLOTS === undefined ? {} : { activitySlots: e.FLOWGATE_WORKER_ACTIVITY_SLOTS }),
       unreachableMs: e.FLOWGATE_TEMPORAL_UNREACHABLE_MS,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { MAX_STDOUT_BYTES, runCodeStep } from '../../activities/steps/code/code-step';
+import { MAX_STDOUT_BYTES, runCodeStep, sandboxGate } from '../../activities/steps/code/code-step';
+import { SandboxGate } from '../../activities/steps/code/sandbox-gate';
 import { CodeStepSchema, type CodeStep } from '../../activities/steps/code/schema';
 import type { InterpolationContext } from '../../src/common/interpolate';
 
@@ -198,5 +199,60 @@ describe('runCodeStep', () => {
   it('keeps the harness out of reach of user code', async () => {
     const execution = await runCodeStep(codeStep('return [typeof $0, typeof $1, typeof $2, typeof sink, typeof data]'), context());
     assert.deepEqual(JSON.parse(execution.result), Array(5).fill('undefined'));
+  });
+});
+
+describe('the code sandboxes\' memory budget (FLOWGATE_WORKER_MEMORY_MB\'s share)', () => {
+  it('runs no more steps at once than their memory limits fit in the budget, and all of them in the end', async () => {
+    // 2 steps of 64 MB (+16 for the thread each) fit in 170 MB, a third does not
+    const budget = 170;
+    const gate = sandboxGate(budget);
+    let most = 0;
+    const watch = setInterval(() => {
+      most = Math.max(most, gate.reservedMb);
+    }, 5);
+    try {
+      const executions = await Promise.all([1, 2, 3, 4, 5].map((n) => runCodeStep(codeStep(`const t = Date.now(); while (Date.now() - t < 150) {} return ${n}`), context(), { sandboxMb: budget })));
+      assert.deepEqual(executions.map((execution) => execution.result), ['1', '2', '3', '4', '5']);
+    } finally {
+      clearInterval(watch);
+    }
+    assert.equal(most, 2 * SandboxGate.cost(64));
+    assert.equal(gate.reservedMb, 0);
+    assert.equal(gate.waiting, 0);
+  });
+
+  it('runs a step that alone asks more than the budget when nothing else runs', async () => {
+    const execution = await runCodeStep(codeStep("return 'big'", { memoryLimitMb: 512 }), context(), { sandboxMb: 100 });
+    assert.equal(execution.result, 'big');
+  });
+
+  it('waits first come first served, and drops a wait that is aborted', async () => {
+    const gate = new SandboxGate(100);
+    const first = await gate.acquire(60);
+    const order: string[] = [];
+    const second = gate.acquire(60).then((release) => {
+      order.push('second');
+      return release;
+    });
+    const aborted = new AbortController();
+    const third = gate.acquire(30, aborted.signal);
+    // a small ask behind a waiting one waits its turn, so a large step is never starved
+    const fourth = gate.acquire(10).then((release) => {
+      order.push('fourth');
+      return release;
+    });
+    aborted.abort(new Error('cancelled'));
+    await assert.rejects(third, /cancelled/);
+    assert.deepEqual(order, []);
+    first();
+    first();
+    const releaseSecond = await second;
+    const releaseFourth = await fourth;
+    assert.deepEqual(order, ['second', 'fourth']);
+    assert.equal(gate.reservedMb, 70);
+    releaseSecond();
+    releaseFourth();
+    assert.equal(gate.reservedMb, 0);
   });
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config/config';
+import { CACHED_RUN_MB, cachedWorkflowsFor, WORKFLOW_THREAD_BASE_MB } from '../../src/config/worker-memory';
 
 /** Asserts that loading `env` fails with a ConfigError and returns its message. */
 function refusal(env: NodeJS.ProcessEnv): string {
@@ -104,8 +105,25 @@ describe('loadConfig', () => {
     }
   });
 
-  it('bounds the worker\'s workflow cache at 100 runs, takes 0 as no cache, and refuses 1, naming FLOWGATE_WORKER_CACHED_WORKFLOWS', () => {
-    assert.equal(loadConfig({}).temporal.maxCachedWorkflows, 100);
+  it('derives the worker\'s workflow heap, its cache and the code sandboxes\' share from FLOWGATE_WORKER_MEMORY_MB (768), refusing under 256', () => {
+    const shipped = loadConfig({}).temporal;
+    assert.deepEqual(shipped.workerMemory, { budgetMb: 768, workflowHeapMb: 307, maxCachedWorkflows: 129, sandboxMb: 192 });
+    assert.equal(shipped.maxCachedWorkflows, 129);
+    // the cache fills at most half of the workflow heap above its base, at 1 MiB a run
+    const small = loadConfig({ FLOWGATE_WORKER_MEMORY_MB: '256' }).temporal;
+    assert.deepEqual(small.workerMemory, { budgetMb: 256, workflowHeapMb: 102, maxCachedWorkflows: 27, sandboxMb: 64 });
+    assert.ok(small.workerMemory.maxCachedWorkflows * CACHED_RUN_MB <= (small.workerMemory.workflowHeapMb - WORKFLOW_THREAD_BASE_MB) / 2);
+    const large = loadConfig({ FLOWGATE_WORKER_MEMORY_MB: '4096' }).temporal.workerMemory;
+    assert.equal(large.maxCachedWorkflows, cachedWorkflowsFor(large.workflowHeapMb));
+    assert.equal(large.workflowHeapMb, 1638);
+    // a cache size given wins over the derived one
+    assert.equal(loadConfig({ FLOWGATE_WORKER_MEMORY_MB: '256', FLOWGATE_WORKER_CACHED_WORKFLOWS: '500' }).temporal.maxCachedWorkflows, 500);
+    for (const value of ['255', '0', '1.5', 'lots']) {
+      assert.match(refusal({ FLOWGATE_WORKER_MEMORY_MB: value }), /FLOWGATE_WORKER_MEMORY_MB/, value);
+    }
+  });
+
+  it('takes 0 as no workflow cache, and refuses 1, naming FLOWGATE_WORKER_CACHED_WORKFLOWS', () => {
     assert.equal(loadConfig({ FLOWGATE_WORKER_CACHED_WORKFLOWS: '0' }).temporal.maxCachedWorkflows, 0);
     assert.match(refusal({ FLOWGATE_WORKER_CACHED_WORKFLOWS: '1' }), /FLOWGATE_WORKER_CACHED_WORKFLOWS: must be 0 \(no cache\) or at least 2/);
   });

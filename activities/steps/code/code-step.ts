@@ -12,6 +12,7 @@ import type { CodeStep } from './schema';
 import type { InterpolationContext } from '../../../src/common/interpolate';
 import { OUT_OF_MEMORY, SANDBOX_WORKER, type SandboxAnswer, type SandboxJob } from './code-sandbox';
 import { EXIT_FAILURE, EXIT_OUT_OF_MEMORY, EXIT_TIMEOUT, type StepExecution } from '../step-execution';
+import { SandboxGate } from './sandbox-gate';
 
 /** stdout.txt is for people to read; a chatty loop must not fill the blob store. */
 export const MAX_STDOUT_BYTES = 1024 * 1024;
@@ -72,16 +73,35 @@ function runOnWorker(job: SandboxJob): Promise<Outcome> {
   });
 }
 
-export async function runCodeStep(step: CodeStep, context: InterpolationContext): Promise<StepExecution> {
-  const outcome = await runOnWorker({
-    source: step.source,
-    // A JSON round trip: the context is JSON-like by contract, and this drops undefined leaves.
-    data: JSON.stringify(context),
-    timeoutMs: step.timeoutMs,
-    memoryLimitMb: step.memoryLimitMb,
-    maxStdoutBytes: MAX_STDOUT_BYTES,
-  });
-  return toExecution(step, outcome);
+/** One gate per budget: a process has one worker, tests may run several with budgets of their own. */
+const gates = new Map<number, SandboxGate>();
+
+/** The gate of the `code` share of FLOWGATE_WORKER_MEMORY_MB (`sandboxMb`); unset: no bound. */
+export function sandboxGate(sandboxMb: number): SandboxGate {
+  let gate = gates.get(sandboxMb);
+  if (!gate) {
+    gate = new SandboxGate(sandboxMb);
+    gates.set(sandboxMb, gate);
+  }
+  return gate;
+}
+
+export async function runCodeStep(step: CodeStep, context: InterpolationContext, limits: { sandboxMb?: number | undefined; signal?: AbortSignal } = {}): Promise<StepExecution> {
+  // the step's memory is reserved before its thread starts: see sandbox-gate.ts
+  const release = limits.sandboxMb === undefined ? () => undefined : await sandboxGate(limits.sandboxMb).acquire(SandboxGate.cost(step.memoryLimitMb), limits.signal);
+  try {
+    const outcome = await runOnWorker({
+      source: step.source,
+      // A JSON round trip: the context is JSON-like by contract, and this drops undefined leaves.
+      data: JSON.stringify(context),
+      timeoutMs: step.timeoutMs,
+      memoryLimitMb: step.memoryLimitMb,
+      maxStdoutBytes: MAX_STDOUT_BYTES,
+    });
+    return toExecution(step, outcome);
+  } finally {
+    release();
+  }
 }
 
 /** The harness's answer, parsed rather than trusted: user code can shape what it returns. */

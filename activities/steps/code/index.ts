@@ -6,5 +6,5 @@ import { runCodeStep } from './code-step';
 export const codeStepKind: StepKind<CodeStep> = {
   type: 'code',
   schema: CodeStepSchema,
-  run: ({ step, context }) => runCodeStep(step, context),
+  run: ({ step, context, deps, signal }) => runCodeStep(step, context, { sandboxMb: deps.codeSandboxMb, signal }),
 };
