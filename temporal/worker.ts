@@ -106,22 +106,30 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
 }
 
 /**
- * Runs `create` with V8's `--max-old-space-size` set to `mb`, so that the workflow thread the SDK
- * starts inside it (it takes no `resourceLimits`) gets that heap limit instead of V8's default,
- * which is the main thread's (a sixth of the machine's memory, 4 GiB on 24 GiB); the flag is
- * process-wide and read when an isolate is created, so it is cleared again once the thread has
- * answered (`Worker.create` awaits that), and this process's main heap is left as it started.
- * Threads flowgate starts itself pass `resourceLimits`, which this flag would override: none starts
- * while a worker is being created, at the process's start or a worker's restart.
+ * The young generation's semi-space of the workflow thread (MiB): V8 sizes the young generation at
+ * three of them, so 48 MiB on top of the old generation's limit (Node 26 would give it 96 by default).
+ */
+const WORKFLOW_SEMI_SPACE_MB = 16;
+
+/**
+ * Runs `create` with V8's `--max-old-space-size` set to `mb` (and the semi-space above), so that
+ * the workflow thread the SDK starts inside it (it takes no `resourceLimits`) gets that heap limit
+ * instead of V8's default, which is the main thread's (a sixth of the machine's memory, 4 GiB on
+ * 24 GiB). The flags are process-wide and read when an isolate is created, so they are cleared
+ * again once the thread has answered (`Worker.create` awaits that); this process's main heap keeps
+ * the limit it started with. A thread flowgate starts itself in that window (a `code` step's
+ * sandbox) gets the same limit, far above what it uses.
  */
 async function withThreadHeapLimit<T>(mb: number | undefined, create: () => Promise<T>): Promise<T> {
   if (mb === undefined) return create();
   v8.setFlagsFromString(`--max-old-space-size=${mb}`);
+  v8.setFlagsFromString(`--max-semi-space-size=${WORKFLOW_SEMI_SPACE_MB}`);
   try {
     return await create();
   } finally {
-    // 0 is the flag's own default: each isolate's limit from its resourceLimits, else the machine's memory
+    // 0 is each flag's own default: an isolate's limits from its resourceLimits, else the machine's memory
     v8.setFlagsFromString('--max-old-space-size=0');
+    v8.setFlagsFromString('--max-semi-space-size=0');
   }
 }
 
