@@ -26,18 +26,20 @@ const WORKFLOW_HEAP_SHARE = 0.4;
 const SANDBOX_SHARE = 0.25;
 /**
  * What the workflow thread holds with no run cached: the bundle of the workflow code, jsonata, the
- * reusable V8 context (measured: 25-35 MiB used after start, heap-hook.ts).
+ * reusable V8 context (measured: 28-35 MiB used after start, heap-hook.ts).
  */
 export const WORKFLOW_THREAD_BASE_MB = 48;
 /**
- * What one cached run may hold in the workflow thread's heap, set above the measured: 1,000 paused
- * runs cost 0.17-0.23 MiB each, a run of the bench:memory mix (forEach of 50 items, agents, approvals)
- * 0.3-0.6 MiB (docs/benchmarks.md). Step results in a run's state are cut at 4 KiB (RESULT_INLINE_LIMIT).
+ * What one cached run may hold in the workflow thread's heap, set well above the measured: 1,000
+ * paused runs cost about 0.2 MiB each (bench:compare), a cached run of the bench:memory mix (forEach,
+ * agents, approvals) 0.25-0.35 MiB (docs/operations.md, Memory). Step results in a run's state are
+ * cut at 4 KiB (RESULT_INLINE_LIMIT).
  */
 export const CACHED_RUN_MB = 1;
 /**
  * What a `code` step's sandbox thread costs besides its QuickJS memory: a V8 isolate, Node's
- * bootstrap in it and the QuickJS WebAssembly module (measured: 9-12 MiB RSS a thread).
+ * bootstrap in it and the QuickJS WebAssembly module (measured: 12-18 MiB RSS a thread running a small
+ * program, 60 at once 718 MiB).
  */
 export const SANDBOX_THREAD_MB = 16;
 
