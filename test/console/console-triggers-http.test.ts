@@ -50,7 +50,7 @@ describe('console: a verified trigger\'s page over HTTP (preset, deliveries, rot
     assert.equal(response.status, 200);
     const page = await response.text();
     assert.match(page, /Preset <strong>github<\/strong>/);
-    assert.match(page, /<code>events<\/code>: <code>\["push"\]<\/code>/);
+    assert.match(page, /<code>events<\/code>: <code>push<\/code>/);
     assert.match(page, /Holds one secret/);
     assert.ok(!page.includes(first), 'the secret is never shown');
     assert.match(page, /<tr data-outcome="refused">.*?<strong>refused<\/strong><\/td>\s*<td>signature_mismatch: /s);

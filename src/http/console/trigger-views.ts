@@ -23,7 +23,7 @@ export interface TriggerPage {
 function optionsOf(verify: Record<string, unknown>): Html {
   const entries = Object.entries(verify).filter(([name]) => name !== 'preset');
   if (entries.length === 0) return html`<span class="meta">no options (the preset's defaults)</span>`;
-  return html`<ul class="options">${entries.map(([name, value]) => html`<li><code>${name}</code>: <code>${typeof value === 'string' ? value : JSON.stringify(value)}</code></li>`)}</ul>`;
+  return html`<ul class="options">${entries.map(([name, value]) => html`<li><code>${name}</code>: <code>${typeof value === 'string' ? value : Array.isArray(value) ? value.map(String).join(', ') : JSON.stringify(value)}</code></li>`)}</ul>`;
 }
 
 function shapingOf(trigger: TriggerRecord): Html {
