@@ -4,6 +4,7 @@ import { contextOf } from './context';
 import { CliError, EXIT } from './errors';
 import { isRecord, readDocument, readText } from './inputs';
 import { printJson, show, showObject } from './output';
+import { triggerWebhookCommands, webhookFields, withWebhookOptions, type WebhookCreateOptions } from './trigger-webhooks';
 
 type Row = Record<string, unknown>;
 const enc = encodeURIComponent;
@@ -62,12 +63,12 @@ export function triggerCommands(program: Command): void {
     const body = await c.client.get<{ triggers: Row[] }>(`/api/v1/triggers${o.workflow ? `?workflowId=${enc(o.workflow)}` : ''}`);
     show(c.json, body, body.triggers, ['id', 'workflowId', 'name', 'createdAt']);
   });
-  tr.command('create <workflowId>').option('--name <name>').option('--output-step <n>', 'designated output step', (v) => Number(v))
+  withWebhookOptions(tr.command('create <workflowId>').option('--name <name>').option('--output-step <n>', 'designated output step', (v) => Number(v))
     .option('--output-file <name>', 'file name of the designated output')
-    .option('--callback-url <url>', 'POST every run\'s final status there (Standard Webhooks signature)')
-    .action(async (workflowId: string, o: { name?: string; outputStep?: number; outputFile?: string; callbackUrl?: string }, cmd: Command) => {
+    .option('--callback-url <url>', 'POST every run\'s final status there (Standard Webhooks signature)'))
+    .action(async (workflowId: string, o: { name?: string; outputStep?: number; outputFile?: string; callbackUrl?: string } & WebhookCreateOptions, cmd: Command) => {
       const c = contextOf(cmd);
-      const body: Row = { workflowId, ...(o.name ? { name: o.name } : {}), ...(o.callbackUrl ? { callbackUrl: o.callbackUrl } : {}) };
+      const body: Row = { workflowId, ...(o.name ? { name: o.name } : {}), ...(o.callbackUrl ? { callbackUrl: o.callbackUrl } : {}), ...webhookFields(o) };
       if (o.outputStep !== undefined) body.designatedOutput = { stepIndex: o.outputStep, ...(o.outputFile ? { fileName: o.outputFile } : {}) };
       const trigger = (await c.client.request<Row>('POST', '/api/v1/triggers', { body })).body;
       done(c.json, trigger, String(trigger.id));
@@ -96,6 +97,7 @@ export function triggerCommands(program: Command): void {
     await c.client.request('DELETE', `/api/v1/triggers/${enc(id)}`);
     done(c.json, { id, deleted: true }, `deleted ${id}`);
   });
+  triggerWebhookCommands(tr);
 }
 
 export function apiKeyCommands(program: Command): void {

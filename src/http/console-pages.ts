@@ -9,6 +9,7 @@ import { addConnectionRoutes } from './routes/console-connections';
 import { consoleKeyRoutes } from './routes/console-keys';
 import { consolePeopleRoutes } from './routes/console-people';
 import { addServerRoutes } from './routes/console-servers';
+import { consoleTriggerRoutes } from './routes/console-triggers';
 import { consoleWorkflowRoutes } from './routes/console-workflows';
 
 export const CONSOLE_PAGE_FAMILIES: readonly ConsolePageFamily[] = [
@@ -16,6 +17,7 @@ export const CONSOLE_PAGE_FAMILIES: readonly ConsolePageFamily[] = [
   (router, { positional }) => addConnectionRoutes(router, positional),
   (router, { positional }) => addServerRoutes(router, positional),
   (router, { deps, kit }) => consoleWorkflowRoutes(router, deps, kit),
+  (router, { deps, kit }) => consoleTriggerRoutes(router, deps, kit),
   (router, { deps, kit, shownOnce }) => consoleKeyRoutes(router, deps, kit, shownOnce),
   (router, { deps, kit }) => consolePeopleRoutes(router, deps, kit),
 ];

@@ -14,7 +14,8 @@ export class HttpError extends Error {
   }
 
   get expose(): boolean {
-    return this.options.expose ?? (this.status < 500 || this.status === 503);
+    // 501 (not available on this gateway) and 503 (Temporal unreachable) are answers, not failures
+    return this.options.expose ?? (this.status < 500 || this.status === 501 || this.status === 503);
   }
 }
 

@@ -82,7 +82,7 @@ export const MANAGEMENT_OPERATIONS = {
   createTrigger: {
     method: 'post', path: '/api/v1/triggers', permission: 'triggers.write', audit: creates('trigger.created', 'trigger', ['workflowId']),
     tags: ['management'], summary: 'Create a trigger of a published workflow', security, requestBody: jsonRequest(CreateTriggerDocSchema),
-    responses: { '201': json(TriggerSchema, 'the trigger'), ...errors(400, 401, 404, 409, 415, 422) },
+    responses: { '201': json(TriggerSchema, 'the trigger'), ...errors(400, 401, 404, 409, 415, 422, 501) },
   },
   deleteTrigger: {
     method: 'delete', path: '/api/v1/triggers/:id', permission: 'triggers.write', audit: on('trigger.deleted', 'trigger', 'id'),

@@ -17,6 +17,7 @@ const ERRORS: Record<number, string> = {
   415: 'unsupported content type',
   422: 'inputs do not match the workflow\'s inputSchema',
   429: 'rate limited (see Retry-After)',
+  501: 'not available on this gateway (`not_available`)',
   503: 'Temporal unreachable (see Retry-After)',
 };
 

@@ -16,7 +16,8 @@ import { JsonRpcMessageSchema } from '../tools/mcp/jsonrpc';
 import { FileQuerySchema } from './routes/files';
 import { CALLBACK_URL_HEADER, CallbackUrlSchema } from '../runs/callback-url';
 import { IdempotencyKeySchema, WaitHeaderSchema } from './routes/triggers';
-import { JsonRpcResponseSchema, PollingHandleSchema, SyncResultBodySchema } from '../contracts/http-bodies';
+import { ErrorBodySchema, JsonRpcResponseSchema, PollingHandleSchema, SyncResultBodySchema } from '../contracts/http-bodies';
+import { ShapedEventAcceptedSchema, VerifiedRunAcceptedSchema, WebhookAnsweredSchema } from './webhook-delivery';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 
@@ -34,12 +35,26 @@ const triggerHeaders = z.object({
 
 const triggerResponses: ZodOpenApiResponsesObject = {
   '200': {
-    description: 'Without a wait: the run started, an empty body with its IDs in X-Pf-Run-Id and X-Pf-Automation-Id. With a wait: the run ended within the window.',
-    headers: z.object({ 'X-Pf-Run-Id': z.string(), 'X-Pf-Automation-Id': z.string() }),
-    content: { 'application/json': { schema: SyncResultBodySchema } },
+    description: 'Without a wait: the run started, an empty body with its IDs in X-Pf-Run-Id and X-Pf-Automation-Id. With a wait: the run ended within the window. '
+      + 'A verified call (docs/webhooks.md) answered without a run: a GitHub ping, an event the trigger does not take, a Slack url_verification (WebhookAnswered).',
+    headers: z.object({ 'X-Pf-Run-Id': z.string().optional(), 'X-Pf-Automation-Id': z.string().optional() }),
+    content: { 'application/json': { schema: z.union([SyncResultBodySchema, WebhookAnsweredSchema]) } },
   },
-  '202': { ...json(PollingHandleSchema, 'the run outlived the wait window: poll statusUrl'), headers: z.object({ 'Retry-After': z.string(), Location: z.string() }) },
-  ...errors(400, 401, 404, 405, 409, 413, 415, 422, 429, 503),
+  '202': {
+    ...json(z.union([PollingHandleSchema, VerifiedRunAcceptedSchema, ShapedEventAcceptedSchema]),
+      'the run outlived the wait window: poll statusUrl (PollingHandle); a verified call started its run, or a redelivery named the first one\'s (VerifiedRunAccepted); '
+      + 'a call to a debounced or batched trigger joined its window (ShapedEventAccepted)'),
+    headers: z.object({
+      'Retry-After': z.string().optional().meta({ description: 'PollingHandle' }),
+      Location: z.string().optional().meta({ description: 'PollingHandle' }),
+      'X-Pf-Run-Id': z.string().optional().meta({ description: 'PollingHandle, VerifiedRunAccepted' }),
+      'Idempotent-Replayed': z.literal('true').optional().meta({ description: 'VerifiedRunAccepted of a redelivery' }),
+      'X-Pf-Event-Id': z.string().optional().meta({ description: 'ShapedEventAccepted' }),
+    }),
+  },
+  '401': json(ErrorBodySchema, 'missing or unknown API key; for a verified trigger called without one, `signature_refused` naming the check that failed (never the expected value)'),
+  '501': json(ErrorBodySchema, '`not_available`: a debounced or batched trigger called on a gateway that cannot queue shaped calls'),
+  ...errors(400, 404, 405, 409, 413, 415, 422, 429, 503),
 };
 
 function triggerOperation(kind: 'api' | 'webhook', method: 'get' | 'post'): ZodOpenApiOperationObject {

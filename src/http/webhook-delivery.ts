@@ -11,6 +11,7 @@
  * key is answered 202 the same way (answerShapedCall).
  */
 import type { Context } from 'koa';
+import { z } from 'zod';
 import { TRIGGER_LIMITS } from '../attachments/limits';
 import { discardRequest } from '../attachments/receive-multipart';
 import type { TriggerRecord } from '../registry';
@@ -22,6 +23,27 @@ import { BodyTooLargeError, IncompleteBodyError, readBoundedBody } from './read-
 import type { AuditSource } from '../audit/audit-trail';
 import { isTemporalUnavailable } from './temporal-errors';
 import { inputsFromRawBody } from './trigger-input';
+
+/** A verified delivery's run (202): started, or the first delivery's run for a redelivery (`replayed`). */
+export const VerifiedRunAcceptedSchema = z.object({
+  runId: z.string(),
+  automationId: z.string(),
+  replayed: z.boolean().meta({ description: 'true: a redelivery (the same delivery ID), answered with the run the first delivery started (header Idempotent-Replayed: true)' }),
+  deliveryId: z.string().optional().meta({ description: 'the provider\'s delivery ID, the run\'s idempotency key' }),
+}).meta({ id: 'VerifiedRunAccepted', description: 'a verified call (no API key, the sender\'s signature checked) started its run, or a redelivery named the run of the first (docs/webhooks.md)' });
+
+/** A call to a debounced or batched trigger (202): its event is in its window, held by Temporal. */
+export const ShapedEventAcceptedSchema = z.object({
+  accepted: z.literal(true),
+  eventId: z.string().meta({ description: 'the delivery ID, the Idempotency-Key, or a drawn UUID (also in X-Pf-Event-Id)' }),
+  shaping: z.object({ mode: z.enum(['debounce', 'batch']), key: z.string().meta({ description: 'the window\'s key (empty: one window per trigger)' }) }),
+}).meta({ id: 'ShapedEventAccepted', description: 'the event joined its debounce or batch window; its run starts when the window closes, with the window\'s events in order (docs/webhooks.md#debounce-and-batch)' });
+
+/** A verified call answered without a run (200): a GitHub ping, an event the trigger does not take, a Slack url_verification. */
+export const WebhookAnsweredSchema = z.union([
+  z.object({ ok: z.literal(true), event: z.string(), ignored: z.boolean().optional(), reason: z.string().optional() }),
+  z.object({ challenge: z.string() }),
+]).meta({ id: 'WebhookAnswered', description: 'a verified call answered without a run: a GitHub ping ({ok, event}), an event outside the trigger\'s events ({ok, event, ignored, reason}), a Slack url_verification ({challenge})' });
 
 /** The trigger service's refusals as statuses: the trigger routes' and the verified deliveries' one table. */
 export const TRIGGER_REFUSAL_STATUS: RefusalStatus<TriggerRefusalCode> = {
@@ -73,12 +95,12 @@ function answer(ctx: Context, outcome: DeliveryAnswer): void {
       ctx.set('X-Pf-Run-Id', outcome.runId);
       ctx.set('X-Pf-Automation-Id', outcome.automationId);
       ctx.status = 202;
-      ctx.body = { runId: outcome.runId, automationId: outcome.automationId, replayed: outcome.replayed, ...(outcome.deliveryId ? { deliveryId: outcome.deliveryId } : {}) };
+      ctx.body = { runId: outcome.runId, automationId: outcome.automationId, replayed: outcome.replayed, ...(outcome.deliveryId ? { deliveryId: outcome.deliveryId } : {}) } satisfies z.infer<typeof VerifiedRunAcceptedSchema>;
       return;
     case 'queued':
       ctx.set('X-Pf-Event-Id', outcome.eventId);
       ctx.status = 202;
-      ctx.body = { accepted: true, eventId: outcome.eventId, shaping: { mode: outcome.mode, key: outcome.key } };
+      ctx.body = { accepted: true, eventId: outcome.eventId, shaping: { mode: outcome.mode, key: outcome.key } } satisfies z.infer<typeof ShapedEventAcceptedSchema>;
       return;
     case 'refused':
       throw refusalError(TRIGGER_REFUSAL_STATUS, outcome.refusal);

@@ -37,7 +37,7 @@ function triggerItem(row: TriggerRow, csrf: string, publicUrl: string): Html {
   const t = row.trigger;
   const base = `/console/triggers/${encodeURIComponent(t.id)}`;
   const paused = row.state ? row.state.paused : row.schedule?.paused;
-  return html`<li id="trigger-${t.id}"><code>${t.id}</code>${t.name ? html` ${t.name}` : ''}: <code>POST ${publicUrl}/ext/triggers/${t.id}</code>${t.disabledAt ? html` <strong>disabled</strong>` : ''}${t.tool ? html`<br>Tool <code>${t.tool.name}</code>` : ''}${scheduleText(row)}
+  return html`<li id="trigger-${t.id}"><a href="${base}"><code>${t.id}</code></a>${t.name ? html` ${t.name}` : ''}: <code>POST ${publicUrl}/ext/triggers/${t.id}</code>${t.disabledAt ? html` <strong>disabled</strong>` : ''}${t.tool ? html`<br>Tool <code>${t.tool.name}</code>` : ''}${t.verify ? html`<br>Verified: <strong>${t.verify.preset}</strong> signature` : ''}${t.shaping ? html`<br>${'debounce' in t.shaping ? 'Debounced' : 'Batched'}` : ''}${scheduleText(row)}
 <div class="actions">${row.schedule ? html`<form method="post" action="${base}/schedule/${paused ? 'resume' : 'pause'}">${csrfField(csrf)}<button type="submit" class="secondary">${paused ? 'Resume schedule' : 'Pause schedule'}</button></form>` : ''}
 <form method="post" action="${base}/delete" data-confirm="Delete trigger ${t.id}? Its URL stops working.">${csrfField(csrf)}<button type="submit" class="danger">Delete trigger</button></form></div></li>`;
 }

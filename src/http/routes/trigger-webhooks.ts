@@ -21,7 +21,7 @@ export const DeliveriesQuerySchema = z.object({ limit: z.coerce.number().int().m
 const SecretsReplacedSchema = z.object({ id: z.string(), secrets: z.number().int().meta({ description: 'how many secrets the trigger now holds' }) }).meta({ id: 'TriggerSecretsReplaced' });
 const DeliveriesSchema = z.object({
   deliveries: z.array(z.looseObject({
-    id: z.string(), triggerId: z.string(), at: z.string(), outcome: z.enum(['verified', 'refused']),
+    id: z.string(), triggerId: z.string(), at: z.string(), outcome: z.enum(['verified', 'refused', 'ignored', 'answered', 'queued']).meta({ description: 'verified (a run started), refused (the reason names the check), ignored (an event the trigger does not take), answered (a ping, a challenge), queued (joined a debounce or batch window)' }),
     reason: z.string().nullable().meta({ description: 'the check that failed (never the expected value)' }),
     deliveryId: z.string().nullable(), runId: z.string().nullable(),
   })),
