@@ -186,7 +186,7 @@ export class AlertDeliveries {
       answer.body.destroy();
     } catch (err) {
       if (err instanceof OutboundRefusedError) throw new AlertRefused(`the alert's webhook URL is refused: ${err.message}`);
-      throw new Error(`the alert could not be sent: ${messageOf(err)}`);
+      throw new Error(`the alert could not be sent: ${messageOf(err)}`, { cause: err });
     }
     if (status === 410) throw new AlertRefused('the receiver answered 410 Gone');
     if (status < 200 || status > 299) throw new Error(`the receiver answered ${status}`);

@@ -29,7 +29,7 @@ async function receiver(secret: () => string): Promise<LoopbackServer & { delive
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      let verified = false;
+      let verified: boolean;
       try {
         new Webhook(secret()).verify(body, {
           'webhook-id': String(req.headers['webhook-id']), 'webhook-timestamp': String(req.headers['webhook-timestamp']), 'webhook-signature': String(req.headers['webhook-signature']),
