@@ -6,7 +6,8 @@
  * organization end, src/runs/alerts.ts): the outcome joins the queue; the loop takes them in
  * order and `judge` decides (window, threshold or ratio, cooldown) whether one makes a delivery.
  * A delivery goes through the deliverAlert activity with retries and backoff; a delivery that
- * fails for good is audited by alertDeliveryFailed, and the entity carries on. So an outage of a
+ * fails for good is audited by alertDeliveryFailed, and the entity carries on. A run reported twice
+ * (its last workflow task retried on another worker) counts once. So an outage of a
  * thousand failed runs is one delivery per cooldown, with the count it covers.
  *
  * With nothing queued it waits until its cooldown and window are over (a later outcome must still
@@ -25,6 +26,8 @@ import { alertOutcomeSignal, alertStateQuery } from '../src/common/workflow-cont
 export const CONTINUE_AFTER_EVENTS = 5_000;
 /** Attempts of one delivery (1 s backoff doubling up to a minute: about ten minutes in all). */
 export const ALERT_DELIVERY_ATTEMPTS = 12;
+/** Run IDs remembered to count a repeated report once (the newest). */
+const SEEN_RUNS = 10_000;
 
 const { deliverAlert } = proxyActivities<Activities>({
   startToCloseTimeout: '60s',
@@ -42,6 +45,8 @@ export async function evaluateAlertRule(input: AlertEvaluatorInput): Promise<voi
   let delivered = 0;
   let failed = 0;
   let lastAt = 0;
+  // a run's end reported twice (its last workflow task retried on another worker) counts once
+  const seen = new Set<string>();
 
   setHandler(alertStateQuery, () => ({ ...state, outcomes: [...state.outcomes], delivered, failed }));
   setHandler(alertOutcomeSignal, (signal) => {
@@ -51,6 +56,9 @@ export async function evaluateAlertRule(input: AlertEvaluatorInput): Promise<voi
   for (;;) {
     while (queue.length > 0) {
       const signal = queue.shift()!;
+      if (seen.has(signal.ended.runId)) continue;
+      seen.add(signal.ended.runId);
+      if (seen.size > SEEN_RUNS) seen.delete(seen.values().next().value ?? '');
       // the rule as its sender read it last (an update applies from its next outcome)
       conditionNow = signal.condition;
       lastAt = Math.max(lastAt, signal.ended.at);
@@ -59,8 +67,9 @@ export async function evaluateAlertRule(input: AlertEvaluatorInput): Promise<voi
       // unique per delivery: this execution's ID and the count (a fresh entity counts from 0 again)
       const deliveryId = `alert_${input.ruleId}_${workflowInfo().runId.slice(0, 8)}_${state.fired}`;
       try {
-        await deliverAlert({ orgId: input.orgId, ruleId: input.ruleId, deliveryId, firing, run: signal.ended });
-        delivered++;
+        const result = await deliverAlert({ orgId: input.orgId, ruleId: input.ruleId, deliveryId, firing, run: signal.ended });
+        // a rule deleted or disabled since: nothing was sent
+        if (result.delivered) delivered++;
       } catch (err) {
         failed++;
         const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;
