@@ -46,7 +46,7 @@ async function receiver(secret: () => string): Promise<LoopbackServer & { delive
   return { ...(await listenOnLoopback(server)), deliveries };
 }
 
-interface AuditList { records: { action: string; targetId: string | null; outcome: string; details: Record<string, unknown> }[] }
+interface AuditList { records: { action: string; target: { type: string; id: string | null } | null; outcome: string; details: Record<string, unknown> }[] }
 
 describe('alerts on run outcomes', () => {
   let fg: TestFlowgate;
@@ -110,7 +110,7 @@ describe('alerts on run outcomes', () => {
         const { body } = await fg.admin<AuditList>('GET', '/api/v1/audit?action=alert.');
         return body.records.length > 0 ? body.records : undefined;
       }, 'the delivery is audited');
-      assert.deepEqual(audit.map((r) => [r.action, r.targetId, r.outcome]), [['alert.delivered', ruleId, 'success']]);
+      assert.deepEqual(audit.map((r) => [r.action, r.target?.id, r.outcome]), [['alert.delivered', ruleId, 'success']]);
       assert.equal(audit[0]!.details.alertId, alert.data.alertId);
 
       const deleted = await fg.admin('DELETE', `/api/v1/alerts/${ruleId}`);
@@ -136,14 +136,14 @@ describe('alerts on run outcomes', () => {
 
     const record = await eventually(async () => {
       const { body } = await fg.admin<AuditList>('GET', '/api/v1/audit?action=alert.delivered');
-      return body.records.find((r) => r.targetId === created.body.id);
+      return body.records.find((r) => r.target?.id === created.body.id);
     }, 'the error handler was started', 60_000, 250);
     const handlerRunId = String(record.details.handlerRunId);
     assert.equal(record.details.runId, runId);
     const done = await pollStatus(fg, handler, handlerRunId);
     assert.equal(done.status, 'COMPLETE');
-    const { body } = await fg.admin<Record<string, unknown>>('GET', `/api/v1/runs/${handlerRunId}`);
-    const text = JSON.stringify(body);
+    const { body } = await fg.admin<{ results: { resultUrls: Record<string, { url: string }> }[] }>('GET', `/api/v1/runs/${handlerRunId}/results`);
+    const text = await (await fetch(body.results[0]!.resultUrls['output.txt']!.url)).text();
     assert.ok(text.includes(`failed ${runId} of ${failing.workflowId} (alerts-fails-once)`), text);
     assert.match(text, /card declined/);
   });
