@@ -148,6 +148,31 @@ describe('alerts on run outcomes', () => {
     assert.match(text, /card declined/);
   });
 
+  it('a webhook on a private address is refused when the instance does not allow private networks: no request, one alert.delivery_failed', async function () {
+    this.timeout(120_000);
+    const closed = await startTestFlowgate({ FLOWGATE_ALLOW_PRIVATE_NETWORK: 'false' });
+    const rx = await receiver(() => '');
+    try {
+      const failing = await publishWorkflow(closed, { name: 'alerts-private', steps: [{ name: 'Boom', type: 'code', source: 'throw new Error("nope")' }] });
+      const created = await closed.admin<{ id: string }>('POST', '/api/v1/alerts', {
+        name: 'private', condition: { kind: 'run_failed' }, destination: { type: 'webhook', url: `${rx.url}/alerts` },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const runId = (await trigger(closed, failing)).headers.get('X-Pf-Run-Id') ?? '';
+      assert.equal((await pollStatus(closed, failing, runId)).status, 'FAILED');
+      const record = await eventually(async () => {
+        const { body } = await closed.admin<AuditList>('GET', '/api/v1/audit?action=alert.');
+        return body.records.find((r) => r.target?.id === created.body.id);
+      }, 'the refused delivery is audited', 60_000, 250);
+      assert.deepEqual([record.action, record.outcome, record.details.destination, record.details.runId], ['alert.delivery_failed', 'failed', 'webhook', runId]);
+      assert.match(String(record.details.error), /refused/);
+      assert.equal(rx.deliveries.length, 0);
+    } finally {
+      await rx.close();
+      await closed.stop();
+    }
+  });
+
   it('a viewer can neither create nor read alert rules; a rule naming another organization\'s trigger is refused', async () => {
     const member = await fg.admin<{ id: string }>('POST', '/api/v1/members', { email: 'viewer-alerts@example.com', role: 'viewer' });
     assert.equal(member.status, 201);
