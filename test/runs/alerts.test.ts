@@ -2,13 +2,16 @@
  * Alerts on run outcomes (issue 54), end to end on the suite's Temporal and real HTTP on loopback:
  * a burst of failed runs with a failure_rate rule makes exactly one webhook delivery, signed and
  * verified by the receiver; a run_failed rule starts the error-handler workflow with the failed
- * run's ID, workflow and error; a viewer cannot create or read rules.
+ * run's ID, workflow and error; an e-mail goes through a mail connection to a real SMTP server on
+ * loopback; a private address is refused by the outbound guard; a viewer cannot create or read rules.
  *
  * FLOWGATE_TEST_ALERT_FAILURES sets the burst (20 by default, to keep the suite short on 2 cores;
  * the issue's figure is 50: `FLOWGATE_TEST_ALERT_FAILURES=50`).
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
 import { Webhook } from 'standardwebhooks';
 import { alertWorkflowId } from '../../src/common/alerts';
 import { alertStateQuery } from '../../src/common/workflow-contracts';
@@ -44,6 +47,24 @@ async function receiver(secret: () => string): Promise<LoopbackServer & { delive
     });
   });
   return { ...(await listenOnLoopback(server)), deliveries };
+}
+
+/** A real SMTP server (the smtp-server library) on loopback, without auth, keeping what it receives. */
+async function startSmtp(): Promise<{ port: number; received: { to: string[]; raw: string }[]; close(): Promise<void> }> {
+  const received: { to: string[]; raw: string }[] = [];
+  const server = new SMTPServer({
+    secure: false, disabledCommands: ['STARTTLS', 'AUTH'], logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        received.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return { port: (server.server.address() as AddressInfo).port, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 interface AuditList { records: { action: string; target: { type: string; id: string | null } | null; outcome: string; details: Record<string, unknown> }[] }
@@ -170,6 +191,31 @@ describe('alerts on run outcomes', () => {
     } finally {
       await rx.close();
       await closed.stop();
+    }
+  });
+
+  it('an e-mail destination sends the alert through the organization\'s mail connection', async function () {
+    this.timeout(120_000);
+    const smtp = await startSmtp();
+    try {
+      const connection = await fg.admin<{ PCID: string }>('POST', '/api/v1/connections', {
+        application: 'mail', name: 'alerts', credentials: { from: 'flowgate <alerts@example.test>', smtp: { host: '127.0.0.1', port: smtp.port, security: 'none' } },
+      });
+      assert.equal(connection.status, 201, JSON.stringify(connection.body));
+      const failing = await publishWorkflow(fg, { name: 'alerts-mailed', steps: [{ name: 'Boom', type: 'code', source: 'throw new Error("disk full")' }] });
+      const created = await fg.admin<{ id: string }>('POST', '/api/v1/alerts', {
+        name: 'mailed', condition: { kind: 'run_failed', workflowId: failing.workflowId }, destination: { type: 'email', connectionId: connection.body.PCID, to: ['oncall@example.test'] },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const runId = (await trigger(fg, failing)).headers.get('X-Pf-Run-Id') ?? '';
+      assert.equal((await pollStatus(fg, failing, runId)).status, 'FAILED');
+      const mail = await eventually(async () => smtp.received[0], 'the alert e-mail arrived', 60_000, 250);
+      assert.deepEqual(mail.to, ['oncall@example.test']);
+      assert.match(mail.raw, /Subject: \[flowgate\] mailed: 1 failed run\(s\) of alerts-mailed/);
+      assert.ok(mail.raw.includes(runId), 'the e-mail names the failed run');
+      assert.match(mail.raw, /disk full/);
+    } finally {
+      await smtp.close();
     }
   });
 
