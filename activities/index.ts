@@ -8,6 +8,8 @@ import type { Registry, UsageCall } from '../src/registry';
 import type { PriceTable } from '../src/llm/prices';
 import type { TriggerResolution } from '../src/runs/trigger-types';
 import { createAgentInvocationActivities, type ToolCatalogView } from './agent-invocation';
+import { createAlertActivities } from './alerts';
+import type { AlertDeliveries } from '../src/runs/alerts';
 import { createCallAgentTool } from './agent-tool-call';
 import { createPostCallback, type CallbackDependencies } from './callback';
 import { createCodeAgentTaskActivities } from './codeagent-task';
@@ -39,6 +41,8 @@ export type ActivityDependencies = RunStepDependencies & Omit<CallbackDependenci
   slots?: SlotDependencies;
   /** starts the runs of debounced and batched triggers' windows (unset: their startShapedRun activity fails and is retried) */
   shapedRuns?: ShapedRunStarter;
+  /** alert deliveries (unset: the alert evaluator's activities fail and are retried) */
+  alerts?: AlertDeliveries;
 };
 
 export function createActivities(deps: ActivityDependencies) {
@@ -57,6 +61,7 @@ export function createActivities(deps: ActivityDependencies) {
     ...createCodeAgentTaskActivities({ tools: deps.tools }),
     ...createSlotActivities(deps.slots),
     startShapedRun: createStartShapedRun(deps),
+    ...createAlertActivities(deps.alerts),
   };
 }
 

@@ -4,12 +4,14 @@
 import path from 'node:path';
 import v8 from 'node:v8';
 import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry-v2';
-import { bundleWorkflowCode, Worker, type NativeConnection, type WorkerInterceptors, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker, type InjectedSinks, type NativeConnection, type WorkerInterceptors, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
 import type { DataConverter } from '@temporalio/common';
 import { FAILURE_CONVERTER_PATH } from '../src/crypto/run-data-converter';
 import type { FlowgateMetrics } from '../src/observability/metrics';
 import type { Tracing } from '../src/observability/tracing';
+import type { AlertSinks } from '../src/common/alerts';
+import type { AlertNotifier } from '../src/runs/alerts';
 
 export const WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'index.js');
 /** Counts runs started and ended (the `flowgateMetrics` sink). */
@@ -70,6 +72,8 @@ export interface WorkerOptions {
   tracing?: Tracing;
   /** the run-data codec (src/crypto/payload-codec.ts): what the worker sends Temporal is sealed, what it reads is opened */
   dataConverter?: DataConverter;
+  /** told of each run that ends (not on replay): the organization's alert rules (src/runs/alerts.ts) */
+  alerts?: Pick<AlertNotifier, 'runEnded'>;
 }
 
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
@@ -79,6 +83,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     : {};
   const sinks = {
     ...(options.metrics?.sinks() ?? noMetrics),
+    ...alertSinks(options.alerts),
     ...(tracing ? { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) } : {}),
   };
   const bundle = await workflowBundle({ tracing: tracing !== undefined });
@@ -141,3 +146,8 @@ const noMetrics = {
     approvalWaiting: { fn: () => undefined, callDuringReplay: false },
   },
 };
+
+/** The workflows' `flowgateAlerts` sink: a worker without alerts answers it too. */
+function alertSinks(alerts: Pick<AlertNotifier, 'runEnded'> | undefined): InjectedSinks<AlertSinks> {
+  return { flowgateAlerts: { runEnded: { fn: (_info, ended) => alerts?.runEnded(ended), callDuringReplay: false } } };
+}

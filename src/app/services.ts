@@ -46,7 +46,8 @@ import { ShapedRuns } from '../triggers/shaping/shaped-runs';
 import { WebhookReceiver } from '../triggers/webhooks/receiver';
 import { TriggerSecrets } from '../triggers/webhooks/secrets';
 import { IdentityProviders } from '../people/identity-providers';
-import { BudgetAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin, type Management } from '../management';
+import { AlertAdmin, BudgetAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin, type Management } from '../management';
+import { AlertDeliveries, AlertNotifier } from '../runs/alerts';
 import { ScheduleService } from '../schedules/schedule-service';
 import { createToolDispatcher, CustomServers, type ServerKind, type ServerSource, type ToolDispatcher } from '../tools';
 import { WorkflowTasks } from '../tools/mcp/tasks';
@@ -94,6 +95,8 @@ export interface Services {
   /** workflow, trigger, key and member administration (src/management/: the management API and the console) */
   management: Management;
   webhookSecrets: WebhookSecrets;
+  /** the worker's side of alert rules: each ended run handed to the rules it concerns (src/runs/alerts.ts) */
+  alerts: AlertNotifier;
   /** verified triggers' deliveries and shaped triggers' windows (docs/webhooks.md) */
   webhooks: WebhookReceiver;
   agents: AgentService;
@@ -200,7 +203,9 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
     stepKinds: inputs.stepKinds,
     slots: { temporal: client, taskQueue, slotCheckSeconds: config.concurrency.slotCheckSeconds },
     shapedRuns: new ShapedRuns({ triggers, runs, registry, log }),
+    alerts: new AlertDeliveries({ registry, audit, webhookSecrets, triggers, runs, tools, allowPrivateNetwork: config.allowPrivateNetwork, log }),
   };
+  const alerts = new AlertNotifier({ registry, client, taskQueue, log });
 
   const runtimeTokens = createRuntimeTokens(signingKey, registry);
   // a revoked API key is refused at once on this replica: the gateway's key cache and the runtime tokens' forget it
@@ -214,6 +219,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
     keys: new KeyAdmin({ registry, forgetKeys }),
     members: new MemberAdmin({ registry, forgetKeys }),
     budgets: new BudgetAdmin({ registry }),
+    alerts: new AlertAdmin({ registry, changed: (orgId) => alerts.forget(orgId) }),
   };
   const consoleServices: ConsoleServices = {
     sessions: new ConsoleSessions({ registry, lifetimeMinutes: config.consoleSessionMinutes }),
@@ -224,7 +230,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   };
 
   return {
-    audit, runs, triggers, restarts, watcher, schedules, management, webhookSecrets, webhooks, agents, tools, customServers, workflowTools, tasks, signer, activities,
+    audit, runs, triggers, restarts, watcher, schedules, management, webhookSecrets, alerts, webhooks, agents, tools, customServers, workflowTools, tasks, signer, activities,
     console: consoleServices, identityProviders,
     runtimeTokens,
     codecSessions: createCodecSessions(signingKey),

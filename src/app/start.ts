@@ -200,7 +200,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
         maxCachedWorkflows: config.temporal.maxCachedWorkflows, workflowHeapMb: config.temporal.workerMemory.workflowHeapMb,
         workflowTaskSlots: config.temporal.workflowTaskSlots, activitySlots: config.temporal.activitySlots,
         deps: services.activities,
-        metrics, tracing, dataConverter: { ...dataConverter, payloadCodecs: [watched] },
+        metrics, tracing, dataConverter: { ...dataConverter, payloadCodecs: [watched] }, alerts: services.alerts,
       });
       self.worker = worker;
       const done = worker.run().catch((err: unknown) => log.error('worker stopped with an error', { error: err })).then(() => {

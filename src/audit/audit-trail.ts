@@ -20,7 +20,7 @@ import { APPROVAL_DECIDED, TOOL_CALLED } from './actions';
 export type { AuditFilter, AuditOutcome, AuditRecord } from '../registry';
 
 /** Which kind of credential a record's actor presented. */
-export type CredentialKind = 'admin_token' | 'api_key' | 'runtime_token' | 'approval_link' | 'console_session' | 'oauth_token' | 'member_token' | 'webhook_signature';
+export type CredentialKind = 'admin_token' | 'api_key' | 'runtime_token' | 'approval_link' | 'console_session' | 'oauth_token' | 'member_token' | 'webhook_signature' | 'alert_rule';
 
 /** Who acted, and with what: never the credential itself. */
 export interface AuditActor {

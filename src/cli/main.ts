@@ -13,6 +13,7 @@ import { approvalCommands } from './approvals';
 import { auditCommand } from './audit';
 import { callCommand, runCommands } from './runs';
 import { scheduleCommands } from './schedules';
+import { alertCommands } from './alerts';
 import { toolCommands } from './tools';
 
 /** Where the config file is, as help texts say it: the path in use now, and the rule. */
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   workflowCommands(program);
   triggerCommands(program);
   scheduleCommands(program);
+  alertCommands(program);
   apiKeyCommands(program);
   connectionCommands(program);
   serverCommands(program);

@@ -14,6 +14,7 @@ import type { CodeAgentTaskInput } from './codeagent-task';
 import type { ChunkProgress, ForEachChunkInput, ForEachChunkResult } from './for-each-chunk';
 import type { CallbackRequest, CallbackStatus, DecidedApproval, DecisionRequest, RecordedDecision, RunInput, RunState, RunSummary } from './run-types';
 import type { ShapeInput, ShapeSignal, ShapeState } from './shaping';
+import type { AlertEvaluatorInput, AlertSignal, AlertState } from './alerts';
 import type { SlotAcquire, SlotGrant, SlotRelease, SlotsInput, SlotsState } from './slots';
 
 /** Every workflow type the worker registers (workflows/index.ts exports a function of each name). */
@@ -26,6 +27,7 @@ export const WORKFLOW_TYPES = {
   deliverRunCallback: 'deliverRunCallback',
   runSlots: 'runSlots',
   shapeTriggerEvents: 'shapeTriggerEvents',
+  evaluateAlertRule: 'evaluateAlertRule',
 } as const;
 export type WorkflowType = (typeof WORKFLOW_TYPES)[keyof typeof WORKFLOW_TYPES];
 
@@ -47,6 +49,9 @@ export type RunSlotsWorkflow = (input: SlotsInput) => Promise<void>;
 
 /** The entity of one (trigger, key) of a debounced or batched trigger (workflows/shape-trigger-events.ts). */
 export type ShapeTriggerEventsWorkflow = (input: ShapeInput) => Promise<void>;
+
+/** The evaluator of one alert rule: counts its outcomes, decides and makes its deliveries (workflows/alert-evaluator.ts). */
+export type EvaluateAlertRuleWorkflow = (input: AlertEvaluatorInput) => Promise<void>;
 
 /**
  * The workflow ID of run `runId`'s completion-callback delivery (deliverRunCallback), a child the
@@ -100,3 +105,7 @@ export const slotsQuery = defineQuery<SlotsState>('slots');
 export const shapeEventSignal = defineSignal<[ShapeSignal]>('shapeEvent');
 /** What a shaping entity holds: its pending events and the runs it started. */
 export const shapeStateQuery = defineQuery<ShapeState>('shapeState');
+/** A run's outcome for an alert rule (sent with signal-with-start by the worker that saw the run end). */
+export const alertOutcomeSignal = defineSignal<[AlertSignal]>('alertOutcome');
+/** An alert evaluator's state: its window, cooldown and the deliveries it made. */
+export const alertStateQuery = defineQuery<AlertState & { delivered: number; failed: number }>('alertState');

@@ -4,6 +4,7 @@
  * in src/app/services.ts. Each operation answers a value or a refusal with a code (outcome.ts);
  * the doors only parse, call and word the answer.
  */
+import type { AlertAdmin } from './alerts';
 import type { BudgetAdmin } from './budgets';
 import type { KeyAdmin } from './keys';
 import type { MemberAdmin } from './members';
@@ -18,8 +19,11 @@ export interface Management {
   members: MemberAdmin;
   /** organizations' monthly budgets of agent usage */
   budgets: BudgetAdmin;
+  /** organizations' alert rules on run outcomes */
+  alerts: AlertAdmin;
 }
 
+export { AlertAdmin } from './alerts';
 export { BudgetAdmin, type BudgetPatch, type BudgetView } from './budgets';
 export { KeyAdmin, ADMIN_TOKEN_PREFIX, API_KEY_PREFIX, adminTokenId, type AdminActor } from './keys';
 export { MemberAdmin, MEMBER_TOKEN_PREFIX, memberTokenId, NO_ADMIN_TOKEN_LEFT, removalBody } from './members';

@@ -1,3 +1,5 @@
+export { AlertRuleStore } from './alert-rules';
+export type { AlertRuleRecord, AlertRuleWrite } from './alert-rules';
 export { AgentUsageStore } from './agent-usage';
 export type { OrgBudget, UsageCall } from './agent-usage';
 export { ApiKeyStore } from './api-keys';

@@ -604,6 +604,29 @@ const triggerWebhooks: Migration = {
   },
 };
 
+/** Alert rules on run outcomes (issue 54): per organization, evaluated by an entity workflow per rule. */
+const alertRules: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('alert_rules')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('condition', 'text', (c) => c.notNull())
+      .addColumn('destination', 'text', (c) => c.notNull())
+      .addColumn('enabled', 'integer', (c) => c.notNull().defaultTo(1))
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('alert_rules_org_id_idx').on('alert_rules').column('org_id').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropIndex('alert_rules_org_id_idx').ifExists().execute();
+    await db.schema.dropTable('alert_rules').ifExists().execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
@@ -626,6 +649,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0019-credential-owners': credentialOwners,
   '0020-oauth-client-use': oauthClientUse,
   '0021-trigger-webhooks': triggerWebhooks,
+  '0025-alert-rules': alertRules,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -11,6 +11,7 @@
  *   4. a readonly property on Registry below, set in the constructor, and its exports in index.ts.
  */
 import { sql, type Kysely } from 'kysely';
+import { AlertRuleStore } from './alert-rules';
 import { ApiKeyStore } from './api-keys';
 import { AuditStore } from './audit-records';
 import { ConnectionStore } from './connections';
@@ -84,6 +85,8 @@ export class Registry {
   readonly oauth: OAuthStore;
   /** people with a role, their personal access tokens (hashed) and the organization's identity provider */
   readonly members: MemberStore;
+  /** organizations' alert rules on run outcomes */
+  readonly alertRules: AlertRuleStore;
 
   constructor(private readonly db: Kysely<Database>, options: RegistryOptions = {}) {
     this.orgs = new OrgStore(db);
@@ -103,6 +106,7 @@ export class Registry {
     this.triggerForms = new TriggerFormStore(db);
     this.oauth = new OAuthStore(db);
     this.members = new MemberStore(db);
+    this.alertRules = new AlertRuleStore(db);
   }
 
   async close(): Promise<void> {

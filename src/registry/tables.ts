@@ -8,6 +8,8 @@ import type { OAuthClientsTable, OAuthCodesTable, OAuthGrantsTable, OAuthTokensT
 
 export type { ConsoleSessionsTable, TriggerFormsTable } from './console-tables';
 import type { TriggerDeliveriesTable, TriggerSecretsTable } from './webhook-tables';
+import type { AlertRulesTable } from './alert-tables';
+export type { AlertRulesTable } from './alert-tables';
 export type { TriggerDeliveriesTable, TriggerSecretsTable } from './webhook-tables';
 import type { IdentityProvidersTable, MembersTable, MemberTokensTable } from './member-tables';
 
@@ -228,6 +230,7 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   trigger_secrets: TriggerSecretsTable;
   trigger_deliveries: TriggerDeliveriesTable;
+  alert_rules: AlertRulesTable;
   members: MembersTable;
   member_tokens: MemberTokensTable;
   identity_providers: IdentityProvidersTable;

@@ -24,6 +24,8 @@ import { slotsWorkflowId } from '../../src/common/slots';
 import { slotsQuery, stateQuery, type RunSlotsWorkflow } from '../../src/common/workflow-contracts';
 import { shapeEventSignal, shapeStateQuery, type ShapeTriggerEventsWorkflow } from '../../src/common/workflow-contracts';
 import { shapeWorkflowId, type ShapedEvent, type ShapeInput } from '../../src/common/shaping';
+import { alertOutcomeSignal, alertStateQuery, type EvaluateAlertRuleWorkflow } from '../../src/common/workflow-contracts';
+import { alertWorkflowId, type AlertCondition, type AlertEvaluatorInput, type AlertSignal } from '../../src/common/alerts';
 import { workflowBundle } from '../../temporal/worker';
 import { recordHistoriesDir } from '../support/ci';
 import { eventually, FastWorker } from './support/fast-worker';
@@ -187,6 +189,31 @@ describe('every workflow type on a worker with fake activities (fast layer)', ()
     assert.equal(new Set(fw.world.shapedRuns.map((r) => r.idempotencyKey)).size, 2);
     assert.deepEqual((await handle.query(shapeStateQuery)).runs, ['run-1', 'run-2']);
     await replayAndRecord(fw, workflowId, 'shape-trigger-events.json');
+  });
+
+  it('evaluateAlertRule: a burst of failures over the threshold makes one delivery, the rest held back by the cooldown', async () => {
+    const ruleId = `alr_fast_${randomUUID()}`;
+    const workflowId = alertWorkflowId(ruleId);
+    // a window of 2 s and a cooldown of 1 s: the entity completes soon after the last outcome
+    const condition: AlertCondition = { kind: 'failure_rate', windowSeconds: 2, threshold: 3, cooldownSeconds: 1 };
+    const input: AlertEvaluatorInput = { orgId: FAKE_ORG, ruleId, condition };
+    const at = Date.now();
+    const send = (n: number) => fw.client.workflow.signalWithStart<EvaluateAlertRuleWorkflow, [AlertSignal]>(WORKFLOW_TYPES.evaluateAlertRule, {
+      workflowId, taskQueue: fw.taskQueue, args: [input], signal: alertOutcomeSignal,
+      signalArgs: [{ condition, ended: { runId: `run-${n}`, orgId: FAKE_ORG, workflowId: 'wf_fast', workflowName: 'fast', status: 'FAILED', error: `boom ${n}`, at: at + n } }],
+    });
+    for (let n = 1; n <= 10; n++) await send(n);
+    const handle = fw.client.workflow.getHandle<EvaluateAlertRuleWorkflow>(workflowId);
+    const state = await eventually(async () => {
+      const s = await handle.query(alertStateQuery);
+      return s.failures === 10 ? s : undefined;
+    }, 'the evaluator took every outcome in');
+    assert.deepEqual([state.fired, state.delivered, state.suppressed], [1, 1, 7]);
+    assert.equal(fw.world.alertDeliveries.length, 1);
+    const [delivery] = fw.world.alertDeliveries;
+    assert.deepEqual([delivery!.firing.count, delivery!.run.runId, delivery!.ruleId], [3, 'run-3', ruleId]);
+    await handle.result();
+    await replayAndRecord(fw, workflowId, 'evaluate-alert-rule.json');
   });
 
   it('runSlots: runs under a limit of 1 run one at a time in start order, the waiting one reads PENDING, a terminated holder\'s slot is freed', async function () {

@@ -9,7 +9,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { ServiceError } from '@temporalio/client';
 import { AgentService } from '../../src/agents/service';
-import { BudgetAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin } from '../../src/management';
+import { AlertAdmin, BudgetAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin } from '../../src/management';
 import { createApprovalLinks } from '../../src/crypto/approval-links';
 import { createFileBlobStore } from '../../src/blobs/blob-store';
 import type { RunInput } from '../../src/common/run-types';
@@ -102,6 +102,7 @@ describe('trigger: a start that fails after Temporal may have created the run', 
         keys: new KeyAdmin({ registry: fg.registry, forgetKeys: () => undefined }),
         members: new MemberAdmin({ registry: fg.registry, forgetKeys: () => undefined }),
         budgets: new BudgetAdmin({ registry: fg.registry }),
+        alerts: new AlertAdmin({ registry: fg.registry }),
       },
       restarts: new RunRestarts({ registry: fg.registry, blobs, signer, runs, triggers }),
       watcher: new RunWatcher((runId) => runs.view(runId), config.livePollMs, silentLogger),

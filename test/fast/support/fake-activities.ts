@@ -19,6 +19,7 @@ import type { CallbackRequest, RunInput } from '../../../src/common/run-types';
 import type { SweepRequest } from '../../../src/common/workflow-contracts';
 import { definitionSchemaOf } from '../../../src/management/workflows';
 import type { StartShapedRunRequest } from '../../../src/triggers/shaping/shaped-runs';
+import type { AlertDeliveryRequest } from '../../../src/common/alerts';
 import { MemoryBlobStore } from './memory-blob-store';
 
 export const FAKE_ORG = 'org_fast';
@@ -47,6 +48,9 @@ export class FakeWorld {
   readonly codeAgentCancels: string[] = [];
   /** the windows shaped triggers' entities asked runs for, in order */
   readonly shapedRuns: StartShapedRunRequest[] = [];
+  /** alert deliveries made (by delivery ID: a retried attempt counts once), and those that failed for good */
+  readonly alertDeliveries: AlertDeliveryRequest[] = [];
+  readonly alertFailures: { request: AlertDeliveryRequest; error: string }[] = [];
 }
 
 /** The run input of a definition, as the trigger service builds it (parsed like a publish, with the world's kinds). */
@@ -134,6 +138,13 @@ export function fakeActivities(world: FakeWorld, overrides: Partial<Activities> 
       // a retried activity asks with the same key: one run per key, as the trigger service's idempotency gives
       if (!world.shapedRuns.some((r) => r.idempotencyKey === request.idempotencyKey)) world.shapedRuns.push(request);
       return { ok: true, runId: `run-${world.shapedRuns.findIndex((r) => r.idempotencyKey === request.idempotencyKey) + 1}` };
+    },
+    async deliverAlert(request) {
+      if (!world.alertDeliveries.some((d) => d.deliveryId === request.deliveryId)) world.alertDeliveries.push(request);
+      return { delivered: true, destination: 'webhook' };
+    },
+    async alertDeliveryFailed(request, error) {
+      world.alertFailures.push({ request, error });
     },
     async cancelCodeAgentRun(ref) {
       world.codeAgentCancels.push(ref.runId);

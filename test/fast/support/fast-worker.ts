@@ -10,6 +10,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker, type InjectedSinks } from '@temporalio/worker';
 import type { Activities } from '../../../activities';
 import type { MetricsSinks } from '../../../src/common/metrics-sinks';
+import type { AlertSinks } from '../../../src/common/alerts';
 import { runExecutionTimeoutMs } from '../../../src/common/run-time-limit';
 import { ENGINE_LEVEL, type RunInput, type RunSummary } from '../../../src/common/run-types';
 import { stateQuery, WORKFLOW_TYPES, type RunAutomationWorkflow } from '../../../src/common/workflow-contracts';
@@ -22,7 +23,8 @@ export { eventually } from '../../support/eventually';
 import { stepFileKey } from '../../../activities/run-step';
 import { FAKE_ORG, fakeActivities, FakeWorld, runInputOf } from './fake-activities';
 
-const noMetrics: InjectedSinks<MetricsSinks> = {
+const noMetrics: InjectedSinks<MetricsSinks & AlertSinks> = {
+  flowgateAlerts: { runEnded: { fn: () => undefined, callDuringReplay: false } },
   flowgateMetrics: {
     runStarted: { fn: () => undefined, callDuringReplay: false },
     runEnded: { fn: () => undefined, callDuringReplay: false },

@@ -1,0 +1,21 @@
+/**
+ * The table of alert rules (issue 54; migration 0025), apart from tables.ts so that it stays one
+ * screenful per concern. Conventions as in db.ts.
+ */
+
+/** An organization's alert rule (src/management/alerts.ts checks its JSON columns). */
+export interface AlertRulesTable {
+  id: string;
+  org_id: string;
+  name: string;
+  /** run_failed | failure_rate */
+  kind: string;
+  /** JSON: the condition (src/common/alerts.ts AlertCondition) */
+  condition: string;
+  /** JSON: where a delivery goes (`webhook`, `email` or `workflow`) */
+  destination: string;
+  /** 1: evaluated; 0: kept, not evaluated */
+  enabled: number;
+  created_at: string;
+  updated_at: string;
+}
