@@ -36,6 +36,7 @@ const runHeader = {
   id: z.string().meta({ description: 'the run ID' }),
   type: z.enum(['TRIGGER', 'SCHEDULE']),
   started: isoTime,
+  sourceCommit: z.string().optional().meta({ description: 'the source commit the run\'s version was applied from (docs/definitions-as-code.md)' }),
   status: RunStatusSchema,
   error: z.string().optional().meta({ description: 'why the run did not complete' }),
 };

@@ -12,6 +12,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { ApiKeyStore } from './api-keys';
+import { AppliedDefinitionStore } from './applied-definitions';
 import { AuditStore } from './audit-records';
 import { ConnectionStore } from './connections';
 import { ConsoleSessionStore } from './console-sessions';
@@ -84,6 +85,8 @@ export class Registry {
   readonly oauth: OAuthStore;
   /** people with a role, their personal access tokens (hashed) and the organization's identity provider */
   readonly members: MemberStore;
+  /** what the last apply of definitions as code wrote of each object (drift) */
+  readonly appliedDefinitions: AppliedDefinitionStore;
 
   constructor(private readonly db: Kysely<Database>, options: RegistryOptions = {}) {
     this.orgs = new OrgStore(db);
@@ -103,6 +106,7 @@ export class Registry {
     this.triggerForms = new TriggerFormStore(db);
     this.oauth = new OAuthStore(db);
     this.members = new MemberStore(db);
+    this.appliedDefinitions = new AppliedDefinitionStore(db);
   }
 
   async close(): Promise<void> {
