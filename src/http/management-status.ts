@@ -27,6 +27,8 @@ export const MANAGEMENT_STATUS: RefusalStatus<ManagementRefusalCode> = {
   UNKNOWN_API_KEY: { status: 404, code: 'unknown_api_key' },
   UNKNOWN_MEMBER: { status: 404, code: 'unknown_member' },
   MEMBER_EXISTS: { status: 409, code: 'member_exists' },
+  INVALID_DEFINITIONS: { status: 400, code: 'invalid_definitions' },
+  APPLY_FAILED: { status: 409, code: 'apply_failed' },
 };
 
 /** The refusal as the API answers it. */

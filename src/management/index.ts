@@ -5,6 +5,7 @@
  * the doors only parse, call and word the answer.
  */
 import type { BudgetAdmin } from './budgets';
+import type { DefinitionAdmin } from './definitions';
 import type { KeyAdmin } from './keys';
 import type { MemberAdmin } from './members';
 import type { TriggerAdmin } from './triggers';
@@ -18,6 +19,8 @@ export interface Management {
   members: MemberAdmin;
   /** organizations' monthly budgets of agent usage */
   budgets: BudgetAdmin;
+  /** definitions as code: plan, apply and export of a folder (docs/definitions-as-code.md) */
+  definitions: DefinitionAdmin;
 }
 
 export { BudgetAdmin, type BudgetPatch, type BudgetView } from './budgets';
@@ -25,4 +28,5 @@ export { KeyAdmin, ADMIN_TOKEN_PREFIX, API_KEY_PREFIX, adminTokenId, type AdminA
 export { MemberAdmin, MEMBER_TOKEN_PREFIX, memberTokenId, NO_ADMIN_TOKEN_LEFT, removalBody } from './members';
 export { TriggerAdmin, type TriggerBody, type ScheduleView } from './triggers';
 export { WorkflowAdmin } from './workflows';
+export { DefinitionAdmin, ApplyRequestSchema, ExportSchema, PlanSchema, type AgentPort, type ApplyRequest, type Plan, type ServerPort } from './definitions';
 export type { DefinitionIssue, ManagementRefusal, ManagementRefusalCode, Outcome } from './outcome';

@@ -24,7 +24,9 @@ export type ManagementRefusalCode =
   | 'NO_SCHEDULE'
   | 'UNKNOWN_API_KEY'
   | 'UNKNOWN_MEMBER'
-  | 'MEMBER_EXISTS';
+  | 'MEMBER_EXISTS'
+  | 'INVALID_DEFINITIONS'
+  | 'APPLY_FAILED';
 
 /** One problem of a definition, where it is (the console places it in the text). */
 export interface DefinitionIssue {

@@ -9,7 +9,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { ServiceError } from '@temporalio/client';
 import { AgentService } from '../../src/agents/service';
-import { BudgetAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin } from '../../src/management';
+import { BudgetAdmin, DefinitionAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin } from '../../src/management';
 import { createApprovalLinks } from '../../src/crypto/approval-links';
 import { createFileBlobStore } from '../../src/blobs/blob-store';
 import type { RunInput } from '../../src/common/run-types';
@@ -93,12 +93,19 @@ describe('trigger: a start that fails after Temporal may have created the run', 
       registry: fg.registry, blobs, temporal: fg.client, taskQueue: fg.taskQueue, config, signer,
       servers: (orgId) => fg.tools.servers(orgId), tools: (server, orgId, signal) => fg.tools.listOf(server, orgId, signal),
     });
+    const workflowAdmin = new WorkflowAdmin({ registry: fg.registry, schedules: fg.schedules, log: silentLogger });
+    const triggerAdmin = new TriggerAdmin({ registry: fg.registry, schedules: fg.schedules });
+    const refuse = (): Promise<never> => Promise.reject(new Error('not in this test'));
+    const refusingServers = { register: refuse, replace: refuse, remove: refuse };
+    const refusingAgents = { create: refuse, update: refuse, remove: refuse };
     const app = createApp({
       config, registry: fg.registry, audit: fg.audit, temporal: fg.client, blobs, log: silentLogger,
       tools: fg.tools, runtimeTokens: createRuntimeTokens(key, fg.registry), runs, triggers, agents,
       management: {
-        workflows: new WorkflowAdmin({ registry: fg.registry, schedules: fg.schedules, log: silentLogger }),
-        triggers: new TriggerAdmin({ registry: fg.registry, schedules: fg.schedules }),
+        workflows: workflowAdmin,
+        triggers: triggerAdmin,
+        // no custom server or agent is applied here: the ports refuse
+        definitions: new DefinitionAdmin({ registry: fg.registry, workflows: workflowAdmin, triggers: triggerAdmin, servers: refusingServers, agents: refusingAgents }),
         keys: new KeyAdmin({ registry: fg.registry, forgetKeys: () => undefined }),
         members: new MemberAdmin({ registry: fg.registry, forgetKeys: () => undefined }),
         budgets: new BudgetAdmin({ registry: fg.registry }),
