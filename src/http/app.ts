@@ -14,6 +14,7 @@ import { agentRoutes } from './routes/agents';
 import { auditRoutes } from './routes/audit';
 import { authTokenRoutes } from './routes/auth-token';
 import { budgetRoutes } from './routes/budgets';
+import { applyRoutes } from './routes/apply';
 import { codecRoutes } from './routes/codec';
 import { connectionRoutes } from './routes/connections';
 import { consoleRoutes } from './routes/console';
@@ -133,7 +134,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
     }));
   }
   const routers: GatewayRouter[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), scheduleRoutes(deps), approvalRoutes(deps), memberRoutes(deps)];
-  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), budgetRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps), auditRoutes(deps));
+  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), budgetRoutes(deps), applyRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps), auditRoutes(deps));
   if (deps.codec) routers.push(codecRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
   for (const router of [formRoutes(deps), formManagementRoutes(deps), identityProviderRoutes(deps), triggerWebhookRoutes(deps)]) if (router) routers.push(router);

@@ -74,20 +74,28 @@ export class DefinitionAdmin {
 
   /** The JSON Schema of a definitions file, for editors (`# yaml-language-server: $schema=…`). */
   jsonSchema(): Record<string, unknown> {
-    const opts = { io: 'input', unrepresentable: 'any', reused: 'inline' } as const;
-    const workflow = z.toJSONSchema(this.deps.workflows.definitionSchema, opts);
+    const opts = { io: 'input', unrepresentable: 'any' } as const;
+    const $defs: Record<string, unknown> = {};
+    // each kind's $defs move to the root, prefixed with the kind, so that their $refs resolve there
+    const hoisted = (kind: string, schema: Record<string, unknown>): Record<string, unknown> => {
+      const moved: unknown = JSON.parse(JSON.stringify(schema).replaceAll('"#/$defs/', `"#/$defs/${kind}.`));
+      if (!isRecord(moved)) return {};
+      const { $schema: _s, $defs: defs, ...body } = moved;
+      if (isRecord(defs)) for (const [name, def] of Object.entries(defs)) $defs[`${kind}.${name}`] = def;
+      return { title: kind, ...body };
+    };
+    const workflow = hoisted('workflow', z.toJSONSchema(this.deps.workflows.definitionSchema, opts));
     const properties = isRecord(workflow.properties) ? workflow.properties : {};
-    const { $schema: _s, ...workflowBody } = workflow;
     const kinds = [
-      { ...workflowBody, title: 'workflow', properties: { kind: { const: 'workflow' }, ...properties }, required: ['kind', ...(Array.isArray(workflow.required) ? workflow.required : [])] },
-      { ...strip(z.toJSONSchema(TriggerDocSchema, opts)), title: 'trigger' },
-      { ...strip(z.toJSONSchema(ToolServerDocSchema, opts)), title: 'toolServer' },
-      { ...strip(z.toJSONSchema(AgentDocSchema, opts)), title: 'agent' },
-      { ...strip(z.toJSONSchema(OverlayDocSchema, opts)), title: 'overlay' },
+      { ...workflow, properties: { kind: { const: 'workflow' }, ...properties }, required: ['kind', ...(Array.isArray(workflow.required) ? workflow.required : [])] },
+      hoisted('trigger', z.toJSONSchema(TriggerDocSchema, opts)),
+      hoisted('toolServer', z.toJSONSchema(ToolServerDocSchema, opts)),
+      hoisted('agent', z.toJSONSchema(AgentDocSchema, opts)),
+      hoisted('overlay', z.toJSONSchema(OverlayDocSchema, opts)),
     ];
     return {
-      $schema: 'https://json-schema.org/draft/2020-12/schema', $id: 'flowgate-definitions', title: 'flowgate definitions file',
-      description: 'one object of a definitions folder (docs/definitions-as-code.md), chosen by its kind', oneOf: kinds,
+      $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'flowgate definitions file',
+      description: 'one object of a definitions folder (docs/definitions-as-code.md), chosen by its kind', oneOf: kinds, $defs,
     };
   }
 
@@ -355,11 +363,6 @@ export class DefinitionAdmin {
 
 function stripUndefined(value: object): Form {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null));
-}
-
-function strip(schema: Record<string, unknown>): Record<string, unknown> {
-  const { $schema: _s, ...rest } = schema;
-  return rest;
 }
 
 function workflowForm(definition: WorkflowDefinition): Form {
