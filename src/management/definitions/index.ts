@@ -511,8 +511,8 @@ export function diffOf(before: Form | undefined, after: Form | undefined): strin
       lines.push({ mark: ' ', text: a[i] ?? '' });
       i++;
       j++;
-    } else if (j < m && (i >= n || at(i, j + 1) >= at(i + 1, j))) lines.push({ mark: '+', text: b[j++] ?? '' });
-    else lines.push({ mark: '-', text: a[i++] ?? '' });
+    } else if (i < n && (j >= m || at(i + 1, j) >= at(i, j + 1))) lines.push({ mark: '-', text: a[i++] ?? '' });
+    else lines.push({ mark: '+', text: b[j++] ?? '' });
   }
   const near = lines.map((l, k) => l.mark !== ' ' || lines.slice(Math.max(0, k - 2), k + 3).some((x) => x.mark !== ' '));
   const out: string[] = [];
