@@ -118,6 +118,7 @@ export const StatusBodySchema = z.looseObject({
   })),
   callback: CallbackStatusSchema.optional(),
   origin: RunOriginSchema.optional(),
+  sourceCommit: z.string().optional().meta({ description: 'the source commit the run\'s version was applied from (docs/definitions-as-code.md)' }),
 }).meta({ id: 'RunStatusBody', description: 'A run\'s status (contract 2.5)' });
 export type StatusBody = z.infer<typeof StatusBodySchema>;
 

@@ -214,6 +214,7 @@ export function statusBody(view: RunView): StatusBody {
     stepInfo,
     ...(view.callback ? { callback: { ...view.callback } } : {}),
     ...(view.memo.origin ? { origin: { ...view.memo.origin } } : {}),
+    ...(view.memo.sourceCommit ? { sourceCommit: view.memo.sourceCommit } : {}),
   };
 }
 

@@ -115,7 +115,10 @@ describe('definitions as code: flowgate export, plan and apply', () => {
     assert.deepEqual(plan.changes.map((c) => `${c.action} ${c.kind}/${c.name}`), ['change workflow/report']);
     assert.match(plan.changes[0]?.diff ?? '', /- +template: v1\n\+ +template: v2/);
 
-    const applied = await cli(['apply', `file://${repo}@main`]);
+    // applied by an editor: the audit trail names them
+    const editor = ok(await fg.admin<{ id: string }>('POST', '/api/v1/members', { email: 'eda@example.com', role: 'editor' }), 201);
+    const editorToken = ok(await fg.admin<{ token: string }>('POST', `/api/v1/members/${editor.id}/tokens`), 201);
+    const applied = await cli(['apply', `file://${repo}@main`], editorToken.token);
     assert.equal(applied.code, 0, `${applied.stdout}${applied.stderr}`);
     assert.match(applied.stdout, new RegExp(`0 to create, 1 to change, 0 to delete; 0 drifted \\(commit ${sha}\\)`));
     const workflow = ok(await fg.admin<{ publishedVersion: number }>('GET', `/api/v1/workflows/${reportId}`));
@@ -123,26 +126,32 @@ describe('definitions as code: flowgate export, plan and apply', () => {
     assert.equal((await cli(['plan', repo])).code, 0, 'applied: no change left');
 
     const first = await eventually(async () => {
-      const run = ok(await fg.admin<RunBody>('GET', `/api/v1/runs/${beforeRun.runId}`));
-      assert.equal(run.status, 'COMPLETE');
-      return run;
+      assert.equal(ok(await fg.admin<RunBody>('GET', `/api/v1/runs/${beforeRun.runId}`)).status, 'COMPLETE');
+      return ok(await fg.admin<RunBody & { results: { stepVersion: number }[] }>('GET', `/api/v1/runs/${beforeRun.runId}/results`));
     }, 'the run started before the apply completes', 60_000);
     assert.equal(first.automationVersion, 1, 'the run started before the apply kept version 1');
     assert.equal(first.sourceCommit, undefined);
+    assert.equal(first.results[1]?.stepVersion, 1, 'its second step is version 1\'s');
     const after = await fg.request(`/ext/triggers/${triggerId}`, { method: 'POST', headers: { 'X-API-KEY': key.key, Prefer: 'wait=0' } });
     const afterRun = (await after.json()) as { runId: string };
-    const second = ok(await fg.admin<RunBody>('GET', `/api/v1/runs/${afterRun.runId}`));
+    assert.equal(ok(await fg.admin<RunBody>('GET', `/api/v1/runs/${afterRun.runId}`)).sourceCommit, sha, 'its status names the commit');
+    const second = await eventually(async () => {
+      assert.equal(ok(await fg.admin<RunBody>('GET', `/api/v1/runs/${afterRun.runId}`)).status, 'COMPLETE');
+      return ok(await fg.admin<RunBody & { results: { stepVersion: number }[] }>('GET', `/api/v1/runs/${afterRun.runId}/results`));
+    }, 'the run started after the apply completes', 60_000);
     assert.equal(second.automationVersion, 2);
     assert.equal(second.sourceCommit, sha, 'a run of the applied version records the commit');
+    assert.equal(second.results[1]?.stepVersion, 2, 'the edited step is a new step version');
 
     // the audit trail names who applied which commit
-    const audit = ok(await fg.admin<{ records: { action: string; actor: string; details: Record<string, unknown> }[] }>('GET', '/api/v1/audit?limit=100'));
+    const audit = ok(await fg.admin<{ records: { action: string; actor: string; actorName: string | null; details: Record<string, unknown> }[] }>('GET', '/api/v1/audit?limit=100'));
     const record = audit.records.find((r) => r.action === 'definitions.applied');
     assert.ok(record, 'the apply is recorded');
     assert.equal(record.details.commit, sha);
     assert.equal(record.details.source, `file://${repo}@main`);
     assert.equal(record.details.changed, 1);
-    assert.match(record.actor, /^admin/);
+    assert.equal(record.actor, `member:${editor.id}`);
+    assert.equal(record.actorName, 'eda@example.com');
 
     // a change through the API after the apply: drift
     const draft = ok(await fg.admin<{ draft: Record<string, unknown> }>('GET', `/api/v1/workflows/${reportId}`));
