@@ -135,6 +135,9 @@ describe('definitions as code: flowgate export, plan and apply', () => {
     const after = await fg.request(`/ext/triggers/${triggerId}`, { method: 'POST', headers: { 'X-API-KEY': key.key, Prefer: 'wait=0' } });
     const afterRun = (await after.json()) as { runId: string };
     assert.equal(ok(await fg.admin<RunBody>('GET', `/api/v1/runs/${afterRun.runId}`)).sourceCommit, sha, 'its status names the commit');
+    const described = await fg.client.workflow.getHandle(afterRun.runId).describe();
+    assert.equal(await described.staticSummary(), `report v2 @${sha.slice(0, 12)} · trigger ${triggerId}`, 'the Temporal Web UI summary names the commit');
+    assert.match((await described.staticDetails()) ?? '', new RegExp(`applied from commit ${sha}`));
     const second = await eventually(async () => {
       assert.equal(ok(await fg.admin<RunBody>('GET', `/api/v1/runs/${afterRun.runId}`)).status, 'COMPLETE');
       return ok(await fg.admin<RunBody & { results: { stepVersion: number }[] }>('GET', `/api/v1/runs/${afterRun.runId}/results`));
