@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createHmac, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -203,6 +204,37 @@ describe('definitions as code: flowgate export, plan and apply', () => {
     const direct = await as.admin<{ error?: unknown }>('POST', '/api/v1/apply', { files: [{ path: 'w.yaml', text: 'kind: workflow\nname: w\nsteps: []\n' }] });
     assert.equal(direct.status, 400, JSON.stringify(direct.body));
     assert.deepEqual(ok(await as.admin<{ workflows: unknown[] }>('GET', '/api/v1/workflows')).workflows, [], 'nothing was created');
+  });
+
+  it('a verified trigger: its secret is a reference filled from the environment at apply, and a signed delivery starts a run', async () => {
+    const org = ok(await fg.admin<{ adminToken: string }>('POST', '/api/v1/orgs', { name: 'defs-verified' }), 201);
+    const as = asAdminOf(fg, org.adminToken);
+    const dir = path.join(home, 'verified');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'all.yaml'), [
+      'kind: workflow', 'name: on-push', 'steps:', '  - { name: Hi, type: template, template: pushed }', '---',
+      'kind: trigger', 'name: github-push', 'workflow: on-push', 'verify: { preset: github, secretRefs: [DEFS_HOOK_SECRET], events: [push] }', '',
+    ].join('\n'));
+    const missing = await cli(['apply', dir], org.adminToken);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /HTTP 400: all\.yaml#2 verify\.secretRefs: no value for the secret reference DEFS_HOOK_SECRET/);
+    assert.deepEqual(ok(await as.admin<{ workflows: unknown[] }>('GET', '/api/v1/workflows')).workflows, [], 'nothing applied');
+
+    const secret = 'defs-hook-secret-0123456789';
+    const applied = await cli(['apply', dir], org.adminToken, { DEFS_HOOK_SECRET: secret });
+    assert.equal(applied.code, 0, `${applied.stdout}${applied.stderr}`);
+    assert.equal((await cli(['plan', dir], org.adminToken)).code, 0, 'the reference is not compared: no change, and no secret needed to plan');
+    const exported = path.join(home, 'verified-export');
+    assert.equal((await cli(['export', exported], org.adminToken)).code, 0);
+    assert.match(readFileSync(path.join(exported, 'triggers', 'github-push.yaml'), 'utf8'), /secretRefs:\n\s+- GITHUB_PUSH_SECRET/);
+
+    const triggers = ok(await as.admin<{ triggers: { id: string; name: string }[] }>('GET', '/api/v1/triggers')).triggers;
+    const body = JSON.stringify({ ref: 'refs/heads/main' });
+    const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+    const delivery = await fg.request(`/ext/triggers/${triggers[0]?.id ?? ''}`, {
+      method: 'POST', body, headers: { 'Content-Type': 'application/json', 'X-GitHub-Event': 'push', 'X-GitHub-Delivery': randomUUID(), 'X-Hub-Signature-256': signature },
+    });
+    assert.ok([200, 201, 202].includes(delivery.status), `${delivery.status} ${await delivery.text()}`);
   });
 
   it('promotion: the same folder with an overlay creates the same objects in a second organization', async () => {
