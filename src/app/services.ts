@@ -46,7 +46,7 @@ import { ShapedRuns } from '../triggers/shaping/shaped-runs';
 import { WebhookReceiver } from '../triggers/webhooks/receiver';
 import { TriggerSecrets } from '../triggers/webhooks/secrets';
 import { IdentityProviders } from '../people/identity-providers';
-import { AlertAdmin, BudgetAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin, type Management } from '../management';
+import { AlertAdmin, BudgetAdmin, DefinitionAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin, type Management } from '../management';
 import { AlertDeliveries, AlertNotifier } from '../runs/alerts';
 import { ScheduleService } from '../schedules/schedule-service';
 import { createToolDispatcher, CustomServers, type ServerKind, type ServerSource, type ToolDispatcher } from '../tools';
@@ -213,9 +213,12 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
     forgetApiKeys(registry);
     runtimeTokens.forgetKeys();
   };
+  const workflowAdmin = new WorkflowAdmin({ registry, schedules, log, stepKinds: inputs.stepKinds });
+  const triggerAdmin = new TriggerAdmin({ registry, schedules, webhooks });
   const management: Management = {
-    workflows: new WorkflowAdmin({ registry, schedules, log, stepKinds: inputs.stepKinds }),
-    triggers: new TriggerAdmin({ registry, schedules, webhooks }),
+    workflows: workflowAdmin,
+    triggers: triggerAdmin,
+    definitions: new DefinitionAdmin({ registry, workflows: workflowAdmin, triggers: triggerAdmin, servers: customServers, agents }),
     keys: new KeyAdmin({ registry, forgetKeys }),
     members: new MemberAdmin({ registry, forgetKeys }),
     budgets: new BudgetAdmin({ registry }),

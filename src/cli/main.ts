@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 /**
  * `flowgate`: the command line of the management API, runs, approvals, triggers and the tool
- * gateway. Exit codes: 0 success, 1 failure (run FAILED, HTTP error), 2 timeout, 64 usage error.
+ * gateway. Exit codes: 0 success, 1 failure (run FAILED, HTTP error), 2 timeout (`plan`: changes pending), 64 usage error.
  */
 import '../app/node-line';
 import { Command, CommanderError } from 'commander';
 import { configPath, writeFileConfig } from './config';
 import { completionCommand } from './completion';
+import { definitionCommands } from './definitions';
 import { CliError, EXIT } from './errors';
 import { agentCommands, apiKeyCommands, connectionCommands, serverCommands, triggerCommands, workflowCommands } from './resources';
 import { approvalCommands } from './approvals';
@@ -56,6 +57,7 @@ export function buildProgram(): Command {
   callCommand(program);
   toolCommands(program);
   auditCommand(program);
+  definitionCommands(program);
   completionCommand(program);
   for (const command of program.commands) {
     command.exitOverride();

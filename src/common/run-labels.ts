@@ -44,14 +44,14 @@ export function runOrigin(input: Omit<RunInput, 'runId'>, via?: StartedVia): str
 
 /** The run's workflow summary: `Nightly report v3 · schedule of trigger t1`. */
 export function runSummaryText(input: Omit<RunInput, 'runId'>, via?: StartedVia): string {
-  return cut(`${input.automationName} v${input.automationVersion} · ${runOrigin(input, via)}`);
+  return cut(`${input.automationName} v${input.automationVersion}${input.sourceCommit ? ` @${input.sourceCommit.slice(0, 12)}` : ''} · ${runOrigin(input, via)}`);
 }
 
 /** The run's workflow details (Markdown, shown under the summary). */
 export function runDetailsText(input: Omit<RunInput, 'runId'>, via?: StartedVia): string {
   const steps = input.definition.steps.map((s, i) => `- ${stepLabel(String(i + 1), s)}`);
   return [
-    `**${input.automationName}** version ${input.automationVersion} (automation ${input.automationId}, organization ${input.orgId})`,
+    `**${input.automationName}** version ${input.automationVersion} (automation ${input.automationId}, organization ${input.orgId})${input.sourceCommit ? `, applied from commit ${input.sourceCommit}` : ''}`,
     '',
     `Started by ${input.startedBy} through ${runOrigin(input, via)}; time limit ${shortDuration(input.definition.timeoutSeconds * 1000)}.`,
     '',

@@ -29,6 +29,8 @@ export type RunMemo = {
   endedAs?: 'TIMEOUT';
   /** started by a task-augmented workflow-tool call: the MCP task's ttl (ms); past it the task is unknown (the run stays) */
   taskTtlMs?: number;
+  /** the source commit the run's version was applied from (definitions as code) */
+  sourceCommit?: string;
   /** how many concurrency limits the run takes a slot of before it starts (RunInput.slots; issue 36) */
   slots?: number;
 };
@@ -43,5 +45,6 @@ export function buildRunMemo(input: Omit<RunInput, 'runId'>): RunMemo {
     ...(input.origin ? { origin: input.origin } : {}),
     ...(input.type ? { type: input.type } : {}),
     ...(input.slots ? { slots: input.slots.claims.length } : {}),
+    ...(input.sourceCommit ? { sourceCommit: input.sourceCommit } : {}),
   };
 }

@@ -41,6 +41,8 @@ export interface RunInput {
   inputs: Record<string, unknown> | '';
   /** set on runs started by a `trigger` step */
   parentRunId?: string;
+  /** the source commit its version was applied from (definitions as code, docs/definitions-as-code.md) */
+  sourceCommit?: string;
   /** 0 for a run started over HTTP; one more per chained `trigger` step */
   chainDepth?: number;
   /** where the run's final status is POSTed when it ends (workflows/run/completion-callback.ts) */

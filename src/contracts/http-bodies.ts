@@ -36,6 +36,7 @@ const runHeader = {
   id: z.string().meta({ description: 'the run ID' }),
   type: z.enum(['TRIGGER', 'SCHEDULE']),
   started: isoTime,
+  sourceCommit: z.string().optional().meta({ description: 'the source commit the run\'s version was applied from (docs/definitions-as-code.md)' }),
   status: RunStatusSchema,
   error: z.string().optional().meta({ description: 'why the run did not complete' }),
 };
@@ -117,6 +118,7 @@ export const StatusBodySchema = z.looseObject({
   })),
   callback: CallbackStatusSchema.optional(),
   origin: RunOriginSchema.optional(),
+  sourceCommit: z.string().optional().meta({ description: 'the source commit the run\'s version was applied from (docs/definitions-as-code.md)' }),
 }).meta({ id: 'RunStatusBody', description: 'A run\'s status (contract 2.5)' });
 export type StatusBody = z.infer<typeof StatusBodySchema>;
 

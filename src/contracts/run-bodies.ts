@@ -123,6 +123,7 @@ function runHeader(view: RunView) {
     /** interface.md's `TRIGGER`, or `SCHEDULE` for a run a trigger's schedule started */
     type: view.memo.type ?? ('TRIGGER' as const),
     started: view.memo.started,
+    ...(view.memo.sourceCommit ? { sourceCommit: view.memo.sourceCommit } : {}),
     status: view.status,
     ...(view.error ? { error: view.error } : {}),
   };
@@ -213,6 +214,7 @@ export function statusBody(view: RunView): StatusBody {
     stepInfo,
     ...(view.callback ? { callback: { ...view.callback } } : {}),
     ...(view.memo.origin ? { origin: { ...view.memo.origin } } : {}),
+    ...(view.memo.sourceCommit ? { sourceCommit: view.memo.sourceCommit } : {}),
   };
 }
 

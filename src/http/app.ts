@@ -15,6 +15,7 @@ import { auditRoutes } from './routes/audit';
 import { authTokenRoutes } from './routes/auth-token';
 import { budgetRoutes } from './routes/budgets';
 import { alertRoutes } from './routes/alerts';
+import { applyRoutes } from './routes/apply';
 import { codecRoutes } from './routes/codec';
 import { connectionRoutes } from './routes/connections';
 import { consoleRoutes } from './routes/console';
@@ -134,7 +135,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
     }));
   }
   const routers: GatewayRouter[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), scheduleRoutes(deps), approvalRoutes(deps), memberRoutes(deps)];
-  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), budgetRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps), auditRoutes(deps), alertRoutes(deps));
+  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), budgetRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps), auditRoutes(deps), alertRoutes(deps), applyRoutes(deps));
   if (deps.codec) routers.push(codecRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
   for (const router of [formRoutes(deps), formManagementRoutes(deps), identityProviderRoutes(deps), triggerWebhookRoutes(deps)]) if (router) routers.push(router);

@@ -29,6 +29,8 @@ export const MANAGEMENT_STATUS: RefusalStatus<ManagementRefusalCode> = {
   MEMBER_EXISTS: { status: 409, code: 'member_exists' },
   UNKNOWN_ALERT_RULE: { status: 404, code: 'unknown_alert_rule' },
   INVALID_ALERT_RULE: { status: 400, code: 'invalid_alert_rule' },
+  INVALID_DEFINITIONS: { status: 400, code: 'invalid_definitions' },
+  APPLY_FAILED: { status: 409, code: 'apply_failed' },
 };
 
 /** The refusal as the API answers it. */

@@ -12,6 +12,7 @@ import { permissionOf, type Operation, type Operations } from './operation';
 import { MANAGEMENT_OPERATIONS } from './management-operations';
 import { AGENT_OPERATIONS } from './routes/agents';
 import { ALERT_OPERATIONS } from './routes/alerts';
+import { APPLY_OPERATIONS } from './routes/apply';
 import { APPROVAL_LINK_OPERATIONS } from './routes/approvals';
 import { AUTH_TOKEN_OPERATIONS } from './routes/auth-token';
 import { CODEC_OPERATIONS } from './routes/codec';
@@ -36,6 +37,7 @@ export const OPERATIONS: Operations = catalog([
   IDENTITY_PROVIDER_OPERATIONS, OAUTH_GRANT_OPERATIONS, CONNECTION_OPERATIONS, SERVER_OPERATIONS, AGENT_OPERATIONS, BUDGET_OPERATIONS, METRICS_OPERATIONS,
   POLLING_OPERATIONS, APPROVAL_LINK_OPERATIONS, AUTH_TOKEN_OPERATIONS, HEALTH_OPERATIONS, CODEC_OPERATIONS, TRIGGER_WEBHOOK_OPERATIONS,
   ALERT_OPERATIONS,
+  APPLY_OPERATIONS,
 ]);
 
 /** One catalog of several modules' lists; an operationId or a route listed twice is a programming error. */

@@ -6,6 +6,7 @@
  */
 import type { AlertAdmin } from './alerts';
 import type { BudgetAdmin } from './budgets';
+import type { DefinitionAdmin } from './definitions';
 import type { KeyAdmin } from './keys';
 import type { MemberAdmin } from './members';
 import type { TriggerAdmin } from './triggers';
@@ -21,6 +22,8 @@ export interface Management {
   budgets: BudgetAdmin;
   /** organizations' alert rules on run outcomes */
   alerts: AlertAdmin;
+  /** definitions as code: plan, apply and export of a folder (docs/definitions-as-code.md) */
+  definitions: DefinitionAdmin;
 }
 
 export { AlertAdmin } from './alerts';
@@ -29,4 +32,5 @@ export { KeyAdmin, ADMIN_TOKEN_PREFIX, API_KEY_PREFIX, adminTokenId, type AdminA
 export { MemberAdmin, MEMBER_TOKEN_PREFIX, memberTokenId, NO_ADMIN_TOKEN_LEFT, removalBody } from './members';
 export { TriggerAdmin, type TriggerBody, type ScheduleView } from './triggers';
 export { WorkflowAdmin } from './workflows';
+export { DefinitionAdmin, ApplyRequestSchema, ExportSchema, PlanSchema, type AgentPort, type ApplyRequest, type Plan, type ServerPort } from './definitions';
 export type { DefinitionIssue, ManagementRefusal, ManagementRefusalCode, Outcome } from './outcome';

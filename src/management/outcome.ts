@@ -26,7 +26,9 @@ export type ManagementRefusalCode =
   | 'UNKNOWN_MEMBER'
   | 'MEMBER_EXISTS'
   | 'UNKNOWN_ALERT_RULE'
-  | 'INVALID_ALERT_RULE';
+  | 'INVALID_ALERT_RULE'
+  | 'INVALID_DEFINITIONS'
+  | 'APPLY_FAILED';
 
 /** One problem of a definition, where it is (the console places it in the text). */
 export interface DefinitionIssue {

@@ -72,11 +72,11 @@ export class WorkflowAdmin {
     return workflow ? done(workflow) : unknownWorkflow(workflowId);
   }
 
-  /** The new version; the schedules of the workflow's triggers are brought to start it (a failure there is retried by the reconciler). */
-  async publish(orgId: string, workflowId: string): Promise<Outcome<WorkflowVersion>> {
+  /** The new version (`sourceCommit`: applied from that commit, definitions/); the schedules of the workflow's triggers are brought to start it (a failure there is retried by the reconciler). */
+  async publish(orgId: string, workflowId: string, sourceCommit?: string): Promise<Outcome<WorkflowVersion>> {
     let version: WorkflowVersion | undefined;
     try {
-      version = await this.deps.registry.workflows.publish(orgId, workflowId);
+      version = await this.deps.registry.workflows.publish(orgId, workflowId, sourceCommit);
     } catch (err) {
       // a racing publish won
       if (err instanceof RegistryError && err.code === 'CONFLICT') return refused('PUBLISH_CONFLICT', err.message);

@@ -3,6 +3,8 @@ export type { AlertRuleRecord, AlertRuleWrite } from './alert-rules';
 export { AgentUsageStore } from './agent-usage';
 export type { OrgBudget, UsageCall } from './agent-usage';
 export { ApiKeyStore } from './api-keys';
+export { AppliedDefinitionStore } from './applied-definitions';
+export type { AppliedDefinitionRecord } from './applied-definitions';
 export type { ApiKeyRecord } from './api-keys';
 export { AuditStore, auditId } from './audit-records';
 export type { AuditDurability, AuditFilter, AuditOutcome, AuditRecord, NewAuditRecord } from './audit-records';

@@ -627,6 +627,31 @@ const alertRules: Migration = {
   },
 };
 
+/**
+ * Definitions as code (issue 53): the commit a published version was applied from, and the hash of
+ * every object the last apply wrote (drift: the live object's hash differs).
+ */
+const appliedDefinitions: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('workflow_versions').addColumn('source_commit', 'text').execute();
+    await db.schema.createTable('applied_definitions')
+      .addColumn('org_id', 'text', (c) => c.notNull())
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('hash', 'text', (c) => c.notNull())
+      .addColumn('source', 'text')
+      .addColumn('source_commit', 'text')
+      .addColumn('applied_at', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('applied_definitions_pk', ['org_id', 'kind', 'name'])
+      .execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropTable('applied_definitions').ifExists().execute();
+    await db.schema.alterTable('workflow_versions').dropColumn('source_commit').execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
@@ -649,6 +674,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0019-credential-owners': credentialOwners,
   '0020-oauth-client-use': oauthClientUse,
   '0021-trigger-webhooks': triggerWebhooks,
+  '0023-applied-definitions': appliedDefinitions,
   '0025-alert-rules': alertRules,
 });
 

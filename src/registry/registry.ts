@@ -13,6 +13,7 @@
 import { sql, type Kysely } from 'kysely';
 import { AlertRuleStore } from './alert-rules';
 import { ApiKeyStore } from './api-keys';
+import { AppliedDefinitionStore } from './applied-definitions';
 import { AuditStore } from './audit-records';
 import { ConnectionStore } from './connections';
 import { ConsoleSessionStore } from './console-sessions';
@@ -87,6 +88,8 @@ export class Registry {
   readonly members: MemberStore;
   /** organizations' alert rules on run outcomes */
   readonly alertRules: AlertRuleStore;
+  /** what the last apply of definitions as code wrote of each object (drift) */
+  readonly appliedDefinitions: AppliedDefinitionStore;
 
   constructor(private readonly db: Kysely<Database>, options: RegistryOptions = {}) {
     this.orgs = new OrgStore(db);
@@ -107,6 +110,7 @@ export class Registry {
     this.oauth = new OAuthStore(db);
     this.members = new MemberStore(db);
     this.alertRules = new AlertRuleStore(db);
+    this.appliedDefinitions = new AppliedDefinitionStore(db);
   }
 
   async close(): Promise<void> {

@@ -64,6 +64,21 @@ export interface WorkflowVersionsTable {
   /** JSON of Record<string, number>. */
   step_map: string;
   created_at: string;
+  /** the Git commit (or other source revision) of the definitions applied as this version (migration 0023); null: published otherwise */
+  source_commit: string | null;
+}
+
+/** What the last apply of definitions as code wrote, per object (migration 0023): drift is a live object whose hash differs. */
+export interface AppliedDefinitionsTable {
+  org_id: string;
+  /** workflow | trigger | toolServer | agent */
+  kind: string;
+  name: string;
+  /** sha256 of the object's canonical declarative form as applied */
+  hash: string;
+  source: string | null;
+  source_commit: string | null;
+  applied_at: string;
 }
 
 export interface TriggersTable {
@@ -240,6 +255,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   workflows: WorkflowsTable;
   workflow_versions: WorkflowVersionsTable;
+  applied_definitions: AppliedDefinitionsTable;
   triggers: TriggersTable;
   connections: ConnectionsTable;
   finished_runs: FinishedRunsTable;

@@ -29,6 +29,8 @@ export interface WorkflowVersion {
   /** 1-based step index (as a string) to that step's own version. */
   stepMap: Record<string, number>;
   createdAt: string;
+  /** the source commit the version was applied from (definitions as code); absent: published otherwise */
+  sourceCommit?: string;
 }
 
 const PUBLISH_ATTEMPTS = 2;
@@ -116,10 +118,11 @@ export class WorkflowStore {
     });
   }
 
-  async publish(orgId: string, id: string): Promise<WorkflowVersion | undefined> {
+  /** `sourceCommit`: the commit of the definitions applied as this version (definitions as code). */
+  async publish(orgId: string, id: string, sourceCommit?: string): Promise<WorkflowVersion | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.db.transaction().execute((trx) => publishInTransaction(trx, orgId, id));
+        return await this.db.transaction().execute((trx) => publishInTransaction(trx, orgId, id, sourceCommit));
       } catch (error) {
         if (!CONFLICT_CODES.has(dbErrorCode(error) ?? '')) throw error;
         if (attempt >= PUBLISH_ATTEMPTS) {
@@ -154,7 +157,7 @@ export async function latestVersion(db: Kysely<Database>, workflowId: string): P
   return row && toWorkflowVersion(row);
 }
 
-async function publishInTransaction(trx: Transaction<Database>, orgId: string, id: string): Promise<WorkflowVersion | undefined> {
+async function publishInTransaction(trx: Transaction<Database>, orgId: string, id: string, sourceCommit?: string): Promise<WorkflowVersion | undefined> {
   // A no-op write takes the workflow's row lock (PostgreSQL) or the write lock (SQLite) before
   // anything is read, so a concurrent publish waits here and then reads our committed version.
   const lock = await trx.updateTable('workflows')
@@ -177,10 +180,11 @@ async function publishInTransaction(trx: Transaction<Database>, orgId: string, i
     definition,
     stepMap: nextStepMap(previous, definition),
     createdAt: nowIso(),
+    ...(sourceCommit ? { sourceCommit } : {}),
   };
   await trx.insertInto('workflow_versions').values({
     workflow_id: id, version: version.version, name: version.name, definition: workflow.draft,
-    step_map: JSON.stringify(version.stepMap), created_at: version.createdAt,
+    step_map: JSON.stringify(version.stepMap), created_at: version.createdAt, source_commit: sourceCommit ?? null,
   }).execute();
   await trx.updateTable('workflows')
     .set({ published_version: version.version, updated_at: version.createdAt })
@@ -234,5 +238,6 @@ function toWorkflowVersion(row: Selectable<WorkflowVersionsTable>): WorkflowVers
     definition: fromJson<WorkflowDefinition>(row.definition),
     stepMap: fromJson<Record<string, number>>(row.step_map),
     createdAt: row.created_at,
+    ...(row.source_commit ? { sourceCommit: row.source_commit } : {}),
   };
 }

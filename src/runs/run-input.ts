@@ -57,5 +57,6 @@ export function runInputFor(source: RunInputSource): Omit<RunInput, 'runId'> {
     ...(source.callbackUrl ? { callback: { url: source.callbackUrl } } : {}),
     ...(source.priority ? { priority: source.priority } : {}),
     ...(source.slots ? { slots: source.slots } : {}),
+    ...(version.sourceCommit ? { sourceCommit: version.sourceCommit } : {}),
   };
 }

@@ -31,6 +31,7 @@ export const RunMemoSchema = z.object({
   endedAs: z.literal('TIMEOUT').optional(),
   taskTtlMs: z.number().optional(),
   slots: z.number().int().min(0).optional(),
+  sourceCommit: z.string().optional(),
 }).loose() satisfies z.ZodType<RunMemo>;
 
 /** Whether a memo read from Temporal is a flowgate run's. */

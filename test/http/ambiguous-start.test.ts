@@ -9,13 +9,13 @@ import http from 'node:http';
 import path from 'node:path';
 import { ServiceError } from '@temporalio/client';
 import { AgentService } from '../../src/agents/service';
-import { AlertAdmin, BudgetAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin } from '../../src/management';
 import { createApprovalLinks } from '../../src/crypto/approval-links';
 import { createFileBlobStore } from '../../src/blobs/blob-store';
 import type { RunInput } from '../../src/common/run-types';
 import { loadConfig } from '../../src/config/config';
 import { signingKey } from '../../src/crypto/data-dir';
 import { createApp } from '../../src/http/app';
+import { bareManagement } from '../support/bare-management';
 import { silentLogger } from '../../src/observability/logger';
 import { RunRestarts } from '../../src/runs/run-restarts';
 import { RunService } from '../../src/runs/run-service';
@@ -96,14 +96,7 @@ describe('trigger: a start that fails after Temporal may have created the run', 
     const app = createApp({
       config, registry: fg.registry, audit: fg.audit, temporal: fg.client, blobs, log: silentLogger,
       tools: fg.tools, runtimeTokens: createRuntimeTokens(key, fg.registry), runs, triggers, agents,
-      management: {
-        workflows: new WorkflowAdmin({ registry: fg.registry, schedules: fg.schedules, log: silentLogger }),
-        triggers: new TriggerAdmin({ registry: fg.registry, schedules: fg.schedules }),
-        keys: new KeyAdmin({ registry: fg.registry, forgetKeys: () => undefined }),
-        members: new MemberAdmin({ registry: fg.registry, forgetKeys: () => undefined }),
-        budgets: new BudgetAdmin({ registry: fg.registry }),
-        alerts: new AlertAdmin({ registry: fg.registry }),
-      },
+      management: bareManagement(fg),
       restarts: new RunRestarts({ registry: fg.registry, blobs, signer, runs, triggers }),
       watcher: new RunWatcher((runId) => runs.view(runId), config.livePollMs, silentLogger),
       signer, approvalLinks: createApprovalLinks(key, gateway.url),

@@ -20,7 +20,7 @@ import { createApprovalLinks } from '../../src/crypto/approval-links';
 import { signingKey } from '../../src/crypto/data-dir';
 import { createSigner } from '../../src/crypto/signed-urls';
 import { createApp } from '../../src/http/app';
-import { BudgetAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin } from '../../src/management';
+import { bareManagement } from '../support/bare-management';
 import { silentLogger } from '../../src/observability/logger';
 import { RunRestarts } from '../../src/runs/run-restarts';
 import { RunService } from '../../src/runs/run-service';
@@ -147,13 +147,7 @@ describe('OpenAPI: verified and shaped trigger answers, and 501 not_available wi
     const app = createApp({
       config, registry: fg.registry, audit: fg.audit, temporal: fg.client, blobs, log: silentLogger,
       tools: fg.tools, runtimeTokens: createRuntimeTokens(key, fg.registry), runs, triggers, agents,
-      management: {
-        workflows: new WorkflowAdmin({ registry: fg.registry, schedules: fg.schedules, log: silentLogger }),
-        triggers: new TriggerAdmin({ registry: fg.registry, schedules: fg.schedules }),
-        keys: new KeyAdmin({ registry: fg.registry, forgetKeys: () => undefined }),
-        members: new MemberAdmin({ registry: fg.registry, forgetKeys: () => undefined }),
-        budgets: new BudgetAdmin({ registry: fg.registry }),
-      },
+      management: bareManagement(fg),
       restarts: new RunRestarts({ registry: fg.registry, blobs, signer, runs, triggers }),
       watcher: new RunWatcher((runId) => runs.view(runId), config.livePollMs, silentLogger),
       signer, approvalLinks: createApprovalLinks(key, bare.url),

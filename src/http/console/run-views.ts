@@ -150,7 +150,7 @@ export function runBody(data: RunPageData): Html {
   const temporal = data.temporalUiUrl ? html` · <a href="${href(data.temporalUiUrl)}">Open in the Temporal Web UI</a>` : '';
   return html`<p><a href="/console/runs">← Runs</a></p>
 <div${ended ? '' : html` data-run-stream="${action}/events" data-last-event="${data.lastEventId}"`}>
-<h1>${view.memo.automationName} <span class="meta">version ${view.memo.automationVersion}</span></h1>
+<h1>${view.memo.automationName} <span class="meta">version ${view.memo.automationVersion}${view.memo.sourceCommit ? ` · commit ${view.memo.sourceCommit.slice(0, 12)}` : ''}</span></h1>
 ${data.notice ? html`<p class="notice" role="status">${data.notice}</p>` : ''}
 ${data.error ? html`<p class="error" role="alert">${data.error}</p>` : ''}
 <dl class="facts"><dt>Status</dt><dd id="run-status">${statusBadge(view.status)}</dd><dt>Run</dt><dd><code>${view.runId}</code>${temporal}</dd>
