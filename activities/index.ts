@@ -11,6 +11,7 @@ import { createAgentInvocationActivities, type ToolCatalogView } from './agent-i
 import { createCallAgentTool } from './agent-tool-call';
 import { createPostCallback, type CallbackDependencies } from './callback';
 import { createCodeAgentTaskActivities } from './codeagent-task';
+import { createDurableToolCallActivities, type DurableCallObserver } from './durable-tool-call';
 import { createRenderValue } from './render-value';
 import { createResolveTrigger } from './resolve-trigger';
 import { createRetentionActivities } from './retention';
@@ -39,6 +40,8 @@ export type ActivityDependencies = RunStepDependencies & Omit<CallbackDependenci
   slots?: SlotDependencies;
   /** starts the runs of debounced and batched triggers' windows (unset: their startShapedRun activity fails and is retried) */
   shapedRuns?: ShapedRunStarter;
+  /** records and counts durable tool calls' attempts (unset: they are neither audited nor counted) */
+  durableCalls?: DurableCallObserver;
 };
 
 export function createActivities(deps: ActivityDependencies) {
@@ -55,6 +58,7 @@ export function createActivities(deps: ActivityDependencies) {
     postCallback: createPostCallback(deps),
     ...createRetentionActivities(deps),
     ...createCodeAgentTaskActivities({ tools: deps.tools }),
+    ...createDurableToolCallActivities({ tools: deps.tools, durableCalls: deps.durableCalls }),
     ...createSlotActivities(deps.slots),
     startShapedRun: createStartShapedRun(deps),
   };

@@ -604,6 +604,20 @@ const triggerWebhooks: Migration = {
   },
 };
 
+/**
+ * Durable tool calls (issue 50): a custom server may be marked durable, its retry policy kept as
+ * JSON text (null: a plain proxy, as before).
+ */
+const durableToolCalls: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('tool_servers').addColumn('durable', 'text').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('tool_servers').dropColumn('durable').execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
@@ -626,6 +640,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0019-credential-owners': credentialOwners,
   '0020-oauth-client-use': oauthClientUse,
   '0021-trigger-webhooks': triggerWebhooks,
+  '0022-durable-tool-calls': durableToolCalls,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -114,7 +114,7 @@ function toolMethods({ tools, tasks, audit }: McpMethodsDeps): [string, MethodHa
         capabilities: {
           tools: { listChanged: false },
           // only a server with task-capable tools advertises tasks (the methods answer on every path)
-          ...(tasks?.supports(server.name) ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
+          ...(tasks?.supports(server) ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
         },
         serverInfo: { name: `flowgate/${server.name}`, version: SERVER_VERSION },
         instructions: server.description,
@@ -136,8 +136,8 @@ function toolMethods({ tools, tasks, audit }: McpMethodsDeps): [string, MethodHa
         const ttl = augmentation.data.task.ttl;
         return recorded(audit, call, toolCall.name, toolCall.arguments, true, async () => {
           if (!tasks?.supportsTool(server.name, toolCall.name)) throw new JsonRpcError(ErrorCode.METHOD_NOT_FOUND, `${toolCall.name} on /${server.name} cannot run as a task`);
-          const task = await tasks.create(principal.orgId, server.name, toolCall.name, toolCall.arguments ?? {}, {
-            idempotencyKey, forwardHeaders: call.forwardHeaders(), ttl,
+          const task = await tasks.create(principal.orgId, server, toolCall.name, toolCall.arguments ?? {}, {
+            idempotencyKey, forwardHeaders: call.forwardHeaders(), ttl, keyId: principal.keyId,
           });
           return { answer: { task }, isError: false };
         });
