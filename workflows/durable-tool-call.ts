@@ -13,7 +13,7 @@
  * heartbeat and the workflow ends CANCELLED. No signals or queries: the gateway reads the task from
  * the workflow's status, memo and result.
  */
-import { ActivityFailure, ApplicationFailure, proxyActivities, setCurrentDetails } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, setCurrentDetails, TimeoutFailure } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS, DurableFailureType, durableRetryPolicy, type DurableToolCallInput, type DurableToolCallResult,
@@ -34,12 +34,14 @@ export async function durableToolCall(input: DurableToolCallInput): Promise<Dura
   try {
     return await callDurableTool.executeWithOptions({ summary: `${input.serverName}/${input.tool}` }, [input]);
   } catch (error) {
+    // tasks/cancel: the workflow ends CANCELLED (its activity's request is aborted at its next heartbeat)
+    if (isCancellation(error)) throw error;
     // the activity's own failure (the tool's error, the last retryable one) is the task's reason, not "activity failed"
     if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure) {
       const { message, type, details } = error.cause;
       throw ApplicationFailure.create({ message, type: type ?? DurableFailureType.TOOL_ERROR, nonRetryable: true, details: details ? [...details] : [] });
     }
-    if (error instanceof ActivityFailure && error.cause) {
+    if (error instanceof ActivityFailure && error.cause instanceof TimeoutFailure) {
       // the whole call's deadline passed (or the attempt's, on the last attempt): a timeout
       throw ApplicationFailure.create({
         message: `${input.serverName}/${input.tool}: ${error.cause.message}`, type: DurableFailureType.RETRYABLE, nonRetryable: true,
