@@ -11,6 +11,7 @@ import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { TestFlowgate } from '../support/flowgate';
 import { eventually } from '../support/eventually';
+import { pollStatus, publishWorkflow, trigger } from '../support/flowgate';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 import { asAdmin, createCustomConnection, createServer } from './custom-support';
 import { callTool, rpc, RPC_HEADERS, runtimeToken, startToolFlowgate, type RpcAnswer } from './support';
@@ -212,5 +213,30 @@ describe('durable tool calls', () => {
     const result = called.body?.result as { resultType: string; structuredContent: unknown };
     assert.equal(result.resultType, 'complete');
     assert.deepEqual(result.structuredContent, { order: 'o-3' });
+  });
+
+  it('a workflow `tool` step goes through the same durable path: one task (its key the step\'s), the retry Temporal\'s, seen in Temporal and the audit trail', async () => {
+    api.script.set('/orders', [json(502, { error: 'bad gateway' }), json(200, { order: 'o-4' })]);
+    const before = api.seen.length;
+    const p = await publishWorkflow(fg, {
+      name: `durable-step-${randomUUID().slice(0, 8)}`,
+      steps: [{ name: 'Order', type: 'tool', server: serverId, tool: 'placeOrder', arguments: { PCID: pcid, body: { item: '{{inputs.item}}' } } }],
+    });
+    const response = await trigger(fg, p, { item: 'bread' });
+    const runId = response.headers.get('X-Pf-Run-Id') ?? '';
+    const status = await pollStatus(fg, p, runId);
+    assert.equal(status.status, 'COMPLETE', JSON.stringify(status));
+    const requests = api.seen.slice(before).filter((s) => s.path === '/orders');
+    assert.equal(requests.length, 2, 'one retry, made by the durable call alone');
+    assert.deepEqual([...new Set(requests.map((r) => r.idempotencyKey))], [`${runId}:1`], 'every attempt sends the step\'s key');
+    // the durable call's workflow, its id the task id, is in Temporal with its summary
+    const started = await eventually(async () => {
+      const page = await asAdmin<{ records: { action: string; actor: string; target: { id: string }; details: Record<string, unknown> }[] }>(fg, fg.adminToken, 'GET', '/api/v1/audit?limit=100');
+      return page.body.records.find((r) => r.action === 'durable_call.started' && r.actor === 'flowgate' && r.details.tool === 'placeOrder');
+    }, 'the step\'s durable call in the audit trail');
+    const described = await fg.client.workflow.getHandle(started.target.id).describe();
+    assert.equal(described.type, 'durableToolCall');
+    assert.equal(described.status.name, 'COMPLETED');
+    assert.equal(await described.staticSummary(), `durable tool call ${serverId}/placeOrder`);
   });
 });
