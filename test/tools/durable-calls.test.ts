@@ -14,6 +14,9 @@ import { eventually } from '../support/eventually';
 import { pollStatus, publishWorkflow, trigger } from '../support/flowgate';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 import { asAdmin, createCustomConnection, createServer } from './custom-support';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startScriptedRemote } from '../support/scripted-remote-mcp';
+import { connectMcp, pollTask, startTask } from './mcp-tasks-support';
 import { callTool, rpc, RPC_HEADERS, runtimeToken, startToolFlowgate, type RpcAnswer } from './support';
 
 const V2026 = '2026-07-28';
@@ -238,5 +241,48 @@ describe('durable tool calls', () => {
     assert.equal(described.type, 'durableToolCall');
     assert.equal(described.status.name, 'COMPLETED');
     assert.equal(await described.staticSummary(), `durable tool call ${serverId}/placeOrder`);
+  });
+
+  it('a 2025 client (the official SDK) runs a durable tool as a task and polls it to completed', async () => {
+    api.script.set('/orders', [json(500, { error: 'oops' }), json(200, { order: 'o-5' })]);
+    const client = await connectMcp(fg.url, serverId, token);
+    try {
+      const task = await startTask(client, 'placeOrder', { PCID: pcid, body: { item: 'rice' } });
+      assert.match(task.taskId, /^dtask_/);
+      const done = await pollTask(client, task.taskId, (t) => t.status !== 'working', 60_000);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+      assert.deepEqual(result.structuredContent, { order: 'o-5' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a durable remote MCP server gets the same tools/call on every attempt, with one idempotency key in _meta', async () => {
+    let calls = 0;
+    const remote = await startScriptedRemote([{
+      name: 'charge', inputSchema: { type: 'object', properties: { amount: { type: 'number' } } },
+      answer: (params) => (++calls === 1 ? { error: { code: -32603, message: 'busy' }, status: 503 } : { result: { content: [{ type: 'text', text: 'ok' }], structuredContent: { charged: params.arguments } } }),
+    }]);
+    try {
+      const server = await createServer(fg, fg.adminToken, { url: remote.url, durable: { maxAttempts: 3, initialIntervalSeconds: 0.2 } });
+      const called = await modern(fg, server.id, token, 'tools/call', { name: 'charge', arguments: { amount: 5 } }, 'charge');
+      const task = called.body?.result as { taskId: string };
+      assert.ok(task?.taskId, called.text);
+      const done = await eventually(async () => {
+        const got = await modern(fg, server.id, token, 'tasks/get', { taskId: task.taskId }, task.taskId);
+        const result = got.body?.result as { status: string; result?: { structuredContent?: unknown } } | undefined;
+        return result && result.status !== 'working' ? result : undefined;
+      }, 'the remote durable task to end', 60_000, 250);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      assert.deepEqual(done.result?.structuredContent, { charged: { amount: 5 } });
+      const attempts = remote.calls();
+      assert.equal(attempts.length, 2);
+      const keys = attempts.map((r) => (r.params._meta as Record<string, unknown> | undefined)?.['io.flowgate/idempotencyKey']);
+      assert.deepEqual([...new Set(keys)], [`flowgate-${task.taskId}`]);
+      assert.deepEqual(attempts[0]?.params.arguments, attempts[1]?.params.arguments);
+    } finally {
+      await remote.close();
+    }
   });
 });

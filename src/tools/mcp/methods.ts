@@ -135,7 +135,7 @@ function toolMethods({ tools, tasks, audit }: McpMethodsDeps): [string, MethodHa
         // MCP Tasks: servers answer -32601 to a task-augmented call on a tool without task support
         const ttl = augmentation.data.task.ttl;
         return recorded(audit, call, toolCall.name, toolCall.arguments, true, async () => {
-          if (!tasks?.supportsTool(server.name, toolCall.name)) throw new JsonRpcError(ErrorCode.METHOD_NOT_FOUND, `${toolCall.name} on /${server.name} cannot run as a task`);
+          if (!tasks?.supportsTool(server, toolCall.name)) throw new JsonRpcError(ErrorCode.METHOD_NOT_FOUND, `${toolCall.name} on /${server.name} cannot run as a task`);
           const task = await tasks.create(principal.orgId, server, toolCall.name, toolCall.arguments ?? {}, {
             idempotencyKey, forwardHeaders: call.forwardHeaders(), ttl, keyId: principal.keyId,
           });
