@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestFlowgate } from '../support/flowgate';
 import { eventually } from '../support/eventually';
 import { pollStatus, publishWorkflow, trigger } from '../support/flowgate';
+import { startFakeLlm, type FakeLlm } from '../support/fake-llm';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 import { asAdmin, createCustomConnection, createServer } from './custom-support';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -103,10 +104,12 @@ describe('durable tool calls', () => {
   let token: string;
   let pcid: string;
   let serverId: string;
+  let llm: FakeLlm;
 
   before(async () => {
     api = await startScriptedApi();
-    fg = await startToolFlowgate();
+    llm = await startFakeLlm();
+    fg = await startToolFlowgate({ FLOWGATE_LLM_BASE_URL: llm.baseUrl, FLOWGATE_LLM_MODEL: 'fake-model', FLOWGATE_LLM_API_KEY: 'sk-test', FLOWGATE_AGENT_WAIT_SECONDS: '30' });
     token = (await runtimeToken(fg)).token;
     pcid = await createCustomConnection(fg, fg.adminToken, { baseUrl: api.url, auth: { kind: 'api_key', name: 'X-Api-Key', value: 'k' } });
     const server = await createServer(fg, fg.adminToken, {
@@ -118,6 +121,7 @@ describe('durable tool calls', () => {
   after(async () => {
     await fg?.stop();
     await api?.close();
+    await llm?.close();
   });
 
   it('takes, validates and shows `durable`; its tools say they may run as tasks', async () => {
@@ -284,5 +288,23 @@ describe('durable tool calls', () => {
     } finally {
       await remote.close();
     }
+  });
+
+  it('an agent\'s tool call goes through the same durable path: its key on every attempt, the retry Temporal\'s', async () => {
+    api.script.set('/orders', [json(503, { error: 'busy' }), json(200, { order: 'o-6' })]);
+    const before = api.seen.length;
+    const created = await callTool(fg, 'agent-management', token, 'agent_create', { name: `orders-${randomUUID().slice(0, 6)}`, instructions: 'Place orders.', servers: [{ name: serverId, allTools: true }] });
+    const agentId = String((created.body?.result?.structuredContent as Record<string, unknown> | undefined)?.id);
+    llm.script.push(
+      { toolCalls: [{ name: `${serverId}_placeOrder`, arguments: { PCID: pcid, body: { item: 'coffee' } } }] },
+      { content: 'Ordered.' },
+    );
+    const invoked = await callTool(fg, 'agent-management', token, 'agent_invoke', { agentId, message: 'Order coffee.' });
+    const answer = invoked.body?.result?.structuredContent as Record<string, unknown> | undefined;
+    assert.equal(answer?.status, 'COMPLETE', invoked.text);
+    const requests = api.seen.slice(before).filter((s) => s.path === '/orders');
+    assert.equal(requests.length, 2, 'one retry, made by the durable call alone');
+    assert.equal(new Set(requests.map((r) => r.idempotencyKey)).size, 1);
+    assert.match(requests[0]?.idempotencyKey ?? '', /^inv_.+:\d+:\d+$|:\d+:\d+$/, 'the agent\'s own key: <invocationId>:<turn>:<index>');
   });
 });
