@@ -24,6 +24,8 @@ export interface CallOptions {
    * on). Default: the task result wait (50 s).
    */
   durableWaitMs?: number;
+  /** the API key (or grant) behind the caller's token: a durable call's audit records name it (the tool gateway sets it) */
+  keyId?: string;
   /** one attempt of a durable call, made by its activity: the server is called directly, not through another task */
   durableAttempt?: boolean;
 }

@@ -102,6 +102,7 @@ describe('durable tool calls', () => {
   let fg: TestFlowgate;
   let api: ScriptedApi;
   let token: string;
+  let apiKeyId: string;
   let pcid: string;
   let serverId: string;
   let llm: FakeLlm;
@@ -110,7 +111,7 @@ describe('durable tool calls', () => {
     api = await startScriptedApi();
     llm = await startFakeLlm();
     fg = await startToolFlowgate({ FLOWGATE_LLM_BASE_URL: llm.baseUrl, FLOWGATE_LLM_MODEL: 'fake-model', FLOWGATE_LLM_API_KEY: 'sk-test', FLOWGATE_AGENT_WAIT_SECONDS: '30' });
-    token = (await runtimeToken(fg)).token;
+    ({ token, apiKeyId } = await runtimeToken(fg));
     pcid = await createCustomConnection(fg, fg.adminToken, { baseUrl: api.url, auth: { kind: 'api_key', name: 'X-Api-Key', value: 'k' } });
     const server = await createServer(fg, fg.adminToken, {
       connection: pcid, document: DOCUMENT, durable: { maxAttempts: 4, initialIntervalSeconds: 0.2, backoff: 1.5, attemptTimeoutSeconds: 5, timeoutSeconds: 120 },
@@ -164,13 +165,14 @@ describe('durable tool calls', () => {
 
     // the audit trail: started, two retries (5xx, then the network), completed on the third attempt
     const audit = await eventually(async () => {
-      const page = await asAdmin<{ records: { action: string; target: { id: string }; details: Record<string, unknown> }[] }>(fg, fg.adminToken, 'GET', '/api/v1/audit?limit=100');
+      const page = await asAdmin<{ records: { action: string; actor: string; target: { id: string }; details: Record<string, unknown> }[] }>(fg, fg.adminToken, 'GET', '/api/v1/audit?limit=100');
       const mine = page.body.records.filter((r) => r.target?.id === task.taskId).reverse();
       return mine.some((r) => r.action === 'durable_call.completed') ? mine : undefined;
     }, 'the durable call\'s audit records');
     assert.deepEqual(audit.map((r) => [r.action, r.details.reason ?? null, r.details.attempt ?? null]), [
       ['durable_call.started', null, null], ['durable_call.retried', 'http_5xx', 1], ['durable_call.retried', 'network', 2], ['durable_call.completed', null, 3],
     ]);
+    assert.ok(audit.every((r) => r.actor === `api-key:${apiKeyId}`), 'the records name the API key whose token made the call');
     // the metrics: attempts by outcome, retries by reason
     const metrics = await (await fg.request('/metrics', { headers: { Authorization: `Bearer ${fg.adminToken}` } })).text();
     assert.match(metrics, new RegExp(`flowgate_durable_tool_retries_total\\{server="${serverId}",tool="placeOrder",reason="http_5xx"\\} 1`));

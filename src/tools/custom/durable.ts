@@ -108,6 +108,7 @@ export class DurableCalls {
   async call(orgId: string, server: ToolServer, policy: DurablePolicy, tool: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
     const taskId = await this.start(orgId, server, policy, tool, args, {
       ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }), forwardHeaders: options.forwardHeaders ?? {}, ttlMs: PLAIN_CALL_TASK_TTL_MS,
+      ...(options.keyId === undefined ? {} : { keyId: options.keyId }),
     });
     const waitMs = options.durableWaitMs ?? options.timeoutMs ?? DEFAULT_DURABLE_WAIT_MS;
     const outcome = await this.outcome(taskId, waitMs, options.signal);

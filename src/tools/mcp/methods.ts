@@ -145,7 +145,7 @@ function toolMethods({ tools, tasks, audit }: McpMethodsDeps): [string, MethodHa
       return recorded(audit, call, toolCall.name, toolCall.arguments, false, async () => {
         // the server this request resolved: the call does not look it up again
         const result = await tools.call(principal.orgId, server, toolCall.name, toolCall.arguments ?? {}, {
-          idempotencyKey,
+          idempotencyKey, keyId: principal.keyId,
           forwardHeaders: call.forwardHeaders(),
           // made only if the tool reads its signal (most never do)
           get signal() {

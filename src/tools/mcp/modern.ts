@@ -181,7 +181,7 @@ export function modernMethods({ tools, tasks, audit }: McpMethodsDeps): Readonly
         return 'inputRequired' in answered ? answered.inputRequired : callResult(answered.result);
       }
       const result = await tools.call(principal.orgId, server, toolCall.name, toolCall.arguments ?? {}, {
-        idempotencyKey, forwardHeaders: call.forwardHeaders(), roundTrip: roundTripOf(params, request),
+        idempotencyKey, keyId: principal.keyId, forwardHeaders: call.forwardHeaders(), roundTrip: roundTripOf(params, request),
         get signal() {
           return caller.signal;
         },
