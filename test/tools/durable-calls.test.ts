@@ -17,6 +17,8 @@ import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 import { asAdmin, createCustomConnection, createServer } from './custom-support';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startScriptedRemote } from '../support/scripted-remote-mcp';
+import { DEFAULT_ORG_ID } from '../../src/registry';
+import { ToolCallError } from '../../src/tools/server';
 import { connectMcp, pollTask, startTask } from './mcp-tasks-support';
 import { callTool, rpc, RPC_HEADERS, runtimeToken, startToolFlowgate, type RpcAnswer } from './support';
 
@@ -308,5 +310,24 @@ describe('durable tool calls', () => {
     assert.equal(requests.length, 2, 'one retry, made by the durable call alone');
     assert.equal(new Set(requests.map((r) => r.idempotencyKey)).size, 1);
     assert.match(requests[0]?.idempotencyKey ?? '', /:\d+:\d+$/, 'the agent\'s own key: <invocationId>:<turn>:<index>');
+  });
+
+  it('a plain call whose result does not come within its wait answers TIMEOUT naming the task to poll; the call goes on', async () => {
+    api.script.set('/report', [hang]);
+    const before = api.seen.length;
+    let taskId = '';
+    // the dispatcher, as an in-process caller uses it, with a short wait
+    await assert.rejects(fg.tools.call(DEFAULT_ORG_ID, serverId, 'slowReport', { PCID: pcid }, { durableWaitMs: 1500 }), (error: unknown) => {
+      assert.ok(error instanceof ToolCallError, String(error));
+      assert.equal(error.code, 'TIMEOUT');
+      taskId = /durable task (dtask_\S+) /.exec(error.message)?.[1] ?? '';
+      assert.match(error.message, new RegExp(`it goes on: poll tasks/get with taskId ${taskId}`));
+      return true;
+    });
+    // the task is there and still working, readable through tasks/get
+    const got = await modern(fg, serverId, token, 'tasks/get', { taskId }, taskId);
+    assert.equal((got.body?.result as { status?: string } | undefined)?.status, 'working', got.text);
+    await eventually(async () => api.seen.slice(before).find((s) => s.path === '/report'), 'the upstream to be called');
+    await modern(fg, serverId, token, 'tasks/cancel', { taskId }, taskId);
   });
 });
