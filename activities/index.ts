@@ -13,6 +13,7 @@ import type { AlertDeliveries } from '../src/runs/alerts';
 import { createCallAgentTool } from './agent-tool-call';
 import { createPostCallback, type CallbackDependencies } from './callback';
 import { createCodeAgentTaskActivities } from './codeagent-task';
+import { createDurableToolCallActivities, type DurableCallObserver } from './durable-tool-call';
 import { createRenderValue } from './render-value';
 import { createResolveTrigger } from './resolve-trigger';
 import { createRetentionActivities } from './retention';
@@ -43,6 +44,8 @@ export type ActivityDependencies = RunStepDependencies & Omit<CallbackDependenci
   shapedRuns?: ShapedRunStarter;
   /** alert deliveries (unset: the alert evaluator's activities fail and are retried) */
   alerts?: AlertDeliveries;
+  /** records and counts durable tool calls' attempts (unset: they are neither audited nor counted) */
+  durableCalls?: DurableCallObserver;
 };
 
 export function createActivities(deps: ActivityDependencies) {
@@ -59,6 +62,7 @@ export function createActivities(deps: ActivityDependencies) {
     postCallback: createPostCallback(deps),
     ...createRetentionActivities(deps),
     ...createCodeAgentTaskActivities({ tools: deps.tools }),
+    ...createDurableToolCallActivities({ tools: deps.tools, durableCalls: deps.durableCalls }),
     ...createSlotActivities(deps.slots),
     startShapedRun: createStartShapedRun(deps),
     ...createAlertActivities(deps.alerts),

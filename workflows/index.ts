@@ -1,6 +1,6 @@
 // The worker bundles this file: every workflow function exported here is a Temporal workflow type.
 import type {
-  CodeAgentTaskWorkflow, DeliverRunCallbackWorkflow, InvokeAgentWorkflow, RetentionSweepWorkflow, RunAutomationWorkflow, RunForEachChunkWorkflow, RunSlotsWorkflow, ShapeTriggerEventsWorkflow, WorkflowType, EvaluateAlertRuleWorkflow,
+  CodeAgentTaskWorkflow, DeliverRunCallbackWorkflow, InvokeAgentWorkflow, RetentionSweepWorkflow, RunAutomationWorkflow, RunForEachChunkWorkflow, RunSlotsWorkflow, ShapeTriggerEventsWorkflow, WorkflowType, EvaluateAlertRuleWorkflow, DurableToolCallWorkflow,
 } from '../src/common/workflow-contracts';
 import { runAutomation } from './run-automation';
 import { invokeAgent } from './agent-loop';
@@ -11,8 +11,9 @@ import { codeAgentTask } from './codeagent-task';
 import { runSlots } from './run-slots';
 import { shapeTriggerEvents } from './shape-trigger-events';
 import { evaluateAlertRule } from './alert-evaluator';
+import { durableToolCall } from './durable-tool-call';
 
-export { runAutomation, invokeAgent, deliverRunCallback, retentionSweep, runForEachChunk, codeAgentTask, runSlots, shapeTriggerEvents, evaluateAlertRule };
+export { runAutomation, invokeAgent, deliverRunCallback, retentionSweep, runForEachChunk, codeAgentTask, runSlots, shapeTriggerEvents, evaluateAlertRule, durableToolCall };
 
 /** The function type Node code starts and reads each workflow type by (src/common/workflow-contracts.ts). */
 interface Contracts {
@@ -25,6 +26,7 @@ interface Contracts {
   runSlots: RunSlotsWorkflow;
   shapeTriggerEvents: ShapeTriggerEventsWorkflow;
   evaluateAlertRule: EvaluateAlertRuleWorkflow;
+  durableToolCall: DurableToolCallWorkflow;
 }
 
 type Holds<Actual extends Expected, Expected> = Actual;
@@ -39,6 +41,6 @@ export type ContractsHold = [
   Holds<{
     runAutomation: typeof runAutomation; invokeAgent: typeof invokeAgent; codeAgentTask: typeof codeAgentTask;
     runForEachChunk: typeof runForEachChunk; retentionSweep: typeof retentionSweep; deliverRunCallback: typeof deliverRunCallback;
-    runSlots: typeof runSlots; shapeTriggerEvents: typeof shapeTriggerEvents; evaluateAlertRule: typeof evaluateAlertRule;
+    runSlots: typeof runSlots; shapeTriggerEvents: typeof shapeTriggerEvents; evaluateAlertRule: typeof evaluateAlertRule; durableToolCall: typeof durableToolCall;
   }, Contracts>,
 ];

@@ -20,6 +20,15 @@ export interface ActionSpec {
 /** Recorded by their own surfaces, not by the admin middleware. */
 export const APPROVAL_DECIDED = 'approval.decided';
 export const TOOL_CALLED = 'tool.called';
+/**
+ * A durable tool call (src/tools/custom/durable.ts): started (the gateway or worker that started
+ * its task), each failed attempt that another follows (`retried`), and how it ended (`completed`,
+ * `failed`, `cancelled`), recorded by the worker that ran the attempt. The target is the task.
+ */
+export const DURABLE_CALL_ACTIONS = {
+  started: 'durable_call.started', retried: 'durable_call.retried', completed: 'durable_call.completed',
+  failed: 'durable_call.failed', cancelled: 'durable_call.cancelled',
+} as const;
 /** The console (src/http/console/audit.ts): its run and workflow actions reuse the management API's names; these are its own. */
 export const CONSOLE_SIGNED_IN = 'console.signed_in';
 export const CONSOLE_SIGN_IN_REFUSED = 'console.sign_in_refused';

@@ -11,6 +11,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AgentInvocationInput, AgentInvocationResult } from './agent-invocation';
 import type { ModelUsage } from './agent-usage';
 import type { CodeAgentTaskInput } from './codeagent-task';
+import type { DurableToolCallInput, DurableToolCallResult } from './durable-call';
 import type { ChunkProgress, ForEachChunkInput, ForEachChunkResult } from './for-each-chunk';
 import type { CallbackRequest, CallbackStatus, DecidedApproval, DecisionRequest, RecordedDecision, RunInput, RunState, RunSummary } from './run-types';
 import type { ShapeInput, ShapeSignal, ShapeState } from './shaping';
@@ -28,6 +29,7 @@ export const WORKFLOW_TYPES = {
   runSlots: 'runSlots',
   shapeTriggerEvents: 'shapeTriggerEvents',
   evaluateAlertRule: 'evaluateAlertRule',
+  durableToolCall: 'durableToolCall',
 } as const;
 export type WorkflowType = (typeof WORKFLOW_TYPES)[keyof typeof WORKFLOW_TYPES];
 
@@ -37,6 +39,8 @@ export type RunAutomationWorkflow = (input: RunInput) => Promise<RunSummary>;
 export type InvokeAgentWorkflow = (input: AgentInvocationInput) => Promise<AgentInvocationResult>;
 /** The waiter behind a code-agent tool called as an MCP task (workflows/codeagent-task.ts). */
 export type CodeAgentTaskWorkflow = (input: CodeAgentTaskInput) => Promise<Record<string, unknown>>;
+/** One call of a durable custom server's tool, its id the MCP task id (workflows/durable-tool-call.ts). */
+export type DurableToolCallWorkflow = (input: DurableToolCallInput) => Promise<DurableToolCallResult>;
 /** One chunk of a large forEach, a child of its run (workflows/for-each-chunk.ts). */
 export type RunForEachChunkWorkflow = (chunk: ForEachChunkInput) => Promise<ForEachChunkResult>;
 /** The hourly retention sweep (workflows/retention-sweep.ts). */

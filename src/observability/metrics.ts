@@ -24,6 +24,8 @@ export class FlowgateMetrics {
   private readonly runsStarted: Counter<'workflow'>;
   private readonly runsEnded: Counter<'workflow' | 'status'>;
   private readonly toolCalls: Counter<'server' | 'tool' | 'outcome'>;
+  private readonly durableAttempts: Counter<'server' | 'tool' | 'outcome'>;
+  private readonly durableRetries: Counter<'server' | 'tool' | 'reason'>;
   private readonly toolDuration: Histogram<'server' | 'tool' | 'outcome'>;
   private readonly agentTokens: Counter<'org' | 'agent' | 'model' | 'kind'>;
   private readonly agentCost: Counter<'org' | 'agent' | 'model'>;
@@ -66,6 +68,14 @@ export class FlowgateMetrics {
     this.toolCalls = new Counter({
       name: 'flowgate_tool_calls_total', help: 'Tool calls (tool gateway and workflow steps), by server, tool and outcome',
       labelNames: ['server', 'tool', 'outcome'], registers,
+    });
+    this.durableAttempts = new Counter({
+      name: 'flowgate_durable_tool_attempts_total', help: 'Attempts of durable tool calls made on this process\'s worker, by server, tool and outcome (ok, retry: another attempt follows, failed: the last one)',
+      labelNames: ['server', 'tool', 'outcome'], registers,
+    });
+    this.durableRetries = new Counter({
+      name: 'flowgate_durable_tool_retries_total', help: 'Failed attempts of durable tool calls that another attempt follows, by server, tool and reason (network, timeout, http_5xx, http_429)',
+      labelNames: ['server', 'tool', 'reason'], registers,
     });
     this.toolDuration = new Histogram({
       name: 'flowgate_tool_call_duration_seconds', help: 'Time a tool call took, by server, tool and outcome',
@@ -116,6 +126,12 @@ export class FlowgateMetrics {
     const labels = { server, tool, outcome };
     this.toolCalls.inc(labels);
     this.toolDuration.observe(labels, seconds);
+  }
+
+  /** One attempt of a durable tool call (activities/durable-tool-call.ts); a retry counts its reason too. */
+  durableAttempt(server: string, tool: string, outcome: 'ok' | 'retry' | 'failed', reason?: string): void {
+    this.durableAttempts.inc({ server, tool, outcome });
+    if (outcome === 'retry' && reason !== undefined) this.durableRetries.inc({ server, tool, reason });
   }
 
   /** One model call of an agent: its tokens by kind, and its cost when the model has a price. */

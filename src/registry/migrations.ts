@@ -604,6 +604,20 @@ const triggerWebhooks: Migration = {
   },
 };
 
+/**
+ * Durable tool calls (issue 50): a custom server may be marked durable, its retry policy kept as
+ * JSON text (null: a plain proxy, as before).
+ */
+const durableToolCalls: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('tool_servers').addColumn('durable', 'text').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('tool_servers').dropColumn('durable').execute();
+  },
+};
+
 /** Alert rules on run outcomes (issue 54): per organization, evaluated by an entity workflow per rule. */
 const alertRules: Migration = {
   async up(db: AnyDb): Promise<void> {
@@ -674,6 +688,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0019-credential-owners': credentialOwners,
   '0020-oauth-client-use': oauthClientUse,
   '0021-trigger-webhooks': triggerWebhooks,
+  '0022-durable-tool-calls': durableToolCalls,
   '0023-applied-definitions': appliedDefinitions,
   '0025-alert-rules': alertRules,
 });

@@ -161,6 +161,8 @@ export interface ToolServersTable {
   connection_id: string | null;
   /** `openapi`: the document as JSON text; `remote`: the server's URL */
   source: string;
+  /** the server's durable settings as JSON text (src/common/durable-call.ts); null: calls are plain proxied calls */
+  durable: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { ConnectionStatesTable, Database, ToolServersTable } from './db';
+import { DurablePolicySchema, type DurablePolicy } from '../common/durable-call';
 
 export type ToolServerKind = 'openapi' | 'remote';
 export type ConnectionStatus = 'connected' | 'pending' | 'error';
@@ -19,6 +20,8 @@ export interface ToolServerRecord {
   connectionId: string | null;
   /** `openapi`: the document as JSON text; `remote`: the URL */
   source: string;
+  /** calls run as durable tasks with this retry policy; null: plain proxied calls */
+  durable: DurablePolicy | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -57,12 +60,12 @@ export function isToolServerId(path: string): boolean {
 export class ToolServerStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async create(orgId: string, input: Omit<ToolServerRecord, 'id' | 'orgId' | 'createdAt' | 'updatedAt'>): Promise<ToolServerRecord> {
+  async create(orgId: string, input: Omit<ToolServerRecord, 'id' | 'orgId' | 'createdAt' | 'updatedAt' | 'durable'> & { durable?: DurablePolicy | null }): Promise<ToolServerRecord> {
     const now = new Date().toISOString();
-    const record: ToolServerRecord = { ...input, id: newToolServerId(), orgId, createdAt: now, updatedAt: now };
+    const record: ToolServerRecord = { ...input, durable: input.durable ?? null, id: newToolServerId(), orgId, createdAt: now, updatedAt: now };
     await this.db.insertInto('tool_servers').values({
       id: record.id, org_id: orgId, kind: record.kind, name: record.name, description: record.description, connection_id: record.connectionId,
-      source: record.source, created_at: now, updated_at: now,
+      source: record.source, durable: durableText(record.durable), created_at: now, updated_at: now,
     }).execute();
     return record;
   }
@@ -86,11 +89,11 @@ export class ToolServerStore {
     return (await this.db.selectFrom('tool_servers').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
   }
 
-  /** Replaces what the server is made from; undefined when the organization has no such server. */
-  async replace(orgId: string, id: string, input: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source'>): Promise<ToolServerRecord | undefined> {
+  /** Replaces what the server is made from (no `durable`: no longer durable); undefined when the organization has no such server. */
+  async replace(orgId: string, id: string, input: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source'> & { durable?: DurablePolicy | null }): Promise<ToolServerRecord | undefined> {
     const updatedAt = new Date().toISOString();
     const result = await this.db.updateTable('tool_servers')
-      .set({ name: input.name, description: input.description, connection_id: input.connectionId, source: input.source, updated_at: updatedAt })
+      .set({ name: input.name, description: input.description, connection_id: input.connectionId, source: input.source, durable: durableText(input.durable ?? null), updated_at: updatedAt })
       .where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
     return result.numUpdatedRows > 0n ? this.get(orgId, id) : undefined;
   }
@@ -125,10 +128,25 @@ export class ToolServerStore {
   }
 }
 
+function durableText(policy: DurablePolicy | null): string | null {
+  return policy === null ? null : JSON.stringify(policy);
+}
+
+/** The stored settings; text that no longer parses (a narrower schema) leaves the server a plain proxy rather than unusable. */
+function durableOf(text: string | null): DurablePolicy | null {
+  if (text === null) return null;
+  try {
+    const parsed = DurablePolicySchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
 function toRecord(row: Selectable<ToolServersTable>): ToolServerRecord {
   return {
     id: row.id, orgId: row.org_id, kind: row.kind === 'remote' ? 'remote' : 'openapi', name: row.name, description: row.description,
-    connectionId: row.connection_id, source: row.source, createdAt: row.created_at, updatedAt: row.updated_at,
+    connectionId: row.connection_id, source: row.source, durable: durableOf(row.durable), createdAt: row.created_at, updatedAt: row.updated_at,
   };
 }
 

@@ -18,6 +18,16 @@ export interface CallOptions {
   progress?: (report: ToolProgress) => void;
   /** a 2026 caller that can receive `input_required` and answer it (the tool gateway's 2026 era); see CallContext.roundTrip */
   roundTrip?: InputRoundTrip;
+  /**
+   * A call of a durable server's tool (src/tools/custom/durable.ts) runs as a task; a plain call
+   * waits this long for its result, then answers a TIMEOUT naming the task to poll (the call goes
+   * on). Default: the task result wait (50 s).
+   */
+  durableWaitMs?: number;
+  /** the API key (or grant) behind the caller's token: a durable call's audit records name it (the tool gateway sets it) */
+  keyId?: string;
+  /** one attempt of a durable call, made by its activity: the server is called directly, not through another task */
+  durableAttempt?: boolean;
 }
 
 export interface ToolCaller {

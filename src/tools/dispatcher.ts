@@ -13,6 +13,7 @@ import { tracer, tracingOn } from '../observability/tracing';
 import type { ToolCatalog } from './catalog';
 import type { ConnectionStore } from './connections';
 import type { CallOptions, ToolCaller } from './caller';
+import type { DurablePolicy } from '../common/durable-call';
 import {
   ToolCallError, ToolFailure, type CallContext, type ToolConnection, type ToolEntry, type ToolResult, type ToolOutput, type ToolServer,
   type ToolServices,
@@ -24,8 +25,15 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
 const noop = (): void => undefined;
 
+/** Runs a call of a durable server's tool as its task and waits for it (src/tools/custom/durable.ts). */
+export interface DurableRunner {
+  call(orgId: string, server: ToolServer, policy: DurablePolicy, toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult>;
+}
+
 export interface DispatcherOptions {
   catalog: ToolCatalog;
+  /** where calls of durable servers' tools go (absent: they are called directly, as any other) */
+  durable?: DurableRunner;
   services: ToolServices;
   defaultTimeoutMs?: number;
   metrics?: Pick<FlowgateMetrics, 'toolCall'>;
@@ -116,6 +124,8 @@ export class ToolDispatcher implements ToolCaller {
 
   private async callOnce(orgId: string, target: string | ToolServer, toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
     const server = typeof target === 'string' ? await this.server(orgId, target) : target;
+    // a durable server's tool runs as its task, whose activity calls back here for each attempt (durableAttempt)
+    if (server.durable && !options.durableAttempt && this.options.durable) return this.options.durable.call(orgId, server, server.durable, toolName, args, options);
     const connection = server.application === undefined ? undefined : await this.openConnection(orgId, server, args.PCID);
 
     const limit = server.timeoutMs?.(toolName) ?? this.options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;

@@ -13,7 +13,7 @@ import type { SignedUrlSigner } from '../crypto/signed-urls';
 import { ToolCatalog } from './catalog';
 import type { ConnectionCipher } from '../crypto/connection-cipher';
 import { ConnectionStore } from './connections';
-import { ToolDispatcher } from './dispatcher';
+import { ToolDispatcher, type DurableRunner } from './dispatcher';
 import { BUILT_IN_SERVER_KINDS, type AgentOperations, type ServerKind } from './servers';
 import { CUSTOM_APPLICATION, CustomCredentialsSchema } from './custom/credentials';
 import { CODEAGENT_APPLICATION, CodeAgentCredentialsSchema } from './servers/codeagent';
@@ -23,6 +23,7 @@ import type { ServerSource, ToolServer } from './server';
 export { ToolDispatcher, type CallOptions, type ToolCaller } from './dispatcher';
 export { ConnectionStore, type ConnectionSummary } from './connections';
 export { CustomServers } from './custom';
+export { DurableCalls, durableTaskKind } from './custom/durable';
 export { createRuntimeTokens, type RuntimePrincipal, type RuntimeTokens } from '../crypto/runtime-tokens';
 export { BUILT_IN_SERVER_KINDS, type AgentOperations, type ServerKind, type ServerKindDeps } from './servers';
 export { ToolCallError, ToolFailure } from './errors';
@@ -52,6 +53,8 @@ export interface ToolGatewayDeps {
   serverKinds?: readonly ServerKind[];
   /** where organizations' own servers come from */
   serverSources?: readonly ServerSource[];
+  /** runs calls of durable servers' tools as tasks (src/tools/custom/durable.ts) */
+  durable?: DurableRunner;
 }
 
 export function createToolDispatcher(deps: ToolGatewayDeps): ToolDispatcher {
@@ -74,6 +77,7 @@ export function createToolDispatcher(deps: ToolGatewayDeps): ToolDispatcher {
   const dispatcher = new ToolDispatcher({
     catalog: new ToolCatalog(builtIns, deps.serverSources ?? []),
     metrics: deps.metrics,
+    ...(deps.durable ? { durable: deps.durable } : {}),
     services: { blobs: deps.blobs, signer: deps.signer, connections, log: deps.log, allowPrivateNetwork: deps.config.allowPrivateNetwork, temporal: deps.temporal },
   });
   assembled.dispatcher = dispatcher;

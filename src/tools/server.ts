@@ -10,6 +10,7 @@ import type { BlobStore } from '../blobs/blob-store';
 import type { Logger } from '../observability/logger';
 import type { SignedUrlSigner } from '../crypto/signed-urls';
 import type { ConnectionStore, ToolConnection } from './connections';
+import type { DurablePolicy } from '../common/durable-call';
 
 export { ToolCallError, ToolFailure, type ToolCallErrorCode } from './errors';
 export type { ToolConnection } from './connections';
@@ -137,6 +138,11 @@ export interface ToolServer {
   keptTools?(): readonly ToolEntry[] | undefined;
   /** throws ToolFailure (ran and failed) or ToolCallError (could not be called: unknown tool, bad arguments) */
   callTool(name: string, args: Record<string, unknown>, context: CallContext): Promise<ToolOutput>;
+  /**
+   * Set on a custom server marked durable (`durable` of POST /api/v1/servers): every call of its
+   * tools runs as a Temporal-backed task with this retry policy (src/tools/custom/durable.ts).
+   */
+  readonly durable?: DurablePolicy;
   /** per-tool time limit, when a tool needs more or less than the dispatcher's default */
   timeoutMs?(name: string): number | undefined;
 }

@@ -16,8 +16,9 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import type { AgentInvocationInput } from '../../src/common/agent-invocation';
 import type { CodeAgentTaskInput } from '../../src/common/codeagent-task';
+import { DurableFailureType, type DurableToolCallInput } from '../../src/common/durable-call';
 import {
-  agentStatusQuery, WORKFLOW_TYPES, type CodeAgentTaskWorkflow, type DeliverRunCallbackWorkflow, type InvokeAgentWorkflow, type RetentionSweepWorkflow,
+  agentStatusQuery, WORKFLOW_TYPES, type CodeAgentTaskWorkflow, type DurableToolCallWorkflow, type DeliverRunCallbackWorkflow, type InvokeAgentWorkflow, type RetentionSweepWorkflow,
 } from '../../src/common/workflow-contracts';
 import { createSlotActivities } from '../../activities/slots';
 import { slotsWorkflowId } from '../../src/common/slots';
@@ -132,6 +133,37 @@ describe('every workflow type on a worker with fake activities (fast layer)', ()
     const failedId = `task_${randomUUID()}`;
     const failed = await fw.client.workflow.start<CodeAgentTaskWorkflow>(WORKFLOW_TYPES.codeAgentTask, { workflowId: failedId, taskQueue: fw.taskQueue, args: [{ ...input, taskId: failedId }] });
     await assert.rejects(failed.result(), (err: unknown) => err instanceof WorkflowFailedError && /ended ERROR/.test(err.cause?.message ?? ''));
+  });
+
+  it('durableToolCall: retries its one activity under the server\'s policy and answers the tool\'s result; a tool error fails it without another attempt', async () => {
+    const taskId = `dtask_${randomUUID()}`;
+    const input: DurableToolCallInput = {
+      orgId: FAKE_ORG, taskId, server: 'd7r2dt3l9foc7192703g', serverName: 'Orders', tool: 'placeOrder', args: { item: 'tea' },
+      policy: { maxAttempts: 3, initialIntervalSeconds: 0.1 }, idempotencyKey: `flowgate-${taskId}`, forwardHeaders: {}, ttlMs: 120_000,
+    };
+    let attempts = 0;
+    fw.overrides = {
+      async callDurableTool(call) {
+        attempts++;
+        if (attempts === 1) throw ApplicationFailure.create({ message: 'POST /orders answered 503', type: DurableFailureType.RETRYABLE, details: [{ isError: true, value: { status: 503 } }] });
+        return { isError: false, value: { order: 'o-1', key: call.idempotencyKey }, attempts };
+      },
+    };
+    const done = await fw.client.workflow.start<DurableToolCallWorkflow>(WORKFLOW_TYPES.durableToolCall, { workflowId: taskId, taskQueue: fw.taskQueue, args: [input], workflowExecutionTimeout: input.ttlMs });
+    assert.deepEqual(await done.result(), { isError: false, value: { order: 'o-1', key: `flowgate-${taskId}` }, attempts: 2 });
+    await replayAndRecord(fw, taskId, 'durable-tool-call.json');
+
+    attempts = 0;
+    fw.overrides = {
+      async callDurableTool() {
+        attempts++;
+        throw ApplicationFailure.create({ message: 'POST /orders answered 400', type: DurableFailureType.TOOL_ERROR, nonRetryable: true, details: [{ isError: true, value: { status: 400 } }] });
+      },
+    };
+    const failedId = `dtask_${randomUUID()}`;
+    const failed = await fw.client.workflow.start<DurableToolCallWorkflow>(WORKFLOW_TYPES.durableToolCall, { workflowId: failedId, taskQueue: fw.taskQueue, args: [{ ...input, taskId: failedId }] });
+    await assert.rejects(failed.result(), (err: unknown) => err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure && err.cause.type === DurableFailureType.TOOL_ERROR);
+    assert.equal(attempts, 1);
   });
 
   it('retentionSweep: sweeps expired blobs, then finished runs, as of the time it is given', async () => {

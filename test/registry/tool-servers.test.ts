@@ -37,6 +37,22 @@ for (const backend of registryDialects({ tempDirPrefix: 'flowgate-tool-servers-'
       assert.equal(await store.get(a.id, server.id), undefined);
     });
 
+    it('keeps a server\'s durable settings, and drops them when it is replaced without', async () => {
+      const org = await registry.orgs.create('d');
+      const store = registry.toolServers;
+      const durable = { maxAttempts: 5, initialIntervalSeconds: 0.5, backoff: 3, attemptTimeoutSeconds: 10, timeoutSeconds: 600 };
+      const server = await store.create(org.id, { kind: 'remote', name: 'slow', description: 'd', connectionId: null, source: 'https://mcp.example/mcp', durable });
+      assert.deepEqual((await store.get(org.id, server.id))?.durable, durable);
+      assert.deepEqual((await store.list(org.id))[0]?.durable, durable);
+      const plain = await store.replace(org.id, server.id, { name: 'slow', description: 'd', connectionId: null, source: 'https://mcp.example/mcp' });
+      assert.equal(plain?.durable, null);
+      const again = await store.replace(org.id, server.id, { name: 'slow', description: 'd', connectionId: null, source: 'https://mcp.example/mcp', durable: { maxAttempts: 2 } });
+      assert.deepEqual(again?.durable, { maxAttempts: 2 });
+      const none = await store.create(org.id, { kind: 'remote', name: 'plain', description: 'd', connectionId: null, source: 'https://mcp.example/mcp' });
+      assert.equal(none.durable, null);
+      assert.equal((await store.get(org.id, none.id))?.durable, null);
+    });
+
     it('keeps a custom connection\'s state, updating status without losing its secret, and drops it with the connection', async () => {
       const org = await registry.orgs.create('c');
       const connection = await registry.connections.create(org.id, { application: 'custom', credentials: 'v1.sealed' });

@@ -53,6 +53,8 @@ export async function runToolStep(step: ToolStep, context: InterpolationContext,
     const result = await Promise.race([
       options.tools.call(options.orgId, server, step.tool, args, {
         idempotencyKey: toolIdempotencyKey(options.runId, options.stepIndex), signal: controller.signal,
+        // a durable tool's task is waited for as long as the step may take (its retries are the task's)
+        durableWaitMs: step.timeoutMs,
       }),
       new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(
         // A cancelled activity (run cancelled, worker shutting down) is not the tool's timeout:

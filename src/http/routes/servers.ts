@@ -9,6 +9,7 @@
  */
 import Router from '@koa/router';
 import { z } from 'zod';
+import { DurablePolicySchema } from '../../common/durable-call';
 import { ConsentStateError, ServerRegistrationError, TokenRefusedError, type CustomServers, type ServerInput } from '../../tools/custom';
 import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
@@ -32,20 +33,22 @@ export const ServerBodySchema = z.object({
   document: z.union([z.string().min(1), z.record(z.string(), z.unknown())]).optional(),
   /** a remote server's MCP endpoint */
   url: z.string().min(1).max(2000).optional(),
+  /** every call of the server's tools runs as a durable task with this retry policy (docs/tool-gateway.md, "Durable calls") */
+  durable: DurablePolicySchema.optional(),
 }).strict();
 
 const IdSchema = z.string().regex(/^[0-9a-z]{1,64}$/);
 
 function serverInput(body: unknown): ServerInput {
-  const { name, description, connection, document, url } = parseInput(ServerBodySchema, body);
+  const { name, description, connection, document, url, durable } = parseInput(ServerBodySchema, body);
   if ((document === undefined) === (url === undefined)) {
     throw badRequest('invalid_body', 'give either document (an OpenAPI document, with connection) or url (a remote MCP server)');
   }
   if (document !== undefined) {
     if (connection === undefined) throw badRequest('invalid_body', 'connection: a generated server calls its API with a custom connection; give its PCID');
-    return { kind: 'openapi', name, description, connection, document };
+    return { kind: 'openapi', name, description, connection, document, ...(durable ? { durable } : {}) };
   }
-  return { kind: 'remote', name, description, connection, url: url ?? '' };
+  return { kind: 'remote', name, description, connection, url: url ?? '', ...(durable ? { durable } : {}) };
 }
 
 async function registering<T>(work: () => Promise<T>): Promise<T> {
@@ -107,27 +110,29 @@ export const CallbackQuerySchema = z.object({
 });
 
 const server = id('id', 'a server');
+/** a server as the API shows it: `durable` is its retry policy, null for a plain proxy */
+const ServerViewSchema = z.looseObject({ id: z.string(), durable: DurablePolicySchema.nullable() });
 
 export const SERVER_OPERATIONS = {
   listServers: {
     method: 'get', path: '/api/v1/servers', permission: 'read',
     tags: ['servers'], summary: 'List custom tool servers', security,
-    responses: { '200': json(z.looseObject({ servers: z.array(z.looseObject({ id: z.string() })) }), 'the servers'), ...errors(401) },
+    responses: { '200': json(z.looseObject({ servers: z.array(ServerViewSchema) }), 'the servers'), ...errors(401) },
   },
   createServer: {
     method: 'post', path: '/api/v1/servers', permission: 'servers.write', audit: creates('server.created', 'server', ['kind', 'name']),
     tags: ['servers'], summary: 'Register a custom tool server (an OpenAPI document, or a remote MCP server)', security, requestBody: jsonRequest(ServerBodySchema),
-    responses: { '201': json(z.looseObject({ id: z.string() }), 'the server'), ...errors(400, 401, 409, 413, 415) },
+    responses: { '201': json(ServerViewSchema, 'the server'), ...errors(400, 401, 409, 413, 415) },
   },
   getServer: {
     method: 'get', path: '/api/v1/servers/:id', permission: 'read',
     tags: ['servers'], summary: 'Read a custom tool server', security, requestParams: { path: server },
-    responses: { '200': json(z.looseObject({ id: z.string() }), 'the server'), ...errors(401, 404) },
+    responses: { '200': json(ServerViewSchema, 'the server'), ...errors(401, 404) },
   },
   replaceServer: {
     method: 'put', path: '/api/v1/servers/:id', permission: 'servers.write', audit: on('server.updated', 'server', 'id'),
     tags: ['servers'], summary: 'Replace a custom tool server', security, requestParams: { path: server }, requestBody: jsonRequest(ServerBodySchema),
-    responses: { '200': json(z.looseObject({ id: z.string() }), 'the server'), ...errors(400, 401, 404, 415) },
+    responses: { '200': json(ServerViewSchema, 'the server'), ...errors(400, 401, 404, 415) },
   },
   deleteServer: {
     method: 'delete', path: '/api/v1/servers/:id', permission: 'servers.write', audit: on('server.deleted', 'server', 'id'),

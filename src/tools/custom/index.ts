@@ -19,6 +19,7 @@ import { RemoteMcpClient } from './remote-mcp';
 import { CustomRegistryReads } from './registry-reads';
 import { remoteServer } from './remote-server';
 import { RemoteToolCache } from './remote-tool-cache';
+import type { DurablePolicy } from '../../common/durable-call';
 
 export { CUSTOM_APPLICATION, CustomCredentialsSchema, type CustomCredentials } from './credentials';
 export { ConsentStateError, TokenRefusedError } from './auth';
@@ -34,8 +35,8 @@ export class ServerRegistrationError extends Error {
 }
 
 export type ServerInput =
-  | { kind: 'openapi'; name?: string; description?: string; connection: string; document: unknown }
-  | { kind: 'remote'; name?: string; description?: string; connection?: string; url: string };
+  | { kind: 'openapi'; name?: string; description?: string; connection: string; document: unknown; durable?: DurablePolicy }
+  | { kind: 'remote'; name?: string; description?: string; connection?: string; url: string; durable?: DurablePolicy };
 
 export interface ServerView {
   id: string;
@@ -45,6 +46,8 @@ export interface ServerView {
   description: string;
   connection: string | null;
   url?: string;
+  /** the retry policy of a durable server (every call a task); null: calls are plain proxied calls */
+  durable: DurablePolicy | null;
   createdAt: string;
   updatedAt: string;
   tools?: readonly ToolEntry[];
@@ -131,6 +134,11 @@ export class CustomServers {
   }
 
   private async build(record: ToolServerRecord): Promise<ToolServer> {
+    const server = await this.buildPlain(record);
+    return record.durable === null ? server : durableServer(server, record.durable);
+  }
+
+  private async buildPlain(record: ToolServerRecord): Promise<ToolServer> {
     if (record.kind === 'remote') {
       return remoteServer({
         id: record.id, orgId: record.orgId, description: record.description, url: record.source, connectionId: record.connectionId, auth: this.auth,
@@ -189,7 +197,13 @@ export class CustomServers {
   }
 
   /** Builds the server as it would be stored and lists its tools: it must have at least one. A remote's come `listed`, kept as fresh as the remote allows. */
-  private async prepare(orgId: string, input: ServerInput, id = 'new'): Promise<{ fields: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source'>; tools: readonly ToolEntry[]; listed?: RemoteToolCache }> {
+  private async prepare(orgId: string, input: ServerInput, id = 'new'): Promise<{ fields: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source' | 'durable'>; tools: readonly ToolEntry[]; listed?: RemoteToolCache }> {
+    const prepared = await this.preparePlain(orgId, input, id);
+    const durable = input.durable ?? null;
+    return { ...prepared, fields: { ...prepared.fields, durable }, tools: durable === null ? prepared.tools : prepared.tools.map(durableTool) };
+  }
+
+  private async preparePlain(orgId: string, input: ServerInput, id: string): Promise<{ fields: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source'>; tools: readonly ToolEntry[]; listed?: RemoteToolCache }> {
     const services = this.deps.services();
     const connectionId = input.connection ?? null;
     if (connectionId !== null) {
@@ -273,7 +287,30 @@ export class CustomServers {
 function view(record: ToolServerRecord, tools?: readonly ToolEntry[]): ServerView {
   return {
     id: record.id, path: `/${record.id}`, kind: record.kind, name: record.name, description: record.description, connection: record.connectionId,
-    ...(record.kind === 'remote' ? { url: record.source } : {}), createdAt: record.createdAt, updatedAt: record.updatedAt,
+    ...(record.kind === 'remote' ? { url: record.source } : {}), durable: record.durable, createdAt: record.createdAt, updatedAt: record.updatedAt,
     ...(tools === undefined ? {} : { tools }),
+  };
+}
+
+/** A durable server's tool as tools/list shows it: it may run as a task (2025 era `execution.taskSupport`). */
+function durableTool(tool: ToolEntry): ToolEntry {
+  return { ...tool, execution: { taskSupport: 'optional' } };
+}
+
+/**
+ * A server marked durable: the same tools, listed as task-capable, and `durable` set, which sends
+ * every call of them through a durable task (the dispatcher hands it to src/tools/custom/durable.ts).
+ */
+export function durableServer(server: ToolServer, durable: DurablePolicy): ToolServer {
+  const keptTools = server.keptTools?.bind(server);
+  return {
+    name: server.name, description: server.description, embedded: server.embedded, durable,
+    ...(server.application === undefined ? {} : { application: server.application }),
+    ...(server.maxRequestBytes === undefined ? {} : { maxRequestBytes: server.maxRequestBytes }),
+    listTools: async (context) => (await server.listTools(context)).map(durableTool),
+    ...(server.listFreshForMs ? { listFreshForMs: server.listFreshForMs.bind(server) } : {}),
+    ...(keptTools ? { keptTools: () => keptTools()?.map(durableTool) } : {}),
+    callTool: (name, args, context) => server.callTool(name, args, context),
+    ...(server.timeoutMs ? { timeoutMs: server.timeoutMs.bind(server) } : {}),
   };
 }

@@ -91,6 +91,15 @@ export function openApiServer(spec: OpenApiServerSpec): ToolServer {
   };
 }
 
+/** A `Retry-After` header in seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
+export function retryAfterSeconds(header: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text);
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
 function pcidFor(properties: Record<string, unknown>): Record<string, unknown> {
   const schema = properties.PCID;
   return typeof schema === 'object' && schema !== null ? { ...schema } : { type: 'string' };
@@ -153,8 +162,11 @@ async function answer(response: BufferedResponse, operation: GeneratedOperation,
   const type = String(response.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   if (response.status < 200 || response.status >= 300) {
     const body = parseBody(response);
+    const retryAfter = retryAfterSeconds(response.headers['retry-after']);
     throw new ToolFailure(`${operation.method} ${operation.path} answered ${response.status}`, {
       status: response.status, body: typeof body === 'string' ? body.slice(0, ERROR_BODY_CHARS) : body,
+      // a durable call's next attempt waits for it (activities/durable-tool-call.ts)
+      ...(retryAfter === undefined ? {} : { retryAfter }),
     });
   }
   if (response.body.length === 0) return { value: { status: response.status } };

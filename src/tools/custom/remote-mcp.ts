@@ -41,7 +41,8 @@ const MAX_REMEMBERED = 1000;
 /** A JSON-RPC error the remote answered. */
 export class RemoteRpcError extends Error {
   override readonly name = 'RemoteRpcError';
-  constructor(readonly code: number, message: string, readonly data?: unknown) {
+  /** `httpStatus`: the HTTP status the error came with, when not 2xx (a 503 with a JSON-RPC body: the remote is overloaded) */
+  constructor(readonly code: number, message: string, readonly data?: unknown, readonly httpStatus?: number) {
     super(message);
   }
 }
@@ -283,7 +284,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** The result of an exchange, or the error it carries. */
 function resultOf(exchanged: ExchangeResult): Record<string, unknown> {
   const answer: JsonRpcAnswer | undefined = exchanged.answer;
-  if (answer?.error) throw new RemoteRpcError(answer.error.code, answer.error.message, answer.error.data);
+  if (answer?.error) throw new RemoteRpcError(answer.error.code, answer.error.message, answer.error.data, exchanged.status >= 300 ? exchanged.status : undefined);
   if (answer?.result && exchanged.status < 300) return answer.result;
   throw new RemoteHttpError(exchanged.status, exchanged.text ?? (exchanged.status < 300 ? 'no JSON-RPC answer' : undefined));
 }

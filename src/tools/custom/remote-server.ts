@@ -244,7 +244,9 @@ function remoteFailure(error: unknown, what: string): Error {
   if (error instanceof RemoteRpcError) {
     // -32602 invalid params, -32601 method not found (an unknown tool)
     if (error.code === -32602 || error.code === -32601) return new ToolCallError('INVALID_ARGUMENTS', `${what}: ${error.message}`);
-    return new ToolFailure(`${what} answered an error: ${error.message}`, { code: error.code });
+    // an error sent with a 5xx or 429 is the remote's passing trouble: its status lets a durable call retry it
+    const transient = error.httpStatus !== undefined && (error.httpStatus >= 500 || error.httpStatus === 429);
+    return new ToolFailure(`${what} answered an error: ${error.message}`, { code: error.code, ...(transient ? { status: error.httpStatus } : {}) });
   }
   if (error instanceof RemoteHttpError) {
     if (error.status === 401 || error.status === 403) return new ToolCallError('CONNECTION_REFUSED', `${what}: ${error.message}`);

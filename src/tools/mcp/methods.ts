@@ -114,7 +114,7 @@ function toolMethods({ tools, tasks, audit }: McpMethodsDeps): [string, MethodHa
         capabilities: {
           tools: { listChanged: false },
           // only a server with task-capable tools advertises tasks (the methods answer on every path)
-          ...(tasks?.supports(server.name) ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
+          ...(tasks?.supports(server) ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {}),
         },
         serverInfo: { name: `flowgate/${server.name}`, version: SERVER_VERSION },
         instructions: server.description,
@@ -135,9 +135,9 @@ function toolMethods({ tools, tasks, audit }: McpMethodsDeps): [string, MethodHa
         // MCP Tasks: servers answer -32601 to a task-augmented call on a tool without task support
         const ttl = augmentation.data.task.ttl;
         return recorded(audit, call, toolCall.name, toolCall.arguments, true, async () => {
-          if (!tasks?.supportsTool(server.name, toolCall.name)) throw new JsonRpcError(ErrorCode.METHOD_NOT_FOUND, `${toolCall.name} on /${server.name} cannot run as a task`);
-          const task = await tasks.create(principal.orgId, server.name, toolCall.name, toolCall.arguments ?? {}, {
-            idempotencyKey, forwardHeaders: call.forwardHeaders(), ttl,
+          if (!tasks?.supportsTool(server, toolCall.name)) throw new JsonRpcError(ErrorCode.METHOD_NOT_FOUND, `${toolCall.name} on /${server.name} cannot run as a task`);
+          const task = await tasks.create(principal.orgId, server, toolCall.name, toolCall.arguments ?? {}, {
+            idempotencyKey, forwardHeaders: call.forwardHeaders(), ttl, keyId: principal.keyId,
           });
           return { answer: { task }, isError: false };
         });
@@ -145,7 +145,7 @@ function toolMethods({ tools, tasks, audit }: McpMethodsDeps): [string, MethodHa
       return recorded(audit, call, toolCall.name, toolCall.arguments, false, async () => {
         // the server this request resolved: the call does not look it up again
         const result = await tools.call(principal.orgId, server, toolCall.name, toolCall.arguments ?? {}, {
-          idempotencyKey,
+          idempotencyKey, keyId: principal.keyId,
           forwardHeaders: call.forwardHeaders(),
           // made only if the tool reads its signal (most never do)
           get signal() {

@@ -153,7 +153,7 @@ export function modernMethods({ tools, tasks, audit }: McpMethodsDeps): Readonly
   const table: [string, ModernHandler][] = [
     ['server/discover', async (_params, { server }) => ({
       supportedVersions: [...MODERN_PROTOCOL_VERSIONS],
-      capabilities: { tools: { listChanged: false }, ...(tasks?.supports(server.name) ? { extensions: { [TASKS_EXTENSION]: {} } } : {}) },
+      capabilities: { tools: { listChanged: false }, ...(tasks?.supports(server) ? { extensions: { [TASKS_EXTENSION]: {} } } : {}) },
       instructions: server.description,
       ...listCacheHint(server),
     })],
@@ -167,11 +167,11 @@ export function modernMethods({ tools, tasks, audit }: McpMethodsDeps): Readonly
       await checkParamHeaders(tools, call, toolCall.name, toolCall.arguments ?? {});
       const idempotencyKey = callKey(toolCall._meta, requestKey);
       const { server, principal, caller } = call;
-      if (tasks && declaresTasks(request) && tasks.supportsTool(server.name, toolCall.name)) {
-        const task = await tasks.create(principal.orgId, server.name, toolCall.name, toolCall.arguments ?? {}, { idempotencyKey, forwardHeaders: call.forwardHeaders() });
+      if (tasks && declaresTasks(request) && tasks.supportsTool(server, toolCall.name)) {
+        const task = await tasks.create(principal.orgId, server, toolCall.name, toolCall.arguments ?? {}, { idempotencyKey, forwardHeaders: call.forwardHeaders(), keyId: principal.keyId });
         return { resultType: 'task', ...taskFields(task) };
       }
-      if (tasks?.asksForInput(server.name, toolCall.name)) {
+      if (tasks?.asksForInput(server, toolCall.name)) {
         const answered = await callWithRoundTrips({
           tasks, principal, server: server.name, tool: toolCall.name, args: toolCall.arguments ?? {}, requestState: fieldOf(params, 'requestState'),
           inputResponses: fieldOf(params, 'inputResponses'),
@@ -181,7 +181,7 @@ export function modernMethods({ tools, tasks, audit }: McpMethodsDeps): Readonly
         return 'inputRequired' in answered ? answered.inputRequired : callResult(answered.result);
       }
       const result = await tools.call(principal.orgId, server, toolCall.name, toolCall.arguments ?? {}, {
-        idempotencyKey, forwardHeaders: call.forwardHeaders(), roundTrip: roundTripOf(params, request),
+        idempotencyKey, keyId: principal.keyId, forwardHeaders: call.forwardHeaders(), roundTrip: roundTripOf(params, request),
         get signal() {
           return caller.signal;
         },

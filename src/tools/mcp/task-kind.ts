@@ -8,7 +8,7 @@
  */
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import type { ApprovalDecision, WaitingOn } from '../../common/run-types';
-import type { ToolResult } from '../server';
+import type { ToolResult, ToolServer } from '../server';
 import type { TaskStatus } from '../../contracts/mcp';
 import type { RuntimePrincipal } from '../../crypto/runtime-tokens';
 
@@ -24,6 +24,8 @@ export interface TaskCallContext {
    * that would (ToolCallError UNANSWERABLE, unanswerable.ts). Kinds without approvals ignore it.
    */
   refuseApprovals?: boolean;
+  /** the API key (or grant) behind the caller's token, for kinds that audit the task's later events */
+  keyId?: string;
 }
 
 /** What a kind is told when it starts a task. */
@@ -32,6 +34,8 @@ export interface TaskStart extends TaskCallContext {
   ttlMs: number;
   /** whether a task of the caller's organization with this id is known (an idempotent start looks first) */
   exists(taskId: string): Promise<boolean>;
+  /** the server the call's path resolved, when the caller holds it (a kind whose servers are the organizations' own reads it) */
+  server?: ToolServer;
 }
 
 /** A task's state as tasks/get shows it. */
@@ -65,8 +69,10 @@ export type TaskDecideOutcome =
   | { ok: false; refusal: string; message: string };
 
 export interface TaskKind {
-  /** the tool server whose tools run as tasks (its path segment) */
-  readonly server: string;
+  /** the tool server whose tools run as tasks (its path segment); absent for a kind whose servers are organizations' own (see servesTool) */
+  readonly server?: string;
+  /** for a kind without a fixed server: whether a tool of this (resolved) server runs as a task of the kind */
+  servesTool?(server: ToolServer, toolName: string | undefined): boolean;
   /** the Temporal workflow type of the kind's tasks (tasks/list reads visibility by it) */
   readonly workflowType: string;
   /** the task's statusMessage once tasks/cancel asked its workflow to cancel */

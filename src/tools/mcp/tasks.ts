@@ -20,7 +20,7 @@ import type { temporal } from '@temporalio/proto';
 import { z } from 'zod';
 import type { McpTask, TaskStatus } from '../../contracts/mcp';
 import { SEARCH_ATTRIBUTES } from '../../common/search-attributes';
-import { ToolCallError, type ToolResult } from '../server';
+import { ToolCallError, type ToolResult, type ToolServer } from '../server';
 import { TaskCursorError, TaskNotFoundError, TaskNotReadyError, TaskTerminalError } from './task-errors';
 import type { PendingApproval, TaskApprovalAnswer, TaskCallContext, TaskDecider, TaskDecideOutcome, TaskKind } from './task-kind';
 
@@ -98,22 +98,22 @@ export class WorkflowTasks {
   }
 
   /** Whether some tool of this server may be task-augmented (the `tasks` capability of its path). */
-  supports(serverName: string): boolean {
-    return this.options.kinds.some((kind) => kind.server === serverName);
+  supports(server: ToolServer | string): boolean {
+    return this.options.kinds.some((kind) => serves(kind, server, undefined));
   }
 
   /** Whether `tools/call` of this tool may be task-augmented. */
-  supportsTool(serverName: string, toolName: string): boolean {
-    return this.kindOfTool(serverName, toolName) !== undefined;
+  supportsTool(server: ToolServer | string, toolName: string): boolean {
+    return this.kindOfTool(server, toolName) !== undefined;
   }
 
   /** Whether a task of this tool may wait on an approval (its kind reads pending approvals). */
-  asksForInput(serverName: string, toolName: string): boolean {
-    return this.kindOfTool(serverName, toolName)?.pendingApproval !== undefined;
+  asksForInput(server: ToolServer | string, toolName: string): boolean {
+    return this.kindOfTool(server, toolName)?.pendingApproval !== undefined;
   }
 
-  private kindOfTool(serverName: string, toolName: string): TaskKind | undefined {
-    return this.options.kinds.find((kind) => kind.server === serverName && kind.runsAsTask(toolName));
+  private kindOfTool(server: ToolServer | string, toolName: string): TaskKind | undefined {
+    return this.options.kinds.find((kind) => serves(kind, server, toolName));
   }
 
   /** The kind whose task the workflow is, for `orgId`. */
@@ -129,9 +129,9 @@ export class WorkflowTasks {
   }
 
   /** Starts the workflow behind a task-augmented call and answers its task (working). */
-  async create(orgId: string, serverName: string, toolName: string, args: Record<string, unknown>, call: TaskCallContext): Promise<McpTask> {
-    const kind = this.kindOfTool(serverName, toolName);
-    if (!kind) throw new ToolCallError('UNKNOWN_TOOL', `${toolName} on /${serverName} cannot run as a task`);
+  async create(orgId: string, server: ToolServer | string, toolName: string, args: Record<string, unknown>, call: TaskCallContext): Promise<McpTask> {
+    const kind = this.kindOfTool(server, toolName);
+    if (!kind) throw new ToolCallError('UNKNOWN_TOOL', `${toolName} on /${typeof server === 'string' ? server : server.name} cannot run as a task`);
     const exists = async (taskId: string): Promise<boolean> => {
       try {
         await this.describe(orgId, taskId);
@@ -141,7 +141,7 @@ export class WorkflowTasks {
         throw error;
       }
     };
-    const taskId = await kind.start(orgId, toolName, args, { ...call, ttlMs: this.effectiveTtl(call.ttl), exists });
+    const taskId = await kind.start(orgId, toolName, args, { ...call, ttlMs: this.effectiveTtl(call.ttl), exists, ...(typeof server === 'string' ? {} : { server }) });
     return this.get(orgId, taskId);
   }
 
@@ -291,6 +291,16 @@ export class WorkflowTasks {
       pollInterval: this.pollInterval, ...(statusMessage ? { statusMessage } : {}),
     };
   }
+}
+
+/**
+ * Whether `kind` runs tools of `server` as tasks (`toolName` undefined: some tool of it): a kind
+ * with a fixed server by its path, another by what the resolved server is (servesTool).
+ */
+function serves(kind: TaskKind, server: ToolServer | string, toolName: string | undefined): boolean {
+  const name = typeof server === 'string' ? server : server.name;
+  if (kind.server !== undefined) return kind.server === name && (toolName === undefined || kind.runsAsTask(toolName));
+  return typeof server !== 'string' && kind.servesTool !== undefined && kind.servesTool(server, toolName);
 }
 
 /** The task status a closed workflow's Temporal status means; undefined while it runs. */

@@ -13,6 +13,7 @@ import { agentTaskKind, type AgentInvocations } from './agent-management/tasks';
 import { codeAgentTaskKind, type CodeAgentTasks } from './codeagent/tasks';
 import type { WorkflowTools } from './workflows/index';
 import { workflowTaskKind } from './workflows/tasks';
+import { durableTaskKind, type DurableCalls } from '../custom/durable';
 
 export interface TaskKindDeps {
   client: Client;
@@ -25,6 +26,8 @@ export interface TaskKindDeps {
   agents: AgentInvocations;
   /** the code-agent waiters (built once at start, src/app/services.ts) */
   codeAgents: CodeAgentTasks;
+  /** durable calls of custom servers (built once at start: the dispatcher runs plain calls of them too) */
+  durable: DurableCalls;
 }
 
 export interface TaskKindRegistration {
@@ -37,6 +40,8 @@ export const BUILT_IN_TASK_KINDS: readonly TaskKindRegistration[] = [
   { kind: 'agent-management', create: ({ agents }) => agentTaskKind(agents) },
   // the code-agent tools that wait: a waiter workflow per task polls the backend
   { kind: 'codeagent', create: ({ codeAgents }) => codeAgentTaskKind(codeAgents) },
+  // every tool of a custom server marked durable: one durableToolCall workflow per call
+  { kind: 'durable', create: ({ durable }) => durableTaskKind(durable) },
 ];
 
 /** The task kinds of this process: the built-ins, then `extra` (startFlowgate's `taskKinds`). */

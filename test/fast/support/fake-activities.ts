@@ -150,6 +150,10 @@ export function fakeActivities(world: FakeWorld, overrides: Partial<Activities> 
       world.codeAgentCancels.push(ref.runId);
       return { cancelled: true };
     },
+    async callDurableTool(input) {
+      // the upstream answers the call's arguments back, on the first attempt
+      return { isError: false, value: { tool: input.tool, arguments: input.args, idempotencyKey: input.idempotencyKey }, attempts: Context.current().info.attempt };
+    },
   };
   return { ...activities, ...overrides };
 }

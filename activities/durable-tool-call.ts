@@ -1,0 +1,129 @@
+/**
+ * The activity of a durable tool call (workflows/durable-tool-call.ts): one attempt at the
+ * upstream, through the in-process dispatcher as the task's organization (`durableAttempt`: the
+ * server is called directly), with the call's one idempotency key on every attempt: an OpenAPI
+ * server sends it as `Idempotency-Key`, a remote MCP server as the request's
+ * `_meta["io.flowgate/idempotencyKey"]`. Temporal's retry policy (built from the server's
+ * `durable`) decides the next attempt; this activity only says whether the failure may be retried:
+ *   - the upstream unreachable, the connection dropped, no answer within the attempt's deadline,
+ *     a 5xx: retried after the policy's pause;
+ *   - a 429: retried after its `Retry-After` when it gives one (nextRetryDelay), else the pause;
+ *   - any other 4xx, a tool error, a call that cannot be made (unknown tool, bad arguments,
+ *     refused connection): not retried.
+ * It heartbeats while the upstream works, so tasks/cancel reaches it (and aborts the request) and
+ * a dead worker is noticed within the heartbeat timeout. Each failed attempt, and the outcome,
+ * go to the audit trail and the metrics when the worker has them.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import {
+  DurableFailureType, DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS, type DurableRetryReason, type DurableToolCallInput, type DurableToolCallResult,
+} from '../src/common/durable-call';
+import type { ToolCaller } from '../src/tools/caller';
+import { ToolCallError } from '../src/tools/errors';
+import type { ToolResult } from '../src/tools/server';
+
+/** What the activity records of a durable call (the audit trail: action `durable_call.<event>`). */
+export interface DurableCallEvent {
+  event: 'retried' | 'completed' | 'failed' | 'cancelled';
+  attempt: number;
+  reason?: DurableRetryReason;
+  message?: string;
+  /** the upstream's HTTP status, when it answered one */
+  status?: number;
+}
+
+export interface DurableCallObserver {
+  /** records one event of the call; never throws */
+  record(input: DurableToolCallInput, event: DurableCallEvent): Promise<void>;
+  /** counts one attempt (outcome ok, retry or failed) and, for a retry, its reason */
+  attempt(server: string, tool: string, outcome: 'ok' | 'retry' | 'failed', reason?: DurableRetryReason): void;
+}
+
+export interface DurableToolCallDeps {
+  tools?: ToolCaller;
+  durableCalls?: DurableCallObserver;
+}
+
+/** How often the attempt heartbeats while the upstream works (below the heartbeat timeout the workflow sets). */
+export const DURABLE_HEARTBEAT_MS = 2000;
+
+/** A retryable attempt: what failed, and when Temporal should try again if the upstream said. */
+interface Retryable {
+  reason: DurableRetryReason;
+  message: string;
+  status?: number;
+  delayMs?: number;
+  /** the tool error to answer if this was the last attempt */
+  result?: Extract<ToolResult, { isError: true }>;
+}
+
+function retryableOf(result: Extract<ToolResult, { isError: true }>): Retryable | undefined {
+  const status = typeof result.value.status === 'number' ? result.value.status : undefined;
+  if (status === 429) {
+    const retryAfter = typeof result.value.retryAfter === 'number' ? result.value.retryAfter : undefined;
+    return { reason: 'http_429', message: result.message, status, result, ...(retryAfter === undefined ? {} : { delayMs: Math.round(retryAfter * 1000) }) };
+  }
+  if (status !== undefined && status >= 500) return { reason: 'http_5xx', message: result.message, status, result };
+  return undefined;
+}
+
+export function createDurableToolCallActivities(deps: DurableToolCallDeps) {
+  async function callDurableTool(input: DurableToolCallInput): Promise<DurableToolCallResult> {
+    const ctx = Context.current();
+    const attempt = ctx.info.attempt;
+    const last = attempt >= input.policy.maxAttempts;
+    const observer = deps.durableCalls;
+    if (!deps.tools) throw ApplicationFailure.create({ message: 'this worker has no tool dispatcher', type: DurableFailureType.NOT_CALLABLE, nonRetryable: true });
+    const heartbeat = setInterval(() => ctx.heartbeat(attempt), DURABLE_HEARTBEAT_MS);
+    let result: ToolResult;
+    let retry: Retryable | undefined;
+    try {
+      result = await deps.tools.call(input.orgId, input.server, input.tool, input.args, {
+        idempotencyKey: input.idempotencyKey, forwardHeaders: input.forwardHeaders, durableAttempt: true,
+        timeoutMs: (input.policy.attemptTimeoutSeconds ?? DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS) * 1000, signal: ctx.cancellationSignal,
+      });
+      retry = result.isError ? retryableOf(result) : undefined;
+    } catch (error) {
+      if (ctx.cancellationSignal.aborted) {
+        await observer?.record(input, { event: 'cancelled', attempt });
+        throw error;
+      }
+      if (!(error instanceof ToolCallError)) throw error; // unexpected: Temporal retries it under the same policy
+      if (error.code !== 'UNAVAILABLE' && error.code !== 'TIMEOUT') {
+        observer?.attempt(input.server, input.tool, 'failed');
+        await observer?.record(input, { event: 'failed', attempt, message: error.message });
+        throw ApplicationFailure.create({ message: error.message, type: DurableFailureType.NOT_CALLABLE, nonRetryable: true, details: [{ code: error.code }] });
+      }
+      result = { isError: true, message: error.message, value: { error: error.message, code: error.code } };
+      retry = { reason: error.code === 'TIMEOUT' ? 'timeout' : 'network', message: error.message };
+    } finally {
+      clearInterval(heartbeat);
+    }
+    if (!result.isError) {
+      observer?.attempt(input.server, input.tool, 'ok');
+      await observer?.record(input, { event: 'completed', attempt });
+      return { isError: false, value: result.value, ...(result.content ? { content: result.content } : {}), attempts: attempt };
+    }
+    if (!retry) {
+      // refused for good (another 4xx, a tool error): the tool's error result, not retried
+      observer?.attempt(input.server, input.tool, 'failed');
+      const status = typeof result.value.status === 'number' ? result.value.status : undefined;
+      await observer?.record(input, { event: 'failed', attempt, message: result.message, ...(status === undefined ? {} : { status }) });
+      throw ApplicationFailure.create({
+        message: result.message, type: DurableFailureType.TOOL_ERROR, nonRetryable: true,
+        details: [{ isError: true, message: result.message, value: result.value, ...(result.content ? { content: result.content } : {}), attempts: attempt }],
+      });
+    }
+    observer?.attempt(input.server, input.tool, last ? 'failed' : 'retry', retry.reason);
+    await observer?.record(input, {
+      event: last ? 'failed' : 'retried', attempt, reason: retry.reason, message: retry.message, ...(retry.status === undefined ? {} : { status: retry.status }),
+    });
+    throw ApplicationFailure.create({
+      message: retry.message, type: DurableFailureType.RETRYABLE,
+      ...(retry.delayMs === undefined ? {} : { nextRetryDelay: retry.delayMs }),
+      details: [{ isError: true, message: retry.message, value: retry.result?.value ?? result.value, reason: retry.reason, attempts: attempt }],
+    });
+  }
+
+  return { callDurableTool };
+}

@@ -1,0 +1,106 @@
+/**
+ * Durable tool calls (docs/tool-gateway.md, "Durable calls"): a custom server (generated from an
+ * OpenAPI document, or a remote MCP server) marked `durable` runs every call of its tools as one
+ * Temporal workflow whose id is the MCP task id, holding one activity that makes the upstream call
+ * under Temporal's retry policy built from the server's `durable` settings. Pure, so the workflow
+ * (workflows/durable-tool-call.ts), its activity (activities/durable-tool-call.ts) and the gateway
+ * (src/tools/custom/durable.ts) share it.
+ *
+ * Why a workflow and not a Temporal Standalone Activity: flowgate's MCP tasks are workflows (their
+ * id, memo, ttl and visibility are read through the workflow API, src/tools/mcp/tasks.ts), and a
+ * standalone activity has no memo and another API (experimental in the pinned SDK); one activity in
+ * a workflow keeps one task machinery, at the price of a workflow task or two per call.
+ */
+import { z } from 'zod';
+
+export const DURABLE_TOOL_CALL_WORKFLOW = 'durableToolCall';
+
+/** The most attempts one durable call may be given. */
+export const MAX_DURABLE_ATTEMPTS = 100;
+/** The longest overall deadline: a week (the longest task ttl by default). */
+export const MAX_DURABLE_TIMEOUT_SECONDS = 7 * 24 * 3600;
+export const DEFAULT_DURABLE_INITIAL_INTERVAL_SECONDS = 1;
+export const DEFAULT_DURABLE_BACKOFF = 2;
+/** The per-attempt deadline when the server names none (the dispatcher's default tool timeout). */
+export const DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS = 30;
+/** The longest pause between two attempts. */
+export const MAX_DURABLE_INTERVAL_SECONDS = 300;
+
+/** A server's `durable` settings, as `POST`/`PUT /api/v1/servers` take them and `GET` shows them. */
+export const DurablePolicySchema = z.object({
+  /** attempts in all, the first included (1: no retry, but still a task that survives the gateway) */
+  maxAttempts: z.number().int().min(1).max(MAX_DURABLE_ATTEMPTS),
+  /** the pause before the second attempt (default 1 s) */
+  initialIntervalSeconds: z.number().min(0.1).max(MAX_DURABLE_INTERVAL_SECONDS).optional(),
+  /** each next pause is this many times the last (default 2), at most MAX_DURABLE_INTERVAL_SECONDS */
+  backoff: z.number().min(1).max(10).optional(),
+  /** how long one attempt may take (default 30 s) */
+  attemptTimeoutSeconds: z.number().min(1).max(3600).optional(),
+  /** how long the whole call may take, every attempt and pause included (default: no more than the task's ttl) */
+  timeoutSeconds: z.number().min(1).max(MAX_DURABLE_TIMEOUT_SECONDS).optional(),
+}).strict();
+export type DurablePolicy = z.infer<typeof DurablePolicySchema>;
+
+/** Why an attempt failed, as the retry metric and the audit trail name it. */
+export type DurableRetryReason = 'network' | 'timeout' | 'http_5xx' | 'http_429' | 'upstream_error';
+
+/** The workflow's input: everything but the arguments' secrets is plain. */
+export interface DurableToolCallInput {
+  orgId: string;
+  /** the task id: also the workflow id, and the root of every attempt's idempotency key */
+  taskId: string;
+  /** the custom server's id (its path) */
+  server: string;
+  serverName: string;
+  tool: string;
+  args: Record<string, unknown>;
+  policy: DurablePolicy;
+  /** the same on every attempt: the caller's own key, else one derived from the task id */
+  idempotencyKey: string;
+  forwardHeaders: Record<string, string>;
+  /** the API key (or grant) whose token made the call, for the audit trail; absent for steps and agents */
+  keyId?: string;
+  /** the task's ttl (ms): the workflow gives up after it */
+  ttlMs: number;
+}
+
+/** The workflow's memo: enough to authorize and list the task without reading its input. */
+export interface DurableToolCallMemo {
+  durableToolCall: { orgId: string; server: string; tool: string; ttlMs: number };
+}
+
+/** What the workflow answers: the tool's result (a tool error included: it ran). */
+export interface DurableToolCallResult {
+  isError: boolean;
+  value: Record<string, unknown>;
+  content?: { type: string; [field: string]: unknown }[];
+  message?: string;
+  /** how many attempts it took */
+  attempts: number;
+}
+
+/** The failure types of the activity and the workflow. */
+export const DurableFailureType = {
+  /** an attempt that may be retried (network, timeout, 5xx, 429) */
+  RETRYABLE: 'DurableRetryable',
+  /** the upstream refused for good (another 4xx) or the tool reported an error: the result is in the details */
+  TOOL_ERROR: 'DurableToolError',
+  /** the call could not be made at all (unknown tool, bad arguments, refused connection): its ToolCallError code is in the details */
+  NOT_CALLABLE: 'DurableNotCallable',
+} as const;
+
+/** The Temporal retry policy of a durable call. */
+export function durableRetryPolicy(policy: DurablePolicy): { maximumAttempts: number; initialInterval: number; backoffCoefficient: number; maximumInterval: number; nonRetryableErrorTypes: string[] } {
+  return {
+    maximumAttempts: policy.maxAttempts,
+    initialInterval: Math.round((policy.initialIntervalSeconds ?? DEFAULT_DURABLE_INITIAL_INTERVAL_SECONDS) * 1000),
+    backoffCoefficient: policy.backoff ?? DEFAULT_DURABLE_BACKOFF,
+    maximumInterval: MAX_DURABLE_INTERVAL_SECONDS * 1000,
+    nonRetryableErrorTypes: [DurableFailureType.TOOL_ERROR, DurableFailureType.NOT_CALLABLE],
+  };
+}
+
+/** The idempotency key every attempt of task `taskId` sends when the caller gave none. */
+export function durableIdempotencyKey(taskId: string): string {
+  return `flowgate-${taskId}`;
+}

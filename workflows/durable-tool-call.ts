@@ -1,0 +1,53 @@
+/**
+ * durableToolCall: one call of a durable custom server's tool (src/common/durable-call.ts), its
+ * workflow id the MCP task id. It holds one activity (activities/durable-tool-call.ts) whose
+ * Temporal retry policy is the server's `durable` settings: the retries are Temporal's, decided in
+ * that one place (no caller retries on top: a step or agent waits for this workflow). The
+ * activity's per-attempt deadline is `attemptTimeoutSeconds`; the whole call's is `timeoutSeconds`
+ * (the activity's schedule-to-close), never longer than the task's ttl (the workflow's execution
+ * timeout).
+ *
+ * Answers the tool's result; a tool error, a refusal for good, or the last failed attempt fail the
+ * workflow with the tool's error result as the failure's first detail (the task is `failed`, its
+ * result `isError`). Cancelled (tasks/cancel): the activity's request is aborted through its
+ * heartbeat and the workflow ends CANCELLED. No signals or queries: the gateway reads the task from
+ * the workflow's status, memo and result.
+ */
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, setCurrentDetails, TimeoutFailure } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import {
+  DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS, DurableFailureType, durableRetryPolicy, type DurableToolCallInput, type DurableToolCallResult,
+} from '../src/common/durable-call';
+
+export async function durableToolCall(input: DurableToolCallInput): Promise<DurableToolCallResult> {
+  const attemptMs = (input.policy.attemptTimeoutSeconds ?? DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS) * 1000;
+  const overallMs = Math.min(input.ttlMs, input.policy.timeoutSeconds === undefined ? input.ttlMs : input.policy.timeoutSeconds * 1000);
+  const { callDurableTool } = proxyActivities<Activities>({
+    // a little above the attempt's own deadline: the dispatcher ends the request at that deadline and says why
+    startToCloseTimeout: attemptMs + 5000,
+    scheduleToCloseTimeout: overallMs,
+    heartbeatTimeout: '10s',
+    retry: durableRetryPolicy(input.policy),
+    cancellationType: 'TRY_CANCEL',
+  });
+  setCurrentDetails(`calling ${input.serverName}/${input.tool} (at most ${input.policy.maxAttempts} attempts)`);
+  try {
+    return await callDurableTool.executeWithOptions({ summary: `${input.serverName}/${input.tool}` }, [input]);
+  } catch (error) {
+    // tasks/cancel: the workflow ends CANCELLED (its activity's request is aborted at its next heartbeat)
+    if (isCancellation(error)) throw error;
+    // the activity's own failure (the tool's error, the last retryable one) is the task's reason, not "activity failed"
+    if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure) {
+      const { message, type, details } = error.cause;
+      throw ApplicationFailure.create({ message, type: type ?? DurableFailureType.TOOL_ERROR, nonRetryable: true, details: details ? [...details] : [] });
+    }
+    if (error instanceof ActivityFailure && error.cause instanceof TimeoutFailure) {
+      // the whole call's deadline passed (or the attempt's, on the last attempt): a timeout
+      throw ApplicationFailure.create({
+        message: `${input.serverName}/${input.tool}: ${error.cause.message}`, type: DurableFailureType.RETRYABLE, nonRetryable: true,
+        details: [{ isError: true, message: error.cause.message, value: { error: error.cause.message, code: 'TIMEOUT' }, reason: 'timeout' }],
+      });
+    }
+    throw error;
+  }
+}
