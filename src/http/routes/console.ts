@@ -14,10 +14,10 @@ import type { RunBrief, RunView } from '../../runs/run-service';
 import { readTextPrefix } from '../../contracts/run-bodies';
 import type { GatewayDeps } from '../deps';
 import { ASSETS } from '../console/assets';
-import { consoleState, parseConsoleForm, refusePage, sameOrigin, sessionCookie, cookieValue } from '../console/guard';
+import { consoleState, parseConsoleForm, refusalExplained, refusePage, sameOrigin, sessionCookie, cookieValue } from '../console/guard';
 import { html } from '../console/html';
 import { page, send } from '../console/layout';
-import { runBody, runsBody, SINCE_CHOICES, type RunPageData, type StepFiles } from '../console/run-views';
+import { RUN_FILTER_STATUSES, runBody, runsBody, SINCE_CHOICES, type RunPageData, type StepFiles } from '../console/run-views';
 import { consoleRunEvents, liveRunStatuses } from '../console/live';
 import { auditBody } from '../console/audit-views';
 import { AuditQuerySchema } from '../../contracts/audit-bodies';
@@ -32,10 +32,12 @@ import { callDecide } from '../decisions';
 import { decisionAuditFields } from '../middleware/audit';
 import { noneMatch } from '../live-status';
 import { formOf } from '../validate';
+import { designatedOutput } from '../run-access';
+import { mimeTypeOfName } from '../../common/file-types';
 
 const RunsFilterSchema = z.object({
   workflowId: z.union([z.literal(''), z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/)]).optional(),
-  status: z.union([z.literal(''), z.enum(['RUNNING', 'COMPLETE', 'FAILED', 'TIMEOUT'])]).optional(),
+  status: z.union([z.literal(''), z.enum(RUN_FILTER_STATUSES)]).optional(),
   triggerId: z.union([z.literal(''), z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/)]).optional(),
   since: z.union([z.literal(''), z.enum(['1h', '24h', '7d', '30d'])]).optional(),
 });
@@ -53,6 +55,7 @@ const NOTICES: Record<string, string> = {
 };
 const STDOUT_PREVIEW_BYTES = 16 * 1024;
 const STEPS_WITH_STDOUT = 50;
+const OPEN_RUNS_ASKED = 50;
 
 export function consoleRoutes(deps: GatewayDeps, families: readonly ConsolePageFamily[] = []): Router | undefined {
   const services = deps.console;
@@ -72,6 +75,11 @@ export function consoleRoutes(deps: GatewayDeps, families: readonly ConsolePageF
       await next();
     } catch (err) {
       if (!(err instanceof HttpError) || !err.expose || ctx.headerSent) throw err;
+      if (err.code === 'permission_denied') {
+        const { session: s } = consoleState(ctx);
+        refusePage(ctx, 403, 'Not allowed for your role', err.message, refusalExplained(s.role, err.message));
+        return;
+      }
       refusePage(ctx, err.status, err.status === 503 ? 'Temporal is unreachable' : 'Request refused', err.message);
     }
   });
@@ -144,10 +152,19 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
     const filter = parsed.success ? parsed.data : {};
     const since = SINCE_CHOICES.find((c) => c.value === filter.since);
     const [workflows, triggers] = await Promise.all([deps.registry.workflows.list(s.orgId), deps.registry.triggers.list(s.orgId)]);
-    const listed = await callTemporal(() => runs.list(s.orgId, {
-      limit: 100, ...(filter.workflowId ? { workflowId: filter.workflowId } : {}), ...(filter.status ? { status: filter.status } : {}),
+    // CANCELLED: FAILED runs Temporal closed Canceled; PAUSED and PENDING: open runs (visibility lists
+    // them RUNNING), each asked for its status, up to OPEN_RUNS_ASKED of them
+    const askEach = filter.status === 'PAUSED' || filter.status === 'PENDING';
+    const status = filter.status === 'CANCELLED' ? undefined : askEach ? 'RUNNING' : filter.status || undefined;
+    let listed = await callTemporal(() => runs.list(s.orgId, {
+      limit: askEach ? OPEN_RUNS_ASKED : 100, ...(filter.workflowId ? { workflowId: filter.workflowId } : {}), ...(status ? { status } : {}),
+      ...(filter.status === 'CANCELLED' ? { cancelled: true } : {}),
       ...(filter.triggerId ? { triggerId: filter.triggerId } : {}), ...(since ? { startedSince: new Date(Date.now() - since.ms).toISOString() } : {}),
     }));
+    if (askEach) {
+      const views = await callTemporal(() => Promise.all(listed.map((r) => runs.view(s.orgId, r.runId))));
+      listed = listed.flatMap((r, i) => { const v = views[i]; return v && v.status === filter.status ? [{ ...r, status: v.status }] : []; });
+    }
     const liveIds = listed.filter((r) => r.status === 'RUNNING').slice(0, 25).map((r) => r.runId);
     send(ctx, 200, page({ title: 'Runs', csrf: s.csrfToken, section: 'runs' }, runsBody({
       filter, runs: listed, liveIds,
@@ -167,21 +184,31 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
 
   const runPage = async (ctx: Context, view: RunView, status = 200, extra: Pick<RunPageData, 'notice' | 'error'> = {}): Promise<void> => {
     const ttl = deps.config.resultUrlTtlSeconds;
+    const [designated, story, trigger] = await Promise.all([
+      designatedOutput(deps, view).catch(() => undefined), callTemporal(() => runs.story(view)), deps.registry.triggers.get(view.memo.triggerId),
+    ]);
     const files: StepFiles[] = await Promise.all(view.outcomes.map(async (o, i): Promise<StepFiles> => {
       const out = o.files['output.txt'];
       const std = o.files['stdout.txt'];
       const stdout = std.size > 0 && i < STEPS_WITH_STDOUT ? await readTextPrefix(deps.blobs, std.key, STDOUT_PREVIEW_BYTES).catch(() => undefined) : undefined;
+      // the designated output downloads under its own name (report.md), as the results body names it
+      const own = designated && designated.stepIndex === o.stepIndex && o.stepPath === undefined ? designated.fileName : undefined;
+      const outName = own ?? `step-${o.stepPath ?? o.stepIndex}-output.txt`;
       return {
-        output: { url: deps.signer.sign(out.key, ttl, { name: `step-${o.stepPath ?? o.stepIndex}-output.txt`, type: out.mimeType }), size: out.size },
+        output: { url: deps.signer.sign(out.key, ttl, { name: outName, type: own ? mimeTypeOfName(own, out.mimeType) : out.mimeType }), size: out.size, name: outName },
         stdout: { url: deps.signer.sign(std.key, ttl, { name: `step-${o.stepPath ?? o.stepIndex}-stdout.txt`, type: std.mimeType }), size: std.size, ...(stdout ? { text: stdout.text, whole: stdout.whole } : {}) },
       };
     }));
+    const startedWith = story.files.map((f) => ({ ...f, ...(f.key ? { url: deps.signer.sign(f.key, ttl, { name: f.filename, type: f.contentType }) } : {}) }));
     const temporalUiUrl = deps.temporalUiUrl
       ? `${deps.temporalUiUrl}/namespaces/${encodeURIComponent(deps.config.temporal.namespace)}/workflows/${encodeURIComponent(view.runId)}` : undefined;
     const lastEventId = view.transitions?.[view.transitions.length - 1]?.seq ?? 0;
     const { session: s } = consoleState(ctx);
     send(ctx, status, page({ title: view.memo.automationName, csrf: s.csrfToken, section: 'runs' }, runBody({
       view, csrf: s.csrfToken, files, lastEventId, ...(temporalUiUrl ? { temporalUiUrl } : {}), ...extra,
+      story: { ...story, files: startedWith }, role: s.role, ...(s.member ? { memberEmail: s.member.email } : {}),
+      ...(trigger?.orgId === s.orgId && trigger.name ? { triggerName: trigger.name } : {}),
+      ...(designated ? { designated: { stepIndex: designated.stepIndex, fileName: designated.fileName ?? 'output.txt' } } : {}),
     })));
   };
 
