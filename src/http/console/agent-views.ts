@@ -103,7 +103,7 @@ ${data.exchanges.length === 0 && !live ? html`<p class="meta">No messages yet. E
 ${live ? html`<div class="exchange live" id="live-invocation" aria-live="polite"${poll}>${liveInvocation(live, refresh)}</div>` : ''}
 </section>
 ${data.error ? html`<p class="error" role="alert">${data.error}</p>` : ''}
-<form method="post" action="${base}/chat" class="chat-form">
+<form method="post" data-needs="runs.operate" action="${base}/chat" class="chat-form">
 <input type="hidden" name="csrf" value="${data.csrf}">
 ${chat ? html`<input type="hidden" name="chatId" value="${chat.id}">` : ''}
 <label for="message">${chat ? 'Your next message' : 'Your message'}</label>

@@ -15,12 +15,12 @@ ${data.notice ? html`<p class="notice" role="status">${data.notice}</p>` : ''}
 ${data.error ? html`<p class="error" role="alert">${data.error}</p>` : ''}
 ${created ? html`<div class="notice" role="status"><p>The new key${created.name ? html` <strong>${created.name}</strong>` : ''} (<code>${created.id}</code>). Copy it now: it is shown this once and never again (flowgate keeps only its hash).</p>
 <p><code id="new-key">${created.key}</code></p></div>` : ''}
-<form method="post" action="/console/api-keys" class="filters"><input type="hidden" name="csrf" value="${csrf}">
+<form method="post" data-needs="api_keys.manage" action="/console/api-keys" class="filters"><input type="hidden" name="csrf" value="${csrf}">
 <div><label for="key-name">Name</label><input id="key-name" name="name" type="text" maxlength="200"></div>
 <div><button type="submit">Create an API key</button></div></form>
 <p class="hint">An API key starts runs (<code>POST /ext/triggers/…</code>) and reads them; it cannot change workflows.</p>
 ${keys.length === 0 ? html`<p class="meta">No API keys.</p>` : html`<table><caption class="visually-hidden">API keys</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">State</th></tr></thead>
 <tbody>${keys.map((k) => html`<tr id="key-${k.id}"><td>${k.name ?? html`<span class="meta">unnamed</span>`}</td><td><code>fgk_…</code> <span class="meta"><code>${k.id}</code></span></td><td>${k.createdAt}</td>
-<td>${k.revokedAt ? html`revoked ${k.revokedAt}` : html`<form method="post" action="/console/api-keys/${encodeURIComponent(k.id)}/revoke" data-confirm="Revoke this key? Whoever uses it is refused at once."><input type="hidden" name="csrf" value="${csrf}"><button type="submit" class="danger">Revoke</button></form>`}</td></tr>`)}</tbody></table>`}`;
+<td>${k.revokedAt ? html`revoked ${k.revokedAt}` : html`<form method="post" data-needs="api_keys.manage" action="/console/api-keys/${encodeURIComponent(k.id)}/revoke" data-confirm="Revoke this key? Whoever uses it is refused at once."><input type="hidden" name="csrf" value="${csrf}"><button type="submit" class="danger">Revoke</button></form>`}</td></tr>`)}</tbody></table>`}`;
 }

@@ -6,7 +6,7 @@ import { html, type Html } from './html';
 export function workflowsBody(workflows: Omit<WorkflowRecord, 'draft' | 'versions'>[], notice?: string): Html {
   return html`<h1>Workflows</h1>
 ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
-<p><a class="button" href="/console/workflows/new">New workflow</a></p>
+<p><a class="button" data-needs="workflows.write" href="/console/workflows/new">New workflow</a></p>
 ${workflows.length === 0 ? html`<p class="notice">No workflows yet: create one here, with the CLI or with <code>POST /api/v1/workflows</code>.</p>` : html`<table>
 <caption class="visually-hidden">Workflows</caption>
 <thead><tr><th scope="col">Workflow</th><th scope="col">Published version</th><th scope="col">Draft changed</th></tr></thead>
@@ -38,13 +38,13 @@ function triggerItem(row: TriggerRow, csrf: string, publicUrl: string): Html {
   const base = `/console/triggers/${encodeURIComponent(t.id)}`;
   const paused = row.state ? row.state.paused : row.schedule?.paused;
   return html`<li id="trigger-${t.id}"><code>${t.id}</code>${t.name ? html` ${t.name}` : ''}: <code>POST ${publicUrl}/ext/triggers/${t.id}</code>${t.disabledAt ? html` <strong>disabled</strong>` : ''}${t.tool ? html`<br>Tool <code>${t.tool.name}</code>` : ''}${scheduleText(row)}
-<div class="actions">${row.schedule ? html`<form method="post" action="${base}/schedule/${paused ? 'resume' : 'pause'}">${csrfField(csrf)}<button type="submit" class="secondary">${paused ? 'Resume schedule' : 'Pause schedule'}</button></form>` : ''}
-<form method="post" action="${base}/delete" data-confirm="Delete trigger ${t.id}? Its URL stops working.">${csrfField(csrf)}<button type="submit" class="danger">Delete trigger</button></form></div></li>`;
+<div class="actions">${row.schedule ? html`<form method="post" data-needs="triggers.write" action="${base}/schedule/${paused ? 'resume' : 'pause'}">${csrfField(csrf)}<button type="submit" class="secondary">${paused ? 'Resume schedule' : 'Pause schedule'}</button></form>` : ''}
+<form method="post" data-needs="triggers.write" action="${base}/delete" data-confirm="Delete trigger ${t.id}? Its URL stops working.">${csrfField(csrf)}<button type="submit" class="danger">Delete trigger</button></form></div></li>`;
 }
 
 function newTriggerForm(action: string, csrf: string): Html {
-  return html`<details class="panel"><summary>New trigger</summary>
-<form method="post" action="${action}/triggers">${csrfField(csrf)}
+  return html`<details class="panel" data-needs="triggers.write"><summary>New trigger</summary>
+<form method="post" data-needs="triggers.write" action="${action}/triggers">${csrfField(csrf)}
 <label for="trigger-name">Name (optional)</label><input id="trigger-name" name="name" type="text" maxlength="200">
 <fieldset><legend>Kind</legend>
 <label><input type="radio" name="kind" value="http" checked> HTTP: started by <code>POST /ext/triggers/…</code></label>
@@ -70,11 +70,11 @@ ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
 <dt>Published</dt><dd>${workflow.publishedVersion === null ? 'not yet' : html`version ${workflow.publishedVersion}`}</dd>
 <dt>Versions</dt><dd>${workflow.versions.length ? workflow.versions.join(', ') : 'none'}</dd>
 <dt>Draft changed</dt><dd>${workflow.updatedAt}</dd></dl>
-<div class="actions"><form method="post" action="${action}/publish">${csrfField(csrf)}<button type="submit">Publish the draft as version ${(latest ?? 0) + 1}</button></form>
-<a class="button secondary-link" href="${action}/draft">Edit the draft</a>
+<div class="actions"><form method="post" data-needs="workflows.write" action="${action}/publish">${csrfField(csrf)}<button type="submit">Publish the draft as version ${(latest ?? 0) + 1}</button></form>
+<a class="button secondary-link" data-needs="workflows.write" href="${action}/draft">Edit the draft</a>
 ${latest === undefined ? '' : html`<a class="button secondary-link" href="${action}/diff">Compare versions</a>`}
 <a class="button secondary-link" href="/console/runs?workflowId=${encodeURIComponent(workflow.id)}">Its runs</a>
-<form method="post" action="${action}/delete" data-confirm="Delete this workflow with its versions, triggers and schedules? Runs already started go on.">${csrfField(csrf)}<button type="submit" class="danger">Delete the workflow</button></form></div>
+<form method="post" data-needs="workflows.write" action="${action}/delete" data-confirm="Delete this workflow with its versions, triggers and schedules? Runs already started go on.">${csrfField(csrf)}<button type="submit" class="danger">Delete the workflow</button></form></div>
 <h2>Triggers</h2>
 ${triggers.length === 0 ? html`<p class="meta">No triggers.</p>` : html`<ul class="triggers">${triggers.map((row) => triggerItem(row, csrf, options.publicUrl))}</ul>`}
 ${latest === undefined ? html`<p class="meta">Publish the workflow to give it triggers.</p>` : newTriggerForm(action, csrf)}
