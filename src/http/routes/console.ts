@@ -22,7 +22,10 @@ import { consoleRunEvents, liveRunStatuses } from '../console/live';
 import { auditBody } from '../console/audit-views';
 import { AuditQuerySchema } from '../../contracts/audit-bodies';
 import { APPROVAL_DECIDED, CONSOLE_SIGNED_IN, CONSOLE_SIGNED_OUT, CONSOLE_SIGN_IN_REFUSED } from '../../audit/actions';
-import { auditSignIn, noteForAudit } from '../console/audit';
+import { auditSignIn, consoleActor, noteForAudit, sessionFingerprint } from '../console/audit';
+import { sourceOf } from '../middleware/audit';
+import { credentialFingerprint } from '../../audit/audit-trail';
+import { hashSecret } from '../../crypto/secrets';
 import { consoleRouteKit, type ConsolePageFamily } from '../console/kit';
 import { HttpError } from '../http-error';
 import { permissionDenied } from '../auth';
@@ -108,9 +111,9 @@ export function consoleRoutes(deps: GatewayDeps, families: readonly ConsolePageF
 ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
 ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/console/oidc/start?org=${provider.orgId}">Sign in with ${provider.name}</a></p>` : ''}
 <form method="post" action="/console/sign-in">
-<label for="token">Organization admin token</label>
+<label for="token">Admin token or personal access token</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required spellcheck="false">
-<p class="hint">The token the management API takes (<code>fga_…</code>). It is not kept: the console keeps a session of its own.</p>
+<p class="hint">A token the management API takes: an organization's admin token, or a member's personal access token (<code>fgp_…</code>, signs in with the member's role). It is not kept: the console keeps a session of its own.</p>
 <div class="actions"><button type="submit">Sign in</button></div></form></div>`));
 
   router.get('/sign-in', async (ctx) => {
@@ -129,8 +132,20 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
     }
     const signedIn = typeof token === 'string' ? await sessions.signIn(token.trim()) : undefined;
     if (!signedIn) {
+      // a member's personal access token opens a session with the member's role
+      const member = typeof token === 'string' ? await sessions.signInMemberToken(token.trim()) : undefined;
+      if (member) {
+        await deps.audit.record({
+          orgId: member.session.orgId, action: CONSOLE_SIGNED_IN, target: { type: 'console_session', id: sessionFingerprint(member.session) }, status: 303,
+          details: { via: 'personal_access_token', method: ctx.method, route: '/console/sign-in', role: member.session.role, token: credentialFingerprint('pat_', hashSecret(String(token).trim())) },
+        }, consoleActor(member.session), sourceOf(ctx));
+        sessionCookie(ctx, member.id, lifetimeSeconds);
+        ctx.status = 303;
+        ctx.redirect('/console/runs');
+        return;
+      }
       // an unknown token names no organization: the access log has it, as the API's 401s
-      signInPage(ctx, 401, 'That is not an admin token of this flowgate.');
+      signInPage(ctx, 401, 'That is neither an admin token nor a personal access token of this flowgate.');
       return;
     }
     const { session: opened } = signedIn;
