@@ -194,4 +194,58 @@ describe('the console an operator can live in, in a browser', () => {
     await waitForText(editor.page, '#run-status', /PAUSED/);
     await editor.context.close();
   });
+
+  it('gives a scheduled trigger its inputs from a form generated from the input schema, makes and revokes a hosted-form link, a key with a role and a member\'s personal access token', async () => {
+    const admin = await signIn(fg.adminToken);
+    await admin.page.goto(`${fg.url}/console/workflows/${p.workflowId}`);
+    await admin.page.click('details[data-needs="triggers.write"] summary');
+    await admin.page.fill('#trigger-name', 'weekly');
+    await admin.page.check('input[name="kind"][value="schedule"]');
+    await admin.page.fill('#trigger-every', '168h');
+    assert.equal(await admin.page.getAttribute('#schedule-inputs #f0', 'name'), 'input.topic');
+    await admin.page.fill('#schedule-inputs #f0', 'weekly figures');
+    await admin.page.fill('#schedule-inputs #f1', 'sk-weekly');
+    await shot(admin.page, 'console-schedule-inputs');
+    await Promise.all([admin.page.waitForNavigation(), admin.page.click('details[data-needs="triggers.write"] button[type="submit"]')]);
+    assert.match(await admin.page.textContent('.notice') ?? '', /The trigger was created/);
+    const listed = await fg.admin<{ triggers: { id: string; name: string | null }[] }>('GET', `/api/v1/triggers?workflowId=${p.workflowId}`);
+    const weekly = listed.body.triggers.find((t) => t.name === 'weekly');
+    assert.ok(weekly, JSON.stringify(listed.body));
+    const read = await fg.admin<{ schedule?: { inputs?: Record<string, unknown> } }>('GET', `/api/v1/triggers/${weekly.id}`);
+    assert.deepEqual(read.body.schedule?.inputs, { topic: 'weekly figures', apiToken: 'sk-weekly' }, JSON.stringify(read.body));
+    assert.match(await admin.page.textContent(`#trigger-${weekly.id}`) ?? '', /Its runs get inputs: topic, apiToken/);
+    assert.ok(!(await admin.page.content()).includes('sk-weekly'), 'a schedule\'s input values are not shown');
+
+    // a hosted-form link, shown once, then revoked
+    await Promise.all([admin.page.waitForNavigation(), admin.page.click(`#trigger-${p.triggerId} form[action$="/forms"] button`)]);
+    const url = await admin.page.textContent('#form-url') ?? '';
+    assert.match(url, /\/forms\/fgf_/);
+    const opened = await fg.request(new URL(url).pathname);
+    assert.equal(opened.status, 200);
+    await admin.page.goto(`${fg.url}/console/workflows/${p.workflowId}`);
+    await Promise.all([admin.page.waitForNavigation(), admin.page.click(`#trigger-${p.triggerId} ul.forms button.danger`)]);
+    assert.match(await admin.page.textContent('.notice') ?? '', /hosted form was revoked/);
+    assert.equal((await fg.request(new URL(url).pathname)).status, 404);
+
+    // an API key limited to a role
+    await admin.page.goto(`${fg.url}/console/api-keys`);
+    await admin.page.fill('#key-name', 'dashboard');
+    await admin.page.selectOption('#key-role', 'viewer');
+    await Promise.all([admin.page.waitForNavigation(), admin.page.click('form[action="/console/api-keys"] button')]);
+    assert.match(await admin.page.textContent('#new-key') ?? '', /^fgk_/);
+    const keys = await fg.admin<{ apiKeys: { name: string | null; role: string | null }[] }>('GET', '/api/v1/api-keys');
+    assert.equal(keys.body.apiKeys.find((k) => k.name === 'dashboard')?.role, 'viewer');
+
+    // a personal access token for a member, which signs in
+    await admin.page.goto(`${fg.url}/console/people`);
+    const vic = await admin.page.getAttribute('tr:has-text("vic@example.com")', 'id') ?? '';
+    await Promise.all([admin.page.waitForNavigation(), admin.page.click(`#${vic} form[action$="/tokens"] button`)]);
+    const pat = await admin.page.textContent('#new-token') ?? '';
+    assert.match(pat, /^fgp_/);
+    assert.deepEqual(admin.problems, []);
+    await admin.context.close();
+    const viewer = await signIn(pat);
+    assert.match(new URL(viewer.page.url()).pathname, /\/console\/runs$/);
+    await viewer.context.close();
+  });
 });
