@@ -45,7 +45,7 @@ describe('console templates', () => {
     assert.match(out, /<form method="post" action="\/console\/people\/grants\/grt_1\/revoke"/);
     assert.match(out, /<code>https:\/\/client\.example\/meta\.json<\/code>/);
     assert.match(out, /<code>https:\/\/fg\.example\/tools\/mcp<\/code> <span class="meta">\(read only\)<\/span>/);
-    assert.equal((out.match(/name="csrf" value="tok"/g) ?? []).length, 4, 'add, change, remove, revoke');
+    assert.equal((out.match(/name="csrf" value="tok"/g) ?? []).length, 6, 'add, change, issue a token, revoke tokens, remove, revoke');
     assert.doesNotMatch(toText(peopleBody({ csrf: 't', members: [] })), /MCP clients signed in/, 'no section without OAuth sign-in');
   });
 

@@ -202,12 +202,12 @@ describe('the console an operator can live in, in a browser', () => {
     await admin.page.fill('#trigger-name', 'weekly');
     await admin.page.check('input[name="kind"][value="schedule"]');
     await admin.page.fill('#trigger-every', '168h');
-    assert.equal(await admin.page.getAttribute('#schedule-inputs #f0', 'name'), 'input.topic');
+    assert.equal(await admin.page.getAttribute('#schedule-inputs #f0', 'name'), 'input:topic');
     await admin.page.fill('#schedule-inputs #f0', 'weekly figures');
     await admin.page.fill('#schedule-inputs #f1', 'sk-weekly');
     await shot(admin.page, 'console-schedule-inputs');
     await Promise.all([admin.page.waitForNavigation(), admin.page.click('details[data-needs="triggers.write"] button[type="submit"]')]);
-    assert.match(await admin.page.textContent('.notice') ?? '', /The trigger was created/);
+    assert.match(await admin.page.textContent('main') ?? '', /The trigger was created/);
     const listed = await fg.admin<{ triggers: { id: string; name: string | null }[] }>('GET', `/api/v1/triggers?workflowId=${p.workflowId}`);
     const weekly = listed.body.triggers.find((t) => t.name === 'weekly');
     assert.ok(weekly, JSON.stringify(listed.body));

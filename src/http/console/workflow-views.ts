@@ -4,8 +4,8 @@ import type { ScheduleState } from '../../schedules/schedule-service';
 import { fieldsHtml, type FormField } from './form-fields';
 import { html, type Html } from './html';
 
-/** The prefix of a schedule's input fields in the new-trigger form (they sit beside the trigger's own fields). */
-export const SCHEDULE_INPUT_PREFIX = 'input.';
+/** The prefix of a schedule's input fields in the new-trigger form (they sit beside the trigger's own fields; not a dot, which the form parser reads as nesting). */
+export const SCHEDULE_INPUT_PREFIX = 'input:';
 
 export function workflowsBody(workflows: Omit<WorkflowRecord, 'draft' | 'versions'>[], notice?: string): Html {
   return html`<h1>Workflows</h1>
