@@ -195,7 +195,7 @@ describe('the console an operator can live in, in a browser', () => {
     await editor.context.close();
   });
 
-  it('gives a scheduled trigger its inputs from a form generated from the input schema, makes and revokes a hosted-form link, a key with a role and a member\'s personal access token', async () => {
+  it('gives a scheduled trigger its inputs from a form generated from the input schema, makes and revokes a hosted-form link, a key with a role, a member\'s personal access token, and deletes an agent', async () => {
     const admin = await signIn(fg.adminToken);
     await admin.page.goto(`${fg.url}/console/workflows/${p.workflowId}`);
     await admin.page.click('details[data-needs="triggers.write"] summary');
@@ -242,6 +242,14 @@ describe('the console an operator can live in, in a browser', () => {
     await Promise.all([admin.page.waitForNavigation(), admin.page.click(`#${vic} form[action$="/tokens"] button`)]);
     const pat = await admin.page.textContent('#new-token') ?? '';
     assert.match(pat, /^fgp_/);
+
+    // an agent deleted from its page
+    const agent = await fg.admin<{ id: string }>('POST', '/api/v1/agents', { name: 'Scratch helper', instructions: 'Answer in one sentence.' });
+    assert.equal(agent.status, 201, JSON.stringify(agent.body));
+    await admin.page.goto(`${fg.url}/console/agents/${agent.body.id}`);
+    await Promise.all([admin.page.waitForNavigation(), admin.page.click(`form[action="/console/agents/${agent.body.id}/delete"] button`)]);
+    assert.match(await admin.page.textContent('.notice') ?? '', /The agent was deleted/);
+    assert.equal((await fg.admin('GET', `/api/v1/agents/${agent.body.id}`)).status, 404);
     assert.deepEqual(admin.problems, []);
     await admin.context.close();
     const viewer = await signIn(pat);
