@@ -262,7 +262,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   };
   const consoleServices: ConsoleServices = {
     sessions: new ConsoleSessions({ registry, lifetimeMinutes: config.consoleSessionMinutes }),
-    runs: new ConsoleRuns({ runs, restarts }),
+    runs: new ConsoleRuns({ runs, restarts, blobs }),
     forms: new HostedForms({ registry, triggers, runs }),
     agents: new ConsoleAgents({ agents, blobs, registry }),
     shownOnce: new ShownOnce(cipher),

@@ -87,6 +87,15 @@ export class ConsoleAgents {
     return this.deps.agents.list(orgId);
   }
 
+  /** Deletes the organization's agent (as DELETE /api/v1/agents/{id}); false when it has none with that ID. */
+  async remove(orgId: string, agentId: string): Promise<boolean> {
+    if (!ID.test(agentId)) return false;
+    return this.deps.agents.remove(orgId, agentId).then(() => true, (err: unknown) => {
+      if (err instanceof AgentError && err.code === 'NOT_FOUND') return false;
+      throw err;
+    });
+  }
+
   /** The organization's agent, or undefined (missing, or another organization's). */
   async agent(orgId: string, agentId: string): Promise<AgentRecord | undefined> {
     if (!ID.test(agentId)) return undefined;

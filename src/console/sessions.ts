@@ -83,6 +83,19 @@ export class ConsoleSessions {
     return { id, session };
   }
 
+  /**
+   * A new session for the member whose personal access token this is (`fgp_…`, issued through
+   * POST /api/v1/members/{id}/tokens): their role as it is now, as a sign-in through the identity
+   * provider gives. Undefined for a token that is not one. The token is not kept: the session ends at
+   * its expiry, at sign-out or when the member is removed (revoking the token ends no open session).
+   */
+  async signInMemberToken(token: string): Promise<{ id: string; session: ConsoleSession } | undefined> {
+    if (!PLAUSIBLE_SECRET.test(token)) return undefined;
+    const member = await this.deps.registry.members.findByTokenHash(hashSecret(token));
+    if (!member || !isRole(member.role)) return undefined;
+    return this.signInMember(member);
+  }
+
   /** The grant of an admin token (undefined for one that is not), its hash included; opens nothing. */
   async grantOf(adminToken: string): Promise<AdminGrant | undefined> {
     if (!PLAUSIBLE_SECRET.test(adminToken)) return undefined;

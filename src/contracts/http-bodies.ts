@@ -107,6 +107,7 @@ export const StatusBodySchema = z.looseObject({
   runId: z.string(),
   status: RunStatusSchema,
   error: z.string().optional(),
+  reasonCode: z.enum(['CANCELLED', 'TERMINATED']).optional().meta({ description: 'why a FAILED run ended when no step failed: cancelled or terminated by an operator (the status stays FAILED)' }),
   waitingOn: WaitingOnSchema.optional(),
   stepStatus: z.record(z.string(), StepStatusSchema),
   stepInfo: z.record(z.string(), z.looseObject({

@@ -209,6 +209,7 @@ export function statusBody(view: RunView): StatusBody {
     runId: view.runId,
     status: view.status,
     ...(view.error ? { error: view.error } : {}),
+    ...(view.reasonCode ? { reasonCode: view.reasonCode } : {}),
     ...(view.waitingOn ? { waitingOn: waitingOnBody(view.waitingOn) } : {}),
     stepStatus,
     stepInfo,

@@ -38,6 +38,10 @@ export function roleHas(role: Role, permission: Permission): boolean {
   return isOneOf(PERMISSIONS[permission], role);
 }
 
+export function isPermission(name: string): name is Permission {
+  return Object.hasOwn(PERMISSIONS, name);
+}
+
 /** The permissions a role holds, in the table's order. */
 export function permissionsOf(role: Role): Permission[] {
   return keysOf(PERMISSIONS).filter((p) => roleHas(role, p));

@@ -17,6 +17,8 @@ export interface RunListEntry {
   status: RunStatus;
   started: string;
   closed: string | null;
+  /** FAILED because an operator cancelled (Temporal's Canceled) or terminated it (the contract's status stays FAILED) */
+  reasonCode?: 'CANCELLED' | 'TERMINATED';
 }
 
 export interface RunListFilter {
@@ -26,6 +28,10 @@ export interface RunListFilter {
   triggerId?: string;
   /** only runs started at or after this instant (ISO 8601) */
   startedSince?: string;
+  /** only FAILED runs that were cancelled (Temporal's Canceled) */
+  cancelled?: boolean;
+  /** only the runs this run started (its `trigger` steps' chained runs: Temporal child workflows) */
+  parentRunId?: string;
   limit: number;
 }
 
@@ -64,7 +70,9 @@ export async function listRuns(client: Client, orgId: string, filter: RunListFil
   const clauses = [`WorkflowType = '${WORKFLOW_TYPES.runAutomation}'`, `${SEARCH_ATTRIBUTES.orgId.name} = '${quoteSafe(orgId)}'`];
   if (filter.workflowId) clauses.push(`${SEARCH_ATTRIBUTES.automationId.name} = '${quoteSafe(filter.workflowId)}'`);
   const statuses = filter.status ? TEMPORAL_STATUSES[filter.status] : undefined;
-  if (statuses) clauses.push(`(${statuses.map((s) => `ExecutionStatus = '${s}'`).join(' OR ')})`);
+  if (filter.cancelled) clauses.push(`ExecutionStatus = 'Canceled'`);
+  else if (statuses) clauses.push(`(${statuses.map((s) => `ExecutionStatus = '${s}'`).join(' OR ')})`);
+  if (filter.parentRunId) clauses.push(`ParentWorkflowId = '${quoteSafe(filter.parentRunId)}'`);
   if (filter.startedSince) clauses.push(`StartTime >= '${quoteSafeInstant(filter.startedSince)}'`);
   const entries: RunListEntry[] = [];
   const converter = client.workflow.options.loadedDataConverter;
@@ -82,7 +90,9 @@ export async function listRuns(client: Client, orgId: string, filter: RunListFil
         continue;
       }
       const memo = listedMemo(opened);
-      const status = memo.endedAs ?? CONTRACT_STATUS[STATUS_BY_CODE[execution.status ?? 1] ?? 'RUNNING'] ?? 'FAILED';
+      const temporalStatus = STATUS_BY_CODE[execution.status ?? 1] ?? 'RUNNING';
+      const status = memo.endedAs ?? CONTRACT_STATUS[temporalStatus] ?? 'FAILED';
+      const reasonCode = temporalStatus === 'CANCELLED' || temporalStatus === 'TERMINATED' ? temporalStatus : undefined;
       // Temporal's Failed covers FAILED and (endedAs) TIMEOUT runs: keep those the filter asked for.
       if ((filter.status === 'FAILED' || filter.status === 'TIMEOUT') && status !== filter.status) continue;
       if (filter.triggerId !== undefined && memo.triggerId !== filter.triggerId) continue;
@@ -93,6 +103,7 @@ export async function listRuns(client: Client, orgId: string, filter: RunListFil
         status,
         started: tsToDate(execution.startTime!).toISOString(),
         closed: optionalTsToDate(execution.closeTime)?.toISOString() ?? null,
+        ...(reasonCode ? { reasonCode } : {}),
       });
       if (entries.length >= filter.limit) return entries;
     }

@@ -95,9 +95,9 @@ export class RunReader {
       case 'TIMED_OUT':
         return this.closedWithoutSummary(handle, base, 'TIMEOUT', `the run exceeded Temporal's workflow execution timeout of ${Math.round(Number(description.raw.executionConfig?.workflowExecutionTimeout?.seconds ?? 0))} seconds`);
       case 'TERMINATED':
-        return this.closedWithoutSummary(handle, base, 'FAILED', 'the run was terminated by an operator');
+        return { ...await this.closedWithoutSummary(handle, base, 'FAILED', 'the run was terminated by an operator'), reasonCode: 'TERMINATED' };
       case 'CANCELLED':
-        return this.closedWithoutSummary(handle, base, 'FAILED', 'the run was cancelled');
+        return { ...await this.closedWithoutSummary(handle, base, 'FAILED', 'the run was cancelled'), reasonCode: 'CANCELLED' };
       default:
         return this.closedWithoutSummary(handle, base, 'FAILED', `the run ended as ${description.status.name}`);
     }
@@ -180,7 +180,9 @@ export class RunReader {
       : cause instanceof CancelledFailure ? 'the run was cancelled'
         : cause instanceof TerminatedFailure ? 'the run was terminated'
           : cause?.message ?? messageOf(err);
-    return this.closedWithoutSummary(handle, base, 'FAILED', reason);
+    const view = await this.closedWithoutSummary(handle, base, 'FAILED', reason);
+    if (cause instanceof CancelledFailure) return { ...view, reasonCode: 'CANCELLED' };
+    return cause instanceof TerminatedFailure ? { ...view, reasonCode: 'TERMINATED' } : view;
   }
 
   /** Closed without a summary of its own: the state query replays the history, if a worker is there. */

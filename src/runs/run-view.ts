@@ -28,6 +28,11 @@ export interface RunView {
    * guesses and it shows no `waitingOn`, which does not mean it waits on nothing.
    */
   stateUnread?: true;
+  /**
+   * Why a FAILED run ended, when it is not a step's failure: `CANCELLED` (an operator's cancel)
+   * or `TERMINATED`. The contract's status stays FAILED; the console reads this (issue 52).
+   */
+  reasonCode?: 'CANCELLED' | 'TERMINATED';
 }
 
 /**

@@ -2,7 +2,11 @@
 import assert from 'node:assert/strict';
 import { fieldsHtml, formFields } from '../../src/http/console/form-fields';
 import { href, html, raw, toText } from '../../src/http/console/html';
-import { runsBody } from '../../src/http/console/run-views';
+import { runBody, runsBody, startedThrough } from '../../src/http/console/run-views';
+import { withoutActionsBeyond } from '../../src/http/console/layout';
+import { refusalExplained } from '../../src/http/console/guard';
+import { secretProperties, shownInputs, startedFiles } from '../../src/console/runs';
+import type { RunView } from '../../src/runs/run-service';
 import { liveInvocation } from '../../src/http/console/agent-views';
 import { peopleBody } from '../../src/http/console/people-views';
 
@@ -41,7 +45,7 @@ describe('console templates', () => {
     assert.match(out, /<form method="post" action="\/console\/people\/grants\/grt_1\/revoke"/);
     assert.match(out, /<code>https:\/\/client\.example\/meta\.json<\/code>/);
     assert.match(out, /<code>https:\/\/fg\.example\/tools\/mcp<\/code> <span class="meta">\(read only\)<\/span>/);
-    assert.equal((out.match(/name="csrf" value="tok"/g) ?? []).length, 4, 'add, change, remove, revoke');
+    assert.equal((out.match(/name="csrf" value="tok"/g) ?? []).length, 6, 'add, change, issue a token, revoke tokens, remove, revoke');
     assert.doesNotMatch(toText(peopleBody({ csrf: 't', members: [] })), /MCP clients signed in/, 'no section without OAuth sign-in');
   });
 
@@ -91,5 +95,46 @@ describe('console templates', () => {
     assert.ok(out.includes('<label for="f0">Name <span aria-hidden="true">*</span></label>'));
     assert.ok(out.includes('aria-describedby="f0-hint"'));
     assert.ok(out.includes('value="&quot;x"'));
+  });
+
+  it('masks the inputs the input schema marks secret (writeOnly, format password) and lists the files a run was started with', () => {
+    const schema = { type: 'object', properties: { topic: { type: 'string' }, apiToken: { type: 'string', writeOnly: true }, pin: { type: 'string', format: 'password' } } };
+    assert.deepEqual([...secretProperties(schema)].sort(), ['apiToken', 'pin']);
+    const shown = shownInputs({ topic: 'Q3 <b>', apiToken: 'sk-secret', pin: '1234', count: 3, attachments: [] }, schema);
+    assert.deepEqual(shown, [
+      { name: 'topic', secret: false, text: 'Q3 <b>' }, { name: 'apiToken', secret: true }, { name: 'pin', secret: true }, { name: 'count', secret: false, text: '3' },
+    ]);
+    const files = startedFiles({ attachments: [
+      { filename: 'brief.pdf', contentType: 'application/pdf', size: 10, url: 'https://fg.example/files/' + encodeURIComponent('attachments/org_1/u/brief.pdf') + '?exp=1' },
+      { filename: 'other.txt', contentType: 'text/plain', size: 2, url: 'https://elsewhere.example/x' },
+    ] }, 'org_1');
+    assert.equal(files[0]?.filename, 'brief.pdf');
+    assert.equal(files[0]?.key, 'attachments/org_1/u/brief.pdf');
+    assert.equal(files[1]?.key, undefined);
+  });
+
+  it('renders a cancelled run as CANCELLED, without "Resume from the failed step", and a viewer\'s run page without actions', () => {
+    const view: RunView = {
+      runId: 'run-1', status: 'FAILED', reasonCode: 'CANCELLED', error: 'the run was cancelled', final: true, steps: { 1: { name: 'wait', status: 'FAILED', type: 'approval' } }, outcomes: [],
+      memo: { orgId: 'org_1', automationId: 'wf', automationVersion: 1, automationName: 'WF', triggerId: 'trg', startedBy: 'form:frm_1', started: '2026-01-01T00:00:00.000Z', stepMap: { 1: 1 }, steps: [{ name: 'wait', type: 'approval' }] },
+    };
+    const story = { inputs: [{ name: 'apiToken', secret: true }], files: [{ filename: 'a.txt', contentType: 'text/plain', size: 1, url: '/files/x' }], children: [], stepInputs: {} };
+    const admin = toText(runBody({ view, csrf: 't', files: [], lastEventId: 0, story, role: 'admin' }));
+    assert.match(admin, /status-CANCELLED[^>]*>CANCELLED</);
+    assert.ok(!admin.includes('Resume from the failed step'));
+    assert.match(admin, />Re-run</);
+    assert.match(admin, /a hosted form/);
+    assert.match(admin, /•••••• \(secret\)/);
+    assert.match(admin, /download="a.txt"/);
+    const viewer = toText(runBody({ view: { ...view, reasonCode: undefined }, csrf: 't', files: [], lastEventId: 0, story, role: 'viewer' }));
+    assert.ok(!viewer.includes('method="post"'));
+    assert.equal(startedThrough({ ...view.memo, startedBy: 'tool:workflows/x' }), 'the MCP workflow tool workflows/x');
+  });
+
+  it('leaves out of a page the actions its role lacks, and explains a refusal', () => {
+    const page = '<form method="post" data-needs="workflows.write" action="/a"><button>Publish</button></form><a class="button" data-needs="workflows.write" href="/e">Edit</a><form method="post" action="/console/sign-out"></form>';
+    assert.equal(withoutActionsBeyond('viewer', page), '<form method="post" action="/console/sign-out"></form>');
+    assert.equal(withoutActionsBeyond('editor', page), page);
+    assert.match(refusalExplained('editor', 'the editor role lacks the permission runs.operate'), /needs the permission runs\.operate, which the admin, operator roles hold/);
   });
 });

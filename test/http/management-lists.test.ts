@@ -48,7 +48,7 @@ describe('management API: listing, deleting and cancelling', () => {
     assert.ok(!after.body.triggers.some((t) => t.id === second.body.id), 'its triggers went with it');
   });
 
-  it('shows and cancels a run: the run ends FAILED with "the run was cancelled"; another organization gets 404', async () => {
+  it('shows and cancels a run: the run ends FAILED with "the run was cancelled" and reasonCode CANCELLED; another organization gets 404', async () => {
     const p = await publishWorkflow(fg, waiting);
     const runId = (await trigger(fg, p, {})).headers.get('X-Pf-Run-Id') ?? '';
     let status = '';
@@ -62,14 +62,15 @@ describe('management API: listing, deleting and cancelling', () => {
 
     const cancel = await fg.admin<{ cancelRequested: boolean }>('POST', `/api/v1/runs/${runId}/cancel`);
     assert.equal(cancel.status, 202);
-    let final: { status: string; error?: string } = { status: '' };
+    let final: { status: string; error?: string; reasonCode?: string } = { status: '' };
     for (let i = 0; i < 40; i++) {
-      final = (await fg.admin<{ status: string; error?: string }>('GET', `/api/v1/runs/${runId}`)).body;
+      final = (await fg.admin<{ status: string; error?: string; reasonCode?: string }>('GET', `/api/v1/runs/${runId}`)).body;
       if (final.status === 'FAILED') break;
       await new Promise((r) => setTimeout(r, 250));
     }
     assert.equal(final.status, 'FAILED');
     assert.match(final.error ?? '', /cancel/i);
+    assert.equal(final.reasonCode, 'CANCELLED', 'the contract\'s FAILED, with why');
     assert.equal((await fg.admin('POST', `/api/v1/runs/${runId}/cancel`)).status, 409, 'an ended run cannot be cancelled');
     const results = await fg.admin<{ status: string }>('GET', `/api/v1/runs/${runId}/results`);
     assert.equal(results.body.status, 'FAILED');

@@ -28,8 +28,9 @@ function toolsOf(agent: AgentRecord): Html {
   return all.length === 0 ? html`<span class="meta">no tools</span>` : html`<ul class="plain">${all.map((item) => html`<li>${item}</li>`)}</ul>`;
 }
 
-export function agentsBody(agents: AgentRecord[], defaultModel: string | undefined): Html {
+export function agentsBody(agents: AgentRecord[], defaultModel: string | undefined, notice?: string): Html {
   return html`<h1>Agents</h1>
+${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
 ${agents.length === 0 ? html`<p class="notice">No agents yet: create one with <code>POST /api/v1/agents</code> or the <code>agent_create</code> tool.</p>` : html`<table>
 <caption class="visually-hidden">Agents</caption>
 <thead><tr><th scope="col">Agent</th><th scope="col">Model</th><th scope="col">Tools and servers</th><th scope="col">Changed</th></tr></thead>
@@ -93,6 +94,7 @@ ${agent.description ? html`<p>${agent.description}</p>` : ''}
 <dl class="facts"><dt>ID</dt><dd><code>${agent.id}</code></dd><dt>Model</dt><dd>${modelOf(agent, data.defaultModel)}</dd>
 <dt>Tools</dt><dd>${toolsOf(agent)}</dd>
 <dt>Limits</dt><dd>${agent.limits.maxTurns} model calls, ${agent.limits.maxToolCalls} tool calls, ${agent.limits.timeoutSeconds} s</dd></dl>
+<form method="post" data-needs="agents.write" action="${base}/delete" data-confirm="Delete this agent? Its chats go with it; runs already started go on."><input type="hidden" name="csrf" value="${data.csrf}"><button type="submit" class="danger">Delete the agent</button></form>
 <h2>Chats</h2>
 <p><a href="${base}"${chat ? '' : html` aria-current="page"`}>New chat</a></p>
 ${data.chats.length === 0 ? html`<p class="meta">No chats yet.</p>` : html`<ul class="chats">${data.chats.slice(0, 50).map((c) => html`<li><a href="${base}?chat=${encodeURIComponent(c.id)}"${chat?.id === c.id ? html` aria-current="page"` : ''}>${c.title ?? c.id}</a> <span class="meta">${c.updatedAt}</span></li>`)}</ul>`}
@@ -103,7 +105,7 @@ ${data.exchanges.length === 0 && !live ? html`<p class="meta">No messages yet. E
 ${live ? html`<div class="exchange live" id="live-invocation" aria-live="polite"${poll}>${liveInvocation(live, refresh)}</div>` : ''}
 </section>
 ${data.error ? html`<p class="error" role="alert">${data.error}</p>` : ''}
-<form method="post" action="${base}/chat" class="chat-form">
+<form method="post" data-needs="runs.operate" action="${base}/chat" class="chat-form">
 <input type="hidden" name="csrf" value="${data.csrf}">
 ${chat ? html`<input type="hidden" name="chatId" value="${chat.id}">` : ''}
 <label for="message">${chat ? 'Your next message' : 'Your message'}</label>

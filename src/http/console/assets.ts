@@ -39,7 +39,7 @@ button.approve{background:var(--ok);border-color:var(--ok)}button.reject,button.
 .actions{display:flex;flex-wrap:wrap;gap:.75rem;align-items:flex-end;margin:1rem 0}
 .actions form{margin:0}
 .status{display:inline-block;font-weight:700;font-size:.85rem;padding:.05rem .5rem;border-radius:3px;border:1px solid currentColor}
-.status-COMPLETE{color:var(--ok)}.status-FAILED,.status-TIMEOUT{color:var(--bad)}.status-PAUSED{color:var(--warn)}.status-RUNNING,.status-PENDING{color:var(--accent)}.status-SKIPPED{color:var(--muted)}
+.status-COMPLETE{color:var(--ok)}.status-FAILED,.status-TIMEOUT{color:var(--bad)}.status-CANCELLED{color:var(--muted)}.status-PAUSED{color:var(--warn)}.status-RUNNING,.status-PENDING{color:var(--accent)}.status-SKIPPED{color:var(--muted)}
 ol.timeline{list-style:none;padding:0;margin:0;border-left:3px solid var(--line)}
 ol.timeline>li{margin:0 0 1rem 0;padding:.25rem 0 .25rem 1rem;position:relative}
 ol.timeline>li::before{content:"";position:absolute;left:-.55rem;top:.7rem;width:.8rem;height:.8rem;border-radius:50%;background:var(--line)}

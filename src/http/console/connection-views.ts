@@ -63,7 +63,7 @@ ${connections.length === 0 ? html`<p class="meta">No connections yet.</p>` : htm
 <tbody>${connections.map((c) => html`<tr><td><a href="/console/connections/${encodeURIComponent(c.id)}">${c.name ?? c.id}</a> <span class="meta"><code>${c.id}</code></span></td>
 <td>${c.application}</td><td>${statusBadge(c.status)}</td><td>${c.createdAt}</td></tr>`)}</tbody></table>`}
 <h2>New custom connection</h2>
-<form method="post" action="/console/connections" class="panel" autocomplete="off"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="application" value="custom">
+<form method="post" data-needs="connections.write" action="/console/connections" class="panel" autocomplete="off"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="application" value="custom">
 ${field('c-name', 'Name', html`<input id="c-name" type="text" name="name" maxlength="200">`)}
 ${field('c-base', 'Base URL', html`<input id="c-base" type="url" name="baseUrl" required>`, 'The API\'s address; tool calls go to paths under it.')}
 ${field('c-test', 'Test path', html`<input id="c-test" type="text" name="testPath" value="/">`, 'A path under the base URL that answers GET; the Test button calls it.')}
@@ -83,7 +83,7 @@ ${field('c-secret', 'Client secret', html`<input id="c-secret" type="password" n
 ${field('c-scopes', 'Scopes', html`<input id="c-scopes" type="text" name="scopes">`, 'Separated by spaces.')}</fieldset>
 <div class="actions"><button type="submit">Create connection</button></div></form>
 ${others.length === 0 ? '' : html`<h2>New application connection</h2>
-<form method="post" action="/console/connections" class="panel" autocomplete="off"><input type="hidden" name="csrf" value="${csrf}">
+<form method="post" data-needs="connections.write" action="/console/connections" class="panel" autocomplete="off"><input type="hidden" name="csrf" value="${csrf}">
 ${field('a-app', 'Application', html`<select id="a-app" name="application">${others.map((a) => html`<option value="${a}">${a}</option>`)}</select>`)}
 ${field('a-name', 'Name', html`<input id="a-name" type="text" name="name" maxlength="200">`)}
 ${field('a-cred', 'Credentials (JSON)', html`<textarea id="a-cred" name="credentials" required spellcheck="false"></textarea>`, 'The application\'s credentials object, as the API takes it (docs/tool-gateway.md). Stored encrypted; never shown again.')}
@@ -103,9 +103,9 @@ ${kind ? html`<dt>Authentication</dt><dd>${kind}</dd>` : ''}
 <dt>Status</dt><dd>${statusBadge(c.status)}${c.error ? html` <span class="meta" data-connection-error>${c.error}</span>` : ''}</dd>
 <dt>Created</dt><dd>${c.createdAt}</dd></dl>
 <div class="actions">
-${options.authKind === 'oauth2_authorization_code' ? html`<form method="post" action="${action}/connect">${hidden}<button type="submit">${c.status === 'connected' ? 'Connect again' : 'Connect'}</button></form>` : ''}
-${options.authKind ? html`<form method="post" action="${action}/test">${hidden}<button type="submit" class="secondary">Test</button></form>` : ''}
-<form method="post" action="${action}/delete" data-confirm="Delete this connection? Its credentials are gone for good.">${hidden}<button type="submit" class="danger">Delete</button></form>
+${options.authKind === 'oauth2_authorization_code' ? html`<form method="post" data-needs="connections.write" action="${action}/connect">${hidden}<button type="submit">${c.status === 'connected' ? 'Connect again' : 'Connect'}</button></form>` : ''}
+${options.authKind ? html`<form method="post" data-needs="connections.write" action="${action}/test">${hidden}<button type="submit" class="secondary">Test</button></form>` : ''}
+<form method="post" data-needs="connections.write" action="${action}/delete" data-confirm="Delete this connection? Its credentials are gone for good.">${hidden}<button type="submit" class="danger">Delete</button></form>
 </div>
 ${test ? html`<section class="panel" aria-labelledby="test-h"><h2 id="test-h">Test</h2>
 <p data-test-outcome>${test.ok ? html`<strong>Passed</strong>` : html`<strong>Failed</strong>`}: GET <code>${test.url}</code>${test.status === undefined ? '' : html` answered ${test.status}`}${test.error ? html` (${test.error})` : ''}</p>

@@ -39,7 +39,7 @@ export function editorBody(data: EditorData): Html {
 <h1>${workflow ? html`Edit the draft of ${workflow.name}` : 'New workflow'}</h1>
 ${problems.length ? html`<div class="error" role="alert"><p>The definition was not saved: ${problems.length === 1 ? 'one problem' : `${problems.length} problems`}.</p>
 <ul class="problems">${problems.map((p) => html`<li><a href="#line-${p.line}"><code>${p.path}</code></a> (line ${p.line}): ${p.message}</li>`)}</ul></div>` : ''}
-<form method="post" action="${action}"><input type="hidden" name="csrf" value="${csrf}">
+<form method="post" data-needs="workflows.write" action="${action}"><input type="hidden" name="csrf" value="${csrf}">
 <label for="definition">Definition (JSON)</label>
 <p class="hint">Checked exactly as <code>${workflow ? 'PUT /api/v1/workflows/{id}' : 'POST /api/v1/workflows'}</code> checks it. ${workflow ? 'Saving changes the draft only: publish it to make a version.' : ''}</p>
 <textarea id="definition" name="definition" rows="24" spellcheck="false" class="code">${text}</textarea>

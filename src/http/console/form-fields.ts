@@ -1,7 +1,7 @@
 /**
  * A hosted form's fields, generated from the workflow's input schema (JSON Schema): one field per
  * top-level property, its control chosen by type (text, number, checkbox, select for an enum, a
- * date for `format: date`, a text area for long text, objects and arrays), its label from `title`
+ * date for `format: date`, a password input for a secret one (`writeOnly: true` or `format: password`), a text area for long text, objects and arrays), its label from `title`
  * (else the name), its hint from `description`. A file input for `attachments` unless the schema
  * forbids that property. The schema stays the judge: the submission is checked against it by the
  * trigger service, as an API trigger call is.
@@ -14,7 +14,7 @@ export interface FormField {
   label: string;
   hint?: string;
   required: boolean;
-  kind: 'text' | 'textarea' | 'number' | 'integer' | 'checkbox' | 'select' | 'date' | 'email' | 'url' | 'json';
+  kind: 'text' | 'textarea' | 'number' | 'integer' | 'checkbox' | 'select' | 'date' | 'email' | 'url' | 'json' | 'password';
   options?: string[];
   defaultValue?: string;
 }
@@ -45,6 +45,7 @@ export function formFields(inputSchema: Record<string, unknown> | undefined): { 
     else if (type === 'number') kind = 'number';
     else if (type === 'boolean') kind = 'checkbox';
     else if (type === 'object' || type === 'array') kind = 'json';
+    else if (raw.writeOnly === true || raw.format === 'password') kind = 'password'; // a secret input (the run page masks it too)
     else if (raw.format === 'date') kind = 'date';
     else if (raw.format === 'email') kind = 'email';
     else if (raw.format === 'uri' || raw.format === 'url') kind = 'url';
@@ -76,6 +77,8 @@ function control(field: FormField, id: string, value: string | undefined): Html 
       return html`<input id="${id}" type="number" step="1" name="${field.name}" value="${v ?? ''}"${req}${described}>`;
     case 'number':
       return html`<input id="${id}" type="number" step="any" name="${field.name}" value="${v ?? ''}"${req}${described}>`;
+    case 'password':
+      return html`<input id="${id}" type="password" autocomplete="off" name="${field.name}" value=""${req}${described}>`;
     default:
       return html`<input id="${id}" type="${field.kind}" name="${field.name}" value="${v ?? ''}"${req}${described}>`;
   }
@@ -95,7 +98,7 @@ export function typedValues(inputs: Record<string, unknown>, fields: FormField[]
   for (const [name, value] of Object.entries(inputs)) {
     const kind = kinds.get(name);
     if (kind === undefined || typeof value !== 'string') continue;
-    if (value === '' && !['text', 'textarea', 'email', 'url', 'date'].includes(kind)) continue;
+    if (value === '' && !['text', 'textarea', 'email', 'url', 'date', 'password'].includes(kind)) continue;
     if (value === '' && !fields.find((f) => f.name === name)?.required) continue;
     if (kind === 'integer' || kind === 'number') out[name] = Number.isFinite(Number(value)) ? Number(value) : value;
     else if (kind === 'checkbox') out[name] = value === 'true';

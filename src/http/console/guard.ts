@@ -9,9 +9,10 @@
 import type { Context, Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { ConsoleSessions, type ConsoleSession } from '../../console/sessions';
-import { html } from './html';
+import { href, html } from './html';
 import { page, send } from './layout';
 import { fieldOf } from '../../common/narrow';
+import { isPermission, PERMISSIONS, type Role } from '../../people/roles';
 
 export const SESSION_COOKIE = 'fg_console';
 
@@ -32,8 +33,33 @@ export function cookieValue(ctx: Context): string | undefined {
   return undefined;
 }
 
-export function refusePage(ctx: Context, status: number, title: string, message: string): void {
-  send(ctx, status, page({ title }, html`<h1>${title}</h1><p>${message}</p><p><a href="/console/sign-in">Sign in</a></p>`));
+/**
+ * A refusal as a page. Signed in (the session is known), it keeps the console's navigation and
+ * links back to the console page the request came from (its same-origin Referer), else to the
+ * runs; signed out, to the sign-in page. `explain` adds a paragraph (what the role lacks).
+ */
+export function refusePage(ctx: Context, status: number, title: string, message: string, explain?: string): void {
+  const { console: state }: { console?: ConsoleState } = ctx.state;
+  if (!state || status === 401) {
+    send(ctx, status, page({ title }, html`<h1>${title}</h1><p>${message}</p><p><a href="/console/sign-in">Sign in</a></p>`));
+    return;
+  }
+  const back = backLink(ctx);
+  send(ctx, status, page({ title, csrf: state.session.csrfToken }, html`<h1>${title}</h1><p class="error" role="alert">${message}</p>
+${explain ? html`<p id="refusal-why">${explain}</p>` : ''}
+<p><a id="refusal-back" href="${href(back)}">Back to ${back === '/console/runs' ? 'the runs' : 'the page you came from'}</a></p>`));
+}
+
+/** The console page a refused request came from (its Referer, same origin, under /console), else the runs page. */
+function backLink(ctx: Context): string {
+  const referer = ctx.get('Referer');
+  if (referer) {
+    try {
+      const url = new URL(referer);
+      if (url.host === ctx.host && url.pathname.startsWith('/console/') && !url.pathname.startsWith('/console/sign-')) return `${url.pathname}${url.search}`;
+    } catch { /* not a URL: the runs page */ }
+  }
+  return '/console/runs';
 }
 
 /** Whether the request comes from this gateway's own pages (Origin, or Sec-Fetch-Site when a browser sent no Origin). */
@@ -98,4 +124,12 @@ export function requireCsrf(publicUrl: string | undefined) {
     }
     await next();
   };
+}
+
+/** Why a role was refused, for a person: which roles hold the permission, and whom to ask (docs/people-and-roles.md). */
+export function refusalExplained(role: Role, message: string): string {
+  const permission = /permission ([a-z_.]+)$/.exec(message)?.[1];
+  const holders = permission && isPermission(permission) ? PERMISSIONS[permission] : undefined;
+  return `You are signed in with the ${role} role. ${holders ? `This action needs the permission ${permission}, which the ${holders.join(', ')} role${holders.length > 1 ? 's hold' : ' holds'}.` : ''} `
+    + 'An administrator of your organization can change your role on the People page; nothing was changed.';
 }

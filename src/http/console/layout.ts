@@ -5,6 +5,8 @@
  */
 import type { Context } from 'koa';
 import { href, html, toText, type Html } from './html';
+import { fieldOf } from '../../common/narrow';
+import { isPermission, isRole, roleHas, type Role } from '../../people/roles';
 
 export const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; "
   + "frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
@@ -61,5 +63,20 @@ export function send(ctx: Context, status: number, document: Html, options: { re
   if (options.referrer) ctx.set('Referrer-Policy', options.referrer);
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
-  ctx.body = toText(document);
+  const role = fieldOf(fieldOf(fieldOf(ctx.state, 'console'), 'session'), 'role');
+  ctx.body = isRole(role) ? withoutActionsBeyond(role, toText(document)) : toText(document);
+}
+
+/**
+ * Actions a role cannot take are not offered: a view marks a form or a link with the permission its
+ * action needs (`data-needs="workflows.write"`), and a signed-in session's page leaves out those its
+ * role lacks (the route refuses them all the same). Only the views' own markup can carry the
+ * attribute: every interpolated value is escaped, so no data opens a tag.
+ */
+export function withoutActionsBeyond(role: Role, text: string): string {
+  const allowed = (needs: string): boolean => isPermission(needs) && roleHas(role, needs);
+  return text
+    .replace(/<form\b[^>]*\sdata-needs="([a-z_.]+)"[^>]*>[\s\S]*?<\/form>/g, (form, needs: string) => (allowed(needs) ? form : ''))
+    .replace(/<a\b[^>]*\sdata-needs="([a-z_.]+)"[^>]*>[\s\S]*?<\/a>/g, (link, needs: string) => (allowed(needs) ? link : ''))
+    .replace(/<details\b[^>]*\sdata-needs="([a-z_.]+)"[^>]*>[\s\S]*?<\/details>/g, (panel, needs: string) => (allowed(needs) ? panel : ''));
 }

@@ -33,7 +33,9 @@ function membersTable(members: MemberRecord[], csrf: string): Html {
     return html`<tr id="member-${m.id}"><td>${m.email}</td><td>${m.name ?? html`<span class="meta">none</span>`}</td>
 <td><form method="post" action="${action}/role" class="inline">${hidden(csrf)}<label class="visually-hidden" for="role-${m.id}">Role of ${m.email}</label>${roleSelect(`role-${m.id}`, m.role)} <button type="submit">Change</button></form></td>
 <td>${m.createdAt}</td>
-<td><form method="post" action="${action}/remove" data-confirm="Remove ${m.email}? Their tokens, console sessions and MCP sign-ins end at once.">${hidden(csrf)}<button type="submit" class="danger">Remove</button></form></td></tr>`;
+<td><form method="post" action="${action}/tokens" class="inline">${hidden(csrf)}<button type="submit" class="secondary">Issue a personal access token</button></form>
+<form method="post" action="${action}/tokens/revoke" class="inline" data-confirm="Revoke every personal access token of ${m.email}? Whoever uses them is refused at once.">${hidden(csrf)}<button type="submit" class="secondary">Revoke their tokens</button></form>
+<form method="post" action="${action}/remove" data-confirm="Remove ${m.email}? Their tokens, console sessions and MCP sign-ins end at once.">${hidden(csrf)}<button type="submit" class="danger">Remove</button></form></td></tr>`;
   })}</tbody></table>`;
 }
 
@@ -74,4 +76,12 @@ ${membersTable(data.members, csrf)}
 <h2>Identity provider</h2>
 ${providerSection(data.provider)}
 ${data.grants === undefined ? '' : html`<h2>MCP clients signed in</h2>${grantsTable(data.grants, csrf)}`}`;
+}
+
+/** The page that shows a member's new personal access token, once (flowgate keeps only its hash). */
+export function tokenIssuedBody(options: { email: string; token: string; tokenId: string }): Html {
+  return html`<p><a href="/console/people">← People</a></p>
+<h1>A personal access token for ${options.email}</h1>
+<div class="notice" role="status"><p>Copy it now: it is shown this once (flowgate keeps only its hash, <code>${options.tokenId}</code>). It signs in to the console and the management API with the member's role.</p>
+<p><code id="new-token">${options.token}</code></p></div>`;
 }

@@ -50,7 +50,7 @@ export function toolBody(options: {
 ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
 <h2>Try a call</h2>
 <p class="meta">Calls the tool as this organization, as a workflow step or an MCP client would: it really runs (a tool that changes something changes it).</p>
-<form method="post" action="${action}" class="panel"><input type="hidden" name="csrf" value="${csrf}">
+<form method="post" data-needs="runs.operate" action="${action}" class="panel"><input type="hidden" name="csrf" value="${csrf}">
 ${fieldsHtml(fields, false, options.values ?? {})}
 <div class="actions"><button type="submit">Call ${tool.name}</button></div></form>
 ${outcome ? html`<section class="panel" aria-labelledby="result-h" data-tool-outcome="${outcome.ok ? 'ok' : 'error'}"><h2 id="result-h">${outcome.ok ? 'Result' : 'Error'}</h2>

@@ -48,7 +48,7 @@ function deliveriesTable(deliveries: TriggerDeliveryRecord[]): Html {
 
 function secretsForm(page: TriggerPage): Html {
   const action = `/console/triggers/${encodeURIComponent(page.trigger.id)}/secrets`;
-  return html`<form method="post" action="${action}" id="rotate" class="panel" autocomplete="off"><input type="hidden" name="csrf" value="${page.csrf}">
+  return html`<form method="post" data-needs="triggers.write" action="${action}" id="rotate" class="panel" autocomplete="off"><input type="hidden" name="csrf" value="${page.csrf}">
 <h3>Replace the secrets</h3>
 <p class="hint">To rotate: give the new secret and the one the sender uses now (both verify), change it at the sender, then give the new one alone. A secret is stored sealed and never shown again.</p>
 <label for="secret-new">New secret</label><input id="secret-new" name="secret" type="password" minlength="8" maxlength="1000" required autocomplete="off">

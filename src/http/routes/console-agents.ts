@@ -21,6 +21,7 @@ import { toText } from '../console/html';
 import { agentBody, agentsBody, liveInvocation, MESSAGE_MAX_CHARS, type AgentPageData } from '../console/agent-views';
 import { callTemporal } from '../temporal-errors';
 import { formOf } from '../validate';
+import { apiActionOf } from '../console/kit';
 
 const ChatFormSchema = z.object({
   message: z.string().trim().min(1).max(MESSAGE_MAX_CHARS),
@@ -56,7 +57,7 @@ export function addConsoleAgentRoutes(router: Router, deps: GatewayDeps, guards:
 
   router.get('/agents', session, async (ctx) => {
     const { session: s } = consoleState(ctx);
-    send(ctx, 200, page({ title: 'Agents', csrf: s.csrfToken, section: 'agents' }, agentsBody(await agents.list(s.orgId), defaultModel)));
+    send(ctx, 200, page({ title: 'Agents', csrf: s.csrfToken, section: 'agents' }, agentsBody(await agents.list(s.orgId), defaultModel, ctx.query.done === 'deleted' ? 'The agent was deleted.' : undefined)));
   });
 
   /** The agent's page: a chat's conversation (`chat`), and an invocation of it not in its history yet (`inv`). */
@@ -94,6 +95,12 @@ export function addConsoleAgentRoutes(router: Router, deps: GatewayDeps, guards:
     const refresh = `/console/agents/${encodeURIComponent(agent.id)}?chat=${encodeURIComponent(live.view.chatId)}&inv=${encodeURIComponent(live.view.invocationId)}`;
     securityHeaders(ctx);
     ctx.body = { status: live.view.status, html: toText(liveInvocation(live, refresh)) };
+  });
+
+  router.post('/agents/:id/delete', session, audited(apiActionOf('DELETE', '/api/v1/agents/:id'), 'agent', 'id'), parseConsoleForm, csrf, async (ctx) => {
+    if (!(await agents.remove(consoleState(ctx).session.orgId, String(ctx.params.id ?? '')))) return noAgent(ctx);
+    ctx.status = 303;
+    ctx.redirect('/console/agents?done=deleted');
   });
 
   router.post('/agents/:id/chat', session, audited(guards.apiAction('/api/v1/agents/:id/invoke'), 'agent', 'id'), parseConsoleForm, csrf, async (ctx) => {

@@ -36,13 +36,15 @@ export function consoleKeyRoutes(router: Router, deps: GatewayDeps, kit: Console
     await keysPage(ctx, 200, ctx.query.done === 'revoked' ? { notice: 'The key was revoked.' } : {});
   });
   router.post('/api-keys', session, audited(apiAction('POST', '/api/v1/api-keys'), 'api_key', { noteTarget: 'keyId' }), parseForm, csrf, async (ctx) => {
-    const { name: given } = formOf(ctx);
+    const { name: given, role: givenRole } = formOf(ctx);
     const name = typeof given === 'string' && given.trim() ? given.trim() : undefined;
-    const parsed = CreateApiKeySchema.safeParse(name === undefined ? {} : { name });
-    if (!parsed.success) return keysPage(ctx, 400, { error: 'A name is at most 200 characters.' });
+    // an empty role: the key's full reach (triggers, polling, tools), as the API without `role`
+    const role = typeof givenRole === 'string' && givenRole !== '' ? givenRole : undefined;
+    const parsed = CreateApiKeySchema.safeParse({ ...(name === undefined ? {} : { name }), ...(role === undefined ? {} : { role }) });
+    if (!parsed.success) return keysPage(ctx, 400, { error: 'A name is at most 200 characters, and the role one of the listed ones.' });
     const { session: s } = consoleState(ctx);
-    const created = await deps.management.keys.createApiKey(s.orgId, parsed.data.name ?? null, null, s.member?.id ?? null);
-    noteForAudit(ctx, { keyId: created.id, ...(created.name ? { name: created.name } : {}) });
+    const created = await deps.management.keys.createApiKey(s.orgId, parsed.data.name ?? null, parsed.data.role ?? null, s.member?.id ?? null);
+    noteForAudit(ctx, { keyId: created.id, ...(created.name ? { name: created.name } : {}), ...(created.role ? { role: created.role } : {}) });
     shownCookie(ctx, shownOnce.seal(s.idHash, JSON.stringify(created)), SHOWN_ONCE_SECONDS);
     ctx.status = 303;
     ctx.redirect('/console/api-keys?done=created');

@@ -14,17 +14,18 @@ import { noteForAudit } from '../console/audit';
 import { refusalStatus } from '../management-status';
 import { consoleState } from '../console/guard';
 import { page, send } from '../console/layout';
-import { peopleBody } from '../console/people-views';
+import { peopleBody, tokenIssuedBody } from '../console/people-views';
 import type { ConsoleRouteKit } from '../console/kit';
 import { NO_ADMIN_TOKEN_LEFT, removalBody } from '../../management';
 import { CreateMemberSchema, UpdateMemberSchema } from '../../management/schemas';
 import { formOf } from '../validate';
 
 const DONE: Readonly<Record<string, string>> = {
-  added: 'The member was added. They sign in with the organization\'s identity provider (or a personal access token from the API).',
+  added: 'The member was added. They sign in with the organization\'s identity provider, or with a personal access token issued here.',
   changed: 'The role was changed: it applies to their next request.',
   removed: 'The member was removed: their tokens, sessions and MCP sign-ins ended, and so did the admin tokens, API keys and personal access tokens they created.',
   revoked: 'The client was signed out: its tokens are refused.',
+  'tokens-revoked': 'Their personal access tokens were revoked: whoever uses them is refused (console sessions already open go on until they end).',
 };
 
 export function consolePeopleRoutes(router: Router, deps: GatewayDeps, kit: ConsoleRouteKit): void {
@@ -86,6 +87,23 @@ export function consolePeopleRoutes(router: Router, deps: GatewayDeps, kit: Cons
     noteForAudit(ctx, { email, endedAdminTokens, endedApiKeys, endedMemberTokens, adminTokensLeft });
     ctx.status = 303;
     ctx.redirect(`/console/people?done=removed${adminTokensLeft === 0 ? '&adminTokensLeft=0' : ''}`);
+  });
+
+  router.post('/people/:id/tokens', session, audited(apiAction('POST', '/api/v1/members/:id/tokens'), 'member', { param: 'id' }), parseForm, csrf, async (ctx) => {
+    const { session: s } = consoleState(ctx);
+    const orgId = s.orgId;
+    const id = String(ctx.params.id ?? '');
+    const member = await deps.registry.members.get(orgId, id);
+    const issued = member ? await members.issueToken(orgId, id, s.member?.id ?? null) : undefined;
+    if (!member || !issued?.ok) return peoplePage(ctx, 404, { error: 'This organization has no member with that ID.' });
+    noteForAudit(ctx, { tokenId: issued.value.tokenId });
+    // the token is a secret: shown on this answer only
+    send(ctx, 201, page({ title: 'Personal access token', csrf: s.csrfToken, section: 'people' }, tokenIssuedBody({ email: member.email, token: issued.value.token, tokenId: issued.value.tokenId })));
+  });
+  router.post('/people/:id/tokens/revoke', session, audited(apiAction('DELETE', '/api/v1/members/:id/tokens'), 'member', { param: 'id' }), parseForm, csrf, async (ctx) => {
+    const revoked = await members.revokeTokens(consoleState(ctx).session.orgId, String(ctx.params.id ?? ''));
+    if (!revoked.ok) return peoplePage(ctx, refusalStatus(revoked), { error: 'This organization has no member with that ID.' });
+    done(ctx, 'tokens-revoked');
   });
 
   router.post('/people/grants/:grantId/revoke', session, audited(apiAction('DELETE', '/api/v1/oauth/grants/:grantId'), 'oauth_grant', { param: 'grantId' }), parseForm, csrf,

@@ -21,7 +21,9 @@ import { consoleState, refusePage } from '../console/guard';
 import { noteForAudit } from '../console/audit';
 import { page, send } from '../console/layout';
 import { diffBody, editorBody, type PlacedProblem, type Side } from '../console/definition-views';
-import { workflowBody, workflowsBody, type TriggerRow } from '../console/workflow-views';
+import { formCreatedBody, SCHEDULE_INPUT_PREFIX, workflowBody, workflowsBody, type TriggerRow } from '../console/workflow-views';
+import { formFields, typedValues, type FormField } from '../console/form-fields';
+import { isRecord } from '../../common/narrow';
 import { JSON_BODY_LIMIT } from '../middleware/json-body';
 import { CreateTriggerSchema } from '../../management/schemas';
 import type { ConsoleRouteKit } from '../console/kit';
@@ -40,7 +42,7 @@ const NEW_WORKFLOW = `{
 }`;
 const NOTICES: Record<string, string> = {
   publish: 'Published.', saved: 'The draft was saved.', created: 'The workflow was created.', trigger: 'The trigger was created.',
-  deleted: 'The trigger was deleted.', paused: 'The schedule was paused.', resumed: 'The schedule was resumed.',
+  deleted: 'The trigger was deleted.', paused: 'The schedule was paused.', resumed: 'The schedule was resumed.', 'form-revoked': 'The hosted form was revoked; its URL no longer works.',
 };
 const TriggerFormSchema = z.object({
   name: z.string().max(200).optional(), kind: z.enum(['http', 'schedule', 'tool']).default('http'),
@@ -82,10 +84,17 @@ export function consoleWorkflowRoutes(router: Router, deps: GatewayDeps, kit: Co
       const schedule = scheduleOf.get(trigger.id);
       // Temporal's live state when it answers; the page is shown without it otherwise
       const state = schedule ? await triggers.liveState(trigger.id).catch(() => undefined) : undefined;
-      return { trigger, ...(schedule ? { schedule } : {}), ...(state ? { state } : {}) };
+      const forms = await deps.console?.forms.list(s.orgId, trigger.id);
+      return { trigger, ...(schedule ? { schedule } : {}), ...(state ? { state } : {}), ...(forms ? { forms } : {}) };
     }));
     const publicUrl = deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`;
-    send(ctx, status, page({ title: workflow.name, csrf: s.csrfToken, section: 'workflows' }, workflowBody({ workflow, triggers: rows, csrf: s.csrfToken, publicUrl, ...extra })));
+    const inputFields = await publishedInputFields(workflow);
+    send(ctx, status, page({ title: workflow.name, csrf: s.csrfToken, section: 'workflows' }, workflowBody({ workflow, triggers: rows, csrf: s.csrfToken, publicUrl, inputFields, ...extra })));
+  };
+  /** The fields of the published version's input schema (a schedule's inputs are checked against the latest version, as the API checks them). */
+  const publishedInputFields = async (workflow: WorkflowRecord): Promise<FormField[]> => {
+    const version = workflow.publishedVersion === null ? undefined : await deps.registry.workflows.getVersion(workflow.id, workflow.publishedVersion);
+    return formFields(version?.definition.inputSchema).fields;
   };
   router.get('/workflows/new', session, (ctx) => {
     const { session: s } = consoleState(ctx);
@@ -177,10 +186,17 @@ export function consoleWorkflowRoutes(router: Router, deps: GatewayDeps, kit: Co
     if (!form.success) return workflowPage(ctx, workflow, 400, { error: 'The trigger form was not understood.' });
     const f = form.data;
     const present = (v: string | undefined): string | undefined => (v?.trim() ? v.trim() : undefined);
+    // a schedule's inputs: the fields generated from the input schema, typed as the schema wants them
+    const submitted = Object.fromEntries(Object.entries(isRecord(ctx.request.body) ? ctx.request.body : {})
+      .filter(([name]) => name.startsWith(SCHEDULE_INPUT_PREFIX)).map(([name, value]) => [name.slice(SCHEDULE_INPUT_PREFIX.length), value]));
+    const inputs = f.kind === 'schedule' ? typedValues(submitted, await publishedInputFields(workflow)) : {};
     const body = {
       workflowId: workflow.id, ...(present(f.name) ? { name: present(f.name) } : {}),
       ...(f.kind === 'tool' ? { tool: { name: f.toolName?.trim() ?? '', description: f.toolDescription?.trim() ?? '' } } : {}),
-      ...(f.kind === 'schedule' ? { schedule: { ...(present(f.cron) ? { cron: present(f.cron) } : {}), ...(present(f.every) ? { interval: { every: present(f.every) } } : {}) } } : {}),
+      ...(f.kind === 'schedule' ? { schedule: {
+        ...(present(f.cron) ? { cron: present(f.cron) } : {}), ...(present(f.every) ? { interval: { every: present(f.every) } } : {}),
+        ...(Object.keys(inputs).length ? { inputs } : {}),
+      } } : {}),
     };
     noteForAudit(ctx, { workflowId: workflow.id, kind: f.kind });
     const notCreated = (status: number, message: string) => workflowPage(ctx, workflow, status, { error: `The trigger was not created: ${message}` });
@@ -213,6 +229,27 @@ export function consoleWorkflowRoutes(router: Router, deps: GatewayDeps, kit: Co
     if (!trigger) return;
     if (!(await triggers.delete(trigger.orgId, trigger.id)).ok) return refusePage(ctx, 404, 'No such trigger', 'This organization has no trigger with that ID.');
     redirect(ctx, trigger.workflowId, 'deleted');
+  });
+  router.post('/triggers/:id/forms', session, audited(apiAction('POST', '/api/v1/triggers/:id/forms'), 'trigger', { param: 'id' }), parseForm, csrf, async (ctx) => {
+    const trigger = await ownTrigger(ctx);
+    const forms = deps.console?.forms;
+    if (!trigger || !forms) return;
+    const wait = formOf(ctx).wait === 'true';
+    const created = await forms.create(trigger.orgId, trigger.id, { wait });
+    if (!created) return refusePage(ctx, 404, 'No such trigger', 'This organization has no trigger with that ID.');
+    noteForAudit(ctx, { formId: created.form.id, wait });
+    const { session: s } = consoleState(ctx);
+    const publicUrl = (deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/$/, '');
+    // the URL is a secret: shown on this answer only, never in a redirect's location
+    send(ctx, 201, page({ title: 'Hosted form', csrf: s.csrfToken, section: 'workflows' }, formCreatedBody({
+      url: `${publicUrl}/forms/${created.token}`, triggerId: trigger.id, workflowId: trigger.workflowId, wait,
+    })));
+  });
+  router.post('/triggers/:id/forms/:formId/revoke', session, audited(apiAction('DELETE', '/api/v1/triggers/:id/forms/:formId'), 'trigger_form', { param: 'formId' }), parseForm, csrf, async (ctx) => {
+    const trigger = await ownTrigger(ctx);
+    if (!trigger) return;
+    if (!(await deps.console?.forms.revoke(trigger.orgId, trigger.id, String(ctx.params.formId ?? '')))) return refusePage(ctx, 404, 'No such form', 'This trigger has no live form with that ID.');
+    redirect(ctx, trigger.workflowId, 'form-revoked');
   });
   for (const [action, paused] of [['pause', true], ['resume', false]] as const) {
     router.post(`/triggers/:id/schedule/${action}`, session, audited(apiAction('POST', `/api/v1/triggers/:id/schedule/${action}`), 'trigger', { param: 'id' }), parseForm, csrf, async (ctx) => {

@@ -14,15 +14,18 @@ import type { RunBrief, RunView } from '../../runs/run-service';
 import { readTextPrefix } from '../../contracts/run-bodies';
 import type { GatewayDeps } from '../deps';
 import { ASSETS } from '../console/assets';
-import { consoleState, parseConsoleForm, refusePage, sameOrigin, sessionCookie, cookieValue } from '../console/guard';
+import { consoleState, parseConsoleForm, refusalExplained, refusePage, sameOrigin, sessionCookie, cookieValue } from '../console/guard';
 import { html } from '../console/html';
 import { page, send } from '../console/layout';
-import { runBody, runsBody, SINCE_CHOICES, type RunPageData, type StepFiles } from '../console/run-views';
+import { RUN_FILTER_STATUSES, runBody, runsBody, SINCE_CHOICES, type RunPageData, type StepFiles } from '../console/run-views';
 import { consoleRunEvents, liveRunStatuses } from '../console/live';
 import { auditBody } from '../console/audit-views';
 import { AuditQuerySchema } from '../../contracts/audit-bodies';
 import { APPROVAL_DECIDED, CONSOLE_SIGNED_IN, CONSOLE_SIGNED_OUT, CONSOLE_SIGN_IN_REFUSED } from '../../audit/actions';
-import { auditSignIn, noteForAudit } from '../console/audit';
+import { auditSignIn, consoleActor, noteForAudit, sessionFingerprint } from '../console/audit';
+import { sourceOf } from '../middleware/audit';
+import { credentialFingerprint } from '../../audit/audit-trail';
+import { hashSecret } from '../../crypto/secrets';
 import { consoleRouteKit, type ConsolePageFamily } from '../console/kit';
 import { HttpError } from '../http-error';
 import { permissionDenied } from '../auth';
@@ -32,10 +35,12 @@ import { callDecide } from '../decisions';
 import { decisionAuditFields } from '../middleware/audit';
 import { noneMatch } from '../live-status';
 import { formOf } from '../validate';
+import { designatedOutput } from '../run-access';
+import { mimeTypeOfName } from '../../common/file-types';
 
 const RunsFilterSchema = z.object({
   workflowId: z.union([z.literal(''), z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/)]).optional(),
-  status: z.union([z.literal(''), z.enum(['RUNNING', 'COMPLETE', 'FAILED', 'TIMEOUT'])]).optional(),
+  status: z.union([z.literal(''), z.enum(RUN_FILTER_STATUSES)]).optional(),
   triggerId: z.union([z.literal(''), z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/)]).optional(),
   since: z.union([z.literal(''), z.enum(['1h', '24h', '7d', '30d'])]).optional(),
 });
@@ -53,6 +58,7 @@ const NOTICES: Record<string, string> = {
 };
 const STDOUT_PREVIEW_BYTES = 16 * 1024;
 const STEPS_WITH_STDOUT = 50;
+const OPEN_RUNS_ASKED = 50;
 
 export function consoleRoutes(deps: GatewayDeps, families: readonly ConsolePageFamily[] = []): Router | undefined {
   const services = deps.console;
@@ -72,6 +78,11 @@ export function consoleRoutes(deps: GatewayDeps, families: readonly ConsolePageF
       await next();
     } catch (err) {
       if (!(err instanceof HttpError) || !err.expose || ctx.headerSent) throw err;
+      if (err.code === 'permission_denied') {
+        const { session: s } = consoleState(ctx);
+        refusePage(ctx, 403, 'Not allowed for your role', err.message, refusalExplained(s.role, err.message));
+        return;
+      }
       refusePage(ctx, err.status, err.status === 503 ? 'Temporal is unreachable' : 'Request refused', err.message);
     }
   });
@@ -100,9 +111,9 @@ export function consoleRoutes(deps: GatewayDeps, families: readonly ConsolePageF
 ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
 ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/console/oidc/start?org=${provider.orgId}">Sign in with ${provider.name}</a></p>` : ''}
 <form method="post" action="/console/sign-in">
-<label for="token">Organization admin token</label>
+<label for="token">Admin token or personal access token</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required spellcheck="false">
-<p class="hint">The token the management API takes (<code>fga_…</code>). It is not kept: the console keeps a session of its own.</p>
+<p class="hint">A token the management API takes: an organization's admin token, or a member's personal access token (<code>fgp_…</code>, signs in with the member's role). It is not kept: the console keeps a session of its own.</p>
 <div class="actions"><button type="submit">Sign in</button></div></form></div>`));
 
   router.get('/sign-in', async (ctx) => {
@@ -121,8 +132,20 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
     }
     const signedIn = typeof token === 'string' ? await sessions.signIn(token.trim()) : undefined;
     if (!signedIn) {
+      // a member's personal access token opens a session with the member's role
+      const member = typeof token === 'string' ? await sessions.signInMemberToken(token.trim()) : undefined;
+      if (member) {
+        await deps.audit.record({
+          orgId: member.session.orgId, action: CONSOLE_SIGNED_IN, target: { type: 'console_session', id: sessionFingerprint(member.session) }, status: 303,
+          details: { via: 'personal_access_token', method: ctx.method, route: '/console/sign-in', role: member.session.role, token: credentialFingerprint('pat_', hashSecret(String(token).trim())) },
+        }, consoleActor(member.session), sourceOf(ctx));
+        sessionCookie(ctx, member.id, lifetimeSeconds);
+        ctx.status = 303;
+        ctx.redirect('/console/runs');
+        return;
+      }
       // an unknown token names no organization: the access log has it, as the API's 401s
-      signInPage(ctx, 401, 'That is not an admin token of this flowgate.');
+      signInPage(ctx, 401, 'That is neither an admin token nor a personal access token of this flowgate.');
       return;
     }
     const { session: opened } = signedIn;
@@ -144,10 +167,19 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
     const filter = parsed.success ? parsed.data : {};
     const since = SINCE_CHOICES.find((c) => c.value === filter.since);
     const [workflows, triggers] = await Promise.all([deps.registry.workflows.list(s.orgId), deps.registry.triggers.list(s.orgId)]);
-    const listed = await callTemporal(() => runs.list(s.orgId, {
-      limit: 100, ...(filter.workflowId ? { workflowId: filter.workflowId } : {}), ...(filter.status ? { status: filter.status } : {}),
+    // CANCELLED: FAILED runs Temporal closed Canceled; PAUSED and PENDING: open runs (visibility lists
+    // them RUNNING), each asked for its status, up to OPEN_RUNS_ASKED of them
+    const askEach = filter.status === 'PAUSED' || filter.status === 'PENDING';
+    const status = filter.status === 'CANCELLED' ? undefined : askEach ? 'RUNNING' : filter.status || undefined;
+    let listed = await callTemporal(() => runs.list(s.orgId, {
+      limit: askEach ? OPEN_RUNS_ASKED : 100, ...(filter.workflowId ? { workflowId: filter.workflowId } : {}), ...(status ? { status } : {}),
+      ...(filter.status === 'CANCELLED' ? { cancelled: true } : {}),
       ...(filter.triggerId ? { triggerId: filter.triggerId } : {}), ...(since ? { startedSince: new Date(Date.now() - since.ms).toISOString() } : {}),
     }));
+    if (askEach) {
+      const views = await callTemporal(() => Promise.all(listed.map((r) => runs.view(s.orgId, r.runId))));
+      listed = listed.flatMap((r, i) => { const v = views[i]; return v && v.status === filter.status ? [{ ...r, status: v.status }] : []; });
+    }
     const liveIds = listed.filter((r) => r.status === 'RUNNING').slice(0, 25).map((r) => r.runId);
     send(ctx, 200, page({ title: 'Runs', csrf: s.csrfToken, section: 'runs' }, runsBody({
       filter, runs: listed, liveIds,
@@ -167,21 +199,31 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
 
   const runPage = async (ctx: Context, view: RunView, status = 200, extra: Pick<RunPageData, 'notice' | 'error'> = {}): Promise<void> => {
     const ttl = deps.config.resultUrlTtlSeconds;
+    const [designated, story, trigger] = await Promise.all([
+      designatedOutput(deps, view).catch(() => undefined), callTemporal(() => runs.story(view)), deps.registry.triggers.get(view.memo.triggerId),
+    ]);
     const files: StepFiles[] = await Promise.all(view.outcomes.map(async (o, i): Promise<StepFiles> => {
       const out = o.files['output.txt'];
       const std = o.files['stdout.txt'];
       const stdout = std.size > 0 && i < STEPS_WITH_STDOUT ? await readTextPrefix(deps.blobs, std.key, STDOUT_PREVIEW_BYTES).catch(() => undefined) : undefined;
+      // the designated output downloads under its own name (report.md), as the results body names it
+      const own = designated && designated.stepIndex === o.stepIndex && o.stepPath === undefined ? designated.fileName : undefined;
+      const outName = own ?? `step-${o.stepPath ?? o.stepIndex}-output.txt`;
       return {
-        output: { url: deps.signer.sign(out.key, ttl, { name: `step-${o.stepPath ?? o.stepIndex}-output.txt`, type: out.mimeType }), size: out.size },
+        output: { url: deps.signer.sign(out.key, ttl, { name: outName, type: own ? mimeTypeOfName(own, out.mimeType) : out.mimeType }), size: out.size, name: outName },
         stdout: { url: deps.signer.sign(std.key, ttl, { name: `step-${o.stepPath ?? o.stepIndex}-stdout.txt`, type: std.mimeType }), size: std.size, ...(stdout ? { text: stdout.text, whole: stdout.whole } : {}) },
       };
     }));
+    const startedWith = story.files.map((f) => ({ ...f, ...(f.key ? { url: deps.signer.sign(f.key, ttl, { name: f.filename, type: f.contentType }) } : {}) }));
     const temporalUiUrl = deps.temporalUiUrl
       ? `${deps.temporalUiUrl}/namespaces/${encodeURIComponent(deps.config.temporal.namespace)}/workflows/${encodeURIComponent(view.runId)}` : undefined;
     const lastEventId = view.transitions?.[view.transitions.length - 1]?.seq ?? 0;
     const { session: s } = consoleState(ctx);
     send(ctx, status, page({ title: view.memo.automationName, csrf: s.csrfToken, section: 'runs' }, runBody({
       view, csrf: s.csrfToken, files, lastEventId, ...(temporalUiUrl ? { temporalUiUrl } : {}), ...extra,
+      story: { ...story, files: startedWith }, role: s.role, ...(s.member ? { memberEmail: s.member.email } : {}),
+      ...(trigger?.orgId === s.orgId && trigger.name ? { triggerName: trigger.name } : {}),
+      ...(designated ? { designated: { stepIndex: designated.stepIndex, fileName: designated.fileName ?? 'output.txt' } } : {}),
     })));
   };
 
