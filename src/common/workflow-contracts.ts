@@ -12,7 +12,7 @@ import type { AgentInvocationInput, AgentInvocationResult } from './agent-invoca
 import type { ModelUsage } from './agent-usage';
 import type { CodeAgentTaskInput } from './codeagent-task';
 import type { ChunkProgress, ForEachChunkInput, ForEachChunkResult } from './for-each-chunk';
-import type { CallbackRequest, CallbackStatus, DecidedApproval, DecisionRequest, RecordedDecision, RunInput, RunState, RunSummary } from './run-types';
+import type { CallbackRequest, CallbackStatus, DecidedApproval, DecisionRequest, PauseAnswer, PauseRequest, RecordedDecision, RunInput, RunState, RunSummary } from './run-types';
 import type { ShapeInput, ShapeSignal, ShapeState } from './shaping';
 import type { SlotAcquire, SlotGrant, SlotRelease, SlotsInput, SlotsState } from './slots';
 
@@ -84,6 +84,13 @@ export const approvalSignal = defineSignal<[DecisionRequest]>('approvalDecision'
  * it, keeping its own `via` and actor; the same `decisionId` as its update, so both count once.
  */
 export const recordedDecisionSignal = defineSignal<[RecordedDecision]>('recordedDecision');
+/**
+ * An operator's pause or unpause of a run (issue 54), answered with the pause in force; the run
+ * holds at its next step boundary (workflows/run/operator-pause.ts).
+ */
+export const pauseUpdate = defineUpdate<PauseAnswer, [PauseRequest]>('operatorPause');
+/** The same request sent without waiting (a run that did not answer the update in time, `temporal workflow signal`). */
+export const pauseSignal = defineSignal<[PauseRequest]>('operatorPauseRecorded');
 /** An agent invocation's progress. */
 export const agentStatusQuery = defineQuery<AgentStatus>('agentStatus');
 /** A chunk's progress, sent to its run (throttled). */

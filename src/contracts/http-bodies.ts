@@ -85,7 +85,13 @@ export const WaitingOnSchema = z.discriminatedUnion('kind', [
     limit: z.number().int(),
     position: z.number().int().min(1).optional().meta({ description: 'its place in the queue (1: next to start), when known' }),
   }),
-]).meta({ id: 'WaitingOn', description: 'Why a PAUSED run waits, or why a PENDING one has not started (a concurrency slot)' });
+  z.looseObject({
+    kind: z.literal('operator'),
+    by: z.string().meta({ description: 'who paused the run (member:<id>, api-key:<id>, admin, operator-signal)' }),
+    at: isoTime,
+    reason: z.string().optional(),
+  }),
+]).meta({ id: 'WaitingOn', description: 'Why a PAUSED run waits (a timer, an approval, an operator\'s pause), or why a PENDING one has not started (a concurrency slot)' });
 export type WaitingOnBody = z.infer<typeof WaitingOnSchema>;
 
 export const CallbackStatusSchema = z.looseObject({
