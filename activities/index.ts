@@ -16,6 +16,8 @@ import { createResolveTrigger } from './resolve-trigger';
 import { createRetentionActivities } from './retention';
 import { createSlotActivities, type SlotDependencies } from './slots';
 import { createStartShapedRun } from './shaped-run';
+import { createRunBatchActivities } from './run-batch';
+import type { RunBatches } from '../src/runs/run-batch';
 import type { ShapedRunStarter } from '../src/triggers/shaping/shaped-runs';
 import { createRecordComposite, createRecordStep, createRunStep, type RunStepDependencies } from './run-step';
 
@@ -39,6 +41,8 @@ export type ActivityDependencies = RunStepDependencies & Omit<CallbackDependenci
   slots?: SlotDependencies;
   /** starts the runs of debounced and batched triggers' windows (unset: their startShapedRun activity fails and is retried) */
   shapedRuns?: ShapedRunStarter;
+  /** bulk actions on runs (the batch workflow's activities; unset: they fail and are retried) */
+  batches?: Pick<RunBatches, 'select' | 'apply'>;
 };
 
 export function createActivities(deps: ActivityDependencies) {
@@ -57,6 +61,7 @@ export function createActivities(deps: ActivityDependencies) {
     ...createCodeAgentTaskActivities({ tools: deps.tools }),
     ...createSlotActivities(deps.slots),
     startShapedRun: createStartShapedRun(deps),
+    ...createRunBatchActivities(deps),
   };
 }
 

@@ -1,6 +1,6 @@
 // The worker bundles this file: every workflow function exported here is a Temporal workflow type.
 import type {
-  CodeAgentTaskWorkflow, DeliverRunCallbackWorkflow, InvokeAgentWorkflow, RetentionSweepWorkflow, RunAutomationWorkflow, RunForEachChunkWorkflow, RunSlotsWorkflow, ShapeTriggerEventsWorkflow, WorkflowType,
+  CodeAgentTaskWorkflow, DeliverRunCallbackWorkflow, InvokeAgentWorkflow, RetentionSweepWorkflow, RunAutomationWorkflow, RunBatchWorkflow, RunForEachChunkWorkflow, RunSlotsWorkflow, ShapeTriggerEventsWorkflow, WorkflowType,
 } from '../src/common/workflow-contracts';
 import { runAutomation } from './run-automation';
 import { invokeAgent } from './agent-loop';
@@ -10,8 +10,9 @@ import { runForEachChunk } from './for-each-chunk';
 import { codeAgentTask } from './codeagent-task';
 import { runSlots } from './run-slots';
 import { shapeTriggerEvents } from './shape-trigger-events';
+import { runBatch } from './run-batch';
 
-export { runAutomation, invokeAgent, deliverRunCallback, retentionSweep, runForEachChunk, codeAgentTask, runSlots, shapeTriggerEvents };
+export { runAutomation, invokeAgent, deliverRunCallback, retentionSweep, runForEachChunk, codeAgentTask, runSlots, shapeTriggerEvents, runBatch };
 
 /** The function type Node code starts and reads each workflow type by (src/common/workflow-contracts.ts). */
 interface Contracts {
@@ -23,6 +24,7 @@ interface Contracts {
   deliverRunCallback: DeliverRunCallbackWorkflow;
   runSlots: RunSlotsWorkflow;
   shapeTriggerEvents: ShapeTriggerEventsWorkflow;
+  runBatch: RunBatchWorkflow;
 }
 
 type Holds<Actual extends Expected, Expected> = Actual;
@@ -37,6 +39,6 @@ export type ContractsHold = [
   Holds<{
     runAutomation: typeof runAutomation; invokeAgent: typeof invokeAgent; codeAgentTask: typeof codeAgentTask;
     runForEachChunk: typeof runForEachChunk; retentionSweep: typeof retentionSweep; deliverRunCallback: typeof deliverRunCallback;
-    runSlots: typeof runSlots; shapeTriggerEvents: typeof shapeTriggerEvents;
+    runSlots: typeof runSlots; shapeTriggerEvents: typeof shapeTriggerEvents; runBatch: typeof runBatch;
   }, Contracts>,
 ];

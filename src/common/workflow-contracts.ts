@@ -8,6 +8,7 @@
  * (histories and open runs name them).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { BatchInput, BatchState } from './run-batch';
 import type { AgentInvocationInput, AgentInvocationResult } from './agent-invocation';
 import type { ModelUsage } from './agent-usage';
 import type { CodeAgentTaskInput } from './codeagent-task';
@@ -26,6 +27,7 @@ export const WORKFLOW_TYPES = {
   deliverRunCallback: 'deliverRunCallback',
   runSlots: 'runSlots',
   shapeTriggerEvents: 'shapeTriggerEvents',
+  runBatch: 'runBatch',
 } as const;
 export type WorkflowType = (typeof WORKFLOW_TYPES)[keyof typeof WORKFLOW_TYPES];
 
@@ -47,6 +49,9 @@ export type RunSlotsWorkflow = (input: SlotsInput) => Promise<void>;
 
 /** The entity of one (trigger, key) of a debounced or batched trigger (workflows/shape-trigger-events.ts). */
 export type ShapeTriggerEventsWorkflow = (input: ShapeInput) => Promise<void>;
+
+/** A bulk action on the runs a filter selects (workflows/run-batch.ts); the workflow ID is the batch ID. */
+export type RunBatchWorkflow = (input: BatchInput) => Promise<BatchState>;
 
 /**
  * The workflow ID of run `runId`'s completion-callback delivery (deliverRunCallback), a child the
@@ -91,6 +96,8 @@ export const recordedDecisionSignal = defineSignal<[RecordedDecision]>('recorded
 export const pauseUpdate = defineUpdate<PauseAnswer, [PauseRequest]>('operatorPause');
 /** The same request sent without waiting (a run that did not answer the update in time, `temporal workflow signal`). */
 export const pauseSignal = defineSignal<[PauseRequest]>('operatorPauseRecorded');
+/** A batch's progress (runBatch). */
+export const batchStateQuery = defineQuery<BatchState>('batchState');
 /** An agent invocation's progress. */
 export const agentStatusQuery = defineQuery<AgentStatus>('agentStatus');
 /** A chunk's progress, sent to its run (throttled). */

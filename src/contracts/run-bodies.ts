@@ -210,6 +210,7 @@ export function statusBody(view: RunView): StatusBody {
     status: view.status,
     ...(view.error ? { error: view.error } : {}),
     ...(view.waitingOn ? { waitingOn: waitingOnBody(view.waitingOn) } : {}),
+    ...(view.operatorPause ? { operatorPause: { ...view.operatorPause } } : {}),
     stepStatus,
     stepInfo,
     ...(view.callback ? { callback: { ...view.callback } } : {}),

@@ -26,6 +26,8 @@ export interface RunListFilter {
   triggerId?: string;
   /** only runs started at or after this instant (ISO 8601) */
   startedSince?: string;
+  /** only runs started before this instant (ISO 8601) */
+  startedBefore?: string;
   limit: number;
 }
 
@@ -66,6 +68,7 @@ export async function listRuns(client: Client, orgId: string, filter: RunListFil
   const statuses = filter.status ? TEMPORAL_STATUSES[filter.status] : undefined;
   if (statuses) clauses.push(`(${statuses.map((s) => `ExecutionStatus = '${s}'`).join(' OR ')})`);
   if (filter.startedSince) clauses.push(`StartTime >= '${quoteSafeInstant(filter.startedSince)}'`);
+  if (filter.startedBefore) clauses.push(`StartTime < '${quoteSafeInstant(filter.startedBefore)}'`);
   const entries: RunListEntry[] = [];
   const converter = client.workflow.options.loadedDataConverter;
   let page: Uint8Array | undefined;
