@@ -7,7 +7,9 @@
  * steps, before engine levels) with the signal written in after its first step, event IDs renumbered
  * as Temporal would have numbered them. The other direction (a run paused and unpaused on today's
  * code replays) is the recorded history run-automation-operator-pause.json, replayed with every
- * saved history (replay-every-type.test.ts).
+ * saved history (replay-every-type.test.ts). Not vacuous: with the `patched()` guard removed from
+ * the hold, this replay fails with "Nondeterminism error: No command scheduled for event
+ * ActivityTaskScheduled" (checked by hand when the pause was written).
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
