@@ -6,6 +6,7 @@ import { contextOf, type CliContext } from './context';
 import { CliError, EXIT } from './errors';
 import { collect, isRecord, parsePairs, readDocument, readText } from './inputs';
 import { note, printJson, printTable, Progress, show, showObject } from './output';
+import { batchCommands } from './run-batch';
 import { describeApprovalWait, elapsed, exitCodeFor, follow, readHistory, type StatusBody } from './run-stream';
 
 type Row = Record<string, unknown>;
@@ -202,57 +203,7 @@ export function runCommands(program: Command): void {
       if (c.json) printJson(body);
       else process.stdout.write(body.applied === false ? `unpause of ${runId} recorded: the run takes it when it next runs\n` : `${runId} unpaused\n`);
     });
-  runs.command('batch').description('act on every run a filter selects, as one tracked batch (POST /api/v1/runs/batch)')
-    .requiredOption('--action <action>', 'cancel, rerun, resume, pause or unpause')
-    .option('--workflow <id>').option('--trigger <id>').option('--status <status>', 'PENDING, RUNNING, PAUSED, COMPLETE, FAILED or TIMEOUT')
-    .option('--started-after <instant>', 'ISO 8601').option('--started-before <instant>', 'ISO 8601')
-    .option('--error-contains <text>', 'the run\'s error contains this text')
-    .option('--limit <n>', 'at most N runs, newest first (default 100, at most 1000)')
-    .option('--reason <text>', 'pause: why')
-    .option('--dry-run', 'only count the runs it would act on')
-    .option('--yes', 'confirm a batch of more than 20 runs')
-    .option('--wait', 'follow the batch until it is COMPLETE and print its outcome')
-    .action(async (o: {
-      action: string; workflow?: string; trigger?: string; status?: string; startedAfter?: string; startedBefore?: string; errorContains?: string;
-      limit?: string; reason?: string; dryRun?: boolean; yes?: boolean; wait?: boolean;
-    }, cmd: Command) => {
-      const c = contextOf(cmd);
-      const filter = {
-        ...(o.workflow ? { workflowId: o.workflow } : {}), ...(o.trigger ? { triggerId: o.trigger } : {}), ...(o.status ? { status: o.status } : {}),
-        ...(o.startedAfter ? { startedAfter: o.startedAfter } : {}), ...(o.startedBefore ? { startedBefore: o.startedBefore } : {}),
-        ...(o.errorContains ? { errorContains: o.errorContains } : {}),
-      };
-      const limit = o.limit === undefined ? undefined : Number(o.limit);
-      if (limit !== undefined && !Number.isInteger(limit)) throw new CliError(`--limit must be a whole number, not ${o.limit}`, EXIT.USAGE);
-      const body = (await c.client.request<Row>('POST', '/api/v1/runs/batch', {
-        body: { action: o.action, filter, ...(limit === undefined ? {} : { limit }), ...(o.reason ? { reason: o.reason } : {}), ...(o.dryRun ? { dryRun: true } : {}), ...(o.yes ? { confirm: true } : {}) },
-      })).body;
-      if (o.dryRun || typeof body.batchId !== 'string') {
-        if (c.json) printJson(body);
-        else process.stdout.write(`${String(body.count)} run(s) would be acted on (${o.action})\n`);
-        return;
-      }
-      if (!o.wait) {
-        if (c.json) printJson(body);
-        else process.stdout.write(`${body.batchId}\n`);
-        return;
-      }
-      const report = await followBatch(c, body.batchId);
-      if (c.json) printJson(report);
-      else {
-        process.stdout.write(`batch ${body.batchId}: ${String(report.status)}, ${String(report.total)} run(s): ${String(report.succeeded)} succeeded, ${String(report.refused)} refused, ${String(report.failed)} failed\n`);
-        const outcomes = Array.isArray(report.outcomes) ? report.outcomes.filter(isRecord) : [];
-        printTable(outcomes.filter((r) => r.outcome !== 'succeeded'), ['runId', 'outcome', 'code', 'message']);
-      }
-      if (report.failed !== 0 || report.status !== 'COMPLETE') process.exitCode = EXIT.FAILURE;
-    });
-  runs.command('batch-status <batchId>').description('a batch\'s progress and each run\'s outcome')
-    .action(async (batchId: string, _o, cmd: Command) => {
-      const c = contextOf(cmd);
-      const body = await c.client.get<Row>(`/api/v1/runs/batch/${enc(batchId)}`);
-      const outcomes = Array.isArray(body.outcomes) ? body.outcomes.filter(isRecord) : [];
-      show(c.json, body, outcomes, ['runId', 'outcome', 'newRunId', 'code', 'message']);
-    });
+  batchCommands(runs);
   runs.command('cancel <runId>').description('Temporal cancellation: the run ends FAILED, error "the run was cancelled"')
     .action(async (runId: string, _o, cmd: Command) => {
       const c = contextOf(cmd);
@@ -260,17 +211,6 @@ export function runCommands(program: Command): void {
       if (c.json) printJson(body);
       else process.stdout.write(`cancellation of ${runId} requested\n`);
     });
-}
-
-/** Polls a batch until it is COMPLETE (or FAILED), at most an hour. */
-async function followBatch(c: CliContext, batchId: string): Promise<Row> {
-  const deadline = Date.now() + 3_600_000;
-  for (;;) {
-    const body = await c.client.get<Row>(`/api/v1/runs/batch/${enc(batchId)}`);
-    if (body.status === 'COMPLETE' || body.status === 'FAILED') return body;
-    if (Date.now() > deadline) throw new CliError(`batch ${batchId} is still ${String(body.status)} after an hour`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
 }
 
 function callInputs(o: { input: string[]; file?: string }): Row {

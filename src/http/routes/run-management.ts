@@ -17,10 +17,8 @@ import { adminOf as admin, type GatewayRouterContext, type GatewayState } from '
 import { bodyOf as body, parseInput as parse } from '../validate';
 import { ownBrief, ownRun } from '../run-access';
 import { callDecide, decisionAnswer, DecisionBodySchema, decisionRefusalError as decisionRefused, decisionReportBody } from '../decisions';
-import {
-  DecisionAcceptedSchema, DecisionRecordedSchema, DecisionReportSchema, PauseAnswerSchema, RestartedRunSchema, RunBatchAcceptedSchema, RunBatchBodySchema, RunBatchSchema,
-  TriggerSchema, WebhookSecretSchema,
-} from '../../contracts/http-bodies';
+import { DecisionAcceptedSchema, DecisionRecordedSchema, DecisionReportSchema, RestartedRunSchema, TriggerSchema, WebhookSecretSchema } from '../../contracts/http-bodies';
+import { PauseAnswerSchema, RunBatchAcceptedSchema, RunBatchBodySchema, RunBatchSchema } from '../../contracts/operator-bodies';
 import { BATCH_CONFIRM_ABOVE, BATCH_LIMIT_DEFAULT } from '../../common/run-batch';
 import { conflict, notFound, temporalUnavailable } from '../http-error';
 import { mount, on, type Operations } from '../operation';
