@@ -79,7 +79,7 @@ describe('an operator\'s pause and the batch workflow (fast layer)', () => {
     await replayAndRecord(fw, handle.workflowId, 'run-automation-operator-pause.json');
   });
 
-  it('a pause while a step list runs inside a forEach holds every item at its next boundary', async function () {
+  it('a pause taken during a delay holds the run before its forEach step starts; unpaused by update, it completes', async function () {
     this.timeout(60_000);
     const handle = await fw.startRun({
       name: 'pause-nested', steps: [
