@@ -147,7 +147,7 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
       // each run has taken the pause while its first step still runs
       const one = await status(runIds[0]!);
       assert.equal(one.operatorPause?.reason, 'upstream change');
-      assert.equal(one.operatorPause?.by, 'admin');
+      assert.equal(one.operatorPause?.by, 'instance-admin', 'the test instance\'s admin token is the instance administrator\'s');
 
       up.release();
       for (const runId of runIds) {
@@ -155,7 +155,7 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
         assert.equal(held.status, 'PAUSED');
         assert.equal(held.stepStatus['1'], 'COMPLETE');
         assert.equal(held.stepStatus['2'], 'PENDING');
-        assert.equal(held.waitingOn?.by, 'admin');
+        assert.equal(held.waitingOn?.by, 'instance-admin');
       }
       // a pause is the behaviour under test: a while later still no run has started its second step
       await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -193,7 +193,7 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
     assert.equal(held.status, 'PAUSED');
     assert.deepEqual([held.stepStatus['2'], held.stepStatus['3']], ['COMPLETE', 'PENDING']);
     const shown = await cli(['runs', 'status', runId!]);
-    assert.match(shown.stdout, /unpause \(paused by admin/);
+    assert.match(shown.stdout, /unpause \(paused by instance-admin at .*: hold on\)/);
     const unpaused = await fg.admin<{ paused: boolean; applied: boolean }>('POST', `/api/v1/runs/${runId}/unpause`);
     assert.equal(unpaused.status, 200, JSON.stringify(unpaused.body));
     assert.equal(unpaused.body.paused, false);
