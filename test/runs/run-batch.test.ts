@@ -106,15 +106,17 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
     }, `run ${runId}: ${what}`, timeoutMs, 200);
   const ended = (s: Status): boolean => ['COMPLETE', 'FAILED', 'TIMEOUT'].includes(s.status);
 
-  /** Starts `count` runs without waiting for them; their run IDs. */
+  /** Starts `count` runs (ten calls at a time) without waiting for them; their run IDs. */
   async function startRuns(p: Published, count: number): Promise<string[]> {
     const ids: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const response = await trigger(fg, p, {}, { Prefer: 'wait=0' });
-      const runId = response.headers.get('X-Pf-Run-Id');
-      assert.ok(runId, `run ${i} started (${response.status})`);
-      await response.arrayBuffer();
-      ids.push(runId);
+    for (let i = 0; i < count; i += 10) {
+      ids.push(...await Promise.all(Array.from({ length: Math.min(10, count - i) }, async (_, j) => {
+        const response = await trigger(fg, p, {}, { Prefer: 'wait=0' });
+        const runId = response.headers.get('X-Pf-Run-Id');
+        assert.ok(runId, `run ${i + j} started (${response.status})`);
+        await response.arrayBuffer();
+        return runId;
+      })));
     }
     return ids;
   }
@@ -137,13 +139,15 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
     const up = await upstream();
     try {
       const p = await publishWorkflow(fg, {
-        name: 'fleet-pause', steps: [{ name: 'Hold', type: 'http', url: `${up.url}/hold`, timeoutMs: 120_000 }, { name: 'After', type: 'http', url: `${up.url}/after` }],
+        name: 'fleet-pause', steps: [{ name: 'Hold', type: 'http', url: `${up.url}/hold`, timeoutMs: 300_000 }, { name: 'After', type: 'http', url: `${up.url}/after` }],
       });
       const runIds = await startRuns(p, RUNS);
       await eventually(async () => (up.held.length === RUNS ? true : undefined), `all ${RUNS} runs in their first step`, 120_000);
 
       const paused = await batch({ action: 'pause', filter: { workflowId: p.workflowId, status: 'RUNNING' }, reason: 'upstream change', limit: 1000 }, RUNS);
-      assert.deepEqual([paused.total, paused.succeeded, paused.refused, paused.failed], [RUNS, RUNS, 0, 0], JSON.stringify(paused.outcomes.filter((o) => o.outcome !== 'succeeded')));
+      const notPaused = paused.outcomes.find((o) => o.outcome !== 'succeeded');
+      assert.deepEqual([paused.total, paused.succeeded, paused.refused, paused.failed], [RUNS, RUNS, 0, 0],
+        `${JSON.stringify(notPaused)}; that run: ${notPaused ? JSON.stringify(await status(notPaused.runId)) : ''}`);
       // each run has taken the pause while its first step still runs
       const one = await status(runIds[0]!);
       assert.equal(one.operatorPause?.reason, 'upstream change');
@@ -220,6 +224,9 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
       const dry = await fg.admin<{ count: number }>('POST', '/api/v1/runs/batch', { action: 'resume', filter, dryRun: true, limit: 1000 });
       assert.equal(dry.status, 200, JSON.stringify(dry.body));
       assert.equal(dry.body.count, RUNS);
+      const counted = await cli(['--json', 'runs', 'batch', '--action', 'resume', '--workflow', p.workflowId, '--status', 'FAILED', '--error-contains', 'flaky', '--limit', '1000', '--dry-run']);
+      assert.equal(counted.code, 0, counted.stderr);
+      assert.equal((JSON.parse(counted.stdout) as { count: number }).count, RUNS);
       const none = await fg.admin<{ count: number }>('POST', '/api/v1/runs/batch', { action: 'resume', filter: { ...filter, errorContains: 'no such error' }, dryRun: true });
       assert.equal(none.body.count, 0);
       const refused = await viewer.admin<{ error: string }>('POST', '/api/v1/runs/batch', { action: 'resume', filter, limit: 1000, confirm: true });
@@ -250,9 +257,14 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
 
       // a viewer reads the batch; the completed runs cannot be resumed: each is refused with its reason
       assert.equal((await asAdminOf(fg, viewer.adminToken).admin('GET', `/api/v1/runs/batch/${started.body.batchId}`)).status, 200);
-      const again = await batch({ action: 'resume', filter: { workflowId: p.workflowId, status: 'COMPLETE' }, limit: 1000 }, RUNS);
-      assert.equal(again.refused, RUNS);
-      assert.ok(again.outcomes.every((o) => o.code === 'not_resumable'), JSON.stringify(again.outcomes[0]));
+      const again = await cli(['--json', 'runs', 'batch', '--action', 'resume', '--workflow', p.workflowId, '--status', 'COMPLETE', '--limit', '1000', '--yes', '--wait']);
+      assert.equal(again.code, 0, again.stderr);
+      const refusedAll = JSON.parse(again.stdout) as Batch;
+      assert.deepEqual([refusedAll.status, refusedAll.total, refusedAll.refused], ['COMPLETE', RUNS, RUNS]);
+      assert.ok(refusedAll.outcomes.every((o) => o.code === 'not_resumable'), JSON.stringify(refusedAll.outcomes[0]));
+      const shown = await cli(['runs', 'batch-status', refusedAll.batchId]);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.match(shown.stdout, /not_resumable/);
       assert.equal((await fg.admin('GET', '/api/v1/runs/batch/batch-00000000-0000-4000-8000-000000000000')).status, 404);
     } finally {
       await up.close();
