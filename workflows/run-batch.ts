@@ -1,8 +1,8 @@
 /**
  * runBatch: a bulk action (cancel, rerun, resume, pause, unpause) on the runs a filter selects
  * (issue 54). Its workflow ID is the batch ID the gateway answered, so the batch is Temporal's to
- * keep: a gateway restarted mid-batch changes nothing, a worker killed mid-batch has its activities
- * retried elsewhere, and the batch finishes once.
+ * keep: a gateway restarted mid-batch changes nothing, a worker killed mid-batch leaves the batch to
+ * another worker (which runs the action in flight again), and the batch finishes once.
  *
  * First the listBatchRuns activity (a local one, as every activity here) selects the runs (Temporal visibility, src/runs/run-list.ts, at
  * most `limit`); then applyBatchAction acts on each through the single-run services, at most
