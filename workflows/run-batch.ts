@@ -1,35 +1,35 @@
 /**
  * runBatch: a bulk action (cancel, rerun, resume, pause, unpause) on the runs a filter selects
  * (issue 54). Its workflow ID is the batch ID the gateway answered, so the batch is Temporal's to
- * keep: a gateway restarted mid-batch changes nothing, a worker killed mid-batch leaves the batch to
- * another worker (which runs the action in flight again), and the batch finishes once.
+ * keep: a gateway restarted mid-batch changes nothing, a worker killed mid-batch has its activities
+ * retried elsewhere, and the batch finishes once.
  *
- * First the listBatchRuns activity (a local one, as every activity here) selects the runs (Temporal visibility, src/runs/run-list.ts, at
+ * First the listBatchRuns activity selects the runs (Temporal visibility, src/runs/run-list.ts, at
  * most `limit`); then applyBatchAction acts on each through the single-run services, at most
  * BATCH_CONCURRENCY at a time, and each answer is one outcome: succeeded, refused (the run does not
  * allow the action now: a code says why) or failed. Rerun and resume start their new run under an
  * idempotency key of the batch and the run, so a retried activity finds the run it started.
  *
+ * Known limit: the activities share the worker's activity slots (100 by default) with the runs'
+ * steps. A batch over runs that hold every slot in long steps waits for slots: with 100 runs held in
+ * an HTTP step, a pause batch did not finish within 120 s (local activities instead of these were
+ * tried and were no better on the loaded test machine: their workflow tasks timed out).
+ *
  * Query `batchState` (BatchState): the progress and the outcomes so far; the result is the final
  * BatchState.
  */
-import { proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { BATCH_CONCURRENCY, type BatchInput, type BatchRunOutcome, type BatchState } from '../src/common/run-batch';
 import { messageOf } from '../src/common/narrow';
 import { batchStateQuery } from '../src/common/workflow-contracts';
 import { summary } from './run/ui-metadata';
 
-// Local activities: they take the worker's local-activity slots, not the activity slots the runs'
-// steps fill. A batch pausing a hundred runs that each hold an activity slot in a long step must not
-// wait for one of those steps to end (seen in the 100-run test: with regular activities, a pause
-// batch over 100 runs held in an HTTP step did not finish within 120 s; the worker's 100 activity
-// slots were all taken by the held steps).
-const { listBatchRuns } = proxyLocalActivities<Activities>({
+const { listBatchRuns } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
 });
-const { applyBatchAction } = proxyLocalActivities<Activities>({
+const { applyBatchAction } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
 });
