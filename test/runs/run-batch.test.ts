@@ -73,7 +73,9 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
   let home: string;
   let viewer: TestFlowgate;
   before(async () => {
-    fg = await startTestFlowgate();
+    // the batch's activities share the worker's activity slots with the runs' steps (docs/operations.md):
+    // the pause test holds RUNS steps at once, so the worker gets slots beyond them
+    fg = await startTestFlowgate({ FLOWGATE_WORKER_ACTIVITY_SLOTS: String(Math.max(100, RUNS + 50)) });
     home = mkdtempSync(path.join(os.tmpdir(), 'flowgate-cli-batch-'));
     const member = await fg.admin<{ id: string }>('POST', '/api/v1/members', { email: 'vera@example.com', role: 'viewer' });
     assert.equal(member.status, 201, JSON.stringify(member.body));
@@ -239,7 +241,7 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
       assert.equal(started.status, 202, JSON.stringify(started.body));
       // the whole flowgate (gateway and worker) stops mid-batch and starts again on the same task queue
       await fg.stop(true);
-      fg = await startTestFlowgate({}, { restartOf: fg });
+      fg = await startTestFlowgate({ FLOWGATE_WORKER_ACTIVITY_SLOTS: String(Math.max(100, RUNS + 50)) }, { restartOf: fg });
       const report = await finished(fg, started.body.batchId);
       assert.deepEqual([report.total, report.succeeded, report.refused, report.failed], [RUNS, RUNS, 0, 0], JSON.stringify(report.outcomes.filter((o) => o.outcome !== 'succeeded')));
       const resumed = report.outcomes.map((o) => o.newRunId ?? '');
