@@ -19,6 +19,8 @@ import { createResolveTrigger } from './resolve-trigger';
 import { createRetentionActivities } from './retention';
 import { createSlotActivities, type SlotDependencies } from './slots';
 import { createStartShapedRun } from './shaped-run';
+import { createRunBatchActivities } from './run-batch';
+import type { RunBatches } from '../src/runs/run-batch';
 import type { ShapedRunStarter } from '../src/triggers/shaping/shaped-runs';
 import { createRecordComposite, createRecordStep, createRunStep, type RunStepDependencies } from './run-step';
 
@@ -46,6 +48,8 @@ export type ActivityDependencies = RunStepDependencies & Omit<CallbackDependenci
   alerts?: AlertDeliveries;
   /** records and counts durable tool calls' attempts (unset: they are neither audited nor counted) */
   durableCalls?: DurableCallObserver;
+  /** bulk actions on runs (the batch workflow's activities; unset: they fail and are retried) */
+  batches?: Pick<RunBatches, 'select' | 'apply'>;
 };
 
 export function createActivities(deps: ActivityDependencies) {
@@ -66,6 +70,7 @@ export function createActivities(deps: ActivityDependencies) {
     ...createSlotActivities(deps.slots),
     startShapedRun: createStartShapedRun(deps),
     ...createAlertActivities(deps.alerts),
+    ...createRunBatchActivities(deps),
   };
 }
 

@@ -1,6 +1,6 @@
 // The worker bundles this file: every workflow function exported here is a Temporal workflow type.
 import type {
-  CodeAgentTaskWorkflow, DeliverRunCallbackWorkflow, InvokeAgentWorkflow, RetentionSweepWorkflow, RunAutomationWorkflow, RunForEachChunkWorkflow, RunSlotsWorkflow, ShapeTriggerEventsWorkflow, WorkflowType, EvaluateAlertRuleWorkflow, DurableToolCallWorkflow,
+  CodeAgentTaskWorkflow, DeliverRunCallbackWorkflow, InvokeAgentWorkflow, RetentionSweepWorkflow, RunAutomationWorkflow, RunBatchWorkflow, RunForEachChunkWorkflow, RunSlotsWorkflow, ShapeTriggerEventsWorkflow, WorkflowType, EvaluateAlertRuleWorkflow, DurableToolCallWorkflow,
 } from '../src/common/workflow-contracts';
 import { runAutomation } from './run-automation';
 import { invokeAgent } from './agent-loop';
@@ -12,8 +12,9 @@ import { runSlots } from './run-slots';
 import { shapeTriggerEvents } from './shape-trigger-events';
 import { evaluateAlertRule } from './alert-evaluator';
 import { durableToolCall } from './durable-tool-call';
+import { runBatch } from './run-batch';
 
-export { runAutomation, invokeAgent, deliverRunCallback, retentionSweep, runForEachChunk, codeAgentTask, runSlots, shapeTriggerEvents, evaluateAlertRule, durableToolCall };
+export { runAutomation, invokeAgent, deliverRunCallback, retentionSweep, runForEachChunk, codeAgentTask, runSlots, shapeTriggerEvents, evaluateAlertRule, durableToolCall, runBatch };
 
 /** The function type Node code starts and reads each workflow type by (src/common/workflow-contracts.ts). */
 interface Contracts {
@@ -27,6 +28,7 @@ interface Contracts {
   shapeTriggerEvents: ShapeTriggerEventsWorkflow;
   evaluateAlertRule: EvaluateAlertRuleWorkflow;
   durableToolCall: DurableToolCallWorkflow;
+  runBatch: RunBatchWorkflow;
 }
 
 type Holds<Actual extends Expected, Expected> = Actual;
@@ -41,6 +43,6 @@ export type ContractsHold = [
   Holds<{
     runAutomation: typeof runAutomation; invokeAgent: typeof invokeAgent; codeAgentTask: typeof codeAgentTask;
     runForEachChunk: typeof runForEachChunk; retentionSweep: typeof retentionSweep; deliverRunCallback: typeof deliverRunCallback;
-    runSlots: typeof runSlots; shapeTriggerEvents: typeof shapeTriggerEvents; evaluateAlertRule: typeof evaluateAlertRule; durableToolCall: typeof durableToolCall;
+    runSlots: typeof runSlots; shapeTriggerEvents: typeof shapeTriggerEvents; evaluateAlertRule: typeof evaluateAlertRule; durableToolCall: typeof durableToolCall; runBatch: typeof runBatch;
   }, Contracts>,
 ];

@@ -5,6 +5,8 @@
  *   scheduled run's input is its schedule's (run/scheduled-run.ts).
  * Query `state`: the run's status, per-step status and execution order, the outcomes so far, and
  *   `waitingOn` while PAUSED.
+ * Update `operatorPause` and signal `operatorPauseRecorded` (PauseRequest): an operator's pause,
+ *   held at the run's next step boundary until unpaused (run/operator-pause.ts).
  * Update `decide` (DecisionRequest → ApprovalDecision) and signals `recordedDecision`
  *   (RecordedDecision: the gateway's decision whose update was not answered in time) and
  *   `approvalDecision` (DecisionRequest: operators): a decision on the approval step that is waiting
@@ -41,6 +43,7 @@ import { markTimedOut, withRunTimeLimit } from './run/time-limit';
 import { trackTransitions } from './run/transitions';
 import { useEngine } from './run/features';
 import { withSlots } from './run/slots';
+import { OperatorHold } from './run/operator-pause';
 
 
 // Not async itself: it hands back its steps' promise (every promise a workflow makes costs a stack
@@ -55,10 +58,12 @@ export function runAutomation(given: RunInput): Promise<RunSummary> {
     outcomes: [],
   };
   trackTransitions(state);
-  return withCompletionCallback(input, state, () => withSlots(input, state, () => withRunTimeLimit(input, state, () => runSteps(input, state))));
+  const hold = new OperatorHold(state);
+  hold.listen();
+  return withCompletionCallback(input, state, () => withSlots(input, state, () => withRunTimeLimit(input, state, () => runSteps(input, state, hold))));
 }
 
-async function runSteps(input: RunInput, state: RunState): Promise<RunSummary> {
+async function runSteps(input: RunInput, state: RunState, hold: OperatorHold): Promise<RunSummary> {
   const { definition } = input;
   const approvals = new ApprovalDesk((outcome: DecisionOutcome) => {
     const kept = (state.decisionOutcomes ??= []);
@@ -90,7 +95,7 @@ async function runSteps(input: RunInput, state: RunState): Promise<RunSummary> {
   const run = { runId: input.runId, orgId: input.orgId, automationId: input.automationId, automationVersion: input.automationVersion,
     triggerId: input.triggerId, started: input.started, inputs: input.inputs };
   let executionOrder = 0;
-  const rt: Runtime = { input, run, state, approvals, nextOrder: () => ++executionOrder, runAutomation };
+  const rt: Runtime = { input, run, state, approvals, hold, nextOrder: () => ++executionOrder, runAutomation };
   const { failure } = await runList(rt, definition.steps, { depth: 0, seen: [] });
 
   if (failure) {

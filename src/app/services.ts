@@ -38,6 +38,7 @@ import type { FlowgateMetrics } from '../observability/metrics';
 import type { Registry } from '../registry';
 import { expiresAt, retentionMs } from '../retention/policy';
 import { FinishedRunCache } from '../runs/finished-run-cache';
+import { RunBatches } from '../runs/run-batch';
 import { RunRestarts } from '../runs/run-restarts';
 import { RunService } from '../runs/run-service';
 import { RunWatcher } from '../runs/run-watcher';
@@ -92,6 +93,8 @@ export interface Services {
   runs: RunService;
   triggers: TriggerService;
   restarts: RunRestarts;
+  /** bulk actions on runs selected by a filter (the batch workflow's activities and the batch routes) */
+  batches: RunBatches;
   watcher: RunWatcher;
   schedules: ScheduleService;
   /** workflow, trigger, key and member administration (src/management/: the management API and the console) */
@@ -166,6 +169,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
     registry, blobs, signer, runs, triggers,
     blobExpiry: (key, modified) => (retention.enabled ? expiresAt(key, modified, retention) : undefined),
   });
+  const batches = new RunBatches({ client, taskQueue, runs, restarts });
   const watcher = new RunWatcher((runId) => runs.view(runId), config.livePollMs, log);
   const schedules = new ScheduleService({ client, registry, taskQueue, log });
   const webhookSecrets = new WebhookSecrets(registry, cipher);
@@ -240,6 +244,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
         }, await durableActor(audit, input), NO_AUDIT_SOURCE, 'committed');
       },
     },
+    batches,
   };
   const alerts = new AlertNotifier({ registry, client, taskQueue, log });
 
@@ -269,7 +274,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   };
 
   return {
-    audit, runs, triggers, restarts, watcher, schedules, management, webhookSecrets, alerts, webhooks, agents, tools, customServers, workflowTools, tasks, signer, activities,
+    audit, runs, triggers, restarts, batches, watcher, schedules, management, webhookSecrets, alerts, webhooks, agents, tools, customServers, workflowTools, tasks, signer, activities,
     console: consoleServices, identityProviders,
     runtimeTokens,
     codecSessions: createCodecSessions(signingKey),
@@ -296,7 +301,7 @@ export function gatewayDeps(
   return {
     config: inputs.config, registry: inputs.registry, audit: services.audit, temporal: inputs.client, blobs: inputs.blobs, log: inputs.log, metrics: inputs.metrics,
     rateLimit: listening.rateLimit, signer, approvalLinks,
-    runs: services.runs, triggers: services.triggers, restarts: services.restarts, watcher: services.watcher, agents: services.agents,
+    runs: services.runs, triggers: services.triggers, restarts: services.restarts, batches: services.batches, watcher: services.watcher, agents: services.agents,
     management: services.management, tools: services.tools, customServers: services.customServers, runtimeTokens: services.runtimeTokens,
     tasks: services.tasks, webhookSecrets: services.webhookSecrets, webhooks: services.webhooks, console: services.console,
     identityProviders: services.identityProviders,

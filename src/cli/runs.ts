@@ -1,4 +1,4 @@
-/** Runs (list, status, results, watch, history, open, rerun, resume, cancel) and `call` (trigger a run). */
+/** Runs (list, status, results, watch, history, open, rerun, resume, cancel, pause, unpause, batch) and `call` (trigger a run). */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -6,6 +6,7 @@ import { contextOf, type CliContext } from './context';
 import { CliError, EXIT } from './errors';
 import { collect, isRecord, parsePairs, readDocument, readText } from './inputs';
 import { note, printJson, printTable, Progress, show, showObject } from './output';
+import { batchCommands } from './run-batch';
 import { describeApprovalWait, elapsed, exitCodeFor, follow, readHistory, type StatusBody } from './run-stream';
 
 type Row = Record<string, unknown>;
@@ -116,7 +117,9 @@ export function runCommands(program: Command): void {
     if (c.json) printJson(body);
     else {
       const slot = body.waitingOn?.kind === 'slot' ? body.waitingOn : undefined;
-      const waiting = slot ? `a slot of its ${String(slot.scope)}'s concurrency limit (${String(slot.limit)})${typeof slot.position === 'number' ? `, place ${slot.position} in the queue` : ''}` : undefined;
+      const operator = body.waitingOn?.kind === 'operator' ? body.waitingOn : undefined;
+      const waiting = slot ? `a slot of its ${String(slot.scope)}'s concurrency limit (${String(slot.limit)})${typeof slot.position === 'number' ? `, place ${slot.position} in the queue` : ''}`
+        : operator ? `unpause (paused by ${String(operator.by)} at ${String(operator.at)}${typeof operator.reason === 'string' ? `: ${operator.reason}` : ''})` : undefined;
       showObject(false, { runId: body.runId, workflow: body.automationId, status: body.status, ...(body.error ? { error: body.error } : {}), ...(waiting ? { waiting } : {}) });
       for (const [index, step] of Object.entries(body.stepInfo ?? {})) process.stdout.write(`  step ${index} ${step.name}: ${step.status}\n`);
     }
@@ -185,6 +188,22 @@ export function runCommands(program: Command): void {
       if (c.json) printJson(body);
       else process.stdout.write(`${String(body.runId)}\n`);
     });
+  runs.command('pause <runId>').description('hold the run at its next step boundary (PAUSED, waitingOn operator) until unpaused')
+    .option('--reason <text>', 'why, shown in the run\'s waitingOn')
+    .action(async (runId: string, o: { reason?: string }, cmd: Command) => {
+      const c = contextOf(cmd);
+      const body = (await c.client.request<Row>('POST', `/api/v1/runs/${enc(runId)}/pause`, { body: o.reason ? { reason: o.reason } : {} })).body;
+      if (c.json) printJson(body);
+      else process.stdout.write(body.applied === false ? `pause of ${runId} recorded: the run takes it when it next runs\n` : `${runId} paused (it holds at its next step boundary)\n`);
+    });
+  runs.command('unpause <runId>').description('lift an operator\'s pause: the run starts its next step')
+    .action(async (runId: string, _o, cmd: Command) => {
+      const c = contextOf(cmd);
+      const body = (await c.client.request<Row>('POST', `/api/v1/runs/${enc(runId)}/unpause`)).body;
+      if (c.json) printJson(body);
+      else process.stdout.write(body.applied === false ? `unpause of ${runId} recorded: the run takes it when it next runs\n` : `${runId} unpaused\n`);
+    });
+  batchCommands(runs);
   runs.command('cancel <runId>').description('Temporal cancellation: the run ends FAILED, error "the run was cancelled"')
     .action(async (runId: string, _o, cmd: Command) => {
       const c = contextOf(cmd);

@@ -73,6 +73,7 @@ export function stepAction(address: string, step: Pick<Step, 'name'>, action: st
 export function waitingText(waitingOn: WaitingOn | undefined, stepName?: string): string {
   if (!waitingOn) return '';
   if (waitingOn.kind === 'slot') return `Pending: waits for a slot of its ${waitingOn.scope}'s concurrency limit (${waitingOn.limit})`;
+  if (waitingOn.kind === 'operator') return cut(`Paused by ${waitingOn.by} at ${waitingOn.at}${waitingOn.reason ? `: ${waitingOn.reason}` : ''}`, 2000);
   const address = waitingOn.stepPath ?? String(waitingOn.stepIndex);
   const step = `step ${address}${stepName ? ` · ${stepName}` : ''}`;
   if (waitingOn.kind === 'timer') return `Paused: ${step} waits until ${waitingOn.resumeAt}`;

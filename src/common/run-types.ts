@@ -306,10 +306,36 @@ export type WaitingOn =
     approvers: string[]; decisions: ApprovalDecision[];
   }
   /** a PENDING run waits for a slot of a concurrency limit; `position` (1: next) is added by the gateway */
-  | { kind: 'slot'; scope: 'trigger' | 'organization'; key: string; limit: number; position?: number };
+  | { kind: 'slot'; scope: 'trigger' | 'organization'; key: string; limit: number; position?: number }
+  /** an operator paused the run (issue 54): it starts no step until unpaused */
+  | { kind: 'operator'; by: string; at: string; reason?: string };
 
-/** What a step waits on (a timer or an approval), as opposed to a run waiting for a slot. */
-export type StepWaitingOn = Exclude<WaitingOn, { kind: 'slot' }>;
+/** What a step waits on (a timer or an approval), as opposed to a run waiting for a slot or an operator. */
+export type StepWaitingOn = Exclude<WaitingOn, { kind: 'slot' | 'operator' }>;
+
+/** An operator's pause of a run, as the run keeps it (RunState.operatorPause, `waitingOn` kind `operator`). */
+export interface OperatorPause {
+  /** who paused it: the gateway's actor (`member:<id>`, `api-key:<id>`, `admin`), `operator-signal` for a signal sent by hand */
+  by: string;
+  /** ISO 8601 UTC, workflow time: when the run took the pause */
+  at: string;
+  reason?: string;
+}
+
+/** A pause or unpause sent to a run (the `operatorPause` update, or the `operatorPauseRecorded` signal). */
+export interface PauseRequest {
+  paused: boolean;
+  by?: string;
+  reason?: string;
+}
+
+/** What the run answers a pause request with: whether it is now held, and the pause it holds. */
+export interface PauseAnswer {
+  paused: boolean;
+  pause?: OperatorPause;
+  /** the run's status when it answered (PAUSED once a step boundary was reached, RUNNING while a step finishes) */
+  status: RunStatus;
+}
 
 /** What the `state` query answers. */
 export interface RunState {
@@ -323,6 +349,8 @@ export interface RunState {
   transitions?: StepTransition[];
   /** what became of the gateway's decisions, oldest first (absent until one is applied or refused) */
   decisionOutcomes?: DecisionOutcome[];
+  /** an operator's pause in force (issue 54): the run starts no step until it is lifted; set as soon as the run takes it */
+  operatorPause?: OperatorPause;
 }
 
 /** What the workflow returns, and what a failed run carries as failure details. */

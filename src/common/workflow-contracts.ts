@@ -8,12 +8,13 @@
  * (histories and open runs name them).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { BatchInput, BatchState } from './run-batch';
 import type { AgentInvocationInput, AgentInvocationResult } from './agent-invocation';
 import type { ModelUsage } from './agent-usage';
 import type { CodeAgentTaskInput } from './codeagent-task';
 import type { DurableToolCallInput, DurableToolCallResult } from './durable-call';
 import type { ChunkProgress, ForEachChunkInput, ForEachChunkResult } from './for-each-chunk';
-import type { CallbackRequest, CallbackStatus, DecidedApproval, DecisionRequest, RecordedDecision, RunInput, RunState, RunSummary } from './run-types';
+import type { CallbackRequest, CallbackStatus, DecidedApproval, DecisionRequest, PauseAnswer, PauseRequest, RecordedDecision, RunInput, RunState, RunSummary } from './run-types';
 import type { ShapeInput, ShapeSignal, ShapeState } from './shaping';
 import type { AlertEvaluatorInput, AlertSignal, AlertState } from './alerts';
 import type { SlotAcquire, SlotGrant, SlotRelease, SlotsInput, SlotsState } from './slots';
@@ -30,6 +31,7 @@ export const WORKFLOW_TYPES = {
   shapeTriggerEvents: 'shapeTriggerEvents',
   evaluateAlertRule: 'evaluateAlertRule',
   durableToolCall: 'durableToolCall',
+  runBatch: 'runBatch',
 } as const;
 export type WorkflowType = (typeof WORKFLOW_TYPES)[keyof typeof WORKFLOW_TYPES];
 
@@ -56,6 +58,8 @@ export type ShapeTriggerEventsWorkflow = (input: ShapeInput) => Promise<void>;
 
 /** The evaluator of one alert rule: counts its outcomes, decides and makes its deliveries (workflows/alert-evaluator.ts). */
 export type EvaluateAlertRuleWorkflow = (input: AlertEvaluatorInput) => Promise<void>;
+/** A bulk action on the runs a filter selects (workflows/run-batch.ts); the workflow ID is the batch ID. */
+export type RunBatchWorkflow = (input: BatchInput) => Promise<BatchState>;
 
 /**
  * The workflow ID of run `runId`'s completion-callback delivery (deliverRunCallback), a child the
@@ -93,6 +97,15 @@ export const approvalSignal = defineSignal<[DecisionRequest]>('approvalDecision'
  * it, keeping its own `via` and actor; the same `decisionId` as its update, so both count once.
  */
 export const recordedDecisionSignal = defineSignal<[RecordedDecision]>('recordedDecision');
+/**
+ * An operator's pause or unpause of a run (issue 54), answered with the pause in force; the run
+ * holds at its next step boundary (workflows/run/operator-pause.ts).
+ */
+export const pauseUpdate = defineUpdate<PauseAnswer, [PauseRequest]>('operatorPause');
+/** The same request sent without waiting (a run that did not answer the update in time, `temporal workflow signal`). */
+export const pauseSignal = defineSignal<[PauseRequest]>('operatorPauseRecorded');
+/** A batch's progress (runBatch). */
+export const batchStateQuery = defineQuery<BatchState>('batchState');
 /** An agent invocation's progress. */
 export const agentStatusQuery = defineQuery<AgentStatus>('agentStatus');
 /** A chunk's progress, sent to its run (throttled). */

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { CallbackState } from '../common/run-types';
+import { OperatorPauseSchema } from './operator-bodies';
 import { OVERLAP_POLICIES } from './schedule-bodies';
 import { ApprovalDecisionSchema, DecisionOutcomeSchema } from './decision-bodies';
 
@@ -86,7 +87,8 @@ export const WaitingOnSchema = z.discriminatedUnion('kind', [
     limit: z.number().int(),
     position: z.number().int().min(1).optional().meta({ description: 'its place in the queue (1: next to start), when known' }),
   }),
-]).meta({ id: 'WaitingOn', description: 'Why a PAUSED run waits, or why a PENDING one has not started (a concurrency slot)' });
+  OperatorPauseSchema.extend({ kind: z.literal('operator') }).meta({ id: 'OperatorWait', description: 'an operator paused the run' }),
+]).meta({ id: 'WaitingOn', description: 'Why a PAUSED run waits (a timer, an approval, an operator\'s pause), or why a PENDING one has not started (a concurrency slot)' });
 export type WaitingOnBody = z.infer<typeof WaitingOnSchema>;
 
 export const CallbackStatusSchema = z.looseObject({
@@ -118,7 +120,7 @@ export const StatusBodySchema = z.looseObject({
     reusedFrom: z.string().optional().meta({ description: 'a resumed run\'s reused step: the run whose outcome it is' }),
   })),
   callback: CallbackStatusSchema.optional(),
-  origin: RunOriginSchema.optional(),
+  origin: RunOriginSchema.optional(), operatorPause: OperatorPauseSchema.optional(),
   sourceCommit: z.string().optional().meta({ description: 'the source commit the run\'s version was applied from (docs/definitions-as-code.md)' }),
 }).meta({ id: 'RunStatusBody', description: 'A run\'s status (contract 2.5)' });
 export type StatusBody = z.infer<typeof StatusBodySchema>;

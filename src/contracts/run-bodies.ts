@@ -174,6 +174,7 @@ export function pollingHandleBody(runId: string, automationId: string, apiKey: s
 /** Why a paused run waits, for pollers: no links, no secrets, only who is still expected. */
 export function waitingOnBody(waitingOn: WaitingOn): WaitingOnBody {
   if (waitingOn.kind === 'timer') return waitingOn;
+  if (waitingOn.kind === 'operator') return waitingOn;
   if (waitingOn.kind === 'slot') {
     // the limit's key (it names the organization or trigger) is internal: scope, limit and place only
     return { kind: 'slot', scope: waitingOn.scope, limit: waitingOn.limit, ...(waitingOn.position === undefined ? {} : { position: waitingOn.position }) };
@@ -211,6 +212,7 @@ export function statusBody(view: RunView): StatusBody {
     ...(view.error ? { error: view.error } : {}),
     ...(view.reasonCode ? { reasonCode: view.reasonCode } : {}),
     ...(view.waitingOn ? { waitingOn: waitingOnBody(view.waitingOn) } : {}),
+    ...(view.operatorPause ? { operatorPause: { ...view.operatorPause } } : {}),
     stepStatus,
     stepInfo,
     ...(view.callback ? { callback: { ...view.callback } } : {}),

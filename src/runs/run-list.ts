@@ -32,6 +32,8 @@ export interface RunListFilter {
   cancelled?: boolean;
   /** only the runs this run started (its `trigger` steps' chained runs: Temporal child workflows) */
   parentRunId?: string;
+  /** only runs started before this instant (ISO 8601) */
+  startedBefore?: string;
   limit: number;
 }
 
@@ -74,6 +76,7 @@ export async function listRuns(client: Client, orgId: string, filter: RunListFil
   else if (statuses) clauses.push(`(${statuses.map((s) => `ExecutionStatus = '${s}'`).join(' OR ')})`);
   if (filter.parentRunId) clauses.push(`ParentWorkflowId = '${quoteSafe(filter.parentRunId)}'`);
   if (filter.startedSince) clauses.push(`StartTime >= '${quoteSafeInstant(filter.startedSince)}'`);
+  if (filter.startedBefore) clauses.push(`StartTime < '${quoteSafeInstant(filter.startedBefore)}'`);
   const entries: RunListEntry[] = [];
   const converter = client.workflow.options.loadedDataConverter;
   let page: Uint8Array | undefined;

@@ -84,7 +84,7 @@ export class RunReader {
           if (closed) return this.read(runId, closed);
         }
         const waitingOn = state.waitingOn?.kind === 'slot' ? await this.slotPlace(runId, state.waitingOn) : state.waitingOn;
-        return { ...base, status: state.status, steps: state.steps, outcomes: state.outcomes, ...(waitingOn ? { waitingOn } : {}), ...(state.error ? { error: state.error } : {}),
+        return { ...base, status: state.status, steps: state.steps, outcomes: state.outcomes, ...(waitingOn ? { waitingOn } : {}), ...(state.operatorPause ? { operatorPause: state.operatorPause } : {}), ...(state.error ? { error: state.error } : {}),
           ...(state.transitions ? { transitions: state.transitions } : {}), ...(state.decisionOutcomes ? { decisionOutcomes: state.decisionOutcomes } : {}) };
       }
       case 'COMPLETED': {

@@ -59,7 +59,8 @@ function refusal(code: RestartRefusalCode, message: string): RestartRefusal {
 export class RunRestarts {
   constructor(private readonly deps: RunRestartDeps) {}
 
-  async rerun(view: RunView, which: 'latest' | 'same'): Promise<Restarted | RestartRefusal> {
+  /** `idempotencyKey`: a second call with the same key finds the first call's run (a batch's retried activity) */
+  async rerun(view: RunView, which: 'latest' | 'same', idempotencyKey?: string): Promise<Restarted | RestartRefusal> {
     const original = await this.deps.runs.startedInput(view.runId);
     const number = which === 'same' ? original.automationVersion : await this.deps.registry.workflows.publishedVersionNumber(original.automationId);
     if (number === undefined) return refusal('WORKFLOW_GONE', `workflow ${original.automationId} has been deleted`);
@@ -81,11 +82,11 @@ export class RunRestarts {
     const started = await this.deps.triggers.start(this.deps.runs, {
       ...prepared,
       input: { ...input, ...(callback?.url ? { callback } : {}), origin: { kind: 'rerun', runId: view.runId } },
-    });
+    }, idempotencyKey);
     return { ok: true, runId: started.runId, automationId: version.workflowId, automationVersion: version.version };
   }
 
-  async resume(view: RunView): Promise<Restarted | RestartRefusal> {
+  async resume(view: RunView, idempotencyKey?: string): Promise<Restarted | RestartRefusal> {
     if (view.status !== 'FAILED' && view.status !== 'TIMEOUT') {
       return refusal('NOT_RESUMABLE', `run ${view.runId} is ${view.status}: only a FAILED or TIMEOUT run can be resumed`);
     }
@@ -111,7 +112,7 @@ export class RunRestarts {
       origin: { kind: 'resume', runId: view.runId },
       resume: { fromRunId: view.runId, fromStep, outcomes: reused },
     };
-    const started = await this.deps.triggers.start(this.deps.runs, { input, storedKeys: stored.storedKey ? [stored.storedKey] : [] });
+    const started = await this.deps.triggers.start(this.deps.runs, { input, storedKeys: stored.storedKey ? [stored.storedKey] : [] }, idempotencyKey);
     return {
       ok: true, runId: started.runId, automationId: original.automationId, automationVersion: original.automationVersion,
       fromStep, reusedSteps: reused.map((o) => o.stepIndex),

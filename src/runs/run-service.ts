@@ -8,7 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { startPriority } from '../common/priority';
 import { runDetailsText, runSummaryText } from '../common/run-labels';
-import { ENGINE_LEVEL, type CallbackStatus, type DecisionRequest, type RunInput } from '../common/run-types';
+import { ENGINE_LEVEL, type CallbackStatus, type DecisionRequest, type PauseRequest, type RunInput } from '../common/run-types';
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
@@ -18,6 +18,7 @@ import type { Logger } from '../observability/logger';
 import type { FlowgateMetrics } from '../observability/metrics';
 import { CallbackStatusReader } from './callback-status';
 import { cancelRun, type CancelOutcome } from './run-cancel';
+import { deliverPause, type PauseOutcome } from './run-pause';
 import type { FinishedRunCache } from './finished-run-cache';
 import { startedInput } from './run-history';
 import { listRuns, type RunListEntry, type RunListFilter } from './run-list';
@@ -32,6 +33,7 @@ export type { RunBrief, RunView } from './run-view';
 export type { DecideOutcome, DecisionReport } from './run-decisions';
 export { DecisionUnconfirmedError } from './run-decisions';
 export type { CancelOutcome } from './run-cancel';
+export type { PauseOutcome } from './run-pause';
 
 export type WaitOutcome = { done: true; view: RunView } | { done: false };
 
@@ -281,5 +283,15 @@ export class RunService {
   async cancel(run: RunBrief | string): Promise<CancelOutcome> {
     const brief = typeof run === 'string' ? await this.brief(run) : run;
     return brief?.open ? cancelRun(this.client, brief.runId) : 'closed';
+  }
+
+  /**
+   * An operator's pause (`paused: true`) or unpause of an open run (run-pause.ts): held at its next
+   * step boundary; refused CLOSED when the run had already ended.
+   */
+  async pause(run: RunBrief | string, request: PauseRequest): Promise<PauseOutcome> {
+    const brief = typeof run === 'string' ? await this.brief(run) : run;
+    if (!brief?.open) return { ok: false, refusal: 'CLOSED', message: `the run is ${brief ? brief.status.toLowerCase() : 'unknown'}; only an open run can be paused or unpaused` };
+    return deliverPause(this.client, brief.runId, request);
   }
 }

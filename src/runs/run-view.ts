@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { RunMemo } from '../common/run-memo';
-import type { CallbackStatus, DecisionOutcome, RunStatus, RunSummary, StepOutcome, StepState, StepTransition, WaitingOn } from '../common/run-types';
+import type { CallbackStatus, DecisionOutcome, OperatorPause, RunStatus, RunSummary, StepOutcome, StepState, StepTransition, WaitingOn } from '../common/run-types';
 
 export interface RunView {
   runId: string;
@@ -14,6 +14,8 @@ export interface RunView {
   steps: Record<string, StepState>;
   outcomes: StepOutcome[];
   waitingOn?: WaitingOn;
+  /** an operator's pause in force (issue 54), from the moment the run took it: PAUSED once its current step ends */
+  operatorPause?: OperatorPause;
   error?: string;
   /** closed, and everything shown is the run's last word: safe to keep (finished-run-cache.ts) */
   final?: boolean;

@@ -128,6 +128,8 @@ export async function runList(rt: Runtime, steps: Step[], scope: ListScope): Pro
       }
       continue;
     }
+    // an operator's pause holds here, before the step's condition is even read (run/operator-pause.ts)
+    if (rt.hold?.inForce()) await rt.hold.boundary();
     let outcome: StepOutcome;
     const verdict = step.if === undefined ? { value: true } : await evaluateIn(rt, step.if, scope);
     if ('value' in verdict && !truthy(verdict.value)) {

@@ -6,6 +6,7 @@ import type { Step } from '../../src/common/definition';
 import type { ItemScope, RunInput, RunState, RunStepRequest, RunSummary, StepOutcome, StepScope, StepState, VisibleStep } from '../../src/common/run-types';
 import type { ApprovalDesk } from '../steps/approval';
 import { feature } from '../run/features';
+import type { OperatorHold } from '../run/operator-pause';
 
 export interface Runtime {
   input: RunInput;
@@ -16,6 +17,8 @@ export interface Runtime {
   nextOrder(): number;
   /** the workflow function, for `trigger` steps' child runs */
   runAutomation: (input: RunInput) => Promise<RunSummary>;
+  /** an operator's pause (run/operator-pause.ts): lists hold at their step boundaries while it is in force; absent in forEach chunks */
+  hold?: OperatorHold;
   /** chunked forEach steps in flight, by address: where their chunks' progress signals go (fan-out.ts) */
   fanOuts?: Map<string, (progress: { chunk: number; done: number }) => void>;
 }

@@ -115,6 +115,9 @@ function waitingBody(waiting: WaitingOn, data: RunPageData): Html {
   if (waiting.kind === 'timer') {
     return html`<section class="panel" aria-labelledby="waiting"><h2 id="waiting">Waiting</h2><p>Step ${waiting.stepPath ?? waiting.stepIndex} waits until ${when(waiting.resumeAt)}.</p></section>`;
   }
+  if (waiting.kind === 'operator') {
+    return html`<section class="panel" aria-labelledby="waiting"><h2 id="waiting">Paused by an operator</h2><p>${waiting.by} paused this run at ${when(waiting.at)}${waiting.reason ? html`: ${waiting.reason}` : ''}. It starts no step until it is unpaused.</p></section>`;
+  }
   if (waiting.kind === 'slot') {
     const place = waiting.position === undefined ? '' : ` (place ${waiting.position} in the queue)`;
     return html`<section class="panel" aria-labelledby="waiting"><h2 id="waiting">Waiting for a slot</h2><p>At most ${waiting.limit} runs of this ${waiting.scope} may be in progress; this one starts when a slot frees${place}.</p></section>`;

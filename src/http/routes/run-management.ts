@@ -13,15 +13,19 @@ import { forbidden, refusalError, type HttpError, type RefusalStatus } from '../
 import { jsonBody } from '../middleware/json-body';
 import { settled } from '../management-status';
 import { callTemporal } from '../temporal-errors';
-import { adminOf as admin, type GatewayState } from '../state';
+import { adminOf as admin, type GatewayRouterContext, type GatewayState } from '../state';
 import { bodyOf as body, parseInput as parse } from '../validate';
 import { ownBrief, ownRun } from '../run-access';
 import { callDecide, decisionAnswer, DecisionBodySchema, decisionRefusalError as decisionRefused, decisionReportBody } from '../decisions';
 import { DecisionAcceptedSchema, DecisionRecordedSchema, DecisionReportSchema, RestartedRunSchema, TriggerSchema, WebhookSecretSchema } from '../../contracts/http-bodies';
+import { PauseAnswerSchema, RunBatchAcceptedSchema, RunBatchBodySchema, RunBatchSchema } from '../../contracts/operator-bodies';
+import { BATCH_CONFIRM_ABOVE, BATCH_LIMIT_DEFAULT } from '../../common/run-batch';
+import { conflict, notFound, temporalUnavailable } from '../http-error';
 import { mount, on, type Operations } from '../operation';
 import { admin as security, errors, id, json, jsonRequest } from '../openapi-kit';
 
 export const RerunBodySchema = z.object({ version: z.enum(['latest', 'same']).default('latest') }).strict();
+export const PauseBodySchema = z.object({ reason: z.string().max(500).optional() }).strict().meta({ id: 'PauseBody' });
 
 const trigger = id('id', 'a trigger');
 const runId = id('runId', 'a run');
@@ -47,6 +51,41 @@ export const RUN_MANAGEMENT_OPERATIONS = {
     method: 'post', path: '/api/v1/runs/:runId/resume', permission: 'runs.operate', audit: on('run.resumed', 'run', 'runId', ['runId']),
     tags: ['management'], summary: 'A new run of a FAILED or TIMEOUT run from its first step that did not complete, reusing the earlier outcomes', security,
     requestParams: { path: runId }, responses: { '201': json(RestartedRunSchema, 'the new run'), ...errors(401, 404, 409, 422, 503) },
+  },
+  pauseRun: {
+    method: 'post', path: '/api/v1/runs/:runId/pause', permission: 'runs.operate', audit: on('run.paused', 'run', 'runId', ['applied']),
+    tags: ['management'], summary: 'Pause a run at its next step boundary: PAUSED with waitingOn {kind: "operator"} until unpaused', security,
+    requestParams: { path: runId }, requestBody: jsonRequest(PauseBodySchema),
+    responses: {
+      '200': json(PauseAnswerSchema, 'the run took the pause'),
+      '202': json(PauseAnswerSchema, 'the run did not answer in time: the pause is in its history and taken when it next runs'),
+      ...errors(400, 401, 404, 409, 415, 503),
+    },
+  },
+  unpauseRun: {
+    method: 'post', path: '/api/v1/runs/:runId/unpause', permission: 'runs.operate', audit: on('run.unpaused', 'run', 'runId', ['applied']),
+    tags: ['management'], summary: 'Lift an operator\'s pause: the run starts its next step', security, requestParams: { path: runId },
+    responses: {
+      '200': json(PauseAnswerSchema, 'the run took the unpause'),
+      '202': json(PauseAnswerSchema, 'the run did not answer in time: the unpause is in its history and taken when it next runs'),
+      ...errors(401, 404, 409, 503),
+    },
+  },
+  startRunBatch: {
+    method: 'post', path: '/api/v1/runs/batch', permission: 'runs.operate',
+    audit: { action: 'run_batch.started', target: { type: 'org', id: { org: true } }, answerFields: ['batchId', 'action', 'matched', 'count'] },
+    tags: ['management'], summary: `Cancel, rerun, resume, pause or unpause the runs a filter selects, as one tracked batch (more than ${BATCH_CONFIRM_ABOVE} runs need confirm: true)`,
+    security, requestBody: jsonRequest(RunBatchBodySchema),
+    responses: {
+      '200': json(RunBatchAcceptedSchema, 'a dry run: how many runs the batch would act on'),
+      '202': json(RunBatchAcceptedSchema, 'the batch is started: follow statusUrl'),
+      ...errors(400, 401, 409, 415, 503),
+    },
+  },
+  getRunBatch: {
+    method: 'get', path: '/api/v1/runs/batch/:batchId', permission: 'read',
+    tags: ['management'], summary: 'A batch\'s progress and each run\'s outcome', security, requestParams: { path: id('batchId', 'a batch') },
+    responses: { '200': json(RunBatchSchema, 'the batch'), ...errors(401, 404, 503) },
   },
   decideRunApproval: {
     method: 'post', path: '/api/v1/runs/:runId/approval', permission: 'approvals.decide', audit: on('approval.decided', 'run', 'runId', ['decisionId', 'applied']),
@@ -107,6 +146,54 @@ export function runManagementRoutes(deps: GatewayDeps): Router<GatewayState> {
     if (!started.ok) throw refused(started);
     ctx.status = 201;
     ctx.body = { ...started, ok: undefined, origin: { kind: 'rerun', runId: view.runId }, statusUrl: `/api/v1/runs/${started.runId}` };
+  });
+
+  const byOf = (ctx: Context): string => {
+    const principal = admin(ctx);
+    return principal.member ? `member:${principal.member.email}` : principal.instanceAdmin ? 'instance-admin' : 'admin';
+  };
+  const setPaused = (paused: boolean) => async (ctx: GatewayRouterContext): Promise<void> => {
+    const { reason } = paused ? parse(PauseBodySchema, body(ctx)) : { reason: undefined };
+    const brief = await ownBrief(ctx, deps);
+    const outcome = await callTemporal(() => deps.runs.pause(brief, { paused, by: byOf(ctx), ...(reason ? { reason } : {}) }));
+    if (!outcome.ok) throw conflict(outcome.refusal === 'CLOSED' ? 'run_closed' : 'pause_refused', outcome.message);
+    ctx.status = outcome.applied ? 200 : 202;
+    ctx.body = outcome.applied
+      ? { runId: brief.runId, paused: outcome.answer.paused, applied: true, status: outcome.answer.status, ...(outcome.answer.pause ? { operatorPause: outcome.answer.pause } : {}) }
+      : { runId: brief.runId, paused, applied: false };
+  };
+  mount(router, OPS.pauseRun, setPaused(true));
+  mount(router, OPS.unpauseRun, setPaused(false));
+
+  mount(router, OPS.startRunBatch, async (ctx) => {
+    const request = parse(RunBatchBodySchema, body(ctx));
+    const batches = deps.batches;
+    if (!batches) throw temporalUnavailable();
+    const { orgId } = admin(ctx);
+    const limit = request.limit ?? BATCH_LIMIT_DEFAULT;
+    const matched = (await callTemporal(() => batches.select(orgId, request.filter, limit))).length;
+    if (request.dryRun) {
+      ctx.body = { action: request.action, dryRun: true, count: matched, limit };
+      return;
+    }
+    if (matched > BATCH_CONFIRM_ABOVE && request.confirm !== true) {
+      throw conflict('confirmation_required', `the batch would act on ${matched} runs (more than ${BATCH_CONFIRM_ABOVE}): send it again with confirm: true`);
+    }
+    const batchId = await callTemporal(() => batches.start(orgId, {
+      action: request.action, filter: request.filter, limit, by: byOf(ctx), ...(request.reason ? { reason: request.reason } : {}),
+    }));
+    ctx.status = 202;
+    ctx.set('Location', `/api/v1/runs/batch/${batchId}`);
+    ctx.body = { batchId, action: request.action, matched, limit, statusUrl: `/api/v1/runs/batch/${batchId}` };
+  });
+
+  mount(router, OPS.getRunBatch, async (ctx) => {
+    const batches = deps.batches;
+    if (!batches) throw temporalUnavailable();
+    const report = await callTemporal(() => batches.read(admin(ctx).orgId, ctx.params.batchId ?? ''));
+    if (!report) throw notFound('unknown_batch', `no batch ${ctx.params.batchId}`);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = report;
   });
 
   mount(router, OPS.resumeRun, async (ctx) => {

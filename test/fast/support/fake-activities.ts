@@ -8,6 +8,7 @@
  * tool backend is a fake the test scripts through `FakeWorld`: `http` and `tool` steps are
  * refused unless a test hands in its own `runStep`.
  */
+import { createRunBatchActivities } from '../../../activities/run-batch';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Activities } from '../../../activities';
 import { createSlotActivities } from '../../../activities/slots';
@@ -134,6 +135,8 @@ export function fakeActivities(world: FakeWorld, overrides: Partial<Activities> 
     async readCodeAgentRunStream(ref) {
       return { isError: false, value: { runId: ref.runId, events: [{ id: '1', type: 'status', status: world.codeAgentRun.status }], lastEventId: '1', ended: true } };
     },
+    // the fast layer has no runs to act on in bulk: the batch workflow is tested end to end (test/runs/run-batch.test.ts)
+    ...createRunBatchActivities({}),
     async startShapedRun(request) {
       // a retried activity asks with the same key: one run per key, as the trigger service's idempotency gives
       if (!world.shapedRuns.some((r) => r.idempotencyKey === request.idempotencyKey)) world.shapedRuns.push(request);
