@@ -10,9 +10,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import type { ActivityDependencies } from '../../activities';
 import type { StepKind } from '../../activities/steps';
 import { AgentService } from '../agents/service';
-import { argumentsDigest, AuditTrail, type AuditActor } from '../audit/audit-trail';
-import { DURABLE_CALL_ACTIONS } from '../audit/actions';
-import type { DurableToolCallInput } from '../common/durable-call';
+import { AuditTrail } from '../audit/audit-trail';
 import type { BlobStore } from '../blobs/blob-store';
 import type { Config } from '../config/config';
 import { ConsoleAgents } from '../console/agents';
@@ -48,6 +46,7 @@ import { ShapeQueue } from '../triggers/shaping/shape-queue';
 import { ShapedRuns } from '../triggers/shaping/shaped-runs';
 import { WebhookReceiver } from '../triggers/webhooks/receiver';
 import { TriggerSecrets } from '../triggers/webhooks/secrets';
+import { durableCallObserver, durableCallStarted } from './durable-call-records';
 import { IdentityProviders } from '../people/identity-providers';
 import { AlertAdmin, BudgetAdmin, DefinitionAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin, type Management } from '../management';
 import { AlertDeliveries, AlertNotifier } from '../runs/alerts';
@@ -138,14 +137,6 @@ function linkBound(key: string, retention: Config['retention']): number | undefi
   return period === undefined ? undefined : Math.floor(period / 1000);
 }
 
-const NO_AUDIT_SOURCE = { sourceIp: null, userAgent: null, requestId: null };
-
-/** Who a durable call's records name: the API key whose token made it, else flowgate itself (a step's or agent's call). */
-async function durableActor(audit: AuditTrail, input: DurableToolCallInput): Promise<AuditActor> {
-  if (input.keyId !== undefined) return audit.keyActor(input.keyId, 'runtime_token');
-  return { actor: 'flowgate', actorName: 'durable tool call', credentialKind: 'runtime_token', credentialId: input.taskId };
-}
-
 export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   const { config, log, registry, client, blobs, metrics, signingKey } = inputs;
   const { taskQueue } = config.temporal;
@@ -198,13 +189,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   // calls of durable custom servers' tools: one task workflow each, started by the dispatcher or the task methods
   const durable = new DurableCalls({
     client, taskQueue,
-    onStarted: async (input, reused) => {
-      if (reused) return; // the same call again (its idempotency key): its task was already recorded
-      await audit.record({
-        orgId: input.orgId, action: DURABLE_CALL_ACTIONS.started, target: { type: 'task', id: input.taskId }, status: 202,
-        details: { server: input.server, tool: input.tool, argumentsDigest: argumentsDigest(input.args), maxAttempts: input.policy.maxAttempts },
-      }, await durableActor(audit, input), NO_AUDIT_SOURCE, 'committed');
-    },
+    onStarted: durableCallStarted(audit),
   });
   const tools = createToolDispatcher({
     config, registry, connectionCipher: cipher, agents, blobs, log, temporal: client, signer, metrics, durable,
@@ -230,20 +215,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
     slots: { temporal: client, taskQueue, slotCheckSeconds: config.concurrency.slotCheckSeconds },
     shapedRuns: new ShapedRuns({ triggers, runs, registry, log }),
     alerts: new AlertDeliveries({ registry, audit, webhookSecrets, triggers, runs, tools, allowPrivateNetwork: config.allowPrivateNetwork, log }),
-    durableCalls: {
-      attempt: (server, tool, outcome, reason) => metrics.durableAttempt(server, tool, outcome, reason),
-      async record(input, event) {
-        await audit.record({
-          orgId: input.orgId, action: DURABLE_CALL_ACTIONS[event.event], target: { type: 'task', id: input.taskId },
-          status: event.status ?? (event.event === 'completed' ? 200 : event.event === 'cancelled' ? 499 : 502),
-          outcome: event.event === 'completed' ? 'success' : 'failed',
-          details: {
-            server: input.server, tool: input.tool, attempt: event.attempt, ...(event.reason ? { reason: event.reason } : {}),
-            ...(event.message ? { message: event.message.slice(0, 500) } : {}),
-          },
-        }, await durableActor(audit, input), NO_AUDIT_SOURCE, 'committed');
-      },
-    },
+    durableCalls: durableCallObserver(audit, metrics),
     batches,
   };
   const alerts = new AlertNotifier({ registry, client, taskQueue, log });

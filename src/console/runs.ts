@@ -93,11 +93,30 @@ export function startedFiles(inputs: Record<string, unknown>, orgId: string): St
   });
 }
 
+/** How many open runs the PAUSED and PENDING filters ask for their status. */
+const OPEN_RUNS_ASKED = 50;
+
 export class ConsoleRuns {
   constructor(private readonly deps: ConsoleRunsDeps) {}
 
   list(orgId: string, filter: RunListFilter): Promise<RunListEntry[]> {
     return this.deps.runs.list(orgId, filter);
+  }
+
+  /**
+   * The runs page's list by the state it filters on (up to 100): CANCELLED is the FAILED runs
+   * Temporal closed Canceled; PAUSED and PENDING are open runs (visibility lists them RUNNING), each
+   * asked for its status, up to OPEN_RUNS_ASKED of them.
+   */
+  async listByState(orgId: string, state: RunListFilter['status'] | 'CANCELLED' | undefined, filter: Omit<RunListFilter, 'status' | 'limit' | 'cancelled'>): Promise<RunListEntry[]> {
+    const askEach = state === 'PAUSED' || state === 'PENDING';
+    const status = state === 'CANCELLED' ? undefined : askEach ? 'RUNNING' : state;
+    const listed = await this.list(orgId, {
+      ...filter, limit: askEach ? OPEN_RUNS_ASKED : 100, ...(status ? { status } : {}), ...(state === 'CANCELLED' ? { cancelled: true } : {}),
+    });
+    if (!askEach) return listed;
+    const views = await Promise.all(listed.map((r) => this.view(orgId, r.runId)));
+    return listed.flatMap((r, i) => { const v = views[i]; return v && v.status === state ? [{ ...r, status: v.status }] : []; });
   }
 
   /** The organization's run, or undefined (missing, or another organization's). */

@@ -9,7 +9,7 @@ import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import { splitGitSource } from '../../src/cli/definitions';
 import { DefinitionAdmin, WorkflowAdmin } from '../../src/management';
-import { diffOf } from '../../src/management/definitions';
+import { diffOf } from '../../src/management/definitions/forms';
 import { readFolder } from '../../src/management/definitions/parse';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');

@@ -13,7 +13,8 @@ import { pathParam, sourceOf, statusOfError } from '../middleware/audit';
 import { routeTemplate } from '../middleware/observe';
 import { consoleState } from './guard';
 import { roleHas, type Permission } from '../../people/roles';
-import { TOOL_CALLED } from '../../audit/actions';
+import { CONSOLE_SIGNED_IN, TOOL_CALLED } from '../../audit/actions';
+import { hashSecret } from '../../crypto/secrets';
 import { permissionOfAction } from '../operations';
 import { permissionDenied } from '../auth';
 
@@ -96,4 +97,12 @@ export async function auditSignIn(audit: AuditTrail, ctx: Context, action: strin
     orgId: grant.orgId, action, target: { type: 'console_session', id: session ? sessionFingerprint(session) : null }, status,
     details: { via: 'console', method: ctx.method, route: '/console/sign-in', adminToken: adminTokenOf(grant) },
   }, actor, sourceOf(ctx));
+}
+
+/** A member's sign-in with a personal access token: the session, the member's role, the token's fingerprint (never the token). */
+export async function auditTokenSignIn(audit: AuditTrail, ctx: Context, session: ConsoleSession, token: string): Promise<void> {
+  await audit.record({
+    orgId: session.orgId, action: CONSOLE_SIGNED_IN, target: { type: 'console_session', id: sessionFingerprint(session) }, status: 303,
+    details: { via: 'personal_access_token', method: ctx.method, route: '/console/sign-in', role: session.role, token: credentialFingerprint('pat_', hashSecret(token)) },
+  }, consoleActor(session), sourceOf(ctx));
 }

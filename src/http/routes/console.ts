@@ -22,10 +22,7 @@ import { consoleRunEvents, liveRunStatuses } from '../console/live';
 import { auditBody } from '../console/audit-views';
 import { AuditQuerySchema } from '../../contracts/audit-bodies';
 import { APPROVAL_DECIDED, CONSOLE_SIGNED_IN, CONSOLE_SIGNED_OUT, CONSOLE_SIGN_IN_REFUSED } from '../../audit/actions';
-import { auditSignIn, consoleActor, noteForAudit, sessionFingerprint } from '../console/audit';
-import { sourceOf } from '../middleware/audit';
-import { credentialFingerprint } from '../../audit/audit-trail';
-import { hashSecret } from '../../crypto/secrets';
+import { auditSignIn, auditTokenSignIn, noteForAudit } from '../console/audit';
 import { consoleRouteKit, type ConsolePageFamily } from '../console/kit';
 import { HttpError } from '../http-error';
 import { permissionDenied } from '../auth';
@@ -38,27 +35,23 @@ import { formOf } from '../validate';
 import { designatedOutput } from '../run-access';
 import { mimeTypeOfName } from '../../common/file-types';
 
+const ID_OR_EMPTY = z.union([z.literal(''), z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/)]).optional();
 const RunsFilterSchema = z.object({
-  workflowId: z.union([z.literal(''), z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/)]).optional(),
-  status: z.union([z.literal(''), z.enum(RUN_FILTER_STATUSES)]).optional(),
-  triggerId: z.union([z.literal(''), z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/)]).optional(),
+  workflowId: ID_OR_EMPTY, triggerId: ID_OR_EMPTY, status: z.union([z.literal(''), z.enum(RUN_FILTER_STATUSES)]).optional(),
   since: z.union([z.literal(''), z.enum(['1h', '24h', '7d', '30d'])]).optional(),
 });
+/** `stepIndex`: the approval step the page showed (the decision is for that one) */
 const DecisionFormSchema = z.object({
-  decision: z.enum(['approve', 'reject']), approver: z.string().min(1).max(320).optional(), comment: z.string().max(2000).optional(),
-  /** the approval step the page showed: the decision is for that one */
-  stepIndex: z.coerce.number().int().min(1).max(10_000).optional(),
+  decision: z.enum(['approve', 'reject']), approver: z.string().min(1).max(320).optional(), comment: z.string().max(2000).optional(), stepIndex: z.coerce.number().int().min(1).max(10_000).optional(),
 });
 const RerunFormSchema = z.object({ version: z.enum(['latest', 'same']).default('latest') });
-
 /** What an action's redirect may say on the run page (only these: nothing from the request is echoed). */
 const NOTICES: Record<string, string> = {
   approve: 'Your approval was recorded.', reject: 'Your rejection was recorded.', cancel: 'Cancellation requested; the run ends once it reads it.',
   rerun: 'This is the re-run you started.', resume: 'This is the resumed run you started.',
 };
-const STDOUT_PREVIEW_BYTES = 16 * 1024;
-const STEPS_WITH_STDOUT = 50;
-const OPEN_RUNS_ASKED = 50;
+/** a step's stdout shown on the run page: its first 16 KiB, for the first 50 steps */
+const [STDOUT_PREVIEW_BYTES, STEPS_WITH_STDOUT] = [16 * 1024, 50];
 
 export function consoleRoutes(deps: GatewayDeps, families: readonly ConsolePageFamily[] = []): Router | undefined {
   const services = deps.console;
@@ -135,10 +128,7 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
       // a member's personal access token opens a session with the member's role
       const member = typeof token === 'string' ? await sessions.signInMemberToken(token.trim()) : undefined;
       if (member) {
-        await deps.audit.record({
-          orgId: member.session.orgId, action: CONSOLE_SIGNED_IN, target: { type: 'console_session', id: sessionFingerprint(member.session) }, status: 303,
-          details: { via: 'personal_access_token', method: ctx.method, route: '/console/sign-in', role: member.session.role, token: credentialFingerprint('pat_', hashSecret(String(token).trim())) },
-        }, consoleActor(member.session), sourceOf(ctx));
+        await auditTokenSignIn(deps.audit, ctx, member.session, String(token).trim());
         sessionCookie(ctx, member.id, lifetimeSeconds);
         ctx.status = 303;
         ctx.redirect('/console/runs');
@@ -167,19 +157,10 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
     const filter = parsed.success ? parsed.data : {};
     const since = SINCE_CHOICES.find((c) => c.value === filter.since);
     const [workflows, triggers] = await Promise.all([deps.registry.workflows.list(s.orgId), deps.registry.triggers.list(s.orgId)]);
-    // CANCELLED: FAILED runs Temporal closed Canceled; PAUSED and PENDING: open runs (visibility lists
-    // them RUNNING), each asked for its status, up to OPEN_RUNS_ASKED of them
-    const askEach = filter.status === 'PAUSED' || filter.status === 'PENDING';
-    const status = filter.status === 'CANCELLED' ? undefined : askEach ? 'RUNNING' : filter.status || undefined;
-    let listed = await callTemporal(() => runs.list(s.orgId, {
-      limit: askEach ? OPEN_RUNS_ASKED : 100, ...(filter.workflowId ? { workflowId: filter.workflowId } : {}), ...(status ? { status } : {}),
-      ...(filter.status === 'CANCELLED' ? { cancelled: true } : {}),
-      ...(filter.triggerId ? { triggerId: filter.triggerId } : {}), ...(since ? { startedSince: new Date(Date.now() - since.ms).toISOString() } : {}),
+    const listed = await callTemporal(() => runs.listByState(s.orgId, filter.status || undefined, {
+      ...(filter.workflowId ? { workflowId: filter.workflowId } : {}), ...(filter.triggerId ? { triggerId: filter.triggerId } : {}),
+      ...(since ? { startedSince: new Date(Date.now() - since.ms).toISOString() } : {}),
     }));
-    if (askEach) {
-      const views = await callTemporal(() => Promise.all(listed.map((r) => runs.view(s.orgId, r.runId))));
-      listed = listed.flatMap((r, i) => { const v = views[i]; return v && v.status === filter.status ? [{ ...r, status: v.status }] : []; });
-    }
     const liveIds = listed.filter((r) => r.status === 'RUNNING').slice(0, 25).map((r) => r.runId);
     send(ctx, 200, page({ title: 'Runs', csrf: s.csrfToken, section: 'runs' }, runsBody({
       filter, runs: listed, liveIds,

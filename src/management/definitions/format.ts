@@ -6,6 +6,7 @@
  * overlay (`kind: overlay`) patches objects by `<kind>/<name>` for another organization.
  */
 import { z } from 'zod';
+import { isRecord } from '../../common/narrow';
 import { AgentLimitsSchema } from '../../registry/agent-limits';
 import { AgentModelSchema, AgentServerSchema, OutputSchemaSchema } from '../../registry/agent-records';
 import { PrioritySchema } from '../../common/priority-schema';
@@ -132,3 +133,30 @@ export type Plan = z.infer<typeof PlanSchema>;
 export type PlannedChange = z.infer<typeof ChangeSchema>;
 
 export const ExportSchema = z.object({ files: z.array(z.object({ path: z.string(), text: z.string() })) }).meta({ id: 'DefinitionsExport' });
+
+/** The JSON Schema of a definitions file, for editors: one object of a folder, chosen by its kind (the workflow's schema is the step kinds' own). */
+export function definitionsJsonSchema(workflowSchema: z.ZodType): Record<string, unknown> {
+  const opts = { io: 'input', unrepresentable: 'any' } as const;
+  const $defs: Record<string, unknown> = {};
+  // each kind's $defs move to the root, prefixed with the kind, so that their $refs resolve there
+  const hoisted = (kind: string, schema: Record<string, unknown>): Record<string, unknown> => {
+    const moved: unknown = JSON.parse(JSON.stringify(schema).replaceAll('"#/$defs/', `"#/$defs/${kind}.`));
+    if (!isRecord(moved)) return {};
+    const { $schema: _s, $defs: defs, ...body } = moved;
+    if (isRecord(defs)) for (const [name, def] of Object.entries(defs)) $defs[`${kind}.${name}`] = def;
+    return { title: kind, ...body };
+  };
+  const workflow = hoisted('workflow', z.toJSONSchema(workflowSchema, opts));
+  const properties = isRecord(workflow.properties) ? workflow.properties : {};
+  const kinds = [
+    { ...workflow, properties: { kind: { const: 'workflow' }, ...properties }, required: ['kind', ...(Array.isArray(workflow.required) ? workflow.required : [])] },
+    hoisted('trigger', z.toJSONSchema(TriggerDocSchema, opts)),
+    hoisted('toolServer', z.toJSONSchema(ToolServerDocSchema, opts)),
+    hoisted('agent', z.toJSONSchema(AgentDocSchema, opts)),
+    hoisted('overlay', z.toJSONSchema(OverlayDocSchema, opts)),
+  ];
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'flowgate definitions file',
+    description: 'one object of a definitions folder (docs/definitions-as-code.md), chosen by its kind', oneOf: kinds, $defs,
+  };
+}

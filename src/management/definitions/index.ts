@@ -13,23 +13,15 @@
  * each object looked like after the apply is kept as a hash: a later plan reports an object whose
  * live form differs from it as drift (changed outside the folder).
  */
-import { createHash } from 'node:crypto';
-import { stringify } from 'yaml';
-import { z } from 'zod';
-import type { WorkflowDefinition } from '../../common/definition';
-import { isRecord } from '../../common/narrow';
-import { DEFAULT_LIMITS } from '../../registry/agent-limits';
-import type { AgentRecord, AgentServer, CreateAgentInput, UpdateAgentInput } from '../../registry/agent-records';
-import { canonicalJson, type Registry, type ToolServerRecord, type TriggerRecord, type TriggerScheduleRecord } from '../../registry';
-import { VerifySchema, verifyOptions } from '../../triggers/webhooks/config';
+import type { CreateAgentInput, UpdateAgentInput } from '../../registry/agent-records';
+import { canonicalJson, type Registry } from '../../registry';
 import { done, refused, type Outcome } from '../outcome';
 import type { TriggerAdmin } from '../triggers';
 import type { WorkflowAdmin } from '../workflows';
-import {
-  AgentDocSchema, DEFINITION_KINDS, OverlayDocSchema, ToolServerDocSchema, TriggerDocSchema,
-  type AgentDoc, type ApplyRequest, type DefinitionKind, type Plan, type PlannedChange, type ToolServerDoc, type TriggerDoc,
-} from './format';
+import { DEFINITION_KINDS, type ApplyRequest, type DefinitionKind, type Plan, type PlannedChange, definitionsJsonSchema } from './format';
 import { readFolder, type Folder, type PlacedError } from './parse';
+import { readLive, type Live, type LiveObject } from './live';
+import { agentDocForm, agentInput, diffOf, exportForm, hashOf, onlyDiffer, serverForm, sourceText, triggerDocForm, verifyInput, workflowForm, yamlOf, type Form } from './forms';
 
 export { ApplyRequestSchema, ExportSchema, PlanSchema, type ApplyRequest, type Plan } from './format';
 
@@ -58,13 +50,6 @@ export interface DefinitionAdminDeps {
   agents: AgentPort;
 }
 
-type Form = Record<string, unknown>;
-
-/** One live object: its registry ID and declarative form. */
-interface LiveObject { id: string; form: Form }
-
-/** The organization as declarative forms, by kind and name. */
-type Live = Record<DefinitionKind, Map<string, LiveObject>>;
 
 /** One object of the plan with what apply does for it. */
 interface Step extends PlannedChange { folderForm?: Form; live?: LiveObject; file?: string }
@@ -74,29 +59,7 @@ export class DefinitionAdmin {
 
   /** The JSON Schema of a definitions file, for editors (`# yaml-language-server: $schema=…`). */
   jsonSchema(): Record<string, unknown> {
-    const opts = { io: 'input', unrepresentable: 'any' } as const;
-    const $defs: Record<string, unknown> = {};
-    // each kind's $defs move to the root, prefixed with the kind, so that their $refs resolve there
-    const hoisted = (kind: string, schema: Record<string, unknown>): Record<string, unknown> => {
-      const moved: unknown = JSON.parse(JSON.stringify(schema).replaceAll('"#/$defs/', `"#/$defs/${kind}.`));
-      if (!isRecord(moved)) return {};
-      const { $schema: _s, $defs: defs, ...body } = moved;
-      if (isRecord(defs)) for (const [name, def] of Object.entries(defs)) $defs[`${kind}.${name}`] = def;
-      return { title: kind, ...body };
-    };
-    const workflow = hoisted('workflow', z.toJSONSchema(this.deps.workflows.definitionSchema, opts));
-    const properties = isRecord(workflow.properties) ? workflow.properties : {};
-    const kinds = [
-      { ...workflow, properties: { kind: { const: 'workflow' }, ...properties }, required: ['kind', ...(Array.isArray(workflow.required) ? workflow.required : [])] },
-      hoisted('trigger', z.toJSONSchema(TriggerDocSchema, opts)),
-      hoisted('toolServer', z.toJSONSchema(ToolServerDocSchema, opts)),
-      hoisted('agent', z.toJSONSchema(AgentDocSchema, opts)),
-      hoisted('overlay', z.toJSONSchema(OverlayDocSchema, opts)),
-    ];
-    return {
-      $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'flowgate definitions file',
-      description: 'one object of a definitions folder (docs/definitions-as-code.md), chosen by its kind', oneOf: kinds, $defs,
-    };
+    return definitionsJsonSchema(this.deps.workflows.definitionSchema);
   }
 
   /** What apply would do: every change with its diff, the drift since the last apply, or every problem placed by file and path. */
@@ -121,7 +84,7 @@ export class DefinitionAdmin {
       return refused('APPLY_FAILED', `apply stopped: ${message}; written before it: ${written.join(', ') || 'nothing'}`);
     }
     // what each object of the folder looks like now: the base of the next plan's drift
-    const after = await this.live(orgId);
+    const after = await readLive(this.deps.registry, orgId);
     const record = [];
     for (const kind of DEFINITION_KINDS) {
       for (const name of folder[kind].keys()) {
@@ -136,7 +99,7 @@ export class DefinitionAdmin {
 
   /** The organization's registry as a folder of files in the declarative format (export, then plan: no changes). */
   async export(orgId: string): Promise<{ files: { path: string; text: string }[] }> {
-    const live = await this.live(orgId);
+    const live = await readLive(this.deps.registry, orgId);
     const files: { path: string; text: string }[] = [];
     const dirs: Record<DefinitionKind, string> = { workflow: 'workflows', trigger: 'triggers', toolServer: 'servers', agent: 'agents' };
     for (const kind of DEFINITION_KINDS) {
@@ -155,7 +118,7 @@ export class DefinitionAdmin {
 
   private async planned(orgId: string, request: ApplyRequest, applying = false): Promise<{ plan: Plan; steps: Step[]; folder: Folder; live: Live }> {
     const { folder, errors } = readFolder(request, this.deps.workflows.definitionSchema);
-    const live = await this.live(orgId, errors);
+    const live = await readLive(this.deps.registry, orgId, errors);
     const applied = new Map((await this.deps.registry.appliedDefinitions.list(orgId)).map((r) => [`${r.kind}/${r.name}`, r]));
     const forms = this.folderForms(folder, live, request, errors, applying);
     const steps: Step[] = [];
@@ -224,40 +187,6 @@ export class DefinitionAdmin {
   }
 
   /** The organization's objects as declarative forms. Two of a kind with one name cannot be told apart: an error. */
-  private async live(orgId: string, errors?: PlacedError[]): Promise<Live> {
-    const { registry } = this.deps;
-    const live: Live = { workflow: new Map(), trigger: new Map(), toolServer: new Map(), agent: new Map() };
-    const twice = (kind: DefinitionKind, name: string) => errors?.push({ file: '(organization)', path: `${kind}/${name}`, message: `the organization has two ${kind}s named ${JSON.stringify(name)}: rename one first` });
-    const workflowNames = new Map<string, string>();
-    for (const listed of await registry.workflows.list(orgId)) {
-      const record = await registry.workflows.get(orgId, listed.id);
-      if (!record) continue;
-      const latest = record.publishedVersion ? await registry.workflows.getVersion(record.id, record.publishedVersion) : undefined;
-      if (live.workflow.has(record.name)) twice('workflow', record.name);
-      live.workflow.set(record.name, { id: record.id, form: workflowForm(latest?.definition ?? record.draft) });
-      workflowNames.set(record.id, record.name);
-    }
-    const schedules = new Map((await registry.schedules.list(orgId)).map((s) => [s.triggerId, s]));
-    const triggerNames = new Map<string, string>();
-    for (const trigger of await registry.triggers.list(orgId)) {
-      const name = trigger.name ?? trigger.id;
-      if (live.trigger.has(name)) twice('trigger', name);
-      live.trigger.set(name, { id: trigger.id, form: triggerRecordForm(trigger, workflowNames.get(trigger.workflowId) ?? trigger.workflowId, schedules.get(trigger.id)) });
-      triggerNames.set(trigger.id, name);
-    }
-    const serverNames = new Map<string, string>();
-    for (const server of await registry.toolServers.list(orgId)) {
-      if (live.toolServer.has(server.name)) twice('toolServer', server.name);
-      live.toolServer.set(server.name, { id: server.id, form: serverRecordForm(server) });
-      serverNames.set(server.id, server.name);
-    }
-    for (const agent of await registry.agents.list(orgId)) {
-      if (live.agent.has(agent.name)) twice('agent', agent.name);
-      live.agent.set(agent.name, { id: agent.id, form: agentRecordForm(agent, serverNames, triggerNames) });
-    }
-    return live;
-  }
-
   // --- the writes ---
 
   private async write(orgId: string, request: ApplyRequest, steps: Step[], folder: Folder, live: Live, commit: string | undefined, written: string[]): Promise<void> {
@@ -357,168 +286,4 @@ export class DefinitionAdmin {
       }
     }
   }
-}
-
-// --- declarative forms: the folder's and the registry's, made alike ---
-
-function stripUndefined(value: object): Form {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null));
-}
-
-function workflowForm(definition: WorkflowDefinition): Form {
-  return { kind: 'workflow', ...JSON.parse(JSON.stringify(definition)) };
-}
-
-function scheduleForm(config: Record<string, unknown>, paused: boolean, note: string | null): Form {
-  return stripUndefined({ ...config, paused, ...(note ? { note } : {}) });
-}
-
-function triggerDocForm(doc: TriggerDoc, file: string, errors: PlacedError[]): Form {
-  let verify: Form | undefined;
-  if (doc.verify) {
-    const { secretRefs, ...options } = doc.verify;
-    // the preset's options checked as POST /api/v1/triggers checks them, with a stand-in for each secret
-    const parsed = VerifySchema.safeParse({ ...options, secrets: secretRefs.map(() => 'whsec_c3RhbmRpbmdpbg==') });
-    if (parsed.success) verify = { ...verifyOptions(parsed.data) };
-    else for (const issue of parsed.error.issues) errors.push({ file, path: ['verify', ...issue.path.map(String)].join('.'), message: issue.message });
-  }
-  return stripUndefined({
-    kind: 'trigger', name: doc.name, workflow: doc.workflow,
-    designatedOutput: doc.designatedOutput, tool: doc.tool, callbackUrl: doc.callbackUrl, priority: doc.priority, concurrency: doc.concurrency,
-    schedule: doc.schedule ? scheduleForm(doc.schedule.config, doc.schedule.paused, doc.schedule.note) : undefined,
-    disabled: doc.disabled ? true : undefined,
-    verify, debounce: doc.debounce, batch: doc.batch,
-  });
-}
-
-function triggerRecordForm(trigger: TriggerRecord, workflowName: string, schedule: TriggerScheduleRecord | undefined): Form {
-  return JSON.parse(JSON.stringify(stripUndefined({
-    kind: 'trigger', name: trigger.name ?? trigger.id, workflow: workflowName,
-    designatedOutput: trigger.designatedOutput, tool: trigger.tool, callbackUrl: trigger.callbackUrl, priority: trigger.priority, concurrency: trigger.concurrency,
-    schedule: schedule ? scheduleForm(schedule.config, schedule.paused, schedule.note) : undefined,
-    disabled: trigger.disabledAt ? true : undefined,
-    verify: trigger.verify ?? undefined,
-    debounce: trigger.shaping && 'debounce' in trigger.shaping ? trigger.shaping.debounce : undefined,
-    batch: trigger.shaping && 'batch' in trigger.shaping ? trigger.shaping.batch : undefined,
-  })));
-}
-
-function serverForm(doc: ToolServerDoc, liveDescription: string | undefined): Form {
-  return stripUndefined({
-    kind: 'toolServer', name: doc.name, description: doc.description ?? liveDescription, connection: doc.connection, url: doc.url, document: doc.document,
-  });
-}
-
-function serverRecordForm(server: ToolServerRecord): Form {
-  let document: unknown;
-  if (server.kind === 'openapi') {
-    try {
-      document = JSON.parse(server.source);
-    } catch {
-      document = { source: server.source };
-    }
-  }
-  return stripUndefined({
-    kind: 'toolServer', name: server.name, description: server.description, connection: server.connectionId,
-    url: server.kind === 'remote' ? server.source : undefined, document,
-  });
-}
-
-function agentDocForm(doc: AgentDoc): Form {
-  return JSON.parse(JSON.stringify(stripUndefined({
-    kind: 'agent', name: doc.name, description: doc.description, instructions: doc.instructions, outputSchema: doc.outputSchema ?? undefined,
-    servers: doc.servers, workflows: doc.workflows.map((w) => stripUndefined(w)), model: doc.model ?? {}, limits: { ...DEFAULT_LIMITS, ...doc.limits },
-    priority: doc.priority ?? undefined,
-  })));
-}
-
-function agentRecordForm(agent: AgentRecord, serverNames: Map<string, string>, triggerNames: Map<string, string>): Form {
-  const servers: AgentServer[] = agent.servers.map((s) => {
-    const name = serverNames.get(s.name.replace(/^\/+/, ''));
-    return name ? { ...s, name } : s;
-  });
-  return JSON.parse(JSON.stringify(stripUndefined({
-    kind: 'agent', name: agent.name, description: agent.description, instructions: agent.instructions, outputSchema: agent.outputSchema ?? undefined,
-    servers, workflows: agent.workflows.map((w) => stripUndefined({ trigger: triggerNames.get(w.triggerId) ?? w.triggerId, toolName: w.toolName, description: w.description })),
-    model: agent.model, limits: agent.limits, priority: agent.priority ?? undefined,
-  })));
-}
-
-/** What export writes: the form, with the secret references a verified trigger needs named after it. */
-function exportForm(kind: DefinitionKind, form: Form): Form {
-  if (kind !== 'trigger' || !isRecord(form.verify)) return form;
-  const ref = `${String(form.name).toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_+|_+$/g, '') || 'TRIGGER'}_SECRET`;
-  return { ...form, verify: { ...form.verify, secretRefs: [/^[A-Z_]/.test(ref) ? ref : `T_${ref}`] } };
-}
-
-function verifyInput(verify: NonNullable<TriggerDoc['verify']>, secrets: Record<string, string>): z.infer<typeof VerifySchema> {
-  const { secretRefs, ...options } = verify;
-  return VerifySchema.parse({ ...options, secrets: secretRefs.map((ref) => secrets[ref] ?? '') });
-}
-
-function agentInput(doc: AgentDoc, ids: Record<DefinitionKind, Map<string, string>>): CreateAgentInput {
-  return {
-    name: doc.name, description: doc.description, instructions: doc.instructions,
-    ...(doc.outputSchema === undefined ? {} : { outputSchema: doc.outputSchema }),
-    servers: doc.servers.map((s) => {
-      const id = ids.toolServer.get(s.name);
-      return id ? { ...s, name: id } : s;
-    }),
-    workflows: doc.workflows.map((w) => ({ triggerId: ids.trigger.get(w.trigger) ?? w.trigger, ...(w.toolName ? { toolName: w.toolName } : {}), ...(w.description ? { description: w.description } : {}) })),
-    ...(doc.model ? { model: doc.model } : {}), ...(doc.limits ? { limits: doc.limits } : {}), ...(doc.priority === undefined ? {} : { priority: doc.priority }),
-  };
-}
-
-function onlyDiffer(a: Form, b: Form, fields: readonly string[]): boolean {
-  const without = (f: Form) => Object.fromEntries(Object.entries(f).filter(([k]) => !fields.includes(k)));
-  return canonicalJson(without(a)) === canonicalJson(without(b));
-}
-
-function hashOf(form: Form): string {
-  return createHash('sha256').update(canonicalJson(form)).digest('hex');
-}
-
-function sourceText(request: ApplyRequest): string | undefined {
-  const { url, ref } = request.source;
-  return url ? `${url}${ref ? `@${ref}` : ''}` : undefined;
-}
-
-/** YAML with keys sorted (kind and name first), so that a diff shows only what differs. */
-function yamlOf(form: Form | undefined): string {
-  if (!form) return '';
-  const { kind, name, ...rest } = form;
-  const sorted = JSON.parse(canonicalJson(rest));
-  return stringify({ kind, name, ...(isRecord(sorted) ? sorted : {}) }, { lineWidth: 0 });
-}
-
-/** A line diff of the two forms' YAML (`-` live, `+` folder, two lines of context). */
-export function diffOf(before: Form | undefined, after: Form | undefined): string {
-  const a = yamlOf(before).split('\n').filter((l, i, all) => l !== '' || i < all.length - 1);
-  const b = yamlOf(after).split('\n').filter((l, i, all) => l !== '' || i < all.length - 1);
-  if (!before) return b.map((l) => `+ ${l}`).join('\n');
-  if (!after) return a.map((l) => `- ${l}`).join('\n');
-  // longest common subsequence of lines (objects are small)
-  const n = a.length;
-  const m = b.length;
-  const lcs = new Array<number>((n + 1) * (m + 1)).fill(0);
-  const at = (i: number, j: number): number => lcs[i * (m + 1) + j] ?? 0;
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i * (m + 1) + j] = a[i] === b[j] ? at(i + 1, j + 1) + 1 : Math.max(at(i + 1, j), at(i, j + 1));
-  const lines: { mark: ' ' | '-' | '+'; text: string }[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && a[i] === b[j]) {
-      lines.push({ mark: ' ', text: a[i] ?? '' });
-      i++;
-      j++;
-    } else if (i < n && (j >= m || at(i + 1, j) >= at(i, j + 1))) lines.push({ mark: '-', text: a[i++] ?? '' });
-    else lines.push({ mark: '+', text: b[j++] ?? '' });
-  }
-  const near = lines.map((l, k) => l.mark !== ' ' || lines.slice(Math.max(0, k - 2), k + 3).some((x) => x.mark !== ' '));
-  const out: string[] = [];
-  lines.forEach((l, k) => {
-    if (near[k]) out.push(`${l.mark} ${l.text}`);
-    else if (near[k - 1]) out.push('  …');
-  });
-  return out.join('\n');
 }

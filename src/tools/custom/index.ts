@@ -19,6 +19,7 @@ import { RemoteMcpClient } from './remote-mcp';
 import { CustomRegistryReads } from './registry-reads';
 import { remoteServer } from './remote-server';
 import { RemoteToolCache } from './remote-tool-cache';
+import { durableServer, durableTool } from './durable-server';
 import type { DurablePolicy } from '../../common/durable-call';
 
 export { CUSTOM_APPLICATION, CustomCredentialsSchema, type CustomCredentials } from './credentials';
@@ -289,28 +290,5 @@ function view(record: ToolServerRecord, tools?: readonly ToolEntry[]): ServerVie
     id: record.id, path: `/${record.id}`, kind: record.kind, name: record.name, description: record.description, connection: record.connectionId,
     ...(record.kind === 'remote' ? { url: record.source } : {}), durable: record.durable, createdAt: record.createdAt, updatedAt: record.updatedAt,
     ...(tools === undefined ? {} : { tools }),
-  };
-}
-
-/** A durable server's tool as tools/list shows it: it may run as a task (2025 era `execution.taskSupport`). */
-function durableTool(tool: ToolEntry): ToolEntry {
-  return { ...tool, execution: { taskSupport: 'optional' } };
-}
-
-/**
- * A server marked durable: the same tools, listed as task-capable, and `durable` set, which sends
- * every call of them through a durable task (the dispatcher hands it to src/tools/custom/durable.ts).
- */
-export function durableServer(server: ToolServer, durable: DurablePolicy): ToolServer {
-  const keptTools = server.keptTools?.bind(server);
-  return {
-    name: server.name, description: server.description, embedded: server.embedded, durable,
-    ...(server.application === undefined ? {} : { application: server.application }),
-    ...(server.maxRequestBytes === undefined ? {} : { maxRequestBytes: server.maxRequestBytes }),
-    listTools: async (context) => (await server.listTools(context)).map(durableTool),
-    ...(server.listFreshForMs ? { listFreshForMs: server.listFreshForMs.bind(server) } : {}),
-    ...(keptTools ? { keptTools: () => keptTools()?.map(durableTool) } : {}),
-    callTool: (name, args, context) => server.callTool(name, args, context),
-    ...(server.timeoutMs ? { timeoutMs: server.timeoutMs.bind(server) } : {}),
   };
 }
