@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { publishWorkflow, startTestFlowgate, type TestFlowgate } from '../support/flowgate';
+import { runCli, type CliResult } from '../support/cli-run';
 
-const execFileAsync = promisify(execFile);
-const CLI = path.resolve(__dirname, '../../src/cli/main.js');
 
 describe('flowgate alerts (CLI)', () => {
   let fg: TestFlowgate;
@@ -21,16 +18,7 @@ describe('flowgate alerts (CLI)', () => {
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
-  async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    const env = { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), FLOWGATE_URL: fg.url, FLOWGATE_TOKEN: fg.adminToken };
-    try {
-      const { stdout, stderr } = await execFileAsync(process.execPath, [CLI, ...args], { env, timeout: 60_000 });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-    }
-  }
+  const cli = (args: string[]): Promise<CliResult> => runCli(args, { url: fg.url, token: fg.adminToken, home });
 
   it('creates rules from flags and from a file, lists them as a table and as JSON, deletes one; a rule without a destination is a usage error', async () => {
     const p = await publishWorkflow(fg, { name: 'alerts-cli', steps: [{ name: 'Hi', type: 'template', template: 'hi' }] });

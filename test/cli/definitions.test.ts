@@ -11,13 +11,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { asAdminOf, startTestFlowgate, type TestFlowgate } from '../support/flowgate';
+import { runCli, type CliResult } from '../support/cli-run';
 import { startFakeRemoteMcp, type FakeRemoteMcp } from '../support/fake-remote-mcp';
 import { eventually } from '../support/eventually';
 
 const execFileAsync = promisify(execFile);
-const CLI = path.resolve(__dirname, '../../src/cli/main.js');
 
-interface CliResult { code: number; stdout: string; stderr: string }
 interface PlanBody {
   valid: boolean;
   errors: { file: string; path: string; message: string }[];
@@ -45,16 +44,7 @@ describe('definitions as code: flowgate export, plan and apply', () => {
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
-  async function cli(args: string[], token = fg.adminToken, extra: Record<string, string> = {}): Promise<CliResult> {
-    const env = { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), FLOWGATE_URL: fg.url, FLOWGATE_TOKEN: token, ...extra };
-    try {
-      const { stdout, stderr } = await execFileAsync(process.execPath, [CLI, ...args], { env, timeout: 150_000 });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-    }
-  }
+  const cli = (args: string[], token = fg.adminToken, env: Record<string, string> = {}): Promise<CliResult> => runCli(args, { url: fg.url, token, home, env, timeoutMs: 150_000 });
   const git = async (cwd: string, ...args: string[]): Promise<string> =>
     (await execFileAsync('git', ['-c', 'user.email=ci@example.com', '-c', 'user.name=ci', '-c', 'init.defaultBranch=main', ...args], { cwd })).stdout.trim();
   const ok = <T>(reply: { status: number; body: T }, status = 200): T => {

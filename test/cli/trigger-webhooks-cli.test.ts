@@ -6,17 +6,14 @@
  * secrets, then with the new one alone.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
+import { runCli, type CliResult } from '../support/cli-run';
 import { opensslHmac, post } from '../triggers/webhook-support';
 
-const execFileAsync = promisify(execFile);
-const CLI = path.resolve(__dirname, '../../src/cli/main.js');
 const ECHO = { name: 'cli-hook', steps: [{ name: 'Echo', type: 'template', format: 'plaintext', template: 'ok' }] };
 
 describe('flowgate triggers: verified and shaped triggers (CLI)', () => {
@@ -33,16 +30,7 @@ describe('flowgate triggers: verified and shaped triggers (CLI)', () => {
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
-  async function cli(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-    const env = { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), FLOWGATE_URL: fg.url, FLOWGATE_TOKEN: fg.adminToken, ...extraEnv };
-    try {
-      const { stdout, stderr } = await execFileAsync(process.execPath, [CLI, ...args], { env, timeout: 60_000 });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-    }
-  }
+  const cli = (args: string[], env: Record<string, string> = {}): Promise<CliResult> => runCli(args, { url: fg.url, token: fg.adminToken, home, env });
 
   /** A GitHub push signed with `secret` as docs/webhooks.md's openssl recipe signs it. */
   const push = (triggerId: string, secret: string) => {

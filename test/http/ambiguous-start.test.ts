@@ -5,28 +5,15 @@
  * only its RunService's start (and, in one case, exists) is made to fail as a flaky network would.
  */
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import path from 'node:path';
 import { ServiceError } from '@temporalio/client';
-import { AgentService } from '../../src/agents/service';
-import { createApprovalLinks } from '../../src/crypto/approval-links';
-import { createFileBlobStore } from '../../src/blobs/blob-store';
 import type { RunInput } from '../../src/common/run-types';
-import { loadConfig } from '../../src/config/config';
-import { signingKey } from '../../src/crypto/data-dir';
-import { createApp } from '../../src/http/app';
-import { bareManagement } from '../support/bare-management';
+import { startBareGateway } from '../support/bare-gateway';
 import { silentLogger } from '../../src/observability/logger';
-import { RunRestarts } from '../../src/runs/run-restarts';
 import { RunService } from '../../src/runs/run-service';
-import { RunWatcher } from '../../src/runs/run-watcher';
-import { TriggerService } from '../../src/runs/trigger-service';
-import { createSigner } from '../../src/crypto/signed-urls';
-import { createRuntimeTokens } from '../../src/tools';
-import { temporalAddress } from '../setup/root-hooks';
 import { echoInputsWorkflow } from '../support/echo-workflow';
 import { getJson, pollStatus, publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
-import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
+import { type LoopbackServer } from '../support/loopback';
 import { filesUnder, MultipartBody, send, type SentResponse } from '../support/multipart';
 
 /** What a gRPC UNAVAILABLE from Temporal looks like to the client. */
@@ -77,34 +64,8 @@ describe('trigger: a start that fails after Temporal may have created the run', 
   before(async () => {
     fg = await startTestFlowgate();
     p = await publishWorkflow(fg, echoInputsWorkflow);
-    const server = http.createServer();
-    gateway = await listenOnLoopback(server);
-    const key = await signingKey(fg.dataDir);
-    const config = loadConfig({
-      PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', FLOWGATE_DATA_DIR: fg.dataDir, FLOWGATE_ADMIN_TOKEN: fg.adminToken,
-      TEMPORAL_ADDRESS: temporalAddress(), FLOWGATE_TASK_QUEUE: fg.taskQueue, FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true', FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
-    });
     runs = new FlakyRunService(fg.client, fg.taskQueue, silentLogger);
-    // the services this gateway needs besides the flaky runs, built as src/app/services.ts builds them
-    const blobs = createFileBlobStore(path.join(fg.dataDir, 'blobs'));
-    const signer = createSigner(key, gateway.url);
-    const triggers = new TriggerService({ registry: fg.registry, blobs, log: silentLogger });
-    const agents = new AgentService({
-      registry: fg.registry, blobs, temporal: fg.client, taskQueue: fg.taskQueue, config, signer,
-      servers: (orgId) => fg.tools.servers(orgId), tools: (server, orgId, signal) => fg.tools.listOf(server, orgId, signal),
-    });
-    const app = createApp({
-      config, registry: fg.registry, audit: fg.audit, temporal: fg.client, blobs, log: silentLogger,
-      tools: fg.tools, runtimeTokens: createRuntimeTokens(key, fg.registry), runs, triggers, agents,
-      management: bareManagement(fg),
-      restarts: new RunRestarts({ registry: fg.registry, blobs, signer, runs, triggers }),
-      watcher: new RunWatcher((runId) => runs.view(runId), config.livePollMs, silentLogger),
-      signer, approvalLinks: createApprovalLinks(key, gateway.url),
-    });
-    const handle = app.callback();
-    // Fire-and-forget on purpose: Koa's handler answers every failure itself (ctx.onerror) and
-    // never rejects, and Node's 'request' event has no use for a promise.
-    server.on('request', (req, res) => { void handle(req, res); });
+    gateway = await startBareGateway(fg, { runs });
   });
   after(async () => {
     await gateway?.close();

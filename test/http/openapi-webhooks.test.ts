@@ -9,27 +9,11 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { AgentService } from '../../src/agents/service';
-import { createFileBlobStore } from '../../src/blobs/blob-store';
-import { loadConfig } from '../../src/config/config';
-import { createApprovalLinks } from '../../src/crypto/approval-links';
-import { signingKey } from '../../src/crypto/data-dir';
-import { createSigner } from '../../src/crypto/signed-urls';
-import { createApp } from '../../src/http/app';
-import { bareManagement } from '../support/bare-management';
-import { silentLogger } from '../../src/observability/logger';
-import { RunRestarts } from '../../src/runs/run-restarts';
-import { RunService } from '../../src/runs/run-service';
-import { RunWatcher } from '../../src/runs/run-watcher';
-import { TriggerService } from '../../src/runs/trigger-service';
-import { createRuntimeTokens } from '../../src/tools';
-import { temporalAddress } from '../setup/root-hooks';
+import { startBareGateway } from '../support/bare-gateway';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
-import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
+import { type LoopbackServer } from '../support/loopback';
 import { createTrigger, opensslHmac } from '../triggers/webhook-support';
 
 type Doc = {
@@ -128,33 +112,8 @@ describe('OpenAPI: verified and shaped trigger answers, and 501 not_available wi
   });
 
   it('answers 501 not_available, as documented, on a gateway without the webhook receiver', async () => {
-    const server = http.createServer();
-    bare = await listenOnLoopback(server);
-    const key = await signingKey(fg.dataDir);
-    const config = loadConfig({
-      PATH: process.env.PATH, HOME: process.env.HOME, PORT: '0', FLOWGATE_DATA_DIR: fg.dataDir, FLOWGATE_ADMIN_TOKEN: fg.adminToken,
-      TEMPORAL_ADDRESS: temporalAddress(), FLOWGATE_TASK_QUEUE: fg.taskQueue, FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true', FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
-    });
     // the services of src/app/services.ts, without `webhooks`
-    const blobs = createFileBlobStore(path.join(fg.dataDir, 'blobs'));
-    const signer = createSigner(key, bare.url);
-    const runs = new RunService(fg.client, fg.taskQueue, silentLogger);
-    const triggers = new TriggerService({ registry: fg.registry, blobs, log: silentLogger });
-    const agents = new AgentService({
-      registry: fg.registry, blobs, temporal: fg.client, taskQueue: fg.taskQueue, config, signer,
-      servers: (orgId) => fg.tools.servers(orgId), tools: (server, orgId, signal) => fg.tools.listOf(server, orgId, signal),
-    });
-    const app = createApp({
-      config, registry: fg.registry, audit: fg.audit, temporal: fg.client, blobs, log: silentLogger,
-      tools: fg.tools, runtimeTokens: createRuntimeTokens(key, fg.registry), runs, triggers, agents,
-      management: bareManagement(fg),
-      restarts: new RunRestarts({ registry: fg.registry, blobs, signer, runs, triggers }),
-      watcher: new RunWatcher((runId) => runs.view(runId), config.livePollMs, silentLogger),
-      signer, approvalLinks: createApprovalLinks(key, bare.url),
-    });
-    const handle = app.callback();
-    // Koa's handler answers every failure itself and never rejects
-    server.on('request', (req, res) => { void handle(req, res); });
+    bare = await startBareGateway(fg);
 
     for (const fields of [{ verify: { preset: 'stripe', secrets: ['whsec_abcdefgh'] } }, { debounce: { quietSeconds: 1, maxWaitSeconds: 2 } }]) {
       const created = await fetch(`${bare.url}/api/v1/triggers`, {

@@ -9,19 +9,16 @@
  * FLOWGATE_TEST_BATCH_RUNS sets how many runs (default 12; the issue's figures are 100 and 200).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { BATCH_CONFIRM_ABOVE } from '../../src/common/run-batch';
 import { eventually } from '../support/eventually';
 import { asAdminOf, publishWorkflow, startTestFlowgate, trigger, type Published, type TestFlowgate } from '../support/flowgate';
+import { runCli, type CliResult } from '../support/cli-run';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 
-const execFileAsync = promisify(execFile);
-const CLI = path.resolve(__dirname, '../../src/cli/main.js');
 const RUNS = Number(process.env.FLOWGATE_TEST_BATCH_RUNS ?? 12);
 
 interface Status {
@@ -87,18 +84,7 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
-  async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    try {
-      const { stdout, stderr } = await execFileAsync(process.execPath, [CLI, ...args], {
-        env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), FLOWGATE_URL: fg.url, FLOWGATE_TOKEN: fg.adminToken },
-        timeout: 120_000,
-      });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-    }
-  }
+  const cli = (args: string[]): Promise<CliResult> => runCli(args, { url: fg.url, token: fg.adminToken, home, timeoutMs: 120_000 });
 
   const status = async (runId: string): Promise<Status> => (await fg.admin<Status>('GET', `/api/v1/runs/${runId}`)).body;
   const statusWhen = (runId: string, done: (s: Status) => boolean, what: string, timeoutMs = 60_000): Promise<Status> =>
