@@ -6,7 +6,8 @@
  * RunRestarts' rerun and resume), so a batch refuses exactly what the single-run routes refuse.
  */
 import { randomUUID } from 'node:crypto';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { type Client } from '@temporalio/client';
+import { describeIfKnown } from './describe';
 import {
   BATCH_ACTIONS, BATCH_ID, type BatchAction, type BatchFilter, type BatchInput, type BatchRunOutcome, type BatchState,
 } from '../common/run-batch';
@@ -117,13 +118,8 @@ export class RunBatches {
   async read(orgId: string, batchId: string): Promise<BatchReport | undefined> {
     if (!BATCH_ID.test(batchId)) return undefined;
     const handle = this.deps.client.workflow.getHandle<RunBatchWorkflow>(batchId);
-    let description;
-    try {
-      description = await handle.describe();
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return undefined;
-      throw err;
-    }
+    const description = await describeIfKnown(handle);
+    if (!description) return undefined;
     if (description.type !== WORKFLOW_TYPES.runBatch || !isRecord(description.memo) || description.memo.orgId !== orgId) return undefined;
     const status = description.status.name;
     if (status === 'COMPLETED') return await handle.result();

@@ -3,7 +3,8 @@
  * through their result or failure (no worker needed); describe tells which, and PENDING is a run
  * whose first workflow task has not completed yet.
  */
-import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
+import { describeIfKnown } from './describe';
+import { WorkflowFailedError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
 import type { RunMemo } from '../common/run-memo';
 import { SUMMARY_FAILURES, type RunState, type RunSummary, type WaitingOn } from '../common/run-types';
@@ -113,13 +114,8 @@ export class RunReader {
 
   /** The run's description and memo; undefined when Temporal does not know it or it is not a flowgate run. */
   private async described(handle: RunHandle): Promise<{ description: WorkflowExecutionDescription; memo: RunMemo } | undefined> {
-    let description;
-    try {
-      description = await handle.describe();
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return undefined;
-      throw err;
-    }
+    const description = await describeIfKnown(handle);
+    if (!description) return undefined;
     const stored = description.memo;
     if (!isRunMemo(stored)) return undefined; // not a flowgate run
     // A scheduled run's memo is its schedule's, shared by all its runs: the start is the run's own.
