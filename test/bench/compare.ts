@@ -5,7 +5,9 @@
  * client), a flowgate child (gateway and worker, as `npm start` runs them, SQLite registry) and a
  * raw child (a Temporal worker doing the same one-step job, a bare Koa JSON-RPC route, at `/mcp`
  * a remote MCP server on the official SDK v2, which flowgate proxies as a custom server, and at
- * `/mcp-minimal` one that does next to nothing, to tell flowgate's own proxy cost apart). Every
+ * `/mcp-minimal` one that does next to nothing, to tell flowgate's own proxy cost apart, and at
+ * `/openapi/echo` a customer API that answers at once, which flowgate calls through a generated
+ * (OpenAPI) server, plain and durable: the price of durability, issue 50). Every
  * scenario runs both sides in interleaved rounds (the order alternates per round) as a closed loop:
  * each of N callers makes its calls back to back. Prints per round and, at the end, the median
  * ratio (flowgate rate / raw rate) with each side's p50/p99. Asserts nothing: the targets of
@@ -186,6 +188,31 @@ function minimalRemote(req: http.IncomingMessage, res: http.ServerResponse): voi
   });
 }
 
+/** The customer API of the durable-call scenario: `POST /openapi/echo {text}` answers `{text}` at once. */
+function openApiEcho(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { text?: string };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ text: body.text ?? '' }));
+  });
+}
+
+/** The OpenAPI document flowgate generates the durable-call scenario's tool `echo` from. */
+const ECHO_DOCUMENT = {
+  openapi: '3.0.3', info: { title: 'Echo', version: '1' },
+  paths: {
+    '/echo': {
+      post: {
+        operationId: 'echo',
+        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } } } },
+        responses: { '200': { description: 'the text back' } },
+      },
+    },
+  },
+};
+
 async function rawChild(address: string): Promise<void> {
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
@@ -206,6 +233,10 @@ async function rawChild(address: string): Promise<void> {
       minimalRemote(req, res);
       return;
     }
+    if (req.url === '/openapi/echo') {
+      openApiEcho(req, res);
+      return;
+    }
     void handle(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -224,6 +255,7 @@ interface Sample {
   /** calls that succeeded, per second */
   rate: number;
   p50: number;
+  p95: number;
   p99: number;
   /** calls that failed (a query timing out on an overloaded worker, say): left out of rate and latency */
   errors: number;
@@ -329,7 +361,7 @@ async function closedLoop(callers: number, perCaller: number, op: () => Promise<
   if (latencies.length === 0) throw firstError;
   if (firstError) console.log(`  (${errors} calls failed; the first: ${(firstError as Error).message.split('\n')[0]})`);
   latencies.sort((a, b) => a - b);
-  return { rate: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+  return { rate: latencies.length / seconds, p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), errors };
 }
 
 /**
@@ -359,7 +391,7 @@ async function openLoop(ratePerSecond: number, seconds: number, op: () => Promis
   const elapsed = (performance.now() - started) / 1000;
   if (latencies.length === 0) throw new Error(`every one of the ${errors} open-loop calls failed`);
   latencies.sort((a, b) => a - b);
-  return { rate: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+  return { rate: latencies.length / elapsed, p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), errors };
 }
 
 interface Scenario {
@@ -375,6 +407,11 @@ interface Scenario {
    * show (its own queue of 50 waiting callers is most of its p99).
    */
   openLoopTimesRaw?: number;
+  /**
+   * Both sides are flowgate (a slower path against a faster one): the summary also prints each
+   * side's p95 and the latency ratios (this side's p50 and p95 over the other's).
+   */
+  latencyRatios?: boolean;
 }
 
 interface Result {
@@ -565,6 +602,20 @@ async function parent(): Promise<void> {
     const direct = async (): Promise<void> => expectOk(await call(remoteUrl, { method: 'POST', body: directBody(), headers: modernHeaders }));
     const minimalUrl = `${raw.url}/mcp-minimal`;
     const minimalServer = await admin<{ id: string }>('POST', '/api/v1/servers', { url: minimalUrl, name: 'bench minimal remote' });
+    // issue 50: the same generated (OpenAPI) tool on a customer API that answers at once, through a
+    // plain server (a proxied call) and a durable one (each call a one-activity Temporal workflow)
+    const echoConnection = await admin<{ PCID: string }>('POST', '/api/v1/connections', {
+      application: 'custom', name: 'bench echo api', credentials: { baseUrl: `${raw.url}/openapi`, auth: { kind: 'api_key', name: 'X-Api-Key', value: 'bench' } },
+    });
+    const plainEcho = await admin<{ id: string }>('POST', '/api/v1/servers', { connection: echoConnection.PCID, document: ECHO_DOCUMENT, name: 'bench echo plain' });
+    const durableEcho = await admin<{ id: string }>('POST', '/api/v1/servers', { connection: echoConnection.PCID, document: ECHO_DOCUMENT, name: 'bench echo durable', durable: { maxAttempts: 3 } });
+    const echoBody = (): string => JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name: 'echo', arguments: { PCID: echoConnection.PCID, body: { text: 'ping' } } } });
+    // a plain tools/call (no task asked): the durable server answers it inline once its task ends
+    const echoCall = async (serverId: string): Promise<void> => {
+      const res = await call(`${fg.url}/tools/${serverId}`, { ...toolsCall, body: echoBody() });
+      expectOk(res);
+      if (!res.text.includes('"isError":false')) throw new Error(`not a tool result: ${res.text.slice(0, 300)}`);
+    };
     const scenarios: Scenario[] = [
       {
         name: 'async trigger vs workflow.start', target: '>= 0.9', callers: 50, perCaller: s(4),
@@ -657,6 +708,12 @@ async function parent(): Promise<void> {
         name: 'built-in tools/call vs the official SDK stateless server', target: '(info)', callers: 50, perCaller: s(20),
         flowgate: async () => expectOk(await call(`${fg.url}/tools/bench`, { ...toolsCall, body: rpcBody() })),
         raw: direct,
+      },
+      {
+        // issue 50, the price of durability: "flowgate" is the durable call, "raw" the plain proxied one
+        name: 'durable tool call vs plain proxied call, 1 caller', target: '(info)', callers: 1, perCaller: s(100), latencyRatios: true,
+        flowgate: () => echoCall(durableEcho.id),
+        raw: () => echoCall(plainEcho.id),
       },
     ];
 
@@ -753,6 +810,12 @@ async function parent(): Promise<void> {
       const side = (xs: Sample[]): string => `${median(xs.map((x) => x.rate)).toFixed(0)}/s p50=${median(xs.map((x) => x.p50)).toFixed(2)}ms p99=${median(xs.map((x) => x.p99)).toFixed(1)}ms${fmtCpu(medians(xs, 'cpu'))}${fmtGc(medians(xs, 'gc'))}`;
       const addedP50 = median(flowgate.map((f, i) => f.p50 - rawSamples[i]!.p50));
       console.log(`  ${scenario.name.padEnd(48)} ratio ${ratio.toFixed(2).padStart(6)}  p50 added ${addedP50.toFixed(2)}ms  (target ${scenario.target})  flowgate ${side(flowgate)} | raw ${side(rawSamples)}`);
+      if (scenario.latencyRatios) {
+        const at = (xs: Sample[], key: 'p50' | 'p95'): number => median(xs.map((x) => x[key]));
+        console.log(`    latency: flowgate p50=${at(flowgate, 'p50').toFixed(2)}ms p95=${at(flowgate, 'p95').toFixed(2)}ms | raw p50=${at(rawSamples, 'p50').toFixed(2)}ms p95=${at(rawSamples, 'p95').toFixed(2)}ms`
+          + ` | flowgate/raw p50 ${median(flowgate.map((f, i) => f.p50 / rawSamples[i]!.p50)).toFixed(1)}× p95 ${median(flowgate.map((f, i) => f.p95 / rawSamples[i]!.p95)).toFixed(1)}×`
+          + ` | p95 added ${median(flowgate.map((f, i) => f.p95 - rawSamples[i]!.p95)).toFixed(2)}ms`);
+      }
     }
 
     for (const { scenario, raw: rawSamples } of results) {
