@@ -30,7 +30,7 @@ interface Status {
   status: string;
   error?: string;
   stepStatus: Record<string, string>;
-  waitingOn?: { kind: string; by?: string; reason?: string };
+  waitingOn?: { kind: string; by?: string; reason?: string; resumeAt?: string };
   operatorPause?: { by: string; at: string; reason?: string };
   stepInfo: Record<string, { reusedFrom?: string }>;
 }
@@ -134,11 +134,19 @@ describe('operating a fleet of runs through a worker and a gateway killed with S
 
   it(`${RUNS} runs paused by one filter hold through a kill -9 of the worker; a bulk unpause completes them all`, async function () {
     this.timeout(240_000);
+    // long enough for the runs to start and the pause batch to finish before the first delay ends, on a loaded machine
+    const delaySeconds = 10 + Math.ceil(RUNS / 5);
     const p = await publishWorkflow(fg, {
-      name: 'fleet-kill-pause', steps: [{ name: 'Wait', type: 'delay', duration: '8s' }, { name: 'After', type: 'http', url: `${up.url}/after` }],
+      name: 'fleet-kill-pause', steps: [{ name: 'Wait', type: 'delay', duration: `${delaySeconds}s` }, { name: 'After', type: 'http', url: `${up.url}/after` }],
     });
     const runIds = await startRuns(p, RUNS);
-    for (const runId of runIds) await statusWhen(runId, (s) => s.waitingOn?.kind === 'timer', 'in its delay', 30_000);
+    /** when the last of the delays ends */
+    let delaysEnd = 0;
+    for (const runId of runIds) {
+      const waiting = await statusWhen(runId, (s) => s.waitingOn?.kind === 'timer', 'in its delay', 30_000);
+      delaysEnd = Math.max(delaysEnd, Date.parse(waiting.waitingOn?.resumeAt ?? ''));
+    }
+    assert.ok(Number.isFinite(delaysEnd), 'each delay shows when it ends');
 
     const pauseId = await startBatch({ action: 'pause', filter: { workflowId: p.workflowId }, reason: 'risky upstream change' }, RUNS);
     const paused = await finished(pauseId);
@@ -153,6 +161,9 @@ describe('operating a fleet of runs through a worker and a gateway killed with S
     // the worker dies while they are paused; their delays end while it is down
     const killedAt = Date.now();
     await worker.kill();
+    assert.ok(killedAt < delaysEnd, 'the worker was killed before the delays ended');
+    // the delays' deadlines passing with no worker is the situation under test
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, delaysEnd + 500 - Date.now())));
     worker = await start('worker');
     const workerDownMs = Date.now() - killedAt;
 
@@ -172,7 +183,7 @@ describe('operating a fleet of runs through a worker and a gateway killed with S
     assert.deepEqual([unpaused.total, unpaused.succeeded], [RUNS, RUNS], JSON.stringify(unpaused.outcomes.filter((o) => o.outcome !== 'succeeded')));
     for (const runId of runIds) assert.equal((await statusWhen(runId, ended, 'ending')).status, 'COMPLETE');
     assert.equal(up.calls['/after'], RUNS, 'each second step ran once, after the unpause');
-    console.log(`      [fleet-kill] ${RUNS} runs paused through a worker kill (worker down ${workerDownMs} ms, restart included)`);
+    console.log(`      [fleet-kill] ${RUNS} runs paused through a worker kill (worker down ${workerDownMs} ms, restart included; killed ${delaysEnd - killedAt} ms before the delays ended)`);
   });
 
   it(`${RUNS} runs FAILED by an outage, resumed by one batch whose gateway is killed with -9 once it answered: the restarted gateway reads it COMPLETE, step 1 not run again`, async function () {
