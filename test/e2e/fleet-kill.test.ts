@@ -15,51 +15,20 @@
  * FLOWGATE_TEST_FLEET_RUNS sets N (default 8; the issue's figures are 100 and 200).
  */
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { BATCH_CONFIRM_ABOVE } from '../../src/common/run-batch';
 import { temporalAddress } from '../setup/root-hooks';
 import { eventually } from '../support/eventually';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
-import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
+import { type BatchBody, type FleetRunStatus, countingUpstream, type CountingUpstream } from '../support/fleet';
 import { startReplica, type Replica, type Role } from '../support/replicas';
 
 const RUNS = Number(process.env.FLOWGATE_TEST_FLEET_RUNS ?? 8);
 
-interface Status {
-  runId: string;
-  status: string;
-  error?: string;
-  stepStatus: Record<string, string>;
-  waitingOn?: { kind: string; by?: string; reason?: string; resumeAt?: string };
-  operatorPause?: { by: string; at: string; reason?: string };
-  stepInfo: Record<string, { reusedFrom?: string }>;
-}
-interface Batch {
-  batchId: string;
-  status: string;
-  total: number;
-  succeeded: number;
-  refused: number;
-  failed: number;
-  outcomes: { runId: string; outcome: string; newRunId?: string; code?: string; message?: string }[];
-}
 
-/** Counts calls per path; `/flaky` answers 503 until `healthy`. */
-async function upstream(): Promise<LoopbackServer & { calls: Record<string, number>; healthy: { value: boolean } }> {
-  const calls: Record<string, number> = {};
-  const healthy = { value: false };
-  const server = http.createServer((req, res) => {
-    const name = req.url ?? '/';
-    calls[name] = (calls[name] ?? 0) + 1;
-    if (name === '/flaky' && !healthy.value) res.statusCode = 503;
-    res.end(`${name} #${calls[name]}`);
-  });
-  return { ...(await listenOnLoopback(server)), calls, healthy };
-}
 
 describe('operating a fleet of runs through a worker and a gateway killed with SIGKILL', () => {
   let fg: TestFlowgate;
-  let up: Awaited<ReturnType<typeof upstream>>;
+  let up: CountingUpstream;
   let gateway: Replica;
   let worker: Replica;
   const replicas: Replica[] = [];
@@ -77,7 +46,7 @@ describe('operating a fleet of runs through a worker and a gateway killed with S
   before(async function () {
     this.timeout(300_000);
     fg = await startTestFlowgate({}, { worker: false });
-    up = await upstream();
+    up = await countingUpstream(503);
     [gateway, worker] = await Promise.all([start('gateway'), start('worker')]);
   });
   after(async () => {
@@ -96,13 +65,13 @@ describe('operating a fleet of runs through a worker and a gateway killed with S
     const text = await response.text();
     return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
   }
-  const status = async (runId: string): Promise<Status> => (await admin<Status>('GET', `/api/v1/runs/${runId}`)).body;
-  const statusWhen = (runId: string, done: (s: Status) => boolean, what: string, timeoutMs = 60_000): Promise<Status> =>
+  const status = async (runId: string): Promise<FleetRunStatus> => (await admin<FleetRunStatus>('GET', `/api/v1/runs/${runId}`)).body;
+  const statusWhen = (runId: string, done: (s: FleetRunStatus) => boolean, what: string, timeoutMs = 60_000): Promise<FleetRunStatus> =>
     eventually(async () => {
       const s = await status(runId);
       return done(s) ? s : undefined;
     }, `run ${runId}: ${what}`, timeoutMs, 250);
-  const ended = (s: Status): boolean => ['COMPLETE', 'FAILED', 'TIMEOUT'].includes(s.status);
+  const ended = (s: FleetRunStatus): boolean => ['COMPLETE', 'FAILED', 'TIMEOUT'].includes(s.status);
 
   /** Starts `count` runs through the gateway process without waiting for them; their run IDs. */
   async function startRuns(p: Published, count: number): Promise<string[]> {
@@ -126,8 +95,8 @@ describe('operating a fleet of runs through a worker and a gateway killed with S
     assert.equal(started.body.matched, expected);
     return started.body.batchId;
   }
-  const finished = (batchId: string): Promise<Batch> => eventually(async () => {
-    const read = await admin<Batch>('GET', `/api/v1/runs/batch/${batchId}`);
+  const finished = (batchId: string): Promise<BatchBody> => eventually(async () => {
+    const read = await admin<BatchBody>('GET', `/api/v1/runs/batch/${batchId}`);
     assert.equal(read.status, 200, JSON.stringify(read.body));
     return read.body.status === 'COMPLETE' ? read.body : undefined;
   }, `batch ${batchId} finishing`, 120_000, 250);
@@ -223,7 +192,7 @@ describe('operating a fleet of runs through a worker and a gateway killed with S
       return read.body.runs.length >= 2 * RUNS ? read.body.runs : undefined;
     }, `${2 * RUNS} runs listed for the workflow`, 30_000, 500);
     assert.equal(listed.length, 2 * RUNS);
-    const again = await admin<Batch>('GET', `/api/v1/runs/batch/${batchId}`);
+    const again = await admin<BatchBody>('GET', `/api/v1/runs/batch/${batchId}`);
     assert.deepEqual([again.body.status, again.body.succeeded], ['COMPLETE', RUNS], 'the batch finished once');
   });
 });

@@ -16,29 +16,12 @@ import path from 'node:path';
 import { BATCH_CONFIRM_ABOVE } from '../../src/common/run-batch';
 import { eventually } from '../support/eventually';
 import { asAdminOf, publishWorkflow, startTestFlowgate, trigger, type Published, type TestFlowgate } from '../support/flowgate';
+import { type BatchBody, type FleetRunStatus } from '../support/fleet';
 import { runCli, type CliResult } from '../support/cli-run';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 
 const RUNS = Number(process.env.FLOWGATE_TEST_BATCH_RUNS ?? 12);
 
-interface Status {
-  runId: string;
-  status: string;
-  error?: string;
-  stepStatus: Record<string, string>;
-  waitingOn?: { kind: string; by?: string; reason?: string; resumeAt?: string };
-  operatorPause?: { by: string; at: string; reason?: string };
-  stepInfo: Record<string, { reusedFrom?: string }>;
-}
-interface Batch {
-  batchId: string;
-  status: string;
-  total: number;
-  succeeded: number;
-  refused: number;
-  failed: number;
-  outcomes: { runId: string; outcome: string; newRunId?: string; code?: string; message?: string }[];
-}
 
 /** Counts calls per path; `/hold` answers only once released, `/flaky` 500 until healthy. */
 async function upstream(): Promise<LoopbackServer & { calls: Record<string, number>; held: (() => void)[]; release(): void; healthy: { value: boolean } }> {
@@ -86,13 +69,13 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
 
   const cli = (args: string[]): Promise<CliResult> => runCli(args, { url: fg.url, token: fg.adminToken, home, timeoutMs: 120_000 });
 
-  const status = async (runId: string): Promise<Status> => (await fg.admin<Status>('GET', `/api/v1/runs/${runId}`)).body;
-  const statusWhen = (runId: string, done: (s: Status) => boolean, what: string, timeoutMs = 60_000): Promise<Status> =>
+  const status = async (runId: string): Promise<FleetRunStatus> => (await fg.admin<FleetRunStatus>('GET', `/api/v1/runs/${runId}`)).body;
+  const statusWhen = (runId: string, done: (s: FleetRunStatus) => boolean, what: string, timeoutMs = 60_000): Promise<FleetRunStatus> =>
     eventually(async () => {
       const s = await status(runId);
       return done(s) ? s : undefined;
     }, `run ${runId}: ${what}`, timeoutMs, 200);
-  const ended = (s: Status): boolean => ['COMPLETE', 'FAILED', 'TIMEOUT'].includes(s.status);
+  const ended = (s: FleetRunStatus): boolean => ['COMPLETE', 'FAILED', 'TIMEOUT'].includes(s.status);
 
   /** Starts `count` runs (ten calls at a time) without waiting for them; their run IDs. */
   async function startRuns(p: Published, count: number): Promise<string[]> {
@@ -110,14 +93,14 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
   }
 
   /** Starts a batch (confirmed when it must be) and waits for it to finish. */
-  async function batch(body: Record<string, unknown>, expected: number): Promise<Batch> {
+  async function batch(body: Record<string, unknown>, expected: number): Promise<BatchBody> {
     const started = await fg.admin<{ batchId: string; matched: number }>('POST', '/api/v1/runs/batch', { ...body, ...(expected > BATCH_CONFIRM_ABOVE ? { confirm: true } : {}) });
     assert.equal(started.status, 202, JSON.stringify(started.body));
     assert.equal(started.body.matched, expected);
     return finished(fg, started.body.batchId);
   }
-  const finished = (on: TestFlowgate, batchId: string): Promise<Batch> => eventually(async () => {
-    const read = await on.admin<Batch>('GET', `/api/v1/runs/batch/${batchId}`);
+  const finished = (on: TestFlowgate, batchId: string): Promise<BatchBody> => eventually(async () => {
+    const read = await on.admin<BatchBody>('GET', `/api/v1/runs/batch/${batchId}`);
     assert.equal(read.status, 200, JSON.stringify(read.body));
     return read.body.status === 'COMPLETE' ? read.body : undefined;
   }, `batch ${batchId} finishing`, 120_000, 250);
@@ -247,7 +230,7 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
       assert.equal((await asAdminOf(fg, viewer.adminToken).admin('GET', `/api/v1/runs/batch/${started.body.batchId}`)).status, 200);
       const again = await cli(['--json', 'runs', 'batch', '--action', 'resume', '--workflow', p.workflowId, '--status', 'COMPLETE', '--limit', '1000', '--yes', '--wait']);
       assert.equal(again.code, 0, again.stderr);
-      const refusedAll = JSON.parse(again.stdout) as Batch;
+      const refusedAll = JSON.parse(again.stdout) as BatchBody;
       assert.deepEqual([refusedAll.status, refusedAll.total, refusedAll.refused], ['COMPLETE', RUNS, RUNS]);
       assert.ok(refusedAll.outcomes.every((o) => o.code === 'not_resumable'), JSON.stringify(refusedAll.outcomes[0]));
       const shown = await cli(['runs', 'batch-status', refusedAll.batchId]);

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { pollStatus, publishWorkflow, startTestFlowgate, trigger, type Published, type StatusBody, type TestFlowgate } from '../support/flowgate';
-import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
+import { countingUpstream } from '../support/fleet';
 
 const execFileAsync = promisify(execFile);
 const CLI = path.resolve(__dirname, '../../src/cli/main.js');
@@ -14,18 +13,6 @@ const CLI = path.resolve(__dirname, '../../src/cli/main.js');
 interface Started { runId: string; automationId: string; automationVersion: number; origin: { kind: string; runId: string }; fromStep?: number; reusedSteps?: number[] }
 interface FullStatus extends StatusBody { origin?: { kind: string; runId: string }; stepInfo: Record<string, { status: string; name: string; executionOrder: number | null; reusedFrom?: string }> }
 
-/** Counts calls per path; `/flaky` answers 500 until `healthy` is set. */
-async function upstream(): Promise<LoopbackServer & { calls: Record<string, number>; healthy: { value: boolean } }> {
-  const calls: Record<string, number> = {};
-  const healthy = { value: false };
-  const server = http.createServer((req, res) => {
-    const name = req.url ?? '/';
-    calls[name] = (calls[name] ?? 0) + 1;
-    if (name === '/flaky' && !healthy.value) res.statusCode = 500;
-    res.end(`${name} #${calls[name]}`);
-  });
-  return { ...(await listenOnLoopback(server)), calls, healthy };
-}
 
 describe('managing runs and triggers: disable, enable, rerun, resume (API and CLI)', () => {
   let fg: TestFlowgate;
@@ -114,7 +101,7 @@ describe('managing runs and triggers: disable, enable, rerun, resume (API and CL
 
   it('resumes a failed run from its failed step, reusing the earlier results (API), and refuses a completed run', async function () {
     this.timeout(90_000);
-    const up = await upstream();
+    const up = await countingUpstream(500);
     try {
       const p = await publishWorkflow(fg, {
         name: 'resume', steps: [
@@ -150,7 +137,7 @@ describe('managing runs and triggers: disable, enable, rerun, resume (API and CL
 
   it('does the same through the CLI: triggers disable|enable, runs rerun|resume', async function () {
     this.timeout(90_000);
-    const up = await upstream();
+    const up = await countingUpstream(500);
     try {
       const p = await publishWorkflow(fg, {
         name: 'cli-live', steps: [{ name: 'Once', type: 'http', url: `${up.url}/once` }, { name: 'Flaky', type: 'http', url: `${up.url}/flaky` }],
