@@ -22,6 +22,16 @@ const HISTORY_LENGTH_BEFORE_FIRST_TASK = 3;
 export const QUERY_DEADLINE_MS = 5000;
 /** How long a poll waits for a run whose workflow reported its end to be closed by Temporal. */
 const CLOSING_WAIT_MS = 3000;
+/**
+ * How long one answer of a semaphore's queue serves the places of the runs waiting on it: many
+ * waiting runs polled at once ask the semaphore once (one query in flight per semaphore, its answer
+ * reused this long), so a place is at most this old and a busy worker is not asked the same query
+ * by every poll.
+ */
+const QUEUE_REUSE_MS = 500;
+
+/** A read of a semaphore's queue: `at` is when its answer came, undefined while it is in flight. */
+type QueueRead = { at?: number; queue: Promise<readonly string[]> };
 
 type RunHandle = WorkflowHandle<RunAutomationWorkflow>;
 
@@ -40,6 +50,9 @@ function messageOf(err: unknown): string {
 }
 
 export class RunReader {
+  /** The last (or in-flight) read of each semaphore's queue, by slot key. */
+  private readonly queues = new Map<string, QueueRead>();
+
   constructor(private readonly client: Client, private readonly log: Logger) {}
 
   handle(runId: string): RunHandle {
@@ -143,15 +156,30 @@ export class RunReader {
   /** A run waiting for a slot, with its place in the semaphore's queue when the semaphore answers. */
   private async slotPlace(runId: string, waitingOn: Extract<WaitingOn, { kind: 'slot' }>): Promise<WaitingOn> {
     try {
-      const slots = await this.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS,
-        () => this.client.workflow.getHandle<RunSlotsWorkflow>(slotsWorkflowId(waitingOn.key)).query(slotsQuery));
-      const place = slots.queue.indexOf(runId);
+      const place = (await this.queueOf(waitingOn.key)).indexOf(runId);
       return place < 0 ? waitingOn : { ...waitingOn, position: place + 1 };
     } catch (err) {
       // not started yet (the run's acquireSlot is on its way), or no worker: the place is unknown
       this.log.debug('slots query failed', { runId, key: waitingOn.key, error: messageOf(err) });
       return waitingOn;
     }
+  }
+
+  /** The semaphore's queue: one query in flight per semaphore, its answer reused for QUEUE_REUSE_MS. */
+  private queueOf(key: string): Promise<readonly string[]> {
+    const now = Date.now();
+    const fresh = (read: QueueRead): boolean => read.at === undefined || now - read.at < QUEUE_REUSE_MS;
+    const last = this.queues.get(key);
+    if (last && fresh(last)) return last.queue;
+    for (const [k, read] of this.queues) if (!fresh(read)) this.queues.delete(k);
+    const read: QueueRead = {
+      queue: this.client.connection.withDeadline(now + QUERY_DEADLINE_MS,
+        () => this.client.workflow.getHandle<RunSlotsWorkflow>(slotsWorkflowId(key)).query(slotsQuery)).then((slots) => slots.queue),
+    };
+    this.queues.set(key, read);
+    // an answer is reused from when it came; a failed read is not reused: the next poll asks again
+    read.queue.then(() => { read.at = Date.now(); }, () => { if (this.queues.get(key) === read) this.queues.delete(key); });
+    return read.queue;
   }
 
   private async queryState(handle: RunHandle): Promise<RunState | undefined> {
