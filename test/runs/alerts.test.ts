@@ -243,6 +243,31 @@ describe('alerts on run outcomes', () => {
     }
   });
 
+  it('a run terminated through Temporal (no flowgate code runs) is alerted as a failure, found by the worker\'s visibility sweep', async function () {
+    this.timeout(180_000);
+    const rx = await receiver(() => secret);
+    try {
+      const slow = await publishWorkflow(fg, { name: 'alerts-terminated', steps: [{ name: 'Wait', type: 'delay', duration: '1h' }] });
+      const created = await fg.admin<{ id: string }>('POST', '/api/v1/alerts', {
+        name: 'terminated', condition: { kind: 'run_failed', workflowId: slow.workflowId }, destination: { type: 'webhook', url: `${rx.url}/terminated` },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const runId = (await trigger(fg, slow)).headers.get('X-Pf-Run-Id') ?? '';
+      await pollStatus(fg, slow, runId, (s) => s.status === 'PAUSED' || s.status === 'RUNNING');
+      const terminatedAt = Date.now();
+      await fg.client.workflow.getHandle(runId).terminate('operator pulled the plug');
+      const delivery = await eventually(async () => rx.deliveries[0], 'the terminated run was alerted', 120_000, 250);
+      const alert = JSON.parse(delivery.body) as { data: { rule: { id: string }; run: { runId: string; status: string; error: string } } };
+      assert.ok(delivery.verified);
+      assert.deepEqual([alert.data.rule.id, alert.data.run.runId, alert.data.run.status], [created.body.id, runId, 'FAILED']);
+      assert.match(alert.data.run.error, /terminated through Temporal/);
+      console.log(`    terminated run alerted after ${Date.now() - terminatedAt} ms`);
+      assert.equal((await fg.admin('DELETE', `/api/v1/alerts/${created.body.id}`)).status, 204);
+    } finally {
+      await rx.close();
+    }
+  });
+
   it('a viewer can neither create nor read alert rules; a rule naming another organization\'s trigger is refused', async () => {
     const member = await fg.admin<{ id: string }>('POST', '/api/v1/members', { email: 'viewer-alerts@example.com', role: 'viewer' });
     assert.equal(member.status, 201);
