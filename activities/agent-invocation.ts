@@ -19,7 +19,7 @@ import { modelFor } from '../src/llm/model-config';
 import type { ModelError} from '../src/llm/chat-model';
 import { completeChat, modelToolName, toModelError, type ChatMessage, type ModelTool, type ToolCall } from '../src/llm/chat-model';
 import type { Registry, UsageCall } from '../src/registry';
-import { monthlyBudgetReached, monthOf, usdToNano, type CallUsage, type UsageBudget } from '../src/common/agent-usage';
+import { monthlyBudgetReached, monthOf, usdToNano, type CallUsage, type MonthTotals, type UsageBudget } from '../src/common/agent-usage';
 import { ownJson } from '../src/common/narrow';
 import { costOf, type PriceTable } from '../src/llm/prices';
 import type { ToolEntry, ToolServer } from '../src/tools/server';
@@ -36,8 +36,8 @@ export interface AgentActivityDeps {
   catalog?: ToolCatalogView;
   /** FLOWGATE_MODEL_PRICES */
   prices?: PriceTable;
-  /** told of every model call's usage (the worker's metrics) */
-  meter?: (call: UsageCall) => void;
+  /** told of every model call's usage and the organization's month totals after it (the worker's metrics, budget alerts) */
+  meter?: (call: UsageCall, month: MonthTotals) => void;
 }
 
 /** What prepare freezes for the model calls of one invocation: its tools and model settings. */
@@ -196,7 +196,7 @@ export function createAgentInvocationActivities(deps: AgentActivityDeps) {
           attempt: Context.current().info.attempt, month: monthOf(new Date()),
         };
         month = await registry.agentUsage.record(call);
-        deps.meter?.(call);
+        deps.meter?.(call, month);
       }
       const assistant: ChatMessage = { role: 'assistant', content: reply.content, ...(reply.toolCalls.length ? { tool_calls: reply.toolCalls } : {}) };
       await blobs.put(key(`reply-${request.turn}.json`), JSON.stringify(assistant));

@@ -7,7 +7,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { AlertDeliveryRequest, AlertDeliveryResult } from '../src/common/alerts';
 import { messageOf } from '../src/common/narrow';
-import { AlertRefused, type AlertDeliveries } from '../src/runs/alerts';
+import { AlertRefused, type AlertDeliveries } from '../src/runs/alert-deliveries';
 
 export const ALERT_REFUSED = 'ALERT_REFUSED';
 

@@ -5,11 +5,12 @@
  */
 import type { Config } from '../src/config/config';
 import type { Registry, UsageCall } from '../src/registry';
+import type { MonthTotals } from '../src/common/agent-usage';
 import type { PriceTable } from '../src/llm/prices';
 import type { TriggerResolution } from '../src/runs/trigger-types';
 import { createAgentInvocationActivities, type ToolCatalogView } from './agent-invocation';
 import { createAlertActivities } from './alerts';
-import type { AlertDeliveries } from '../src/runs/alerts';
+import type { AlertDeliveries } from '../src/runs/alert-deliveries';
 import { createCallAgentTool } from './agent-tool-call';
 import { createPostCallback, type CallbackDependencies } from './callback';
 import { createCodeAgentTaskActivities } from './codeagent-task';
@@ -37,7 +38,7 @@ export type ActivityDependencies = RunStepDependencies & Omit<CallbackDependenci
   /** FLOWGATE_MODEL_PRICES: turns agents' token usage into cost */
   modelPrices?: PriceTable;
   /** told of every model call's usage (the worker's metrics) */
-  usageMeter?: (call: UsageCall) => void;
+  usageMeter?: (call: UsageCall, month: MonthTotals) => void;
   /** what the retention sweep deletes; unset or disabled: the sweep's activities delete nothing */
   retention?: Readonly<Config['retention']>;
   /** concurrency limits' semaphores (unset: a run with limits fails its acquireSlot activity, naming this) */

@@ -73,7 +73,7 @@ export interface WorkerOptions {
   /** the run-data codec (src/crypto/payload-codec.ts): what the worker sends Temporal is sealed, what it reads is opened */
   dataConverter?: DataConverter;
   /** told of each run that ends (not on replay): the organization's alert rules (src/runs/alerts.ts) */
-  alerts?: Pick<AlertNotifier, 'runEnded'>;
+  alerts?: Pick<AlertNotifier, 'runEnded' | 'approvalWaiting'>;
 }
 
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
@@ -148,6 +148,11 @@ const noMetrics = {
 };
 
 /** The workflows' `flowgateAlerts` sink: a worker without alerts answers it too. */
-function alertSinks(alerts: Pick<AlertNotifier, 'runEnded'> | undefined): InjectedSinks<AlertSinks> {
-  return { flowgateAlerts: { runEnded: { fn: (_info, ended) => alerts?.runEnded(ended), callDuringReplay: false } } };
+function alertSinks(alerts: Pick<AlertNotifier, 'runEnded' | 'approvalWaiting'> | undefined): InjectedSinks<AlertSinks> {
+  return {
+    flowgateAlerts: {
+      runEnded: { fn: (_info, ended) => alerts?.runEnded(ended), callDuringReplay: false },
+      approvalWaiting: { fn: (_info, event) => alerts?.approvalWaiting(event), callDuringReplay: false },
+    },
+  };
 }

@@ -15,33 +15,23 @@
  * completion and deliver the signal first. Past CONTINUE_AFTER_EVENTS (or when Temporal suggests
  * it) it continues as new carrying its state and queue. Times are the outcomes' own (the worker's
  * clock when the run ended), so a replay decides the same.
+ *
+ * A rule of kind approval_waiting or budget is watched by watchRule (workflows/alert-watches.ts).
  */
-import { ActivityFailure, condition, continueAsNew, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { cooldownOf, emptyAlertState, judge, type AlertEvaluatorInput, type AlertSignal } from '../src/common/alerts';
-import { messageOf } from '../src/common/narrow';
+import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
+import { cooldownOf, emptyAlertState, judge, watchesOutcomes, type AlertCondition, type AlertEvaluatorInput, type AlertSignal } from '../src/common/alerts';
 import { alertOutcomeSignal, alertStateQuery } from '../src/common/workflow-contracts';
+import { CONTINUE_AFTER_EVENTS, deliverOnce, watchRule } from './alert-watches';
 
-/** The entity continues as new past this many history events. */
-export const CONTINUE_AFTER_EVENTS = 5_000;
-/** Attempts of one delivery (1 s backoff doubling up to a minute: about ten minutes in all). */
-export const ALERT_DELIVERY_ATTEMPTS = 12;
 /** Run IDs remembered to count a repeated report once (the newest). */
 const SEEN_RUNS = 10_000;
 
-const { deliverAlert } = proxyActivities<Activities>({
-  startToCloseTimeout: '60s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: ALERT_DELIVERY_ATTEMPTS, nonRetryableErrorTypes: ['ALERT_REFUSED'] },
-});
-const { alertDeliveryFailed } = proxyActivities<Activities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-});
-
 export async function evaluateAlertRule(input: AlertEvaluatorInput): Promise<void> {
+  // approval waits and budget use: their own loop, chosen before anything else happens
+  if (!watchesOutcomes(input.condition)) return watchRule(input);
   const state = input.state ?? emptyAlertState();
   const queue: AlertSignal[] = [...(input.pending ?? [])];
-  let conditionNow = input.condition;
+  let conditionNow: AlertCondition = input.condition;
   let delivered = 0;
   let failed = 0;
   let lastAt = 0;
@@ -66,16 +56,9 @@ export async function evaluateAlertRule(input: AlertEvaluatorInput): Promise<voi
       if (!firing) continue;
       // unique per delivery: this execution's ID and the count (a fresh entity counts from 0 again)
       const deliveryId = `alert_${input.ruleId}_${workflowInfo().runId.slice(0, 8)}_${state.fired}`;
-      try {
-        const result = await deliverAlert({ orgId: input.orgId, ruleId: input.ruleId, deliveryId, firing, run: signal.ended });
-        // a rule deleted or disabled since: nothing was sent
-        if (result.delivered) delivered++;
-      } catch (err) {
-        failed++;
-        const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;
-        log.warn('an alert delivery failed for good', { ruleId: input.ruleId, deliveryId, error: messageOf(cause) });
-        await alertDeliveryFailed({ orgId: input.orgId, ruleId: input.ruleId, deliveryId, firing, run: signal.ended }, messageOf(cause));
-      }
+      const outcome = await deliverOnce({ orgId: input.orgId, ruleId: input.ruleId, deliveryId, firing, run: signal.ended });
+      if (outcome === 'delivered') delivered++;
+      if (outcome === 'failed') failed++;
       const info = workflowInfo();
       if (info.continueAsNewSuggested || info.historyLength > CONTINUE_AFTER_EVENTS) {
         await continueAsNew<typeof evaluateAlertRule>({ ...input, condition: conditionNow, state, pending: [...queue] });

@@ -49,7 +49,8 @@ import { TriggerSecrets } from '../triggers/webhooks/secrets';
 import { durableCallObserver, durableCallStarted } from './durable-call-records';
 import { IdentityProviders } from '../people/identity-providers';
 import { AlertAdmin, BudgetAdmin, DefinitionAdmin, KeyAdmin, MemberAdmin, TriggerAdmin, WorkflowAdmin, type Management } from '../management';
-import { AlertDeliveries, AlertNotifier } from '../runs/alerts';
+import { AlertDeliveries } from '../runs/alert-deliveries';
+import { AlertNotifier, runWaitingAtApproval } from '../runs/alerts';
 import { ScheduleService } from '../schedules/schedule-service';
 import { createToolDispatcher, CustomServers, DurableCalls, type ServerKind, type ServerSource, type ToolDispatcher } from '../tools';
 import { WorkflowTasks } from '../tools/mcp/tasks';
@@ -208,17 +209,22 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
     }, inputs.taskKinds),
   });
 
+  const alerts = new AlertNotifier({ registry, client, taskQueue, log });
   const activities: ActivityDependencies = {
     blobs, tools, registry, triggers, allowPrivateNetwork: config.allowPrivateNetwork, maxChainDepth: config.maxChainDepth, codeSandboxMb: config.temporal.workerMemory.sandboxMb,
-    llm: config.llm, modelPrices: config.modelPrices, usageMeter: (call) => metrics.agentUsage(call), catalog: tools, webhookSecrets, signer, resultUrlTtlSeconds: config.resultUrlTtlSeconds, retention: config.retention,
+    llm: config.llm, modelPrices: config.modelPrices, usageMeter: (call, month) => {
+      metrics.agentUsage(call);
+      alerts.usageRecorded(call.orgId, call.month, month);
+    }, catalog: tools, webhookSecrets, signer, resultUrlTtlSeconds: config.resultUrlTtlSeconds, retention: config.retention,
     stepKinds: inputs.stepKinds,
     slots: { temporal: client, taskQueue, slotCheckSeconds: config.concurrency.slotCheckSeconds },
     shapedRuns: new ShapedRuns({ triggers, runs, registry, log }),
-    alerts: new AlertDeliveries({ registry, audit, webhookSecrets, triggers, runs, tools, allowPrivateNetwork: config.allowPrivateNetwork, log }),
+    alerts: new AlertDeliveries({
+      registry, audit, webhookSecrets, triggers, runs, tools, runWaiting: runWaitingAtApproval(client), allowPrivateNetwork: config.allowPrivateNetwork, log,
+    }),
     durableCalls: durableCallObserver(audit, metrics),
     batches,
   };
-  const alerts = new AlertNotifier({ registry, client, taskQueue, log });
 
   const runtimeTokens = createRuntimeTokens(signingKey, registry);
   // a revoked API key is refused at once on this replica: the gateway's key cache and the runtime tokens' forget it

@@ -10,6 +10,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { connectClient, connectWorker, eagerStartClient, ensureSearchAttributes } from '../../temporal/client';
 import { startEmbeddedTemporal, type EmbeddedTemporal } from '../../temporal/embedded';
+import { ClosedRunSweep } from '../runs/closed-runs';
 import { postgresTarget } from '../../temporal/postgres-schema';
 import { ensureTemporalServer, ensureTemporalUiServer } from '../../temporal/server-binaries';
 import { installRuntimeLogger } from '../../temporal/runtime';
@@ -178,6 +179,8 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
     let running: { worker: Worker; done: Promise<void> } | undefined;
     let workerFault: WrongDataKeyError | undefined;
     let restartTimer: NodeJS.Timeout | undefined;
+    // runs Temporal closes without flowgate's code (terminated, timed out): handed to the alert rules by visibility
+    const closedRuns = new ClosedRunSweep({ client, taskQueue: temporal.taskQueue, alerts: services.alerts, log });
     const startWorker = async (): Promise<void> => {
       if (running) return;
       if (!workerConnection) {
@@ -217,11 +220,13 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
         }, WORKER_RESTART_MS);
       });
       running = { worker, done };
+      closedRuns.start();
     };
     const workerHealth = (): 'ok' | 'down' => (workerFault ? 'down' : 'ok');
     const stopWorker = async (): Promise<void> => {
       clearTimeout(restartTimer);
       restartTimer = undefined;
+      closedRuns.stop();
       if (!running) return;
       const { worker, done } = running;
       running = undefined;

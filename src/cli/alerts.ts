@@ -1,4 +1,4 @@
-/** Alert rules on run outcomes (docs/operations.md "Alerts"): list, show, create, delete. Admins only. */
+/** Alert rules on run outcomes, approval waits and budget use (docs/operations.md "Alerts"): list, show, create, delete. Admins only. */
 import type { Command } from 'commander';
 import { contextOf } from './context';
 import { CliError, EXIT } from './errors';
@@ -16,6 +16,8 @@ interface CreateOptions {
   ratio?: string;
   minRuns?: string;
   window?: string;
+  after?: string;
+  percent?: string;
   cooldown?: string;
   webhook?: string;
   emailConnection?: string;
@@ -30,7 +32,8 @@ function flat(rule: Row): Row {
   const destination = isRecord(rule.destination) ? rule.destination : {};
   const when = condition.kind === 'failure_rate'
     ? `${condition.threshold !== undefined ? `>= ${String(condition.threshold)} failures` : `>= ${String(condition.ratio)} failed`} in ${String(condition.windowSeconds)}s`
-    : 'any failure';
+    : condition.kind === 'approval_waiting' ? `approval waiting > ${String(condition.afterSeconds)}s`
+      : condition.kind === 'budget' ? `monthly budget >= ${String(condition.percent)}%` : 'any failure';
   const to = destination.type === 'webhook' ? destination.url : destination.type === 'email' ? destination.to : destination.triggerId;
   return { ...rule, workflow: condition.workflowId ?? '(any)', when, destination: `${String(destination.type)}: ${String(to)}` };
 }
@@ -45,11 +48,13 @@ const int = (name: string, text: string | undefined): number | undefined => {
 /** A rule from the flags (`create` without a file). */
 function ruleOf(o: CreateOptions): Row {
   if (!o.name) throw new CliError('--name is required (or give the rule as a file)', EXIT.USAGE);
-  const kind = o.kind ?? (o.window ? 'failure_rate' : 'run_failed');
+  const kind = o.kind ?? (o.window ? 'failure_rate' : o.after ? 'approval_waiting' : o.percent ? 'budget' : 'run_failed');
   const condition: Row = { kind, ...(o.workflow ? { workflowId: o.workflow } : {}) };
   if (kind === 'failure_rate') {
     Object.assign(condition, { windowSeconds: int('window', o.window), threshold: int('threshold', o.threshold), ratio: int('ratio', o.ratio), minRuns: int('min-runs', o.minRuns) });
   }
+  if (kind === 'approval_waiting') condition.afterSeconds = int('after', o.after);
+  if (kind === 'budget') condition.percent = int('percent', o.percent);
   if (o.cooldown) condition.cooldownSeconds = int('cooldown', o.cooldown);
   const destinations = [
     o.webhook ? { type: 'webhook', url: o.webhook } : undefined,
@@ -74,12 +79,14 @@ export function alertCommands(program: Command): void {
   });
   al.command('create [file]').description('create a rule from a JSON or YAML file (- for stdin), or from the flags')
     .option('--name <name>', 'the rule\'s name')
-    .option('--kind <kind>', 'run_failed (default) or failure_rate (default when --window is given)')
+    .option('--kind <kind>', 'run_failed (default), failure_rate (default with --window), approval_waiting (default with --after) or budget (default with --percent)')
     .option('--workflow <workflowId>', 'only runs of this workflow')
     .option('--window <seconds>', 'failure_rate: the window')
     .option('--threshold <count>', 'failure_rate: fires at this many failures in the window')
     .option('--ratio <share>', 'failure_rate: or at this share of failed runs (0-1]')
     .option('--min-runs <count>', 'failure_rate with --ratio: the runs that must have ended in the window first')
+    .option('--after <seconds>', 'approval_waiting: fires for a run waiting at an approval this long (once per run)')
+    .option('--percent <share>', 'budget: fires once per month when the organization\'s monthly budget reaches this percent')
     .option('--cooldown <seconds>', 'at most one delivery per this many seconds')
     .option('--webhook <url>', 'deliver to this URL (signed with the organization\'s webhook secret)')
     .option('--email-connection <connectionId>', 'deliver by e-mail through this mail connection')

@@ -7,7 +7,7 @@
  */
 import type { Sinks } from '@temporalio/workflow';
 
-export const ALERT_RULE_KINDS = ['run_failed', 'failure_rate'] as const;
+export const ALERT_RULE_KINDS = ['run_failed', 'failure_rate', 'approval_waiting', 'budget'] as const;
 export type AlertRuleKind = (typeof ALERT_RULE_KINDS)[number];
 
 /** What a rule watches, as stored (src/management/alerts.ts checks it) and as its evaluator gets it. */
@@ -21,6 +21,17 @@ export type AlertCondition =
     ratio?: number | undefined;
     minRuns?: number | undefined;
     cooldownSeconds?: number | undefined;
+  }
+  | {
+    kind: 'approval_waiting'; workflowId?: string | undefined;
+    /** fires for a run PAUSED at an approval for this long (once per run) */
+    afterSeconds: number;
+    cooldownSeconds?: number | undefined;
+  }
+  | {
+    /** the organization's monthly budget (tokens or cost, whichever is the more spent) reached this share, once per month */
+    kind: 'budget'; percent: number;
+    workflowId?: undefined; cooldownSeconds?: undefined;
   };
 
 /** The cooldown a run_failed rule gets when it names none: one delivery per five minutes at most. */
@@ -30,10 +41,16 @@ export const DEFAULT_MIN_RUNS = 10;
 /** Outcomes an evaluator keeps (the newest), whatever the window. */
 export const KEPT_OUTCOMES = 10_000;
 
-/** At most one delivery per this many seconds: the rule's own, else its window (failure_rate) or RUN_FAILED_COOLDOWN_SECONDS. */
+/** At most one delivery per this many seconds: the rule's own, else its window (failure_rate) or RUN_FAILED_COOLDOWN_SECONDS (budget: none, once per month instead). */
 export function cooldownOf(condition: AlertCondition): number {
+  if (condition.kind === 'budget') return 0;
   if (condition.cooldownSeconds !== undefined) return condition.cooldownSeconds;
   return condition.kind === 'failure_rate' ? condition.windowSeconds : RUN_FAILED_COOLDOWN_SECONDS;
+}
+
+/** Kinds whose evaluator is fed run outcomes (the others: approval waits, budget use; src/common/alert-watches.ts). */
+export function watchesOutcomes(condition: AlertCondition): condition is Extract<AlertCondition, { kind: 'run_failed' | 'failure_rate' }> {
+  return condition.kind === 'run_failed' || condition.kind === 'failure_rate';
 }
 
 /** Whether a rule needs the runs that ended well too (a ratio counts them). */
@@ -56,10 +73,56 @@ export interface RunEnded {
 
 export const isFailure = (status: RunEnded['status']): boolean => status === 'FAILED' || status === 'TIMEOUT';
 
+/** A run started (`waiting`) or stopped waiting at an approval step: what the worker running it saw. */
+export interface ApprovalWaitEvent {
+  runId: string;
+  orgId: string;
+  workflowId: string;
+  workflowName: string;
+  stepIndex: number;
+  waiting: boolean;
+  /** ms since the epoch (the workflow's clock when it started or stopped waiting) */
+  at: number;
+}
+
+/** A wait an approval_waiting evaluator keeps a deadline for. */
+export interface PendingWait {
+  runId: string;
+  workflowId: string;
+  workflowName: string;
+  stepIndex: number;
+  /** when the run started waiting */
+  since: number;
+  /** since + the rule's afterSeconds */
+  deadline: number;
+}
+
+/** The organization's use of its monthly budget after a model call (src/runs/alerts.ts computes `percent`). */
+export interface BudgetUse {
+  orgId: string;
+  /** `YYYY-MM` (UTC) */
+  period: string;
+  /** the more spent of tokens and cost, in percent of its bound */
+  percent: number;
+  tokens: number;
+  maxTokens: number | null;
+  costNanoUsd: number;
+  maxCostNanoUsd: number | null;
+  at: number;
+}
+
+/** What the approval_waiting and budget evaluators are fed (signal `alertWatch`), with the rule's condition as the sender read it. */
+export type AlertWatch = { kind: 'approval'; event: ApprovalWaitEvent } | { kind: 'budget'; use: BudgetUse };
+export interface AlertWatchSignal {
+  watch: AlertWatch;
+  condition: AlertCondition;
+}
+
 /** What the worker reports to (a Temporal sink: no history event, so it never affects replay). */
 export interface AlertSinks extends Sinks {
   flowgateAlerts: {
     runEnded(ended: RunEnded): void;
+    approvalWaiting(event: ApprovalWaitEvent): void;
   };
 }
 
@@ -70,6 +133,8 @@ export interface AlertEvaluatorInput {
   condition: AlertCondition;
   state?: AlertState | undefined;
   pending?: AlertSignal[] | undefined;
+  /** approval_waiting, budget: the watches not yet taken */
+  watches?: AlertWatchSignal[] | undefined;
 }
 
 /** One outcome for a rule, with the rule's condition as the sender read it. */
@@ -89,6 +154,12 @@ export interface AlertState {
   fired: number;
   /** failures seen */
   failures: number;
+  /** approval_waiting: the runs waiting at an approval, not yet alerted (src/common/alert-watches.ts) */
+  waits?: PendingWait[] | undefined;
+  /** approval_waiting: the runs already alerted (or held back by the cooldown): once per run, the newest KEPT_OUTCOMES */
+  alerted?: string[] | undefined;
+  /** budget: the months (`YYYY-MM`) already alerted */
+  periods?: string[] | undefined;
 }
 
 export const emptyAlertState = (): AlertState => ({ outcomes: [], lastFiredAt: 0, suppressed: 0, fired: 0, failures: 0 });
@@ -122,6 +193,8 @@ export function judge(condition: AlertCondition, state: AlertState, ended: RunEn
     }
     return fire(state, ended.at, { count: 1 + state.suppressed, suppressed: state.suppressed, firstAt: ended.at, lastAt: ended.at });
   }
+  // an outcome reaching a rule of another kind (its kind changed): nothing to judge
+  if (condition.kind !== 'failure_rate') return undefined;
   const windowMs = condition.windowSeconds * 1000;
   state.outcomes.push({ at: ended.at, failed });
   const since = ended.at - windowMs;
@@ -142,7 +215,7 @@ export function judge(condition: AlertCondition, state: AlertState, ended: RunEn
   return fire(state, ended.at, { count: failures.length, total, suppressed: state.suppressed, firstAt, lastAt: ended.at });
 }
 
-function fire(state: AlertState, at: number, firing: AlertFiring): AlertFiring {
+export function fire(state: AlertState, at: number, firing: AlertFiring): AlertFiring {
   state.lastFiredAt = at;
   state.suppressed = 0;
   state.fired++;
@@ -161,8 +234,12 @@ export interface AlertDeliveryRequest {
   /** unique per delivery, the same on each attempt (the webhook's `webhook-id`, the error-handler run's idempotency key) */
   deliveryId: string;
   firing: AlertFiring;
-  /** the run whose outcome made the delivery */
-  run: RunEnded;
+  /** the run whose outcome made the delivery (run_failed, failure_rate) */
+  run?: RunEnded | undefined;
+  /** approval_waiting: the run that has waited too long */
+  waiting?: PendingWait | undefined;
+  /** budget: the month's use that crossed the rule's share */
+  budget?: BudgetUse | undefined;
 }
 
 export interface AlertDeliveryResult {

@@ -16,7 +16,7 @@ import type { DurableToolCallInput, DurableToolCallResult } from './durable-call
 import type { ChunkProgress, ForEachChunkInput, ForEachChunkResult } from './for-each-chunk';
 import type { CallbackRequest, CallbackStatus, DecidedApproval, DecisionRequest, PauseAnswer, PauseRequest, RecordedDecision, RunInput, RunState, RunSummary } from './run-types';
 import type { ShapeInput, ShapeSignal, ShapeState } from './shaping';
-import type { AlertEvaluatorInput, AlertSignal, AlertState } from './alerts';
+import type { AlertEvaluatorInput, AlertSignal, AlertState, AlertWatchSignal } from './alerts';
 import type { SlotAcquire, SlotGrant, SlotRelease, SlotsInput, SlotsState } from './slots';
 
 /** Every workflow type the worker registers (workflows/index.ts exports a function of each name). */
@@ -124,5 +124,7 @@ export const shapeEventSignal = defineSignal<[ShapeSignal]>('shapeEvent');
 export const shapeStateQuery = defineQuery<ShapeState>('shapeState');
 /** A run's outcome for an alert rule (sent with signal-with-start by the worker that saw the run end). */
 export const alertOutcomeSignal = defineSignal<[AlertSignal]>('alertOutcome');
+/** An approval wait that started or ended, or a budget use, for an approval_waiting or budget rule (workflows/alert-watches.ts). */
+export const alertWatchSignal = defineSignal<[AlertWatchSignal]>('alertWatch');
 /** An alert evaluator's state: its window, cooldown and the deliveries it made. */
 export const alertStateQuery = defineQuery<AlertState & { delivered: number; failed: number }>('alertState');

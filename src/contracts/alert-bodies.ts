@@ -10,7 +10,7 @@ import type { AlertRuleRecord } from '../registry';
 const workflowIdField = z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'must be a workflow ID').optional()
   .meta({ description: 'only runs of this workflow; absent: every workflow of the organization' });
 const cooldownField = z.number().int().min(1).max(7 * 86_400).optional()
-  .meta({ description: 'at most one delivery per this many seconds (default: the window for failure_rate, 300 for run_failed)' });
+  .meta({ description: 'at most one delivery per this many seconds (default: the window for failure_rate, 300 for run_failed and approval_waiting)' });
 
 export const AlertConditionSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('run_failed'), workflowId: workflowIdField, cooldownSeconds: cooldownField }).strict(),
@@ -22,6 +22,15 @@ export const AlertConditionSchema = z.discriminatedUnion('kind', [
     minRuns: z.number().int().min(1).max(1_000_000).optional().meta({ description: 'with ratio: the runs that must have ended in the window first (default 10)' }),
     cooldownSeconds: cooldownField,
   }).strict().refine((c) => (c.threshold === undefined) !== (c.ratio === undefined), { message: 'a failure_rate rule names exactly one of threshold and ratio' }),
+  z.object({
+    kind: z.literal('approval_waiting'), workflowId: workflowIdField,
+    afterSeconds: z.number().int().min(1).max(30 * 86_400).meta({ description: 'fires for a run that has waited at an approval this long (once per run)' }),
+    cooldownSeconds: cooldownField,
+  }).strict(),
+  z.object({
+    kind: z.literal('budget'),
+    percent: z.number().gt(0).max(100).meta({ description: 'fires once per month when the organization\'s monthly budget (the more spent of its tokens and cost) reaches this share' }),
+  }).strict(),
 ]);
 
 export const AlertDestinationSchema = z.discriminatedUnion('type', [

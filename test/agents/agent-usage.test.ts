@@ -7,6 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { alertWorkflowId } from '../../src/common/alerts';
+import { alertStateQuery } from '../../src/common/workflow-contracts';
+import { eventually } from '../support/eventually';
+import { signedReceiver } from '../support/signed-receiver';
 import { asAdminOf, getJson, pollStatus, publishWorkflow, trigger, type TestFlowgate } from '../support/flowgate';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm';
 import { parsePrometheus, valueOf } from '../observability/prometheus-text';
@@ -210,5 +214,46 @@ describe('agents: tokens, cost and budgets', () => {
     await fg.admin('PUT', `/api/v1/orgs/${org.id}/budget`, { monthlyMaxTokens: null });
     llm.script.push({ content: 'again', usage: { prompt: 5, completion: 5 } });
     assert.equal((await invoke(tenant, agentId)).body.status, 'COMPLETE');
+  });
+
+  it('a budget alert rule fires once per month when the organization\'s monthly budget reaches its share (signed webhook, audited)', async function () {
+    this.timeout(120_000);
+    const org = await createOrg(fg);
+    const tenant = asAdminOf(fg, org.adminToken);
+    assert.equal((await fg.admin('PUT', `/api/v1/orgs/${org.id}/budget`, { monthlyMaxTokens: 1000 })).status, 200);
+    const secret = (await tenant.admin<{ secret: string }>('GET', '/api/v1/webhook-secret')).body.secret;
+    const rx = await signedReceiver(() => secret);
+    try {
+      const created = await tenant.admin<{ id: string }>('POST', '/api/v1/alerts', {
+        name: 'spend', condition: { kind: 'budget', percent: 80 }, destination: { type: 'webhook', url: `${rx.url}/budget` },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const agentId = await agent(tenant, { name: 'spender' });
+      const say = async (prompt: number): Promise<void> => {
+        llm.script.push({ content: 'ok', usage: { prompt, completion: 0 } });
+        assert.equal((await invoke(tenant, agentId)).body.status, 'COMPLETE');
+      };
+      await say(500);
+      await say(350);
+      const delivery = await eventually(async () => rx.deliveries[0], 'the budget alert arrived', 60_000, 250);
+      assert.ok(delivery.verified, 'signed with the organization\'s secret');
+      const alert = JSON.parse(delivery.body) as { data: { rule: { kind: string }; percent: number; budget: { period: string; percent: number; tokens: number; maxTokens: number } } };
+      const month = new Date().toISOString().slice(0, 7);
+      assert.deepEqual([alert.data.rule.kind, alert.data.percent], ['budget', 80]);
+      assert.deepEqual(alert.data.budget, { ...alert.data.budget, period: month, percent: 85, tokens: 850, maxTokens: 1000 });
+      // further use within the month: no second alert
+      await say(100);
+      const handle = fg.client.workflow.getHandle(alertWorkflowId(created.body.id));
+      const state = await eventually(async () => (await handle.query(alertStateQuery).catch(() => undefined)) ?? undefined, 'the evaluator answers');
+      assert.deepEqual([state.periods, state.fired], [[month], 1]);
+      const audit = await eventually(async () => {
+        const { body } = await tenant.admin<{ records: { action: string; details: Record<string, unknown> }[] }>('GET', '/api/v1/audit?action=alert.delivered');
+        return body.records[0];
+      }, 'the delivery is audited');
+      assert.deepEqual([audit.details.kind, audit.details.period, audit.details.runId], ['budget', month, null]);
+      assert.equal(rx.deliveries.length, 1);
+    } finally {
+      await rx.close();
+    }
   });
 });

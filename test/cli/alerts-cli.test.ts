@@ -53,4 +53,22 @@ describe('flowgate alerts (CLI)', () => {
     const missing = await cli(['alerts', 'show', rule.id]);
     assert.equal(missing.code, 1);
   });
+
+  it('creates approval_waiting (--after) and budget (--percent) rules and lists what they watch', async () => {
+    const waiting = await cli(['--json', 'alerts', 'create', '--name', 'stuck', '--after', '3600', '--webhook', 'https://ops.example.com/stuck']);
+    assert.equal(waiting.code, 0, waiting.stderr);
+    const rule = JSON.parse(waiting.stdout) as { id: string; condition: Record<string, unknown> };
+    assert.deepEqual(rule.condition, { kind: 'approval_waiting', afterSeconds: 3600 });
+    const budget = await cli(['--json', 'alerts', 'create', '--name', 'spend', '--percent', '80', '--webhook', 'https://ops.example.com/spend']);
+    assert.equal(budget.code, 0, budget.stderr);
+    const spend = JSON.parse(budget.stdout) as { id: string; condition: Record<string, unknown> };
+    assert.deepEqual(spend.condition, { kind: 'budget', percent: 80 });
+    const table = await cli(['alerts', 'list']);
+    assert.match(table.stdout, /stuck\s+approval_waiting\s+\(any\)\s+approval waiting > 3600s/);
+    assert.match(table.stdout, /spend\s+budget\s+\(any\)\s+monthly budget >= 80%/);
+    const refused = await cli(['alerts', 'create', '--name', 'bad', '--kind', 'budget', '--percent', '150', '--webhook', 'https://ops.example.com/x']);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /percent/);
+    for (const id of [rule.id, spend.id]) assert.equal((await cli(['alerts', 'delete', id])).code, 0);
+  });
 });

@@ -243,7 +243,7 @@ describe('every workflow type on a worker with fake activities (fast layer)', ()
     assert.deepEqual([state.fired, state.delivered, state.suppressed], [1, 1, 7]);
     assert.equal(fw.world.alertDeliveries.length, 1);
     const [delivery] = fw.world.alertDeliveries;
-    assert.deepEqual([delivery!.firing.count, delivery!.run.runId, delivery!.ruleId], [3, 'run-3', ruleId]);
+    assert.deepEqual([delivery!.firing.count, delivery!.run?.runId, delivery!.ruleId], [3, 'run-3', ruleId]);
     await handle.result();
     await replayAndRecord(fw, workflowId, 'evaluate-alert-rule.json');
   });

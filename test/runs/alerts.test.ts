@@ -9,45 +9,16 @@
  * the issue's figure is 50: `FLOWGATE_TEST_ALERT_FAILURES=50`).
  */
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { Webhook } from 'standardwebhooks';
 import { alertWorkflowId } from '../../src/common/alerts';
 import { alertStateQuery } from '../../src/common/workflow-contracts';
 import { eventually } from '../support/eventually';
 import { pollStatus, publishWorkflow, trigger, startTestFlowgate, type TestFlowgate } from '../support/flowgate';
-import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
+import { signedReceiver as receiver } from '../support/signed-receiver';
 
 const FAILURES = Number(process.env.FLOWGATE_TEST_ALERT_FAILURES ?? 20);
 const THRESHOLD = 5;
-
-interface Delivery { headers: http.IncomingHttpHeaders; body: string; verified: boolean }
-
-/** A receiver that verifies the Standard Webhooks signature with the organization's secret. */
-async function receiver(secret: () => string): Promise<LoopbackServer & { deliveries: Delivery[] }> {
-  const deliveries: Delivery[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      let verified: boolean;
-      try {
-        new Webhook(secret()).verify(body, {
-          'webhook-id': String(req.headers['webhook-id']), 'webhook-timestamp': String(req.headers['webhook-timestamp']), 'webhook-signature': String(req.headers['webhook-signature']),
-        });
-        verified = true;
-      } catch {
-        verified = false;
-      }
-      deliveries.push({ headers: req.headers, body, verified });
-      res.statusCode = verified ? 200 : 401;
-      res.end();
-    });
-  });
-  return { ...(await listenOnLoopback(server)), deliveries };
-}
 
 /** A real SMTP server (the smtp-server library) on loopback, without auth, keeping what it receives. */
 async function startSmtp(): Promise<{ port: number; received: { to: string[]; raw: string }[]; close(): Promise<void> }> {
@@ -219,6 +190,84 @@ describe('alerts on run outcomes', () => {
     }
   });
 
+  it('an approval_waiting rule alerts once for a run waiting past afterSeconds, never for one decided in time', async function () {
+    this.timeout(180_000);
+    const rx = await receiver(() => secret);
+    try {
+      const AFTER = 8;
+      const gated = await publishWorkflow(fg, {
+        name: 'alerts-approval', steps: [{ name: 'Sign-off', type: 'approval', approvers: ['ann@example.com'], message: 'ship it?', timeout: '10m' }],
+      });
+      const created = await fg.admin<{ id: string; kind: string }>('POST', '/api/v1/alerts', {
+        name: 'stuck approvals', condition: { kind: 'approval_waiting', workflowId: gated.workflowId, afterSeconds: AFTER, cooldownSeconds: 1 },
+        destination: { type: 'webhook', url: `${rx.url}/approvals` },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      assert.equal(created.body.kind, 'approval_waiting');
+      const ruleId = created.body.id;
+      const waitingAt = (s: { status: string; waitingOn?: { kind: string } }) => s.waitingOn?.kind === 'approval' || ['COMPLETE', 'FAILED'].includes(s.status);
+      const decide = (runId: string) => fg.request(`/ext/webhook/${gated.apiKey}/runs/${gated.workflowId}/${runId}/approval`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ decision: 'approve', approver: 'ann@example.com' }),
+      });
+      const slow = (await trigger(fg, gated)).headers.get('X-Pf-Run-Id') ?? '';
+      const quick = (await trigger(fg, gated)).headers.get('X-Pf-Run-Id') ?? '';
+      await pollStatus(fg, gated, slow, waitingAt);
+      await pollStatus(fg, gated, quick, waitingAt);
+      const decided = await decide(quick);
+      assert.equal(decided.status, 200, await decided.text());
+      assert.equal((await pollStatus(fg, gated, quick)).status, 'COMPLETE');
+
+      const delivery = await eventually(async () => rx.deliveries[0], 'the waiting run was alerted', 90_000, 250);
+      assert.ok(delivery.verified, 'signed with the organization\'s secret');
+      const alert = JSON.parse(delivery.body) as { data: { rule: { id: string; kind: string }; afterSeconds: number; count: number; run: { runId: string; status: string; stepIndex: number; waitingSince: string } } };
+      assert.deepEqual([alert.data.rule.id, alert.data.rule.kind, alert.data.afterSeconds, alert.data.count], [ruleId, 'approval_waiting', AFTER, 1]);
+      assert.deepEqual([alert.data.run.runId, alert.data.run.status, alert.data.run.stepIndex], [slow, 'PAUSED', 1]);
+      const handle = fg.client.workflow.getHandle(alertWorkflowId(ruleId));
+      // the quick run's deadline has passed as well: the evaluator holds no wait, and alerted only the slow run
+      const state = await eventually(async () => {
+        const s = await handle.query(alertStateQuery).catch(() => undefined);
+        return s && (s.waits ?? []).length === 0 ? s : undefined;
+      }, 'the evaluator holds no wait', 60_000, 250);
+      assert.deepEqual([state.delivered, state.alerted], [1, [slow]]);
+      assert.equal(rx.deliveries.length, 1, 'once per run, and none for the run decided in time');
+      const audit = await eventually(async () => {
+        const { body } = await fg.admin<AuditList>('GET', '/api/v1/audit?action=alert.delivered');
+        return body.records.find((r) => r.target?.id === ruleId);
+      }, 'the delivery is audited');
+      assert.deepEqual([audit.details.kind, audit.details.runId, audit.details.destination], ['approval_waiting', slow, 'webhook']);
+      assert.equal((await decide(slow)).status, 200);
+      assert.equal((await pollStatus(fg, gated, slow)).status, 'COMPLETE');
+      assert.equal((await fg.admin('DELETE', `/api/v1/alerts/${ruleId}`)).status, 204);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('a run terminated through Temporal (no flowgate code runs) is alerted as a failure, found by the worker\'s visibility sweep', async function () {
+    this.timeout(180_000);
+    const rx = await receiver(() => secret);
+    try {
+      const slow = await publishWorkflow(fg, { name: 'alerts-terminated', steps: [{ name: 'Wait', type: 'delay', duration: '1h' }] });
+      const created = await fg.admin<{ id: string }>('POST', '/api/v1/alerts', {
+        name: 'terminated', condition: { kind: 'run_failed', workflowId: slow.workflowId }, destination: { type: 'webhook', url: `${rx.url}/terminated` },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const runId = (await trigger(fg, slow)).headers.get('X-Pf-Run-Id') ?? '';
+      await pollStatus(fg, slow, runId, (s) => s.status === 'PAUSED' || s.status === 'RUNNING');
+      const terminatedAt = Date.now();
+      await fg.client.workflow.getHandle(runId).terminate('operator pulled the plug');
+      const delivery = await eventually(async () => rx.deliveries[0], 'the terminated run was alerted', 120_000, 250);
+      const alert = JSON.parse(delivery.body) as { data: { rule: { id: string }; run: { runId: string; status: string; error: string } } };
+      assert.ok(delivery.verified);
+      assert.deepEqual([alert.data.rule.id, alert.data.run.runId, alert.data.run.status], [created.body.id, runId, 'FAILED']);
+      assert.match(alert.data.run.error, /terminated through Temporal/);
+      console.log(`    terminated run alerted after ${Date.now() - terminatedAt} ms`);
+      assert.equal((await fg.admin('DELETE', `/api/v1/alerts/${created.body.id}`)).status, 204);
+    } finally {
+      await rx.close();
+    }
+  });
+
   it('a viewer can neither create nor read alert rules; a rule naming another organization\'s trigger is refused', async () => {
     const member = await fg.admin<{ id: string }>('POST', '/api/v1/members', { email: 'viewer-alerts@example.com', role: 'viewer' });
     assert.equal(member.status, 201);
@@ -235,5 +284,14 @@ describe('alerts on run outcomes', () => {
     assert.equal(refused.status, 404);
     const invalid = await fg.admin('POST', '/api/v1/alerts', { ...rule, condition: { kind: 'failure_rate', windowSeconds: 60 } });
     assert.equal(invalid.status, 400);
+    for (const condition of [{ kind: 'approval_waiting' }, { kind: 'approval_waiting', afterSeconds: 0 }, { kind: 'budget', percent: 120 }, { kind: 'budget', percent: 80, workflowId: 'wf_x' }]) {
+      const bad = await fg.admin<{ error: string; message?: string }>('POST', '/api/v1/alerts', { ...rule, condition });
+      assert.equal(bad.status, 400, `${JSON.stringify(condition)}: ${JSON.stringify(bad.body)}`);
+    }
+    const kept = await fg.admin<{ id: string }>('POST', '/api/v1/alerts', { ...rule, condition: { kind: 'budget', percent: 80 } });
+    assert.equal(kept.status, 201, JSON.stringify(kept.body));
+    const changed = await fg.admin<{ error: string }>('PUT', `/api/v1/alerts/${kept.body.id}`, { ...rule, condition: { kind: 'run_failed' } });
+    assert.deepEqual([changed.status, changed.body.error], [400, 'invalid_alert_rule']);
+    assert.equal((await fg.admin('DELETE', `/api/v1/alerts/${kept.body.id}`)).status, 204);
   });
 });

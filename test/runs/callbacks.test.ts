@@ -1,38 +1,9 @@
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { Webhook } from 'standardwebhooks';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { callbackWorkflowId } from '../../src/common/workflow-contracts';
 import { pollStatus, publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
-import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
+import { signedReceiver as receiver } from '../support/signed-receiver';
 import { clearHistory } from '../support/histories';
-
-interface Delivery { headers: http.IncomingHttpHeaders; body: string; answered: number; verified: boolean }
-
-/** A callback receiver that verifies Standard Webhooks signatures and answers the given statuses in turn (then 200). */
-async function receiver(secret: () => string, answers: number[], onRequest?: (n: number) => void): Promise<LoopbackServer & { deliveries: Delivery[] }> {
-  const deliveries: Delivery[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      let verified: boolean;
-      try {
-        new Webhook(secret()).verify(body, req.headers as Record<string, string>);
-        verified = true;
-      } catch {
-        verified = false;
-      }
-      const answered = verified ? answers[deliveries.length] ?? 200 : 401;
-      deliveries.push({ headers: req.headers, body, answered, verified });
-      onRequest?.(deliveries.length);
-      res.statusCode = answered;
-      res.end();
-    });
-  });
-  return { ...(await listenOnLoopback(server)), deliveries };
-}
 
 async function waitFor<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;

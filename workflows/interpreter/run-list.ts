@@ -6,6 +6,7 @@
  */
 import { proxyActivities, proxyLocalActivities, proxySinks } from '@temporalio/workflow';
 import type { MetricsSinks } from '../../src/common/metrics-sinks';
+import type { AlertSinks } from '../../src/common/alerts';
 import type { Activities } from '../../activities';
 import type { ActivityStep, Step } from '../../src/common/definition';
 import { durationMs } from '../../src/common/duration';
@@ -100,7 +101,18 @@ function bookkeepingFor(label: string): Pick<Activities, 'recordStep' | 'recordC
   return proxyActivities<Activities>({ ...BOOKKEEPING_OPTIONS, ...s });
 }
 /** The approvals-pending gauge (a sink call leaves no trace in the history). */
-const { flowgateMetrics } = proxySinks<MetricsSinks>();
+const { flowgateMetrics, flowgateAlerts } = proxySinks<MetricsSinks & AlertSinks>();
+
+/**
+ * An approval wait started or ended: told to the worker's alerts (src/runs/alerts.ts, approval_waiting
+ * rules). A sink call adds nothing to the history, so runs started before it replay unchanged.
+ */
+function approvalWait(rt: Runtime, stepIndex: number, waiting: boolean): void {
+  const { run, input } = rt;
+  flowgateAlerts.approvalWaiting({
+    runId: run.runId, orgId: run.orgId, workflowId: run.automationId, workflowName: input.automationName || run.automationId, stepIndex, waiting, at: Date.now(),
+  });
+}
 
 /**
  * Interpolation for workflow-side steps: in the workflow when it sees everything, else through the
@@ -193,10 +205,16 @@ async function executeWorkflowStep(rt: Runtime, step: Step, address: string, sco
       stepState.status = 'PAUSED';
       state.waitingOn = place.stepPath === undefined ? waitingOn : { ...waitingOn, stepPath: place.stepPath };
       showDetails(waitingText(state.waitingOn, step.name));
-      if (waitingOn.kind === 'approval') flowgateMetrics.approvalWaiting(run.runId, place.stepIndex, true);
+      if (waitingOn.kind === 'approval') {
+        flowgateMetrics.approvalWaiting(run.runId, place.stepIndex, true);
+        approvalWait(rt, place.stepIndex, true);
+      }
     },
     resume() {
-      if (state.waitingOn?.kind === 'approval') flowgateMetrics.approvalWaiting(run.runId, place.stepIndex, false);
+      if (state.waitingOn?.kind === 'approval') {
+        flowgateMetrics.approvalWaiting(run.runId, place.stepIndex, false);
+        approvalWait(rt, place.stepIndex, false);
+      }
       state.status = 'RUNNING';
       stepState.status = 'RUNNING';
       delete state.waitingOn;

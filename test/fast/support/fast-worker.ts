@@ -24,7 +24,7 @@ import { stepFileKey } from '../../../activities/run-step';
 import { FAKE_ORG, fakeActivities, FakeWorld, runInputOf } from './fake-activities';
 
 const noMetrics: InjectedSinks<MetricsSinks & AlertSinks> = {
-  flowgateAlerts: { runEnded: { fn: () => undefined, callDuringReplay: false } },
+  flowgateAlerts: { runEnded: { fn: () => undefined, callDuringReplay: false }, approvalWaiting: { fn: () => undefined, callDuringReplay: false } },
   flowgateMetrics: {
     runStarted: { fn: () => undefined, callDuringReplay: false },
     runEnded: { fn: () => undefined, callDuringReplay: false },
