@@ -16,20 +16,25 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import {
-  DurableFailureType, DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS, type DurableRetryReason, type DurableToolCallInput, type DurableToolCallResult,
+  DurableFailureType, DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS, DurableHeartbeatSchema, type DurableHeartbeat, type DurableRetryReason, type DurableToolCallInput,
+  type DurableToolCallResult,
 } from '../src/common/durable-call';
 import type { ToolCaller } from '../src/tools/caller';
 import { ToolCallError } from '../src/tools/errors';
-import type { ToolResult } from '../src/tools/server';
+import type { ToolResult, UpstreamTaskHold } from '../src/tools/server';
 
 /** What the activity records of a durable call (the audit trail: action `durable_call.<event>`). */
 export interface DurableCallEvent {
-  event: 'retried' | 'completed' | 'failed' | 'cancelled';
+  /** `upstream_task`: the remote answered with its own task (or this attempt resumes following the one an earlier attempt was handed) */
+  event: 'retried' | 'completed' | 'failed' | 'cancelled' | 'upstream_task';
   attempt: number;
   reason?: DurableRetryReason;
   message?: string;
   /** the upstream's HTTP status, when it answered one */
   status?: number;
+  /** the remote's own task id (event `upstream_task`), and whether this attempt resumed following it */
+  upstreamTaskId?: string;
+  resumed?: boolean;
 }
 
 export interface DurableCallObserver {
@@ -67,6 +72,35 @@ function retryableOf(result: Extract<ToolResult, { isError: true }>): Retryable 
   return undefined;
 }
 
+/**
+ * The hold of an attempt at a remote MCP server (src/tools/custom/remote-tasks.ts): the task the
+ * remote hands it is heartbeat at once (a later attempt follows it) and audited; the attempt may
+ * follow it until the overall deadline (`followForMs`), each request under the attempt's deadline;
+ * the remote's task is cancelled when the durable call is (tasks/cancel: the activity is cancelled,
+ * or its workflow is gone) or its overall deadline passes.
+ */
+function upstreamTaskHold(ctx: Context, input: DurableToolCallInput, details: DurableHeartbeat, attemptMs: number, observer: DurableCallObserver | undefined) {
+  const { info } = ctx;
+  const overall = info.scheduleToCloseTimeoutMs > 0 ? info.scheduledTimestampMs + info.scheduleToCloseTimeoutMs : Infinity;
+  const until = Math.min(overall, info.startToCloseTimeoutMs > 0 ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs : Infinity);
+  const followForMs = Number.isFinite(until) ? Math.max(1000, until - Date.now()) : input.ttlMs;
+  const hold: UpstreamTaskHold = {
+    ...(details.upstreamTask ? { resume: details.upstreamTask } : {}),
+    requestTimeoutMs: attemptMs,
+    ttlMs: input.ttlMs,
+    async received(task) {
+      details.upstreamTask = task;
+      ctx.heartbeat(details);
+      await observer?.record(input, { event: 'upstream_task', attempt: details.attempt, upstreamTaskId: task.taskId });
+    },
+    abandoned: () => {
+      const cancelled = ctx.cancellationDetails;
+      return cancelled?.cancelRequested === true || cancelled?.notFound === true || Date.now() >= until - 1000;
+    },
+  };
+  return { hold, followForMs };
+}
+
 export function createDurableToolCallActivities(deps: DurableToolCallDeps) {
   async function callDurableTool(input: DurableToolCallInput): Promise<DurableToolCallResult> {
     const ctx = Context.current();
@@ -74,13 +108,22 @@ export function createDurableToolCallActivities(deps: DurableToolCallDeps) {
     const last = attempt >= input.policy.maxAttempts;
     const observer = deps.durableCalls;
     if (!deps.tools) throw ApplicationFailure.create({ message: 'this worker has no tool dispatcher', type: DurableFailureType.NOT_CALLABLE, nonRetryable: true });
-    const heartbeat = setInterval(() => ctx.heartbeat(attempt), DURABLE_HEARTBEAT_MS);
+    const attemptMs = (input.policy.attemptTimeoutSeconds ?? DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS) * 1000;
+    // what an earlier attempt heartbeat: the remote's task it was handed, which this one follows rather than calling again
+    const earlier = DurableHeartbeatSchema.safeParse(ctx.info.heartbeatDetails);
+    const details: DurableHeartbeat = { attempt, ...(earlier.success && earlier.data.upstreamTask ? { upstreamTask: earlier.data.upstreamTask } : {}) };
+    if (details.upstreamTask) {
+      await observer?.record(input, { event: 'upstream_task', attempt, upstreamTaskId: details.upstreamTask.taskId, resumed: true });
+      ctx.heartbeat(details);
+    }
+    const heartbeat = setInterval(() => ctx.heartbeat(details), DURABLE_HEARTBEAT_MS);
     let result: ToolResult;
     let retry: Retryable | undefined;
     try {
+      const hold = input.upstreamTasks ? upstreamTaskHold(ctx, input, details, attemptMs, observer) : undefined;
       result = await deps.tools.call(input.orgId, input.server, input.tool, input.args, {
         idempotencyKey: input.idempotencyKey, forwardHeaders: input.forwardHeaders, durableAttempt: true,
-        timeoutMs: (input.policy.attemptTimeoutSeconds ?? DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS) * 1000, signal: ctx.cancellationSignal,
+        timeoutMs: hold ? hold.followForMs : attemptMs, signal: ctx.cancellationSignal, ...(hold ? { upstreamTask: hold.hold } : {}),
       });
       retry = result.isError ? retryableOf(result) : undefined;
     } catch (error) {

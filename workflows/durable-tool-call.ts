@@ -5,7 +5,8 @@
  * that one place (no caller retries on top: a step or agent waits for this workflow). The
  * activity's per-attempt deadline is `attemptTimeoutSeconds`; the whole call's is `timeoutSeconds`
  * (the activity's schedule-to-close), never longer than the task's ttl (the workflow's execution
- * timeout).
+ * timeout). An attempt at a remote MCP server that answers with a task of its own follows that
+ * task (src/tools/custom/remote-tasks.ts): its activity may then last until the overall deadline.
  *
  * Answers the tool's result; a tool error, a refusal for good, or the last failed attempt fail the
  * workflow with the tool's error result as the failure's first detail (the task is `failed`, its
@@ -23,8 +24,9 @@ export async function durableToolCall(input: DurableToolCallInput): Promise<Dura
   const attemptMs = (input.policy.attemptTimeoutSeconds ?? DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS) * 1000;
   const overallMs = Math.min(input.ttlMs, input.policy.timeoutSeconds === undefined ? input.ttlMs : input.policy.timeoutSeconds * 1000);
   const { callDurableTool } = proxyActivities<Activities>({
-    // a little above the attempt's own deadline: the dispatcher ends the request at that deadline and says why
-    startToCloseTimeout: attemptMs + 5000,
+    // a little above the attempt's own deadline: the dispatcher ends the request at that deadline and says why;
+    // an attempt at a remote MCP server may follow the remote's own task up to the overall deadline (each request still has the attempt's)
+    startToCloseTimeout: input.upstreamTasks ? overallMs : attemptMs + 5000,
     scheduleToCloseTimeout: overallMs,
     heartbeatTimeout: '10s',
     retry: durableRetryPolicy(input.policy),

@@ -3,7 +3,7 @@
  * call's start, each retry and its outcome, and the attempt and retry counters. The gateway records
  * the start (DurableCalls' `onStarted`), the worker's activity the attempts (`durableCalls`).
  */
-import type { DurableCallObserver } from '../../activities/durable-tool-call';
+import type { DurableCallEvent, DurableCallObserver } from '../../activities/durable-tool-call';
 import { DURABLE_CALL_ACTIONS } from '../audit/actions';
 import { argumentsDigest, type AuditActor, type AuditTrail } from '../audit/audit-trail';
 import type { DurableToolCallInput } from '../common/durable-call';
@@ -11,6 +11,8 @@ import type { FlowgateMetrics } from '../observability/metrics';
 import type { DurableStartRecorder } from '../tools/custom/durable';
 
 const NO_AUDIT_SOURCE = { sourceIp: null, userAgent: null, requestId: null };
+/** The status an event's record carries when the upstream answered none of its own. */
+const STATUS: Record<DurableCallEvent['event'], number> = { completed: 200, upstream_task: 202, cancelled: 499, retried: 502, failed: 502 };
 
 /** Who a durable call's records name: the API key whose token made it, else flowgate itself (a step's or agent's call). */
 async function durableActor(audit: AuditTrail, input: DurableToolCallInput): Promise<AuditActor> {
@@ -36,11 +38,12 @@ export function durableCallObserver(audit: AuditTrail, metrics: FlowgateMetrics)
     async record(input, event) {
       await audit.record({
         orgId: input.orgId, action: DURABLE_CALL_ACTIONS[event.event], target: { type: 'task', id: input.taskId },
-        status: event.status ?? (event.event === 'completed' ? 200 : event.event === 'cancelled' ? 499 : 502),
-        outcome: event.event === 'completed' ? 'success' : 'failed',
+        status: event.status ?? STATUS[event.event],
+        outcome: event.event === 'completed' || event.event === 'upstream_task' ? 'success' : 'failed',
         details: {
           server: input.server, tool: input.tool, attempt: event.attempt, ...(event.reason ? { reason: event.reason } : {}),
           ...(event.message ? { message: event.message.slice(0, 500) } : {}),
+          ...(event.upstreamTaskId === undefined ? {} : { upstreamTaskId: event.upstreamTaskId.slice(0, 200) }), ...(event.resumed ? { resumed: true } : {}),
         },
       }, await durableActor(audit, input), NO_AUDIT_SOURCE, 'committed');
     },

@@ -27,7 +27,7 @@ export const TOOL_CALLED = 'tool.called';
  */
 export const DURABLE_CALL_ACTIONS = {
   started: 'durable_call.started', retried: 'durable_call.retried', completed: 'durable_call.completed',
-  failed: 'durable_call.failed', cancelled: 'durable_call.cancelled',
+  failed: 'durable_call.failed', cancelled: 'durable_call.cancelled', upstream_task: 'durable_call.upstream_task',
 } as const;
 /** The console (src/http/console/audit.ts): its run and workflow actions reuse the management API's names; these are its own. */
 export const CONSOLE_SIGNED_IN = 'console.signed_in';

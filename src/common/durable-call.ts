@@ -62,7 +62,30 @@ export interface DurableToolCallInput {
   keyId?: string;
   /** the task's ttl (ms): the workflow gives up after it */
   ttlMs: number;
+  /**
+   * The server is a remote MCP server, which may answer an attempt with a task of its own that the
+   * attempt then follows to its result (its activity may last until the overall deadline; each
+   * request to the remote still has the attempt's deadline). Absent in calls started before it was.
+   */
+  upstreamTasks?: boolean;
 }
+
+/**
+ * A remote MCP server's own task, as the attempt that was handed it keeps it in its heartbeat: an
+ * attempt after it (the worker died, a poll failed) follows the same task instead of calling again.
+ * `era`: `modern` (2026-07-28, the Tasks extension: the result comes inline with `tasks/get`) or
+ * `legacy` (2025-11-25: `tasks/get`, then `tasks/result`).
+ */
+export const UpstreamTaskSchema = z.object({
+  taskId: z.string().min(1).max(1000),
+  era: z.enum(['modern', 'legacy']),
+  pollIntervalMs: z.number().int().min(0).optional(),
+});
+export type UpstreamTask = z.infer<typeof UpstreamTaskSchema>;
+
+/** What a durable attempt heartbeats: its number, and the remote's task once it was handed one. */
+export const DurableHeartbeatSchema = z.object({ attempt: z.number().int(), upstreamTask: UpstreamTaskSchema.optional() });
+export type DurableHeartbeat = z.infer<typeof DurableHeartbeatSchema>;
 
 /** The workflow's memo: enough to authorize and list the task without reading its input. */
 export interface DurableToolCallMemo {

@@ -2,7 +2,7 @@
  * What a caller of tools sees of the dispatcher (dispatcher.ts): one call by organization, server
  * path and tool name. Activities and agents take this, never the dispatcher or the tools barrel.
  */
-import type { InputRoundTrip, ToolProgress, ToolResult } from './server';
+import type { InputRoundTrip, ToolProgress, ToolResult, UpstreamTaskHold } from './server';
 
 export interface CallOptions {
   idempotencyKey?: string;
@@ -26,8 +26,13 @@ export interface CallOptions {
   durableWaitMs?: number;
   /** the API key (or grant) behind the caller's token: a durable call's audit records name it (the tool gateway sets it) */
   keyId?: string;
-  /** one attempt of a durable call, made by its activity: the server is called directly, not through another task */
+  /**
+   * One attempt of a durable call, made by its activity: the server is called directly, not
+   * through another task, and `timeoutMs` alone bounds it (the server's `attemptTimeoutSeconds`).
+   */
   durableAttempt?: boolean;
+  /** a durable attempt's hold on a remote MCP server's own task (CallContext.upstreamTask) */
+  upstreamTask?: UpstreamTaskHold;
 }
 
 export interface ToolCaller {

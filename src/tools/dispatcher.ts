@@ -129,7 +129,8 @@ export class ToolDispatcher implements ToolCaller {
     const connection = server.application === undefined ? undefined : await this.openConnection(orgId, server, args.PCID);
 
     const limit = server.timeoutMs?.(toolName) ?? this.options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-    const timeoutMs = options.timeoutMs === undefined ? limit : Math.min(limit, options.timeoutMs);
+    // a durable attempt's deadline is its server's own (attemptTimeoutSeconds, or a followed task's)
+    const timeoutMs = options.timeoutMs === undefined ? limit : options.durableAttempt ? options.timeoutMs : Math.min(limit, options.timeoutMs);
     // The call's signal is made (and tied to the caller's) only when the tool reads it.
     const abort = new LazyAbortController();
     let untie: (() => void) | undefined;
@@ -160,6 +161,7 @@ export class ToolDispatcher implements ToolCaller {
       progress: options.progress ?? noop,
       progressWanted: options.progress !== undefined,
       ...(options.roundTrip ? { roundTrip: options.roundTrip } : {}),
+      ...(options.upstreamTask ? { upstreamTask: options.upstreamTask } : {}),
     };
     let timer: NodeJS.Timeout | undefined;
     // made only when needed: an Error captures a stack, which costs on every call

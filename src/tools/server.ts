@@ -10,7 +10,7 @@ import type { BlobStore } from '../blobs/blob-store';
 import type { Logger } from '../observability/logger';
 import type { SignedUrlSigner } from '../crypto/signed-urls';
 import type { ConnectionStore, ToolConnection } from './connections';
-import type { DurablePolicy } from '../common/durable-call';
+import type { DurablePolicy, UpstreamTask } from '../common/durable-call';
 
 export { ToolCallError, ToolFailure, type ToolCallErrorCode } from './errors';
 export type { ToolConnection } from './connections';
@@ -75,6 +75,24 @@ export interface InputRoundTrip {
   requestState?: string;
 }
 
+/**
+ * A durable attempt's hold on a remote MCP server's own task (src/tools/custom/remote-tasks.ts):
+ * the attempt lets the remote answer with a task, is told of it before following it, and follows it
+ * to its result; an attempt after it follows the same task instead of calling again.
+ */
+export interface UpstreamTaskHold {
+  /** the task an earlier attempt was handed: followed, not called again (a remote that no longer knows it is called again) */
+  resume?: UpstreamTask;
+  /** the remote answered with a task: told before the task is followed (the activity heartbeats it) */
+  received(task: UpstreamTask): Promise<void>;
+  /** how long each request to the remote (the call, each poll) may take: the attempt's deadline */
+  requestTimeoutMs: number;
+  /** the ttl a 2025 remote is asked to keep its task for */
+  ttlMs: number;
+  /** whether the call's end means the remote's task is no longer wanted (tasks/cancel, the overall deadline): it is then cancelled */
+  abandoned(): boolean;
+}
+
 /** What a server is told when one of its tools is called. */
 export interface CallContext extends ListContext {
   /**
@@ -94,6 +112,8 @@ export interface CallContext extends ListContext {
   progressWanted?: boolean;
   /** set when the caller can receive `input_required` (a 2026 caller over HTTP); absent for 2025 and in-process callers */
   roundTrip?: InputRoundTrip;
+  /** a durable attempt at a server that follows remote tasks (`followsUpstreamTasks`) */
+  upstreamTask?: UpstreamTaskHold;
 }
 
 /** MCP content blocks, passed through as the server gave them. */
@@ -143,6 +163,8 @@ export interface ToolServer {
    * tools runs as a Temporal-backed task with this retry policy (src/tools/custom/durable.ts).
    */
   readonly durable?: DurablePolicy;
+  /** a remote MCP server: a durable attempt may be answered with the remote's own task, which it follows (CallContext.upstreamTask) */
+  readonly followsUpstreamTasks?: boolean;
   /** per-tool time limit, when a tool needs more or less than the dispatcher's default */
   timeoutMs?(name: string): number | undefined;
 }

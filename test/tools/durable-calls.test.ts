@@ -20,10 +20,8 @@ import { startScriptedRemote } from '../support/scripted-remote-mcp';
 import { DEFAULT_ORG_ID } from '../../src/registry';
 import { ToolCallError } from '../../src/tools/server';
 import { connectMcp, pollTask, startTask } from './mcp-tasks-support';
-import { callTool, rpc, RPC_HEADERS, runtimeToken, startToolFlowgate, type RpcAnswer } from './support';
+import { callTool, modernRpc, rpc, runtimeToken, startToolFlowgate } from './support';
 
-const V2026 = '2026-07-28';
-const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
 
 /** The upstream's document: an order to place (retried), and a slow report (cancelled). */
 const DOCUMENT = {
@@ -88,17 +86,8 @@ const drop = (req: http.IncomingMessage): void => {
 /** never answers: the request stays open until the caller goes away */
 const hang = (): void => undefined;
 
-/** A 2026-era request as a client of that revision sends it, declaring the Tasks extension when `tasks`. */
-function modern(fg: TestFlowgate, server: string, token: string, method: string, params: Record<string, unknown>, name: string | undefined, tasks = true): Promise<RpcAnswer> {
-  const body = {
-    jsonrpc: '2.0', id: randomUUID(), method,
-    params: {
-      ...params,
-      _meta: { 'io.modelcontextprotocol/protocolVersion': V2026, 'io.modelcontextprotocol/clientCapabilities': tasks ? TASKS : {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } },
-    },
-  };
-  return rpc(fg, server, token, body, { ...RPC_HEADERS, 'MCP-Protocol-Version': V2026, 'Mcp-Method': method, ...(name === undefined ? {} : { 'Mcp-Name': name }) });
-}
+/** A 2026-era request, declaring the Tasks extension unless told. */
+const modern = modernRpc;
 
 describe('durable tool calls', () => {
   let fg: TestFlowgate;

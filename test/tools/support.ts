@@ -42,7 +42,7 @@ export interface RpcAnswer {
 export const RPC_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json' };
 
 /** POSTs a JSON-RPC body (an object, or raw text) to `{base}/<server>`. */
-export async function rpc(fg: TestFlowgate, server: string, token: string | undefined, body: unknown,
+export async function rpc(fg: Pick<TestFlowgate, 'url'>, server: string, token: string | undefined, body: unknown,
   headers: Record<string, string> = RPC_HEADERS, basePath = '/tools'): Promise<RpcAnswer> {
   const response = await fetch(`${fg.url}${basePath}/${server}`, {
     method: 'POST',
@@ -51,6 +51,21 @@ export async function rpc(fg: TestFlowgate, server: string, token: string | unde
   });
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) as RpcAnswer['body'] : undefined, text };
+}
+
+export const V2026 = '2026-07-28';
+export const TASKS_CAPABILITY = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+
+/** A 2026-era request as a client of that revision sends it, declaring the Tasks extension when `tasks`, to a gateway at `target.url`. */
+export function modernRpc(target: Pick<TestFlowgate, 'url'>, server: string, token: string, method: string, params: Record<string, unknown>, name: string | undefined, tasks = true): Promise<RpcAnswer> {
+  const body = {
+    jsonrpc: '2.0', id: randomUUID(), method,
+    params: {
+      ...params,
+      _meta: { 'io.modelcontextprotocol/protocolVersion': V2026, 'io.modelcontextprotocol/clientCapabilities': tasks ? TASKS_CAPABILITY : {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } },
+    },
+  };
+  return rpc(target, server, token, body, { ...RPC_HEADERS, 'MCP-Protocol-Version': V2026, 'Mcp-Method': method, ...(name === undefined ? {} : { 'Mcp-Name': name }) });
 }
 
 let nextId = 1;

@@ -24,6 +24,7 @@ export function durableServer(server: ToolServer, durable: DurablePolicy): ToolS
     ...(server.listFreshForMs ? { listFreshForMs: server.listFreshForMs.bind(server) } : {}),
     ...(keptTools ? { keptTools: () => keptTools()?.map(durableTool) } : {}),
     callTool: (name, args, context) => server.callTool(name, args, context),
+    ...(server.followsUpstreamTasks ? { followsUpstreamTasks: true } : {}),
     ...(server.timeoutMs ? { timeoutMs: server.timeoutMs.bind(server) } : {}),
   };
 }

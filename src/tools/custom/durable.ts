@@ -45,6 +45,11 @@ function memoOf(memo: unknown, orgId: string): DurableToolCallMemo['durableToolC
 const CODES: readonly ToolCallErrorCode[] = ['UNKNOWN_SERVER', 'UNKNOWN_TOOL', 'INVALID_ARGUMENTS', 'CONNECTION_REFUSED', 'TIMEOUT', 'UNAVAILABLE', 'UNANSWERABLE'];
 const codeOf = (value: unknown): ToolCallErrorCode | undefined => CODES.find((code) => code === value);
 
+/** The task id of a durable call made with an idempotency key: the organization, server, tool and key name it. */
+export function durableTaskId(orgId: string, server: string, tool: string, idempotencyKey: string): string {
+  return `dtask_${createHash('sha256').update(`${orgId}\n${server}\n${tool}\n${idempotencyKey}`).digest('hex').slice(0, 32)}`;
+}
+
 /** What a durable call started with: who made it (for the audit trail) and how long its task lives. */
 export interface DurableStart {
   idempotencyKey?: string;
@@ -70,8 +75,7 @@ export class DurableCalls {
 
   /** The task id of a call: from its idempotency key when it has one (the same call finds the same task), else fresh. */
   taskIdOf(orgId: string, server: string, tool: string, idempotencyKey: string | undefined): string {
-    if (idempotencyKey === undefined) return `dtask_${randomUUID()}`;
-    return `dtask_${createHash('sha256').update(`${orgId}\n${server}\n${tool}\n${idempotencyKey}`).digest('hex').slice(0, 32)}`;
+    return idempotencyKey === undefined ? `dtask_${randomUUID()}` : durableTaskId(orgId, server, tool, idempotencyKey);
   }
 
   /** Starts the call's workflow (or finds the one its idempotency key already started) and answers its task id. */
@@ -80,7 +84,7 @@ export class DurableCalls {
     const input: DurableToolCallInput = {
       orgId, taskId, server: server.name, serverName: server.description.slice(0, 80), tool, args, policy,
       idempotencyKey: call.idempotencyKey ?? durableIdempotencyKey(taskId), forwardHeaders: { ...call.forwardHeaders }, ttlMs: call.ttlMs,
-      ...(call.keyId === undefined ? {} : { keyId: call.keyId }),
+      ...(call.keyId === undefined ? {} : { keyId: call.keyId }), ...(server.followsUpstreamTasks ? { upstreamTasks: true } : {}),
     };
     const memo = { durableToolCall: { orgId, server: server.name, tool, ttlMs: call.ttlMs } } satisfies DurableToolCallMemo;
     let reused = false;

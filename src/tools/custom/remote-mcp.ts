@@ -75,6 +75,8 @@ export interface RemoteRequestOptions {
   toolSchema?(): Promise<unknown>;
   /** the client capabilities this request declares to a 2026 remote (the caller's, passed on); none when absent */
   clientCapabilities?: Readonly<Record<string, unknown>>;
+  /** params a 2025 remote gets besides `params` (a durable attempt's `task`, remote-tasks.ts); asked only of a 2025 remote */
+  legacyParams?(): Promise<Record<string, unknown>>;
 }
 
 /** Names a forwarded header may not have: the protocol sets them (in either era), or they mean nothing forwarded. */
@@ -173,6 +175,7 @@ export class RemoteMcpClient {
       return resultOf(result);
     }
     const key = sessionKey(target);
+    if (options.legacyParams) params = { ...params, ...await unlessAborted(options.legacyParams(), options.signal) };
     for (let attempt = 0; ; attempt++) {
       const opened = this.sessionOf(target, key);
       const session = await unlessAborted(opened, options.signal);

@@ -26,7 +26,8 @@ import {
 import type { CustomAuth } from './auth';
 import { outboundFailure } from './errors';
 import type { OpenedConnection } from './registry-reads';
-import { RemoteHttpError, RemoteRpcError, type RemoteMcpClient, type RemoteTarget } from './remote-mcp';
+import { RemoteHttpError, RemoteRpcError, type RemoteMcpClient, type RemoteRequestOptions, type RemoteTarget } from './remote-mcp';
+import { callFollowingTasks, TASKS_CAPABILITIES } from './remote-tasks';
 import { listTtlOf, type RemoteToolCache } from './remote-tool-cache';
 
 const LIST_TIMEOUT_MS = 15_000;
@@ -82,12 +83,13 @@ export function remoteServer(spec: RemoteServerSpec, version: string): ToolServe
   }
 
   /** The remote's tools (every page), less those with invalid x-mcp-header declarations, and how long the remote lets them be kept. */
-  async function fetchTools(context: ListContext): Promise<{ tools: readonly ToolEntry[]; ttlMs: number }> {
+  async function fetchTools(context: ListContext): Promise<{ tools: readonly ToolEntry[]; ttlMs: number; taskTools: Set<string> }> {
     const deadline = Date.now() + LIST_TIMEOUT_MS;
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(LIST_TIMEOUT_MS)]);
     try {
       const target = await targetOf(context.services);
       const tools: ToolEntry[] = [];
+      const taskTools = new Set<string>();
       const pages: Record<string, unknown>[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
@@ -102,11 +104,12 @@ export function remoteServer(spec: RemoteServerSpec, version: string): ToolServe
             continue;
           }
           tools.push(entry);
+          if (runsAsTask(tool)) taskTools.add(entry.name);
         }
         cursor = typeof listed.nextCursor === 'string' ? listed.nextCursor : undefined;
         if (cursor === undefined) break;
       }
-      return { tools, ttlMs: listTtlOf(pages) };
+      return { tools, ttlMs: listTtlOf(pages), taskTools };
     } catch (error) {
       throw remoteFailure(error, `the remote server /${spec.id}`);
     }
@@ -127,21 +130,29 @@ export function remoteServer(spec: RemoteServerSpec, version: string): ToolServe
 
   /** The list afresh from the remote, kept. */
   async function refreshTools(context: ListContext): Promise<readonly ToolEntry[]> {
-    const { tools, ttlMs } = await fetchTools(context);
-    spec.cache.set(cacheKey, tools, ttlMs);
+    const { tools, ttlMs, taskTools } = await fetchTools(context);
+    spec.cache.set(cacheKey, tools, ttlMs, taskTools);
     return tools;
   }
 
-  /** A tool's inputSchema as the remote listed it (the kept list, even stale; listed now when none is kept), for its Mcp-Param headers. */
+  /** The kept list, even stale; listed now when none is kept. */
+  async function keptList(context: ListContext): Promise<{ tools: readonly ToolEntry[]; taskTools: ReadonlySet<string> }> {
+    const kept = spec.cache.get(cacheKey);
+    if (kept) return kept;
+    const tools = await refreshTools(context);
+    return spec.cache.get(cacheKey) ?? { tools, taskTools: new Set<string>() };
+  }
+
+  /** A tool's inputSchema as the remote listed it (the kept list), for its Mcp-Param headers. */
   async function schemaOf(name: string, context: ListContext): Promise<unknown> {
-    const tools = spec.cache.get(cacheKey)?.tools ?? await refreshTools(context);
-    return tools.find((tool) => tool.name === name)?.inputSchema;
+    return (await keptList(context)).tools.find((tool) => tool.name === name)?.inputSchema;
   }
 
   return {
     name: spec.id,
     description: spec.description,
     embedded: false,
+    followsUpstreamTasks: true,
     // what remains of the kept list's freshness: nothing before one is kept, nothing once it is stale
     listFreshForMs: () => spec.cache.get(cacheKey)?.remainingMs ?? 0,
     keptTools: () => spec.cache.get(cacheKey)?.tools,
@@ -167,15 +178,22 @@ export function remoteServer(spec: RemoteServerSpec, version: string): ToolServe
           forward: context.forwardHeaders, signal: context.signal, deadline: context.deadline, onMessage: progressOf(context), toolSchema: () => schemaOf(name, context),
           ...(context.roundTrip ? { clientCapabilities: context.roundTrip.capabilities } : {}),
         };
-        let result: Record<string, unknown>;
-        try {
-          result = await spec.client.request(target, 'tools/call', params, options);
-        } catch (error) {
-          if (!(error instanceof RemoteRpcError && error.code === ErrorCode.HEADER_MISMATCH)) throw error;
-          // the remote's schema changed since it was listed (SEP-2243: list again, then send again, once)
-          await refreshTools(context);
-          result = await spec.client.request(target, 'tools/call', params, options);
-        }
+        const call = async (extra: Partial<RemoteRequestOptions> = {}): Promise<Record<string, unknown>> => {
+          try {
+            return await spec.client.request(target, 'tools/call', params, { ...options, ...extra });
+          } catch (error) {
+            if (!(error instanceof RemoteRpcError && error.code === ErrorCode.HEADER_MISMATCH)) throw error;
+            // the remote's schema changed since it was listed (SEP-2243: list again, then send again, once)
+            await refreshTools(context);
+            return spec.client.request(target, 'tools/call', params, { ...options, ...extra });
+          }
+        };
+        const hold = context.upstreamTask;
+        const result = hold === undefined ? await call() : await callFollowingTasks({
+          hold, signal: context.signal, call: (extra) => call({ ...extra, deadline: Math.min(context.deadline, Date.now() + hold.requestTimeoutMs) }),
+          legacyTaskSupport: async () => (await keptList(context)).taskTools.has(name),
+          request: (method, taskParams, signal, deadline) => spec.client.request(target, method, taskParams, { forward: context.forwardHeaders, signal, deadline, clientCapabilities: TASKS_CAPABILITIES }),
+        });
         return outputOf(result, `/${spec.id}`, name, context);
       } catch (error) {
         throw remoteFailure(error, `the remote server /${spec.id}`);
@@ -233,6 +251,12 @@ function valueOf(content: readonly ContentBlock[]): Record<string, unknown> {
   } catch {
     return { text: first };
   }
+}
+
+/** Whether a remote's listed tool may run as the remote's own task (2025-11-25 `execution.taskSupport`). */
+function runsAsTask(tool: Record<string, unknown>): boolean {
+  const support = isRecord(tool.execution) ? tool.execution.taskSupport : undefined;
+  return support === 'optional' || support === 'required';
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

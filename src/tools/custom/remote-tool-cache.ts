@@ -15,6 +15,8 @@ interface Kept {
   tools: readonly ToolEntry[];
   fetchedAt: number;
   ttlMs: number;
+  /** the tools a 2025 remote lists as able to run as its own tasks (`execution.taskSupport` optional or required) */
+  taskTools: ReadonlySet<string>;
 }
 
 /**
@@ -30,16 +32,16 @@ export class RemoteToolCache {
   private readonly lists = new Map<string, Kept>();
 
   /** The kept list: whether it is still fresh, and for how many more milliseconds (0 once stale). */
-  get(key: string): { tools: readonly ToolEntry[]; fresh: boolean; remainingMs: number } | undefined {
+  get(key: string): { tools: readonly ToolEntry[]; fresh: boolean; remainingMs: number; taskTools: ReadonlySet<string> } | undefined {
     const found = this.lists.get(key);
     if (!found) return undefined;
     const remainingMs = Math.max(0, found.fetchedAt + found.ttlMs - Date.now());
-    return { tools: found.tools, fresh: remainingMs > 0, remainingMs };
+    return { tools: found.tools, fresh: remainingMs > 0, remainingMs, taskTools: found.taskTools };
   }
 
-  /** Keeps a list just fetched, fresh for `ttlMs` (at most TOOL_LIST_TTL_MS). */
-  set(key: string, tools: readonly ToolEntry[], ttlMs = TOOL_LIST_TTL_MS): void {
-    this.lists.set(key, { tools, fetchedAt: Date.now(), ttlMs: Math.min(ttlMs, TOOL_LIST_TTL_MS) });
+  /** Keeps a list just fetched, fresh for `ttlMs` (at most TOOL_LIST_TTL_MS), and which of its tools the remote may run as tasks. */
+  set(key: string, tools: readonly ToolEntry[], ttlMs = TOOL_LIST_TTL_MS, taskTools: ReadonlySet<string> = new Set()): void {
+    this.lists.set(key, { tools, fetchedAt: Date.now(), ttlMs: Math.min(ttlMs, TOOL_LIST_TTL_MS), taskTools });
   }
 
   /** Keeps under `key` the one list `from` holds (the cache a registration listed with), as fresh as it is there. */
