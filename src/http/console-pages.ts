@@ -11,6 +11,7 @@ import { consolePeopleRoutes } from './routes/console-people';
 import { addServerRoutes } from './routes/console-servers';
 import { consoleTriggerRoutes } from './routes/console-triggers';
 import { consoleWorkflowRoutes } from './routes/console-workflows';
+import { consoleTemporalUiRoutes } from './routes/console-temporal-ui';
 
 export const CONSOLE_PAGE_FAMILIES: readonly ConsolePageFamily[] = [
   (router, { deps, positional }) => addConsoleAgentRoutes(router, deps, positional),
@@ -20,4 +21,5 @@ export const CONSOLE_PAGE_FAMILIES: readonly ConsolePageFamily[] = [
   (router, { deps, kit }) => consoleTriggerRoutes(router, deps, kit),
   (router, { deps, kit, shownOnce }) => consoleKeyRoutes(router, deps, kit, shownOnce),
   (router, { deps, kit }) => consolePeopleRoutes(router, deps, kit),
+  (router, { deps, kit }) => consoleTemporalUiRoutes(router, deps, kit),
 ];
