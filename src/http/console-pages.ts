@@ -5,6 +5,7 @@
  */
 import type { ConsolePageFamily } from './console/kit';
 import { addConsoleAgentRoutes } from './routes/console-agents';
+import { consoleAgentEditRoutes } from './routes/console-agent-edit';
 import { addConnectionRoutes } from './routes/console-connections';
 import { consoleKeyRoutes } from './routes/console-keys';
 import { consolePeopleRoutes } from './routes/console-people';
@@ -14,6 +15,8 @@ import { consoleWorkflowRoutes } from './routes/console-workflows';
 import { consoleTemporalUiRoutes } from './routes/console-temporal-ui';
 
 export const CONSOLE_PAGE_FAMILIES: readonly ConsolePageFamily[] = [
+  // before the agent pages: /agents/new is not an agent's ID
+  (router, { deps, kit }) => consoleAgentEditRoutes(router, deps, kit),
   (router, { deps, positional }) => addConsoleAgentRoutes(router, deps, positional),
   (router, { positional }) => addConnectionRoutes(router, positional),
   (router, { positional }) => addServerRoutes(router, positional),
