@@ -178,8 +178,13 @@ export function uiConfigYaml(options: UiConfigOptions): string {
     defaultNamespace: options.namespace,
     notifyOnNewVersion: false,
     showTemporalSystemNamespace: false,
-    // the codec sign-in cookie is HttpOnly and SameSite=Strict; the UI's calls must carry it
-    codec: options.codecEndpoint ? { endpoint: options.codecEndpoint, includeCredentials: true, passAccessToken: false } : {},
+    // the codec sign-in cookie is HttpOnly and SameSite=Strict; the UI's calls must carry it. The UI
+    // shows the error message and link when the codec refuses it (no sign-in): back to the console.
+    codec: options.codecEndpoint ? {
+      endpoint: options.codecEndpoint, includeCredentials: true, passAccessToken: false,
+      defaultErrorMessage: 'Not signed in to flowgate\'s codec: open the run from the flowgate console ("Open in the Temporal Web UI"), signed in as the instance administrator',
+      defaultErrorLink: `${options.codecEndpoint.replace(/\/codec$/, '')}/console/runs`,
+    } : {},
     cors: { cookieInsecure: true },
   });
 }

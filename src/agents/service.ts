@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { BlobStore } from '../blobs/blob-store';
 import { startPriority } from '../common/priority';
 import { ENGINE_LEVEL } from '../common/run-types';
-import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import { nameAttribute, SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { WORKFLOW_TYPES, type InvokeAgentWorkflow } from '../common/workflow-contracts';
 import type { Config } from '../config/config';
 import { modelFor } from '../llm/model-config';
@@ -219,7 +219,7 @@ export class AgentService<S extends CatalogServer = CatalogServer> {
       args: [input],
       workflowExecutionTimeout: agent.limits.timeoutSeconds * 1000,
       memo: { agent: { orgId, agentId: agent.id, chatId, ...(request.asTask ? { mcpTask: true, ...(request.taskTtlMs === undefined ? {} : { taskTtlMs: request.taskTtlMs }) } : {}) } } satisfies InvocationMemo,
-      typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.orgId, value: orgId }, { key: SEARCH_ATTRIBUTES.agentId, value: agent.id }],
+      typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.orgId, value: orgId }, { key: SEARCH_ATTRIBUTES.agentId, value: agent.id }, { key: SEARCH_ATTRIBUTES.workflowName, value: nameAttribute(`agent ${agent.name}`) }],
       staticSummary: `agent ${agent.name} (${agent.id}) · ${request.asTask ? 'MCP task' : 'invocation'} by ${request.startedBy}`.slice(0, 400),
       staticDetails: `Agent **${agent.name}** (${agent.id}) in chat ${chatId}, started by ${request.startedBy}${request.asTask ? ' as an MCP task' : ''}.`,
       priority: startPriority(orgId, agent.priority), // inherited by its model and tool calls

@@ -269,7 +269,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
 export function gatewayDeps(
   services: Services,
   inputs: Pick<ServiceInputs, 'config' | 'log' | 'registry' | 'client' | 'blobs' | 'metrics'>,
-  listening: { publicUrl: string; rateLimit?: RateLimit; temporalUiUrl?: string; codec?: PayloadCodec; workerHealth?: () => 'ok' | 'down' },
+  listening: { publicUrl: string; rateLimit?: RateLimit; temporalUiUrl?: string; codecEndpoint?: string; codec?: PayloadCodec; workerHealth?: () => 'ok' | 'down' },
 ): GatewayDeps {
   const { signer, approvalLinks } = services.publicLinks(listening.publicUrl);
   // the Web UIs whose pages may call the codec endpoint: the configured ones and the embedded one
@@ -288,7 +288,7 @@ export function gatewayDeps(
     oauth: {
       ...services.oauth, resources: new OAuthResources(listening.publicUrl, inputs.config), signIn: adminTokenSignIn(inputs.registry),
     },
-    ...(listening.codec ? { codec: { codec: listening.codec, origins: codecOrigins, sessions: services.codecSessions } } : {}),
+    ...(listening.codec ? { codec: { codec: listening.codec, origins: codecOrigins, sessions: services.codecSessions, ...(listening.codecEndpoint ? { endpoint: listening.codecEndpoint } : {}) } } : {}),
     origins: new OriginPolicy(listening.publicUrl, inputs.config),
   };
 }

@@ -275,7 +275,7 @@ export async function startFlowgate(config: Readonly<Config>, log: Logger, optio
       const opened = rateLimit;
       cleanups.push(() => opened.close());
     }
-    const app = createApp(gatewayDeps(services, { config, log, registry, client, blobs, metrics }, { publicUrl, rateLimit, codec, ...(embeddedTemporal?.uiUrl ? { temporalUiUrl: embeddedTemporal.uiUrl } : {}),
+    const app = createApp(gatewayDeps(services, { config, log, registry, client, blobs, metrics }, { publicUrl, rateLimit, codec, ...(embeddedTemporal?.uiUrl ? { temporalUiUrl: embeddedTemporal.uiUrl, ...(codecEndpoint ? { codecEndpoint } : {}) } : {}),
       ...(options.worker ?? config.role !== 'gateway' ? { workerHealth } : {}) }));
     // Temporal schedules follow the registry's; a gateway brings them in line at start and then
     // every FLOWGATE_SCHEDULE_RECONCILE_SECONDS (repairing what a crash between the two left).

@@ -7,6 +7,18 @@
  */
 import { hmac, safeEqual } from './secrets';
 
+export const CODEC_SESSION_COOKIE = 'flowgate_codec_session';
+/** A sign-in lasts an hour: long enough to look into a few runs, short for a cookie that opens every organization's data. */
+export const CODEC_SESSION_SECONDS = 3600;
+
+/**
+ * The Set-Cookie value of a codec sign-in (`value` from issue(); '' with 0 clears it): HttpOnly,
+ * SameSite=Strict, sent only to /codec (the Web UI's calls carry it; no other route sees it).
+ */
+export function codecCookie(value: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${CODEC_SESSION_COOKIE}=${value}; Path=/codec; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
+}
+
 export interface CodecSessions {
   /** the cookie's value for a token (by its hash), valid `ttlSeconds` from `now` */
   issue(tokenHash: string, ttlSeconds: number): string;

@@ -5,14 +5,18 @@
  */
 import type { ConsolePageFamily } from './console/kit';
 import { addConsoleAgentRoutes } from './routes/console-agents';
+import { consoleAgentEditRoutes } from './routes/console-agent-edit';
 import { addConnectionRoutes } from './routes/console-connections';
 import { consoleKeyRoutes } from './routes/console-keys';
 import { consolePeopleRoutes } from './routes/console-people';
 import { addServerRoutes } from './routes/console-servers';
 import { consoleTriggerRoutes } from './routes/console-triggers';
 import { consoleWorkflowRoutes } from './routes/console-workflows';
+import { consoleTemporalUiRoutes } from './routes/console-temporal-ui';
 
 export const CONSOLE_PAGE_FAMILIES: readonly ConsolePageFamily[] = [
+  // before the agent pages: /agents/new is not an agent's ID
+  (router, { deps, kit }) => consoleAgentEditRoutes(router, deps, kit),
   (router, { deps, positional }) => addConsoleAgentRoutes(router, deps, positional),
   (router, { positional }) => addConnectionRoutes(router, positional),
   (router, { positional }) => addServerRoutes(router, positional),
@@ -20,4 +24,5 @@ export const CONSOLE_PAGE_FAMILIES: readonly ConsolePageFamily[] = [
   (router, { deps, kit }) => consoleTriggerRoutes(router, deps, kit),
   (router, { deps, kit, shownOnce }) => consoleKeyRoutes(router, deps, kit, shownOnce),
   (router, { deps, kit }) => consolePeopleRoutes(router, deps, kit),
+  (router, { deps, kit }) => consoleTemporalUiRoutes(router, deps, kit),
 ];

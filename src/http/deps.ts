@@ -91,7 +91,7 @@ export interface GatewayDeps {
   /** the in-process worker's state, when this process runs one: down once it stopped polling because its data keys cannot open a run (src/app/start.ts) */
   workerHealth?: () => 'ok' | 'down';
   /** the run-data codec behind /codec/decode and /codec/encode, and the Web UI origins that may call them; without it those routes are absent */
-  codec?: { codec: PayloadCodec; origins: readonly string[]; sessions: CodecSessions };
+  codec?: { codec: PayloadCodec; origins: readonly string[]; sessions: CodecSessions; /** the embedded Web UI's codec endpoint (its cookie must be set on this URL's host) */ endpoint?: string };
   /** the tool gateway as an OAuth protected resource and its authorization server; without it only runtime tokens open /tools */
   oauth?: OAuthDeps;
   /**

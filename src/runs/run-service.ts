@@ -11,7 +11,7 @@ import { runDetailsText, runSummaryText } from '../common/run-labels';
 import { ENGINE_LEVEL, type CallbackStatus, type DecisionRequest, type PauseRequest, type RunInput } from '../common/run-types';
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
-import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import { nameAttribute, SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { WORKFLOW_TYPES, type RunAutomationWorkflow } from '../common/workflow-contracts';
 import { channelReady } from '../../temporal/client';
 import type { Logger } from '../observability/logger';
@@ -140,6 +140,7 @@ export class RunService {
           { key: SEARCH_ATTRIBUTES.orgId, value: input.orgId },
           { key: SEARCH_ATTRIBUTES.automationId, value: input.automationId },
           { key: SEARCH_ATTRIBUTES.triggerId, value: input.triggerId },
+          { key: SEARCH_ATTRIBUTES.workflowName, value: nameAttribute(input.automationName) },
         ],
         staticSummary: runSummaryText(input, via),
         staticDetails: runDetailsText(input, via),

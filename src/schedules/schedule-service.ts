@@ -31,7 +31,7 @@ import { buildRunMemo, type RunMemo } from '../common/run-memo';
 import { ENGINE_LEVEL, type RunInput } from '../common/run-types';
 import { runDetailsText, runSummaryText } from '../common/run-labels';
 import { runExecutionTimeoutMs } from '../common/run-time-limit';
-import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import { nameAttribute, SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { WORKFLOW_TYPES, type RunAutomationWorkflow } from '../common/workflow-contracts';
 import type { Logger } from '../observability/logger';
 import type { Registry, TriggerRecord, TriggerScheduleRecord, WorkflowVersion } from '../registry';
@@ -344,6 +344,7 @@ export class ScheduleService {
           { key: SEARCH_ATTRIBUTES.orgId, value: trigger.orgId },
           { key: SEARCH_ATTRIBUTES.automationId, value: trigger.workflowId },
           { key: SEARCH_ATTRIBUTES.triggerId, value: trigger.id },
+          { key: SEARCH_ATTRIBUTES.workflowName, value: nameAttribute(input.automationName) },
         ],
         // what the Temporal Web UI shows of the schedule and of each run it starts (src/common/run-labels.ts)
         staticSummary: runSummaryText(input),

@@ -9,6 +9,9 @@ import { secretProperties, shownInputs, startedFiles } from '../../src/console/r
 import type { RunView } from '../../src/runs/run-service';
 import { liveInvocation } from '../../src/http/console/agent-views';
 import { peopleBody } from '../../src/http/console/people-views';
+import { agentFormOf, readAgentCreate, readAgentUpdate } from '../../src/console/agent-form';
+import { agentFormBody } from '../../src/http/console/agent-form-views';
+import type { AgentRecord } from '../../src/registry/agent-records';
 
 describe('console templates', () => {
   it('escapes every interpolated value, in text and in attributes', () => {
@@ -136,5 +139,40 @@ describe('console templates', () => {
     assert.equal(withoutActionsBeyond('viewer', page), '<form method="post" action="/console/sign-out"></form>');
     assert.equal(withoutActionsBeyond('editor', page), page);
     assert.match(refusalExplained('editor', 'the editor role lacks the permission runs.operate'), /needs the permission runs\.operate, which the admin, operator roles hold/);
+  });
+
+  it('reads the agent form into the API\'s bodies, and says beside each field what is wrong', () => {
+    const empty = readAgentCreate({ name: ' ', instructions: '', temperature: 'warm', maxTurns: '0', workflows: 'trg_1 as bad name!' });
+    assert.ok(!empty.ok);
+    if (!empty.ok) {
+      assert.equal(empty.errors.name, 'Give the agent a name.');
+      assert.match(empty.errors.instructions ?? '', /instructions/);
+      assert.ok(empty.errors.temperature, 'a temperature that is no number');
+      assert.ok(empty.errors.maxTurns, 'model calls below 1');
+      assert.match(empty.errors.workflows ?? '', /^line 1: must match/);
+      const page = toText(agentFormBody({ csrf: 'c', values: { name: ' ', temperature: 'warm' }, errors: empty.errors }));
+      assert.match(page, /id="agent-temperature" name="temperature" value="warm" aria-describedby="agent-temperature-error" aria-invalid="true"/);
+      assert.match(page, /fields need<\/?[^>]*>? a change|fields need a change/);
+    }
+    const made = readAgentCreate({ name: 'Helper', instructions: 'Be brief.', servers: 'mail\ncrm: find_customer, add_note', workflows: 'trg_9 as file_report', priority: '2', outputSchema: '{"type":"object"}' });
+    assert.ok(made.ok);
+    if (made.ok) {
+      assert.deepEqual(made.input.servers, [{ name: 'mail', allTools: true }, { name: 'crm', tools: { find_customer: {}, add_note: {} } }]);
+      assert.deepEqual(made.input.workflows, [{ triggerId: 'trg_9', toolName: 'file_report' }]);
+      assert.deepEqual([made.input.priority, made.input.outputSchema], [2, { type: 'object' }]);
+    }
+    // the edit page is pre-filled with the agent, and saving it unchanged changes nothing
+    const agent: AgentRecord = {
+      id: 'agt_1', orgId: 'o', name: 'Helper', description: 'd', instructions: 'Be brief.', outputSchema: null, priority: null,
+      servers: [{ name: 'crm', tools: { find_customer: {} } }], workflows: [{ triggerId: 'trg_9' }], model: { model: 'gpt-x', temperature: 0.2 },
+      limits: { maxTurns: 4, maxToolCalls: 8, timeoutSeconds: 60, toolResultChars: 16_000 }, createdAt: '', updatedAt: '',
+    };
+    const again = readAgentUpdate(agentFormOf(agent), agent);
+    assert.ok(again.ok);
+    if (again.ok) {
+      assert.deepEqual(again.input.servers, agent.servers);
+      assert.deepEqual(again.input.model, agent.model);
+      assert.deepEqual(again.input.limits, agent.limits);
+    }
   });
 });

@@ -149,6 +149,13 @@ describe('the console an operator can live in, in a browser', () => {
     await admin.page.goto(`${fg.url}/console/runs?status=PAUSED`);
     assert.ok(await admin.page.$(`a[href="/console/runs/${paused}"]`), 'the paused run is listed');
     assert.equal(await admin.page.$(`a[href="/console/runs/${cancelled}"]`), null);
+    // the list follows its open runs live: the paused one, cancelled meanwhile, reads CANCELLED without a reload (not FAILED)
+    await admin.page.goto(`${fg.url}/console/runs`);
+    await waitForText(admin.page, `[data-run-status="${paused}"]`, /PAUSED/);
+    const cancel = await fg.admin('POST', `/api/v1/runs/${paused}/cancel`);
+    assert.ok(cancel.status < 300, JSON.stringify(cancel));
+    await waitForText(admin.page, `[data-run-status="${paused}"]`, /CANCELLED/);
+    assert.equal(await admin.page.getAttribute(`[data-run-status="${paused}"]`, 'class'), 'status status-CANCELLED');
     assert.deepEqual(admin.problems, []);
     await admin.context.close();
   });

@@ -3,12 +3,16 @@
  * (Debian's Chromium through playwright-core): a run paused on an approval reads as flowgate's
  * workflow, its steps by name, and why it waits; a run's input and result, and a failed run's
  * message, encrypted in Temporal, show decrypted. The embedded UI is configured with flowgate's
- * codec endpoint and sends the browser's credentials to it, so the operator's one step is signing
- * in to `/codec/sign-in`; no setting in the UI. FLOWGATE_SCREENSHOT=<file> keeps a screenshot of the
- * run's page (docs/images/temporal-ui-paused-run.png was made so).
+ * codec endpoint and sends the browser's credentials to it, so the operator's one step is "Open in
+ * the Temporal Web UI" on the run's console page, signed in as the instance administrator (or, without
+ * the console, signing in to `/codec/sign-in`); no setting in the UI. The Workflows list shows each
+ * run's name in the FlowgateWorkflowName column, added as docs/console.md says. FLOWGATE_SCREENSHOT=<file>
+ * keeps a screenshot of the run's page (docs/images/temporal-ui-paused-run.png was made so);
+ * FLOWGATE_CONSOLE_SCREENSHOTS=<dir> those docs/console.md shows (temporal-ui-*.png).
  */
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
+import path from 'node:path';
 import { freePort } from '../../temporal/ports';
 import { freeTemporalFrontendPort, temporalBinaries } from '../setup/root-hooks';
 import { launchChromium } from '../support/chromium';
@@ -129,6 +133,72 @@ describe('a paused run in the Temporal Web UI, in a browser', () => {
     await decoded;
     await untilText(page, new RegExp(marker));
     await untilText(page, new RegExp(reversed));
+    await page.close();
+  });
+
+  it('opens a run from the console decoded in one step, and lists runs by name', async function () {
+    this.timeout(240_000);
+    const shots = process.env.FLOWGATE_CONSOLE_SCREENSHOTS;
+    const marker = `uicon${Date.now().toString(36)}`;
+    const p = await publishWorkflow(fg, { name: 'Invoice check', steps: [{ name: 'Echo', type: 'code', source: 'return "checked " + inputs.invoice' }] });
+    const response = await trigger(fg, p, { invoice: marker }, { 'x-api-wait': 'true' });
+    assert.equal(response.status, 200, await response.clone().text());
+    const runId = response.headers.get('X-Pf-Run-Id') ?? '';
+
+    // docs/console.md "The Temporal Web UI": sign in to the console as the instance administrator, click the link
+    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    await page.goto(`${fg.url}/console/sign-in`);
+    await page.fill('#token', fg.adminToken);
+    await Promise.all([page.waitForURL('**/console/runs'), page.click('button[type="submit"]')]);
+    await page.goto(`${fg.url}/console/runs/${runId}`);
+    const decoded = page.waitForResponse((r) => r.url().split('?')[0] === `${fg.url}/codec/decode` && r.status() === 200, { timeout: 60_000 });
+    await Promise.all([page.waitForURL(`${fg.temporalUiUrl}/**`), page.click('#open-temporal-ui')]);
+    assert.ok(page.url().endsWith(`/workflows/${runId}`), page.url());
+    await decoded;
+    await untilText(page, new RegExp(`checked ${marker}`));
+    if (shots) await page.screenshot({ path: path.join(shots, 'temporal-ui-from-console.png') });
+    const audit = await fg.admin<{ records: { actor: string; credentialKind: string; target: { type: string; id: string }; details: { via?: string } }[] }>('GET', '/api/v1/audit?action=codec.signed_in');
+    const record = audit.body.records.find((r) => r.target.id === runId);
+    assert.deepEqual([record?.actor, record?.credentialKind, record?.target.type, record?.details.via], ['instance-admin', 'console_session', 'run', 'console'], JSON.stringify(audit.body));
+
+    // the Workflows list: Configure Columns, add FlowgateWorkflowName (once per browser)
+    await page.goto(`${fg.temporalUiUrl}/namespaces/default/workflows`);
+    await page.click('[data-testid="workflows-summary-table-configuration-button"]');
+    await page.getByLabel('Add FlowgateWorkflowName column').click();
+    await page.keyboard.press('Escape');
+    await untilText(page, /FlowgateWorkflowName[\s\S]*Invoice check/);
+    if (shots) await page.screenshot({ path: path.join(shots, 'temporal-ui-list-names.png') });
+
+    // signing out of the console ends the codec sign-in: the UI's calls are refused again
+    await page.goto(`${fg.url}/console/runs`);
+    await Promise.all([page.waitForURL('**/console/sign-in'), page.click('form[action="/console/sign-out"] button')]);
+    const refused = page.waitForResponse((r) => r.url().split('?')[0] === `${fg.url}/codec/decode` && r.status() === 401, { timeout: 60_000 });
+    await page.goto(`${fg.temporalUiUrl}/namespaces/default/workflows/${runId}`);
+    await refused;
+    await page.close();
+  });
+
+  it('offers a member only the sealed link, and refuses the codec sign-in to their session', async function () {
+    this.timeout(120_000);
+    const member = await fg.admin<{ id: string }>('POST', '/api/v1/members', { email: `ops${Date.now()}@example.com`, role: 'admin' });
+    const token = await fg.admin<{ token: string }>('POST', `/api/v1/members/${member.body.id}/tokens`);
+    const p = await publishWorkflow(fg, { name: 'Member view', steps: [{ name: 'One', type: 'template', template: 'x' }] });
+    const runId = (await trigger(fg, p, {}, { 'x-api-wait': 'true' })).headers.get('X-Pf-Run-Id') ?? '';
+    const page = await browser.newPage();
+    await page.goto(`${fg.url}/console/sign-in`);
+    await page.fill('#token', token.body.token);
+    await Promise.all([page.waitForURL('**/console/runs'), page.click('button[type="submit"]')]);
+    await page.goto(`${fg.url}/console/runs/${runId}`);
+    assert.equal(await page.getAttribute('a#open-temporal-ui', 'href'), `${fg.temporalUiUrl}/namespaces/default/workflows/${runId}`);
+    assert.equal(await page.locator(`form[action$="/temporal-ui"]`).count(), 0, 'no codec sign-in offered');
+    // posted all the same (with the page's CSRF token): refused, with the reason
+    const csrf = await page.getAttribute('input[name="csrf"]', 'value');
+    const answer = await page.evaluate(async ([url, value]) => {
+      const res = await fetch(url ?? '', { method: 'POST', body: new URLSearchParams({ csrf: value ?? '' }), redirect: 'manual' });
+      return { status: res.status, text: await res.text() };
+    }, [`${fg.url}/console/runs/${runId}/temporal-ui`, csrf]);
+    assert.equal(answer.status, 403);
+    assert.match(answer.text, /only a console session of the instance administrator/);
     await page.close();
   });
 

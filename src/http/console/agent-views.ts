@@ -31,7 +31,8 @@ function toolsOf(agent: AgentRecord): Html {
 export function agentsBody(agents: AgentRecord[], defaultModel: string | undefined, notice?: string): Html {
   return html`<h1>Agents</h1>
 ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
-${agents.length === 0 ? html`<p class="notice">No agents yet: create one with <code>POST /api/v1/agents</code> or the <code>agent_create</code> tool.</p>` : html`<table>
+<p class="actions"><a class="button" id="create-agent" data-needs="agents.write" href="/console/agents/new">Create an agent</a></p>
+${agents.length === 0 ? html`<p class="notice">No agents yet (the API's <code>POST /api/v1/agents</code> and the <code>agent_create</code> tool make them too).</p>` : html`<table>
 <caption class="visually-hidden">Agents</caption>
 <thead><tr><th scope="col">Agent</th><th scope="col">Model</th><th scope="col">Tools and servers</th><th scope="col">Changed</th></tr></thead>
 <tbody>${agents.map((a) => html`<tr><td><a href="${agentPath(a.id)}">${a.name}</a> <span class="meta"><code>${a.id}</code></span>${a.description ? html`<br><span class="meta">${a.description}</span>` : ''}</td>
@@ -81,6 +82,8 @@ export interface AgentPageData {
   live?: LiveInvocation;
   message?: string;
   error?: string;
+  /** what the page says after a change (created, saved) */
+  notice?: string;
 }
 
 export function agentBody(data: AgentPageData): Html {
@@ -90,10 +93,12 @@ export function agentBody(data: AgentPageData): Html {
   const poll = live?.view.status === 'RUNNING' ? html` data-agent-poll="${base}/invocations/${encodeURIComponent(live.view.invocationId)}/live"` : '';
   return html`<p><a href="/console/agents">← Agents</a></p>
 <h1>${agent.name}</h1>
+${data.notice ? html`<p class="notice" role="status">${data.notice}</p>` : ''}
 ${agent.description ? html`<p>${agent.description}</p>` : ''}
 <dl class="facts"><dt>ID</dt><dd><code>${agent.id}</code></dd><dt>Model</dt><dd>${modelOf(agent, data.defaultModel)}</dd>
 <dt>Tools</dt><dd>${toolsOf(agent)}</dd>
 <dt>Limits</dt><dd>${agent.limits.maxTurns} model calls, ${agent.limits.maxToolCalls} tool calls, ${agent.limits.timeoutSeconds} s</dd></dl>
+<p class="actions"><a class="button secondary-link" id="edit-agent" data-needs="agents.write" href="${base}/edit">Edit the agent</a></p>
 <form method="post" data-needs="agents.write" action="${base}/delete" data-confirm="Delete this agent? Its chats go with it; runs already started go on."><input type="hidden" name="csrf" value="${data.csrf}"><button type="submit" class="danger">Delete the agent</button></form>
 <h2>Chats</h2>
 <p><a href="${base}"${chat ? '' : html` aria-current="page"`}>New chat</a></p>

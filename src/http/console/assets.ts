@@ -33,6 +33,7 @@ textarea{width:100%;min-height:5rem}
 input[type=text],input[type=password],input[type=number],input[type=date],input[type=datetime-local]{min-width:16rem}
 button,.button{font:inherit;padding:.45rem 1.1rem;border-radius:4px;border:1px solid #16233a;background:#16233a;color:#fff;cursor:pointer;text-decoration:none;display:inline-block}
 button.secondary,a.secondary-link{background:#fff;color:#16233a}
+button.link{background:none;border:0;padding:0;color:var(--accent);text-decoration:underline}form.inline.run-link{display:inline-flex}
 button.approve{background:var(--ok);border-color:var(--ok)}button.reject,button.danger{background:var(--bad);border-color:var(--bad)}
 .filters{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-end;background:var(--panel);padding:.75rem 1rem;border:1px solid var(--line)}
 .filters label{margin:0 0 .2rem}
@@ -85,8 +86,9 @@ export const CONSOLE_JS = `'use strict';
       var data = JSON.parse(event.data);
       var cell = document.querySelector('[data-run-status="' + CSS.escape(data.runId) + '"]');
       if (!cell) return;
-      cell.textContent = data.status;
-      cell.className = 'status status-' + data.status;
+      var shown = data.reasonCode === 'CANCELLED' ? 'CANCELLED' : data.status;
+      cell.textContent = shown;
+      cell.className = 'status status-' + shown;
     });
     runs.addEventListener('done', function () { runs.close(); });
   }

@@ -1,7 +1,7 @@
 /**
  * Live updates of the console's pages: a run page follows the run's status stream (the same
  * Server-Sent Events as the API's, live-status.ts); the runs page follows the open runs it lists
- * over one stream, `event: status` `{runId, status}` whenever one's status changes, then
+ * over one stream, `event: status` `{runId, status, reasonCode?}` whenever one's status changes, then
  * `event: done` once all have ended. Both read through the process's RunWatcher.
  */
 import type { Context } from 'koa';
@@ -46,7 +46,8 @@ export async function liveRunStatuses(ctx: Context, deps: GatewayDeps, orgId: st
     unsubscribes.push(deps.watcher.subscribe(v.runId, (next) => {
       if (stream.writableEnded || statuses.get(next.runId) === next.status) return;
       statuses.set(next.runId, next.status);
-      stream.write(`event: status\ndata: ${JSON.stringify({ runId: next.runId, status: next.status })}\n\n`);
+      // a cancelled run ends FAILED with reasonCode CANCELLED: the badge must read it, not relabel it FAILED
+      stream.write(`event: status\ndata: ${JSON.stringify({ runId: next.runId, status: next.status, ...(next.reasonCode ? { reasonCode: next.reasonCode } : {}) })}\n\n`);
       if ([...statuses.values()].every((s) => s === 'COMPLETE' || s === 'FAILED' || s === 'TIMEOUT')) {
         stream.write('event: done\ndata: {}\n\n');
         close();

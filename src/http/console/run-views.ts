@@ -34,6 +34,11 @@ function option(value: string, label: string, selected: string | undefined): Htm
   return html`<option value="${value}"${selected === value ? html` selected` : ''}>${label}</option>`;
 }
 
+/** A run's page in the embedded Temporal Web UI (none without one). */
+export function temporalUiRunUrl(deps: { temporalUiUrl?: string; config: { temporal: { namespace: string } } }, runId: string): string | undefined {
+  return deps.temporalUiUrl ? `${deps.temporalUiUrl}/namespaces/${encodeURIComponent(deps.config.temporal.namespace)}/workflows/${encodeURIComponent(runId)}` : undefined;
+}
+
 export function statusBadge(status: string, runId?: string): Html {
   return html`<span class="status status-${status}"${runId ? html` data-run-status="${runId}"` : ''}>${status}</span>`;
 }
@@ -86,6 +91,8 @@ export interface RunPageData {
   /** signed download links and the beginning of stdout, per outcome (same order as view.outcomes) */
   files: StepFiles[];
   temporalUiUrl?: string;
+  /** the session may sign in to the codec (the instance administrator's): the link goes through the console's codec sign-in */
+  codecSignIn?: boolean;
   lastEventId: number;
   notice?: string;
   error?: string;
@@ -219,7 +226,9 @@ export function runBody(data: RunPageData): Html {
   const action = `/console/runs/${encodeURIComponent(view.runId)}`;
   const ended = view.status === 'COMPLETE' || view.status === 'FAILED' || view.status === 'TIMEOUT';
   const order = Object.keys(view.steps).sort((a, b) => Number(a) - Number(b));
-  const temporal = data.temporalUiUrl ? html` · <a href="${href(data.temporalUiUrl)}">Open in the Temporal Web UI</a>` : '';
+  const temporal = !data.temporalUiUrl ? ''
+    : data.codecSignIn ? html` · <form class="inline run-link" method="post" action="${href(`${action}/temporal-ui`)}">${csrfField(csrf)}<button type="submit" class="link" id="open-temporal-ui" title="signs this browser in to the codec for an hour, so the Web UI shows the run's data decoded">Open in the Temporal Web UI</button></form>`
+      : html` · <a href="${href(data.temporalUiUrl)}" id="open-temporal-ui" title="its data shows sealed: decoding needs the instance administrator's console session">Open in the Temporal Web UI</a>`;
   const operate = roleHas(data.role, 'runs.operate');
   // a cancelled or terminated run is not offered a resume from "the failed step": none failed
   const resumable = (view.status === 'FAILED' || view.status === 'TIMEOUT') && view.reasonCode === undefined;

@@ -17,6 +17,7 @@ import { CodecPayloadsSchema, type CodecPayloadJson } from '../../contracts/code
 import { CODEC_SIGN_IN_REFUSED, CODEC_SIGNED_IN, CODEC_SIGNED_OUT } from '../../audit/actions';
 import { credentialFingerprint } from '../../audit/audit-trail';
 import { DataDecryptionError } from '../../crypto/payload-codec';
+import { CODEC_SESSION_COOKIE, CODEC_SESSION_SECONDS, codecCookie } from '../../crypto/codec-sessions';
 import { hashSecret } from '../../crypto/secrets';
 import type { GatewayDeps } from '../deps';
 import { badRequest, forbidden, HttpError, unauthorized } from '../http-error';
@@ -29,9 +30,7 @@ import { ErrorBodySchema } from '../../contracts/http-bodies';
 import { mount, type Operations } from '../operation';
 import { admin, errors, json, jsonRequest } from '../openapi-kit';
 
-export const CODEC_SESSION_COOKIE = 'flowgate_codec_session';
-/** A sign-in lasts an hour: long enough to look into a few runs, short for a cookie that opens every organization's data. */
-export const CODEC_SESSION_SECONDS = 3600;
+export { CODEC_SESSION_COOKIE, CODEC_SESSION_SECONDS };
 const PLAUSIBLE_SECRET = /^[A-Za-z0-9._~-]{16,256}$/;
 /** The UI decodes a history's payloads in a few calls; a large one holds many. */
 const CODEC_BODY_LIMIT = '16mb';
@@ -211,7 +210,7 @@ export function codecRoutes(deps: GatewayDeps): GatewayRouter {
     }
     await recordCodec(ctx, found.orgId, hashSecret(token), CODEC_SIGNED_IN, 200);
     const value = sessions.issue(hashSecret(token), CODEC_SESSION_SECONDS);
-    ctx.append('Set-Cookie', `${CODEC_SESSION_COOKIE}=${value}; Path=/codec; Max-Age=${CODEC_SESSION_SECONDS}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`);
+    ctx.append('Set-Cookie', codecCookie(value, CODEC_SESSION_SECONDS, secure));
     const uis = [...origins];
     page(ctx, 200, `<p id="signed-in">Signed in for an hour. The Temporal Web UI${uis.length > 0 ? ` at ${uis.map((o) => `<code>${escapeHtml(o)}</code>`).join(' or ')}` : ''}
 in this browser can now decode run data: its codec endpoint is this gateway's <code>/codec</code>, with
@@ -223,7 +222,7 @@ in this browser can now decode run data: its codec endpoint is this gateway's <c
     const tokenHash = cookie ? sessions.verify(cookie) : undefined;
     const signedIn = tokenHash ? await deps.registry.orgs.findAdminToken(tokenHash) : undefined;
     if (tokenHash && signedIn) await recordCodec(ctx, signedIn.orgId, tokenHash, CODEC_SIGNED_OUT, 200);
-    ctx.append('Set-Cookie', `${CODEC_SESSION_COOKIE}=; Path=/codec; Max-Age=0; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`);
+    ctx.append('Set-Cookie', codecCookie('', 0, secure));
     page(ctx, 200, `<p>Signed out.</p>${signInForm()}`);
   });
   return router;

@@ -61,7 +61,7 @@ export function addConsoleAgentRoutes(router: Router, deps: GatewayDeps, guards:
   });
 
   /** The agent's page: a chat's conversation (`chat`), and an invocation of it not in its history yet (`inv`). */
-  const agentPage = async (ctx: Context, agent: AgentRecord, status: number, options: { chatId?: string; invocationId?: string; message?: string; error?: string }): Promise<void> => {
+  const agentPage = async (ctx: Context, agent: AgentRecord, status: number, options: { chatId?: string; invocationId?: string; message?: string; error?: string; notice?: string }): Promise<void> => {
     const { session: s } = consoleState(ctx);
     const orgId = s.orgId;
     const chats = await agents.chats(orgId, agent.id);
@@ -74,7 +74,7 @@ export function addConsoleAgentRoutes(router: Router, deps: GatewayDeps, guards:
     const data: AgentPageData = {
       agent, defaultModel, csrf: s.csrfToken, chats, exchanges: conversation?.exchanges ?? [],
       ...(conversation ? { chat: conversation.chat } : {}), ...(live ? { live } : {}),
-      ...(options.message === undefined ? {} : { message: options.message }), ...(options.error ? { error: options.error } : {}),
+      ...(options.message === undefined ? {} : { message: options.message }), ...(options.error ? { error: options.error } : {}), ...(options.notice ? { notice: options.notice } : {}),
     };
     send(ctx, status, page({ title: agent.name, csrf: s.csrfToken, section: 'agents' }, agentBody(data)));
   };
@@ -84,7 +84,8 @@ export function addConsoleAgentRoutes(router: Router, deps: GatewayDeps, guards:
     if (!agent) return noAgent(ctx);
     const query = PageQuerySchema.safeParse(ctx.query);
     const { chat, inv } = query.success ? query.data : {};
-    await agentPage(ctx, agent, 200, { ...(chat ? { chatId: chat } : {}), ...(inv ? { invocationId: inv } : {}) });
+    const notice = ctx.query.done === 'created' ? 'The agent was created.' : ctx.query.done === 'saved' ? 'The agent was saved.' : undefined;
+    await agentPage(ctx, agent, 200, { ...(chat ? { chatId: chat } : {}), ...(inv ? { invocationId: inv } : {}), ...(notice ? { notice } : {}) });
   });
 
   router.get('/agents/:id/invocations/:invocationId/live', session, async (ctx) => {

@@ -17,7 +17,7 @@ import { ASSETS } from '../console/assets';
 import { consoleState, parseConsoleForm, refusalExplained, refusePage, sameOrigin, sessionCookie, cookieValue } from '../console/guard';
 import { html } from '../console/html';
 import { page, send } from '../console/layout';
-import { RUN_FILTER_STATUSES, runBody, runsBody, SINCE_CHOICES, type RunPageData, type StepFiles } from '../console/run-views';
+import { RUN_FILTER_STATUSES, runBody, runsBody, SINCE_CHOICES, temporalUiRunUrl, type RunPageData, type StepFiles } from '../console/run-views';
 import { consoleRunEvents, liveRunStatuses } from '../console/live';
 import { auditBody } from '../console/audit-views';
 import { AuditQuerySchema } from '../../contracts/audit-bodies';
@@ -34,6 +34,7 @@ import { noneMatch } from '../live-status';
 import { formOf } from '../validate';
 import { designatedOutput } from '../run-access';
 import { mimeTypeOfName } from '../../common/file-types';
+import { codecCookie } from '../../crypto/codec-sessions';
 
 const ID_OR_EMPTY = z.union([z.literal(''), z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/)]).optional();
 const RunsFilterSchema = z.object({
@@ -146,7 +147,8 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
   });
   router.post('/sign-out', session, audited(CONSOLE_SIGNED_OUT, 'console_session'), parseConsoleForm, csrf, async (ctx) => {
     await sessions.signOut(cookieValue(ctx) ?? '');
-    sessionCookie(ctx, '', 0);
+    sessionCookie(ctx, '', 0); // and the codec sign-in it may have made ("Open in the Temporal Web UI"):
+    if (consoleState(ctx).session.instanceAdmin) ctx.append('Set-Cookie', codecCookie('', 0, deps.config.publicUrl?.startsWith('https:') ?? false));
     ctx.status = 303;
     ctx.redirect('/console/sign-in');
   });
@@ -196,12 +198,11 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
       };
     }));
     const startedWith = story.files.map((f) => ({ ...f, ...(f.key ? { url: deps.signer.sign(f.key, ttl, { name: f.filename, type: f.contentType }) } : {}) }));
-    const temporalUiUrl = deps.temporalUiUrl
-      ? `${deps.temporalUiUrl}/namespaces/${encodeURIComponent(deps.config.temporal.namespace)}/workflows/${encodeURIComponent(view.runId)}` : undefined;
+    const temporalUiUrl = temporalUiRunUrl(deps, view.runId);
     const lastEventId = view.transitions?.[view.transitions.length - 1]?.seq ?? 0;
     const { session: s } = consoleState(ctx);
     send(ctx, status, page({ title: view.memo.automationName, csrf: s.csrfToken, section: 'runs' }, runBody({
-      view, csrf: s.csrfToken, files, lastEventId, ...(temporalUiUrl ? { temporalUiUrl } : {}), ...extra,
+      view, csrf: s.csrfToken, files, lastEventId, ...(temporalUiUrl ? { temporalUiUrl, codecSignIn: s.instanceAdmin && deps.codec?.endpoint !== undefined } : {}), ...extra,
       story: { ...story, files: startedWith }, role: s.role, ...(s.member ? { memberEmail: s.member.email } : {}),
       ...(trigger?.orgId === s.orgId && trigger.name ? { triggerName: trigger.name } : {}),
       ...(designated ? { designated: { stepIndex: designated.stepIndex, fileName: designated.fileName ?? 'output.txt' } } : {}),
@@ -219,10 +220,7 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
     if (view) consoleRunEvents(ctx, deps, view);
   });
 
-  const after = (ctx: Context, runId: string, done: string): void => {
-    ctx.status = 303;
-    ctx.redirect(`/console/runs/${encodeURIComponent(runId)}?done=${done}`);
-  };
+  const after = (ctx: Context, runId: string, done: string): void => void (ctx.status = 303, ctx.redirect(`/console/runs/${encodeURIComponent(runId)}?done=${done}`));
   /** The session's organization's run from describe alone (decisions and cancellations must not wait for a worker), or a 404 page. */
   const ownBrief = async (ctx: Context): Promise<RunBrief | undefined> => {
     const brief = await callTemporal(() => runs.brief(consoleState(ctx).session.orgId, String(ctx.params.runId ?? '')));
