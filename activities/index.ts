@@ -22,6 +22,8 @@ import { createSlotActivities, type SlotDependencies } from './slots';
 import { createStartShapedRun } from './shaped-run';
 import { createRunBatchActivities } from './run-batch';
 import type { RunBatches } from '../src/runs/run-batch';
+import { createReleaseActivities } from './release-held';
+import type { RunHolds } from '../src/runs/run-holds';
 import type { ShapedRunStarter } from '../src/triggers/shaping/shaped-runs';
 import { createRecordComposite, createRecordStep, createRunStep, type RunStepDependencies } from './run-step';
 
@@ -51,6 +53,8 @@ export type ActivityDependencies = RunStepDependencies & Omit<CallbackDependenci
   durableCalls?: DurableCallObserver;
   /** bulk actions on runs (the batch workflow's activities; unset: they fail and are retried) */
   batches?: Pick<RunBatches, 'select' | 'apply'>;
+  /** the release of paused workflows' and triggers' runs (unset: the release's activity fails and is retried) */
+  holds?: Pick<RunHolds, 'sweep'>;
 };
 
 export function createActivities(deps: ActivityDependencies) {
@@ -72,6 +76,7 @@ export function createActivities(deps: ActivityDependencies) {
     startShapedRun: createStartShapedRun(deps),
     ...createAlertActivities(deps.alerts),
     ...createRunBatchActivities(deps),
+    ...createReleaseActivities(deps),
   };
 }
 

@@ -1,6 +1,6 @@
 // The worker bundles this file: every workflow function exported here is a Temporal workflow type.
 import type {
-  CodeAgentTaskWorkflow, DeliverRunCallbackWorkflow, InvokeAgentWorkflow, RetentionSweepWorkflow, RunAutomationWorkflow, RunBatchWorkflow, RunForEachChunkWorkflow, RunSlotsWorkflow, ShapeTriggerEventsWorkflow, WorkflowType, EvaluateAlertRuleWorkflow, DurableToolCallWorkflow,
+  CodeAgentTaskWorkflow, DeliverRunCallbackWorkflow, InvokeAgentWorkflow, RetentionSweepWorkflow, RunAutomationWorkflow, RunBatchWorkflow, ReleaseHeldRunsWorkflow, RunForEachChunkWorkflow, RunSlotsWorkflow, ShapeTriggerEventsWorkflow, WorkflowType, EvaluateAlertRuleWorkflow, DurableToolCallWorkflow,
 } from '../src/common/workflow-contracts';
 import { runAutomation } from './run-automation';
 import { invokeAgent } from './agent-loop';
@@ -13,8 +13,9 @@ import { shapeTriggerEvents } from './shape-trigger-events';
 import { evaluateAlertRule } from './alert-evaluator';
 import { durableToolCall } from './durable-tool-call';
 import { runBatch } from './run-batch';
+import { releaseHeldRuns } from './release-held-runs';
 
-export { runAutomation, invokeAgent, deliverRunCallback, retentionSweep, runForEachChunk, codeAgentTask, runSlots, shapeTriggerEvents, evaluateAlertRule, durableToolCall, runBatch };
+export { runAutomation, invokeAgent, deliverRunCallback, retentionSweep, runForEachChunk, codeAgentTask, runSlots, shapeTriggerEvents, evaluateAlertRule, durableToolCall, runBatch, releaseHeldRuns };
 
 /** The function type Node code starts and reads each workflow type by (src/common/workflow-contracts.ts). */
 interface Contracts {
@@ -29,6 +30,7 @@ interface Contracts {
   evaluateAlertRule: EvaluateAlertRuleWorkflow;
   durableToolCall: DurableToolCallWorkflow;
   runBatch: RunBatchWorkflow;
+  releaseHeldRuns: ReleaseHeldRunsWorkflow;
 }
 
 type Holds<Actual extends Expected, Expected> = Actual;
@@ -44,5 +46,6 @@ export type ContractsHold = [
     runAutomation: typeof runAutomation; invokeAgent: typeof invokeAgent; codeAgentTask: typeof codeAgentTask;
     runForEachChunk: typeof runForEachChunk; retentionSweep: typeof retentionSweep; deliverRunCallback: typeof deliverRunCallback;
     runSlots: typeof runSlots; shapeTriggerEvents: typeof shapeTriggerEvents; evaluateAlertRule: typeof evaluateAlertRule; durableToolCall: typeof durableToolCall; runBatch: typeof runBatch;
+    releaseHeldRuns: typeof releaseHeldRuns;
   }, Contracts>,
 ];

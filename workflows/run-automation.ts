@@ -6,7 +6,9 @@
  * Query `state`: the run's status, per-step status and execution order, the outcomes so far, and
  *   `waitingOn` while PAUSED.
  * Update `operatorPause` and signal `operatorPauseRecorded` (PauseRequest): an operator's pause,
- *   held at the run's next step boundary until unpaused (run/operator-pause.ts).
+ *   held at the run's next step boundary until unpaused (run/operator-pause.ts). A run started
+ *   while its workflow or trigger was paused (`hold` in its input) first waits PENDING for the
+ *   release (the same signal with a `scope`).
  * Update `decide` (DecisionRequest → ApprovalDecision) and signals `recordedDecision`
  *   (RecordedDecision: the gateway's decision whose update was not answered in time) and
  *   `approvalDecision` (DecisionRequest: operators): a decision on the approval step that is waiting
@@ -60,7 +62,10 @@ export function runAutomation(given: RunInput): Promise<RunSummary> {
   trackTransitions(state);
   const hold = new OperatorHold(state);
   hold.listen();
-  return withCompletionCallback(input, state, () => withSlots(input, state, () => withRunTimeLimit(input, state, () => runSteps(input, state, hold))));
+  const start = (): Promise<RunSummary> => withSlots(input, state, () => withRunTimeLimit(input, state, () => runSteps(input, state, hold)));
+  // a run without a hold takes no extra promise (the order of its commands stays what its history holds)
+  const held = input.hold;
+  return withCompletionCallback(input, state, held ? () => hold.beforeStart(held).then(start) : start);
 }
 
 async function runSteps(input: RunInput, state: RunState, hold: OperatorHold): Promise<RunSummary> {

@@ -37,6 +37,7 @@ import type { Registry } from '../registry';
 import { expiresAt, retentionMs } from '../retention/policy';
 import { FinishedRunCache } from '../runs/finished-run-cache';
 import { RunBatches } from '../runs/run-batch';
+import { RunHolds } from '../runs/run-holds';
 import { RunRestarts } from '../runs/run-restarts';
 import { RunService } from '../runs/run-service';
 import { RunWatcher } from '../runs/run-watcher';
@@ -95,6 +96,8 @@ export interface Services {
   restarts: RunRestarts;
   /** bulk actions on runs selected by a filter (the batch workflow's activities and the batch routes) */
   batches: RunBatches;
+  /** paused workflows and triggers (their new runs wait PENDING) and their release */
+  holds: RunHolds;
   watcher: RunWatcher;
   schedules: ScheduleService;
   /** workflow, trigger, key and member administration (src/management/: the management API and the console) */
@@ -161,7 +164,8 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
     registry, blobs, signer, runs, triggers,
     blobExpiry: (key, modified) => (retention.enabled ? expiresAt(key, modified, retention) : undefined),
   });
-  const batches = new RunBatches({ client, taskQueue, runs, restarts });
+  const batches = new RunBatches({ client, taskQueue, runs, restarts, inputsOf: (runId) => triggers.startedInputs(runs, runId) });
+  const holds = new RunHolds({ client, taskQueue, registry });
   const watcher = new RunWatcher((runId) => runs.view(runId), config.livePollMs, log);
   const schedules = new ScheduleService({ client, registry, taskQueue, log });
   const webhookSecrets = new WebhookSecrets(registry, cipher);
@@ -223,7 +227,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
       registry, audit, webhookSecrets, triggers, runs, tools, runWaiting: runWaitingAtApproval(client), allowPrivateNetwork: config.allowPrivateNetwork, log,
     }),
     durableCalls: durableCallObserver(audit, metrics),
-    batches,
+    batches, holds,
   };
 
   const runtimeTokens = createRuntimeTokens(signingKey, registry);
@@ -252,7 +256,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   };
 
   return {
-    audit, runs, triggers, restarts, batches, watcher, schedules, management, webhookSecrets, alerts, webhooks, agents, tools, customServers, workflowTools, tasks, signer, activities,
+    audit, runs, triggers, restarts, batches, holds, watcher, schedules, management, webhookSecrets, alerts, webhooks, agents, tools, customServers, workflowTools, tasks, signer, activities,
     console: consoleServices, identityProviders,
     runtimeTokens,
     codecSessions: createCodecSessions(signingKey),
@@ -279,7 +283,7 @@ export function gatewayDeps(
   return {
     config: inputs.config, registry: inputs.registry, audit: services.audit, temporal: inputs.client, blobs: inputs.blobs, log: inputs.log, metrics: inputs.metrics,
     rateLimit: listening.rateLimit, signer, approvalLinks,
-    runs: services.runs, triggers: services.triggers, restarts: services.restarts, batches: services.batches, watcher: services.watcher, agents: services.agents,
+    runs: services.runs, triggers: services.triggers, restarts: services.restarts, batches: services.batches, holds: services.holds, watcher: services.watcher, agents: services.agents,
     management: services.management, tools: services.tools, customServers: services.customServers, runtimeTokens: services.runtimeTokens,
     tasks: services.tasks, webhookSecrets: services.webhookSecrets, webhooks: services.webhooks, console: services.console,
     identityProviders: services.identityProviders,

@@ -4,6 +4,7 @@ import { contextOf } from './context';
 import { CliError, EXIT } from './errors';
 import { isRecord, readDocument, readText } from './inputs';
 import { printJson, show, showObject } from './output';
+import { holdCommands } from './run-batch';
 import { triggerWebhookCommands, webhookFields, withWebhookOptions, type WebhookCreateOptions } from './trigger-webhooks';
 
 type Row = Record<string, unknown>;
@@ -49,6 +50,7 @@ export function workflowCommands(program: Command): void {
     const body = await c.client.get<Row>(`/api/v1/workflows/${enc(id)}`);
     showObject(c.json, body);
   });
+  holdCommands(wf, 'workflow');
   wf.command('delete <id>').description('delete a workflow, its versions and its triggers (started runs go on)').action(async (id: string, _o, cmd: Command) => {
     const c = contextOf(cmd);
     await c.client.request('DELETE', `/api/v1/workflows/${enc(id)}`);
@@ -73,6 +75,7 @@ export function triggerCommands(program: Command): void {
       const trigger = (await c.client.request<Row>('POST', '/api/v1/triggers', { body })).body;
       done(c.json, trigger, String(trigger.id));
     });
+  holdCommands(tr, 'trigger');
   for (const action of ['disable', 'enable'] as const) {
     tr.command(`${action} <id>`).description(action === 'disable' ? 'refuse calls (409 trigger_disabled) until enabled again' : 'accept calls again')
       .action(async (id: string, _o, cmd: Command) => {

@@ -19,6 +19,33 @@ export interface BatchFilter {
   startedBefore?: string;
   /** the run's error message contains this text (case-insensitive); only ended runs have one */
   errorContains?: string;
+  /**
+   * fields of the run's inputs: each dotted path (`customer.id`, `items.0.sku`) must hold exactly
+   * this value. Temporal visibility cannot read inputs (they may be sealed): the candidates the
+   * other fields select are read one by one, at most INPUT_SCAN_MAX of them
+   */
+  input?: Record<string, InputMatch>;
+}
+
+/** A value an input field is matched against (equality). */
+export type InputMatch = string | number | boolean | null;
+
+/** The most candidate runs whose inputs a selection reads (docs/operations.md, "Bulk actions"). */
+export const INPUT_SCAN_MAX = 2000;
+
+/** The value at a dotted path of `inputs` (undefined: there is none). */
+export function inputAt(inputs: unknown, path: string): unknown {
+  let at: unknown = inputs;
+  for (const key of path.split('.')) {
+    if (typeof at !== 'object' || at === null || !Object.hasOwn(at, key)) return undefined;
+    at = Object.getOwnPropertyDescriptor(at, key)?.value;
+  }
+  return at;
+}
+
+/** Whether `inputs` hold every field of `match`. */
+export function inputsMatch(inputs: unknown, match: Record<string, InputMatch>): boolean {
+  return Object.entries(match).every(([path, value]) => inputAt(inputs, path) === value);
 }
 
 /** How many runs a batch takes when it names no `limit`, and the most it may name. */

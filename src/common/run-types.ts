@@ -81,6 +81,21 @@ export interface RunInput {
    * absent: no limit, and the run does none of it
    */
   slots?: RunSlots;
+  /**
+   * the workflow or trigger was paused by an operator when the run was prepared (issue 54): the
+   * run waits PENDING before its first step (and before its slots) until that hold is lifted
+   * (workflows/run/operator-pause.ts); absent: it starts at once
+   */
+  hold?: RunHold;
+}
+
+/** A hold on new runs of a workflow or a trigger (issue 54, src/common/run-holds.ts). */
+export interface RunHold {
+  scope: 'workflow' | 'trigger';
+  /** who paused the workflow or trigger, and when (ISO 8601 UTC) */
+  by: string;
+  at: string;
+  reason?: string;
 }
 
 /**
@@ -308,7 +323,7 @@ export type WaitingOn =
   /** a PENDING run waits for a slot of a concurrency limit; `position` (1: next) is added by the gateway */
   | { kind: 'slot'; scope: 'trigger' | 'organization'; key: string; limit: number; position?: number }
   /** an operator paused the run (issue 54): it starts no step until unpaused */
-  | { kind: 'operator'; by: string; at: string; reason?: string };
+  | { kind: 'operator'; by: string; at: string; reason?: string; scope?: RunHold['scope'] };
 
 /** What a step waits on (a timer or an approval), as opposed to a run waiting for a slot or an operator. */
 export type StepWaitingOn = Exclude<WaitingOn, { kind: 'slot' | 'operator' }>;
@@ -327,6 +342,11 @@ export interface PauseRequest {
   paused: boolean;
   by?: string;
   reason?: string;
+  /**
+   * an unpause of a whole workflow or trigger (the release fan-out): lifts only a hold of that scope
+   * the run waits in before its first step, never an operator's pause of the run itself
+   */
+  scope?: RunHold['scope'];
 }
 
 /** What the run answers a pause request with: whether it is now held, and the pause it holds. */

@@ -9,6 +9,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { BatchInput, BatchState } from './run-batch';
+import type { ReleaseInput, ReleaseResult } from './run-holds';
 import type { AgentInvocationInput, AgentInvocationResult } from './agent-invocation';
 import type { ModelUsage } from './agent-usage';
 import type { CodeAgentTaskInput } from './codeagent-task';
@@ -32,6 +33,7 @@ export const WORKFLOW_TYPES = {
   evaluateAlertRule: 'evaluateAlertRule',
   durableToolCall: 'durableToolCall',
   runBatch: 'runBatch',
+  releaseHeldRuns: 'releaseHeldRuns',
 } as const;
 export type WorkflowType = (typeof WORKFLOW_TYPES)[keyof typeof WORKFLOW_TYPES];
 
@@ -60,6 +62,8 @@ export type ShapeTriggerEventsWorkflow = (input: ShapeInput) => Promise<void>;
 export type EvaluateAlertRuleWorkflow = (input: AlertEvaluatorInput) => Promise<void>;
 /** A bulk action on the runs a filter selects (workflows/run-batch.ts); the workflow ID is the batch ID. */
 export type RunBatchWorkflow = (input: BatchInput) => Promise<BatchState>;
+/** The release fan-out of an unpaused workflow or trigger (workflows/release-held-runs.ts). */
+export type ReleaseHeldRunsWorkflow = (input: ReleaseInput) => Promise<ReleaseResult>;
 
 /**
  * The workflow ID of run `runId`'s completion-callback delivery (deliverRunCallback), a child the

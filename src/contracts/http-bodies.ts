@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { CallbackState } from '../common/run-types';
-import { OperatorPauseSchema } from './operator-bodies';
+import { OperatorPauseSchema, OperatorWaitSchema } from './operator-bodies';
 import { OVERLAP_POLICIES } from './schedule-bodies';
 import { ApprovalDecisionSchema, DecisionOutcomeSchema } from './decision-bodies';
 
@@ -87,8 +87,8 @@ export const WaitingOnSchema = z.discriminatedUnion('kind', [
     limit: z.number().int(),
     position: z.number().int().min(1).optional().meta({ description: 'its place in the queue (1: next to start), when known' }),
   }),
-  OperatorPauseSchema.extend({ kind: z.literal('operator') }).meta({ id: 'OperatorWait', description: 'an operator paused the run' }),
-]).meta({ id: 'WaitingOn', description: 'Why a PAUSED run waits (a timer, an approval, an operator\'s pause), or why a PENDING one has not started (a concurrency slot)' });
+  OperatorWaitSchema,
+]).meta({ id: 'WaitingOn', description: 'Why a PAUSED run waits (a timer, an approval, an operator\'s pause), or why a PENDING one has not started (a concurrency slot, a paused workflow or trigger)' });
 export type WaitingOnBody = z.infer<typeof WaitingOnSchema>;
 
 export const CallbackStatusSchema = z.looseObject({

@@ -4,7 +4,7 @@
  * progress).
  */
 import { z } from 'zod';
-import { BATCH_ACTIONS, BATCH_CONFIRM_ABOVE, BATCH_LIMIT_DEFAULT, BATCH_LIMIT_MAX } from '../common/run-batch';
+import { BATCH_ACTIONS, BATCH_CONFIRM_ABOVE, BATCH_LIMIT_DEFAULT, BATCH_LIMIT_MAX, INPUT_SCAN_MAX } from '../common/run-batch';
 
 /** A run's status (as RunStatus in http-bodies.ts, which imports this file). */
 const RUN_STATUSES = ['PENDING', 'RUNNING', 'PAUSED', 'COMPLETE', 'FAILED', 'TIMEOUT'] as const;
@@ -15,6 +15,12 @@ export const OperatorPauseSchema = z.looseObject({
   at: isoTime,
   reason: z.string().optional(),
 }).meta({ id: 'OperatorPause', description: 'An operator\'s pause in force: the run starts no new step until unpaused (PAUSED once its current step ends)' });
+
+/** A run waiting for an operator (`waitingOn` kind `operator`, in WaitingOnSchema). */
+export const OperatorWaitSchema = OperatorPauseSchema.extend({
+  kind: z.literal('operator'),
+  scope: z.enum(['workflow', 'trigger']).optional().meta({ description: 'a PENDING run: its whole workflow or trigger is paused (absent: the run itself is PAUSED)' }),
+}).meta({ id: 'OperatorWait', description: 'an operator paused the run, or its workflow or trigger before it started' });
 
 /** The answer to a pause or unpause (POST /api/v1/runs/{runId}/pause, /unpause). */
 export const PauseAnswerSchema = z.looseObject({
@@ -33,6 +39,12 @@ export const RunBatchFilterSchema = z.object({
   startedAfter: isoInstant.optional().meta({ description: 'runs started at or after this instant' }),
   startedBefore: isoInstant.optional().meta({ description: 'runs started before this instant' }),
   errorContains: z.string().min(1).max(200).optional().meta({ description: 'the run\'s error contains this text (case-insensitive)' }),
+  input: z.record(
+    z.string().regex(/^[A-Za-z0-9_-]{1,100}(\.[A-Za-z0-9_-]{1,100}){0,9}$/, 'must be a dotted path of input field names'),
+    z.union([z.string().max(1000), z.number(), z.boolean(), z.null()]),
+  ).refine((fields) => Object.keys(fields).length >= 1 && Object.keys(fields).length <= 10, 'names 1 to 10 input fields').optional().meta({
+    description: `fields of the run's inputs by dotted path (\`{"customer.id": "c-42"}\`): each must hold exactly this value. Read run by run, at most ${INPUT_SCAN_MAX} candidates (the other fields select them)`,
+  }),
 }).strict().meta({ id: 'RunBatchFilter', description: 'Which runs a batch acts on: every field given must match' });
 
 export const RunBatchBodySchema = z.object({
@@ -48,6 +60,8 @@ export const RunBatchAcceptedSchema = z.looseObject({
   batchId: z.string().optional().meta({ description: 'the batch (absent for a dry run)' }),
   action: z.enum(BATCH_ACTIONS),
   count: z.number().int().optional().meta({ description: 'a dry run: how many runs the batch would act on' }),
+  scanned: z.number().int().optional().meta({ description: 'a dry run: how many candidates were read one by one (a filter on status PAUSED or PENDING, errorContains or input)' }),
+  capped: z.boolean().optional().meta({ description: 'a dry run: the scan stopped at its cap before the limit: older runs may match too (narrow the filter by time)' }),
   matched: z.number().int().optional().meta({ description: 'how many runs the filter selected when the batch was accepted' }),
   limit: z.number().int(),
   statusUrl: z.string().optional(),
@@ -73,3 +87,22 @@ export const RunBatchSchema = z.looseObject({
   by: z.string(),
   requested: isoTime,
 }).meta({ id: 'RunBatch', description: 'A bulk action\'s progress and per-run outcomes' });
+
+/** A paused workflow or trigger (POST /api/v1/workflows/{id}/pause, /api/v1/triggers/{id}/pause; GET /api/v1/holds). */
+export const RunHoldSchema = z.looseObject({
+  scope: z.enum(['workflow', 'trigger']),
+  id: z.string().meta({ description: 'the workflow\'s or the trigger\'s ID' }),
+  by: z.string().meta({ description: 'who paused it' }),
+  at: isoTime,
+  reason: z.string().optional(),
+}).meta({ id: 'RunHold', description: 'A paused workflow or trigger: its new runs wait PENDING before their first step until it is unpaused' });
+
+export const HoldAnswerSchema = z.looseObject({
+  scope: z.enum(['workflow', 'trigger']),
+  id: z.string(),
+  paused: z.boolean().meta({ description: 'whether its new runs now wait' }),
+  hold: RunHoldSchema.optional().meta({ description: 'the pause in force (pause), or the one lifted (unpause)' }),
+  releaseId: z.string().optional().meta({ description: 'unpause: the Temporal workflow that releases the runs held meanwhile' }),
+}).meta({ id: 'HoldAnswer', description: 'What became of a pause or unpause of a workflow or trigger' });
+
+export const RunHoldListSchema = z.object({ holds: z.array(RunHoldSchema) }).meta({ id: 'RunHoldList' });

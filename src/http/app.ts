@@ -29,6 +29,7 @@ import { managementRoutes } from './routes/management';
 import { memberRoutes } from './routes/members';
 import { identityProviderRoutes } from './routes/identity-provider';
 import { runManagementRoutes } from './routes/run-management';
+import { holdRoutes } from './routes/holds';
 import { metricsRoutes } from './routes/metrics';
 import { openApiRoutes } from './routes/openapi';
 import { runRoutes } from './routes/runs';
@@ -135,7 +136,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
     }));
   }
   const routers: GatewayRouter[] = [healthRoutes(deps), triggerRoutes(deps), runRoutes(deps), fileRoutes(deps), managementRoutes(deps), scheduleRoutes(deps), approvalRoutes(deps), memberRoutes(deps)];
-  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), budgetRoutes(deps), runManagementRoutes(deps), metricsRoutes(deps), openApiRoutes(deps), auditRoutes(deps), alertRoutes(deps), applyRoutes(deps));
+  routers.push(authTokenRoutes(deps), toolRoutes(deps), connectionRoutes(deps), agentRoutes(deps), budgetRoutes(deps), runManagementRoutes(deps), holdRoutes(deps), metricsRoutes(deps), openApiRoutes(deps), auditRoutes(deps), alertRoutes(deps), applyRoutes(deps));
   if (deps.codec) routers.push(codecRoutes(deps));
   if (deps.customServers) routers.push(serverRoutes(deps, deps.customServers), oauthCallbackRoutes(deps, deps.customServers));
   for (const router of [formRoutes(deps), formManagementRoutes(deps), identityProviderRoutes(deps), triggerWebhookRoutes(deps)]) if (router) routers.push(router);

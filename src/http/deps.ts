@@ -12,6 +12,7 @@ import type { Registry } from '../registry';
 import type { AgentService } from '../agents/service';
 import type { RunRestarts } from '../runs/run-restarts';
 import type { RunBatches } from '../runs/run-batch';
+import type { RunHolds } from '../runs/run-holds';
 import type { RunService } from '../runs/run-service';
 import type { RunWatcher } from '../runs/run-watcher';
 import type { TriggerService } from '../runs/trigger-service';
@@ -56,6 +57,8 @@ export interface GatewayDeps {
   restarts: RunRestarts;
   /** bulk actions on runs (POST /api/v1/runs/batch); absent in a gateway built without it (the routes answer 503) */
   batches?: RunBatches;
+  /** paused workflows and triggers (absent: their routes answer 503) */
+  holds?: RunHolds;
   /** agents, chats and invocations (/api/v1/agents; the same service the agent-management tools use) */
   agents: AgentService;
   /** workflow, trigger (with their schedules), key and member administration: the management API and the console call the same services */

@@ -27,6 +27,7 @@ import { MEMBER_OPERATIONS } from './routes/members';
 import { METRICS_OPERATIONS } from './routes/metrics';
 import { OAUTH_GRANT_OPERATIONS } from './routes/oauth-grants';
 import { RUN_MANAGEMENT_OPERATIONS } from './routes/run-management';
+import { HOLD_OPERATIONS } from './routes/holds';
 import { SCHEDULE_OPERATIONS } from './routes/schedules';
 import { SERVER_OPERATIONS } from './routes/servers';
 import { TRIGGER_WEBHOOK_OPERATIONS } from './routes/trigger-webhooks';
@@ -37,7 +38,7 @@ export const OPERATIONS: Operations = catalog([
   IDENTITY_PROVIDER_OPERATIONS, OAUTH_GRANT_OPERATIONS, CONNECTION_OPERATIONS, SERVER_OPERATIONS, AGENT_OPERATIONS, BUDGET_OPERATIONS, METRICS_OPERATIONS,
   POLLING_OPERATIONS, APPROVAL_LINK_OPERATIONS, AUTH_TOKEN_OPERATIONS, HEALTH_OPERATIONS, CODEC_OPERATIONS, TRIGGER_WEBHOOK_OPERATIONS,
   ALERT_OPERATIONS,
-  APPLY_OPERATIONS,
+  APPLY_OPERATIONS, HOLD_OPERATIONS,
 ]);
 
 /** One catalog of several modules' lists; an operationId or a route listed twice is a programming error. */

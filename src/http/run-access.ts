@@ -11,6 +11,12 @@ import { notFound } from './http-error';
 import { adminOf, type GatewayRouterContext } from './state';
 import { callTemporal } from './temporal-errors';
 
+/** Who an operator's action on runs is by (the actor of pauses, batches and holds): `member:<email>`, `instance-admin` or `admin`. */
+export function operatorOf(ctx: GatewayRouterContext): string {
+  const principal = adminOf(ctx);
+  return principal.member ? `member:${principal.member.email}` : principal.instanceAdmin ? 'instance-admin' : 'admin';
+}
+
 /** The run if it belongs to the admin's organization: another org's run is a 404 like a missing one. */
 export async function ownRun(ctx: GatewayRouterContext, deps: Pick<GatewayDeps, 'runs'>): Promise<RunView> {
   const view = await callTemporal(() => deps.runs.view(ctx.params.runId ?? ''));

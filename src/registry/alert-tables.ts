@@ -1,6 +1,6 @@
 /**
- * The table of alert rules (issue 54; migration 0025), apart from tables.ts so that it stays one
- * screenful per concern. Conventions as in db.ts.
+ * The tables of fleet operations (issue 54): alert rules (migration 0025) and holds on new runs
+ * (0026), apart from tables.ts so that it stays one screenful per concern. Conventions as in db.ts.
  */
 
 /** An organization's alert rule (src/management/alerts.ts checks its JSON columns). */
@@ -18,4 +18,16 @@ export interface AlertRulesTable {
   enabled: number;
   created_at: string;
   updated_at: string;
+}
+
+/** A paused workflow or trigger (issue 54; migration 0026): new runs of it wait PENDING. */
+export interface OperatorHoldsTable {
+  org_id: string;
+  /** workflow | trigger */
+  scope: string;
+  target_id: string;
+  held_by: string;
+  /** ISO 8601 UTC */
+  held_at: string;
+  reason: string | null;
 }

@@ -1,4 +1,6 @@
 export { AlertRuleStore } from './alert-rules';
+export { OperatorHoldStore } from './operator-holds';
+export type { OperatorHoldRecord } from './operator-holds';
 export type { AlertRuleRecord, AlertRuleWrite } from './alert-rules';
 export { AgentUsageStore } from './agent-usage';
 export type { OrgBudget, UsageCall } from './agent-usage';

@@ -642,6 +642,28 @@ const alertRules: Migration = {
 };
 
 /**
+ * Holds on new runs (issue 54): an operator paused a whole workflow or trigger; the runs prepared
+ * meanwhile wait PENDING (src/runs/run-holds.ts). One row per paused workflow or trigger.
+ */
+const operatorHolds: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.createTable('operator_holds')
+      .addColumn('org_id', 'text', (c) => c.notNull().references('orgs.id').onDelete('cascade'))
+      .addColumn('scope', 'text', (c) => c.notNull())
+      .addColumn('target_id', 'text', (c) => c.notNull())
+      .addColumn('held_by', 'text', (c) => c.notNull())
+      .addColumn('held_at', 'text', (c) => c.notNull())
+      .addColumn('reason', 'text')
+      .addPrimaryKeyConstraint('operator_holds_pk', ['org_id', 'scope', 'target_id'])
+      .execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.dropTable('operator_holds').ifExists().execute();
+  },
+};
+
+/**
  * Definitions as code (issue 53): the commit a published version was applied from, and the hash of
  * every object the last apply wrote (drift: the live object's hash differs).
  */
@@ -691,6 +713,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0022-durable-tool-calls': durableToolCalls,
   '0023-applied-definitions': appliedDefinitions,
   '0025-alert-rules': alertRules,
+  '0026-operator-holds': operatorHolds,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -12,6 +12,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { AlertRuleStore } from './alert-rules';
+import { OperatorHoldStore } from './operator-holds';
 import { ApiKeyStore } from './api-keys';
 import { AppliedDefinitionStore } from './applied-definitions';
 import { AuditStore } from './audit-records';
@@ -88,6 +89,8 @@ export class Registry {
   readonly members: MemberStore;
   /** organizations' alert rules on run outcomes */
   readonly alertRules: AlertRuleStore;
+  /** paused workflows and triggers: their new runs wait PENDING */
+  readonly holds: OperatorHoldStore;
   /** what the last apply of definitions as code wrote of each object (drift) */
   readonly appliedDefinitions: AppliedDefinitionStore;
 
@@ -110,6 +113,7 @@ export class Registry {
     this.oauth = new OAuthStore(db);
     this.members = new MemberStore(db);
     this.alertRules = new AlertRuleStore(db);
+    this.holds = new OperatorHoldStore(db);
     this.appliedDefinitions = new AppliedDefinitionStore(db);
   }
 

@@ -8,8 +8,8 @@ import type { OAuthClientsTable, OAuthCodesTable, OAuthGrantsTable, OAuthTokensT
 
 export type { ConsoleSessionsTable, TriggerFormsTable } from './console-tables';
 import type { TriggerDeliveriesTable, TriggerSecretsTable } from './webhook-tables';
-import type { AlertRulesTable } from './alert-tables';
-export type { AlertRulesTable } from './alert-tables';
+import type { AlertRulesTable, OperatorHoldsTable } from './alert-tables';
+export type { AlertRulesTable, OperatorHoldsTable } from './alert-tables';
 export type { TriggerDeliveriesTable, TriggerSecretsTable } from './webhook-tables';
 import type { IdentityProvidersTable, MembersTable, MemberTokensTable } from './member-tables';
 
@@ -248,6 +248,7 @@ export interface Database {
   trigger_secrets: TriggerSecretsTable;
   trigger_deliveries: TriggerDeliveriesTable;
   alert_rules: AlertRulesTable;
+  operator_holds: OperatorHoldsTable;
   members: MembersTable;
   member_tokens: MemberTokensTable;
   identity_providers: IdentityProvidersTable;

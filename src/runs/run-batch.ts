@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { type Client } from '@temporalio/client';
 import { describeIfKnown } from './describe';
 import {
-  BATCH_ACTIONS, BATCH_ID, type BatchAction, type BatchFilter, type BatchInput, type BatchRunOutcome, type BatchState,
+  BATCH_ACTIONS, BATCH_ID, INPUT_SCAN_MAX, inputsMatch, type BatchAction, type BatchFilter, type BatchInput, type BatchRunOutcome, type BatchState,
 } from '../common/run-batch';
 import { batchStateQuery, WORKFLOW_TYPES, type RunBatchWorkflow } from '../common/workflow-contracts';
 import { isRecord } from '../common/narrow';
@@ -23,7 +23,21 @@ export interface RunBatchDeps {
   taskQueue: string;
   runs: RunService;
   restarts: RunRestarts;
+  /** the inputs a run was started with, stored inputs read back (TriggerService.startedInputs); unset: as Temporal has them */
+  inputsOf?: (runId: string) => Promise<unknown>;
 }
+
+/** What a selection found (a dry run answers `count`, `scanned` and `capped`). */
+export interface Selection {
+  runIds: string[];
+  /** the candidates Temporal visibility listed that were read one by one (all of them when nothing is refined) */
+  scanned: number;
+  /** the scan stopped at its cap (INPUT_SCAN_MAX, or five times the limit) before the limit was reached: older runs may match too */
+  capped: boolean;
+}
+
+/** How many candidates a refined selection reads at once. */
+const SCAN_CONCURRENCY = 8;
 
 /** A batch as the gateway reads it: its state, or FAILED when the workflow itself did not finish (terminated, say). */
 export type BatchReport = Omit<BatchState, 'status'> & { status: BatchState['status'] | 'FAILED'; error?: string; stateUnread?: true };
@@ -47,31 +61,60 @@ export class RunBatches {
   /**
    * The runs of `orgId` the filter selects, newest first, at most `limit`. Status, workflow,
    * trigger and start time are asked of Temporal visibility; PAUSED, PENDING and `errorContains`
-   * need each candidate's view (a query for an open run).
+   * need each candidate's view (a query for an open run), `input` each candidate's start input
+   * (decoded here: visibility cannot search sealed inputs), at most INPUT_SCAN_MAX candidates.
    */
   async select(orgId: string, filter: BatchFilter, limit: number): Promise<string[]> {
-    const refine = filter.errorContains !== undefined || (filter.status !== undefined && OPEN_SUBSTATES.has(filter.status));
+    return (await this.choose(orgId, filter, limit)).runIds;
+  }
+
+  /** As select, with how many candidates were read and whether the scan stopped at its cap (a dry run reports both). */
+  async choose(orgId: string, filter: BatchFilter, limit: number): Promise<Selection> {
+    const byView = filter.errorContains !== undefined || (filter.status !== undefined && OPEN_SUBSTATES.has(filter.status));
+    const byInput = filter.input !== undefined && Object.keys(filter.input).length > 0;
+    // a filter refined run by run reads a bounded number of candidates
+    const candidates = byInput ? INPUT_SCAN_MAX : byView ? Math.max(limit, Math.min(limit * 5, 5000)) : limit;
     const listed = await listRuns(this.deps.client, orgId, {
       ...(filter.workflowId ? { workflowId: filter.workflowId } : {}),
       ...(filter.triggerId ? { triggerId: filter.triggerId } : {}),
       ...(filter.status ? { status: filter.status } : {}),
       ...(filter.startedAfter ? { startedSince: filter.startedAfter } : {}),
       ...(filter.startedBefore ? { startedBefore: filter.startedBefore } : {}),
-      // a filter refined run by run reads a bounded number of candidates
-      limit: refine ? Math.max(limit, Math.min(limit * 5, 5000)) : limit,
+      limit: candidates,
     });
-    if (!refine) return listed.map((e) => e.runId);
+    const capped = (byView || byInput) && listed.length >= candidates;
+    if (!byView && !byInput) return { runIds: listed.map((e) => e.runId), scanned: listed.length, capped: false };
     const needle = filter.errorContains?.toLowerCase();
-    const chosen: string[] = [];
-    for (const entry of listed) {
-      if (chosen.length >= limit) break;
-      const view = await this.deps.runs.view(entry.runId);
-      if (!view) continue;
-      if (filter.status !== undefined && OPEN_SUBSTATES.has(filter.status) && view.status !== filter.status) continue;
-      if (needle !== undefined && !(view.error ?? '').toLowerCase().includes(needle)) continue;
-      chosen.push(entry.runId);
+    const fits = async (runId: string): Promise<boolean> => {
+      if (byInput && !inputsMatch(await this.inputsOf(runId), filter.input ?? {})) return false;
+      if (!byView) return true;
+      const view = await this.deps.runs.view(runId);
+      if (!view) return false;
+      if (filter.status !== undefined && OPEN_SUBSTATES.has(filter.status) && view.status !== filter.status) return false;
+      return needle === undefined || (view.error ?? '').toLowerCase().includes(needle);
+    };
+    const runIds: string[] = [];
+    let scanned = 0;
+    // a few candidates at a time, kept in their order (newest first)
+    while (scanned < listed.length && runIds.length < limit) {
+      const slice = listed.slice(scanned, scanned + SCAN_CONCURRENCY);
+      const verdicts = await Promise.all(slice.map((entry) => fits(entry.runId)));
+      scanned += slice.length;
+      slice.forEach((entry, i) => {
+        if (verdicts[i] && runIds.length < limit) runIds.push(entry.runId);
+      });
     }
-    return chosen;
+    return { runIds, scanned, capped: capped && runIds.length < limit };
+  }
+
+  /** The inputs a run was started with (stored inputs read back); undefined when they cannot be read. */
+  private async inputsOf(runId: string): Promise<unknown> {
+    try {
+      return this.deps.inputsOf ? await this.deps.inputsOf(runId) : await this.deps.runs.startedInputs(runId);
+    } catch {
+      // a run sealed under a key this process lacks, or whose history is gone: no field matches
+      return undefined;
+    }
   }
 
   /** Acts on one run; a refusal is an outcome, an error (Temporal unreachable) throws and the activity is retried. */

@@ -10,7 +10,7 @@ import { startPriority } from '../common/priority';
 import { runDetailsText, runSummaryText } from '../common/run-labels';
 import { ENGINE_LEVEL, type CallbackStatus, type DecisionRequest, type PauseRequest, type RunInput } from '../common/run-types';
 import { buildRunMemo, type RunMemo } from '../common/run-memo';
-import { runExecutionTimeoutMs } from '../common/run-time-limit';
+import { runExecutionTimeoutMs, runLifetimeSeconds } from '../common/run-time-limit';
 import { nameAttribute, SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import { WORKFLOW_TYPES, type RunAutomationWorkflow } from '../common/workflow-contracts';
 import { channelReady } from '../../temporal/client';
@@ -132,8 +132,8 @@ export class RunService {
         workflowId: runId,
         taskQueue: this.taskQueue,
         args: [{ ...input, runId, engine: ENGINE_LEVEL }],
-        // a limited run's own time limit counts from its slot; it waits for it at most maxWaitSeconds
-        workflowExecutionTimeout: runExecutionTimeoutMs(input.definition.timeoutSeconds + (input.slots?.maxWaitSeconds ?? 0)),
+        // a limited run's own time limit counts from its slot (a held one's from its release); it waits for them at most so long
+        workflowExecutionTimeout: runExecutionTimeoutMs(runLifetimeSeconds(input)),
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         memo,
         typedSearchAttributes: [

@@ -17,7 +17,7 @@ import { LruCache } from '../cache/lru-cache';
 import { INPUTS_REF_FIELD, isInputsReference } from '../common/inputs-reference';
 import type { RunInput } from '../common/run-types';
 import type { RunSlots, SlotClaim } from '../common/slots';
-import { runExecutionTimeoutMs } from '../common/run-time-limit';
+import { runExecutionTimeoutMs, runLifetimeSeconds } from '../common/run-time-limit';
 import { holdCallFiles } from '../retention/holds';
 import type { Logger } from '../observability/logger';
 import type { Registry, TriggerRecord, WorkflowVersion } from '../registry';
@@ -128,11 +128,16 @@ export class TriggerService implements TriggerResolution {
       }
       const { inputs, storedKey } = await inputsForRun(this.deps.blobs, trigger.orgId, request.inputs, request.inputsBlobName);
       if (storedKey) storedKeys.push(storedKey);
-      const input = runInputFor({
-        orgId: trigger.orgId, version, triggerId: trigger.id, startedBy: request.startedBy, inputs, ...request.chain,
-        callbackUrl: request.callbackUrl ?? trigger.callbackUrl ?? undefined, priority: trigger.priority,
-        slots: slotsFor(trigger, request.chain !== undefined, this.deps.limits),
-      });
+      // a paused workflow or trigger holds its new runs PENDING; a chained run runs within its parent, held or not
+      const hold = request.chain === undefined ? await this.deps.registry.holds.forRun(trigger.orgId, trigger.workflowId, trigger.id) : undefined;
+      const input = {
+        ...runInputFor({
+          orgId: trigger.orgId, version, triggerId: trigger.id, startedBy: request.startedBy, inputs, ...request.chain,
+          callbackUrl: request.callbackUrl ?? trigger.callbackUrl ?? undefined, priority: trigger.priority,
+          slots: slotsFor(trigger, request.chain !== undefined, this.deps.limits),
+        }),
+        ...(hold ? { hold: { scope: hold.scope, by: hold.by, at: hold.at, ...(hold.reason ? { reason: hold.reason } : {}) } } : {}),
+      };
       return { ok: true, input, storedKeys };
     } catch (err) {
       await this.discard(storedKeys);
@@ -150,7 +155,7 @@ export class TriggerService implements TriggerResolution {
     let replayed = false;
     let recovered = false;
     // A run that may outlive its call's files (24 h) holds them until its latest possible end.
-    await holdCallFiles(this.deps.blobs, { orgId: run.input.orgId, runId, keys: run.storedKeys, timeoutMs: runExecutionTimeoutMs(run.input.definition.timeoutSeconds + (run.input.slots?.maxWaitSeconds ?? 0)) });
+    await holdCallFiles(this.deps.blobs, { orgId: run.input.orgId, runId, keys: run.storedKeys, timeoutMs: runExecutionTimeoutMs(runLifetimeSeconds(run.input)) });
     try {
       replayed = (await runs.start(run.input, idempotencyKey, runId, options)).existing;
     } catch (err) {

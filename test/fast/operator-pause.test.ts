@@ -12,7 +12,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import type { BatchInput } from '../../src/common/run-batch';
-import { batchStateQuery, pauseSignal, pauseUpdate, WORKFLOW_TYPES, type RunBatchWorkflow } from '../../src/common/workflow-contracts';
+import type { ReleaseInput } from '../../src/common/run-holds';
+import { batchStateQuery, pauseSignal, pauseUpdate, WORKFLOW_TYPES, type ReleaseHeldRunsWorkflow, type RunBatchWorkflow } from '../../src/common/workflow-contracts';
 import { workflowBundle } from '../../temporal/worker';
 import { recordHistoriesDir } from '../support/ci';
 import { eventually, FastWorker, runEnd, stateOf } from './support/fast-worker';
@@ -124,5 +125,54 @@ describe('an operator\'s pause and the batch workflow (fast layer)', () => {
     assert.match(result.outcomes.find((o) => o.runId === 'run-3')?.message ?? '', /Temporal said no/);
     assert.deepEqual(await handle.query(batchStateQuery), result);
     await replayAndRecord(fw, batchId, 'run-batch.json');
+  });
+
+  it('a run started under a paused workflow waits PENDING before its first step; only an unpause of that scope (or of the run) releases it', async function () {
+    this.timeout(60_000);
+    const hold = { scope: 'workflow' as const, by: 'member:ann@example.com', at: '2026-12-02T20:00:00.000Z', reason: 'upstream change' };
+    const handle = await fw.startRun({ name: 'held', steps: [t('First', 'one'), t('Second', 'two')] }, {}, { hold });
+    const held = await eventually(async () => {
+      const state = await stateOf(handle);
+      return state.waitingOn?.kind === 'operator' ? state : undefined;
+    }, 'the run waiting for its workflow\'s unpause');
+    assert.equal(held.status, 'PENDING');
+    assert.deepEqual(held.waitingOn, { kind: 'operator', ...hold });
+    assert.equal(held.steps['1']?.status, 'PENDING');
+    // the release of another scope does not lift it; an operator's pause of the run meanwhile stays after the release
+    await handle.signal(pauseSignal, { paused: false, scope: 'trigger', by: 'admin' });
+    await handle.executeUpdate(pauseUpdate, { args: [{ paused: true, by: 'admin', reason: 'this one too' }] });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const still = await stateOf(handle);
+    assert.deepEqual([still.status, still.steps['1']?.status, still.waitingOn?.kind], ['PENDING', 'PENDING', 'operator'], 'no step starts while its workflow is paused');
+    await handle.signal(pauseSignal, { paused: false, scope: 'workflow', by: 'admin' });
+    const paused = await eventually(async () => {
+      const state = await stateOf(handle);
+      return state.status === 'PAUSED' ? state : undefined;
+    }, 'released, then holding for the run\'s own pause');
+    assert.equal(paused.waitingOn?.kind, 'operator');
+    assert.equal(paused.waitingOn?.kind === 'operator' ? paused.waitingOn.scope : 'none', undefined);
+    assert.equal(paused.steps['1']?.status, 'PENDING');
+    await handle.executeUpdate(pauseUpdate, { args: [{ paused: false, by: 'admin' }] });
+    const { summary } = await runEnd(handle);
+    assert.equal(summary.status, 'COMPLETE');
+    assert.deepEqual(summary.outcomes.map((o) => o.result), ['one', 'two']);
+    await replayAndRecord(fw, handle.workflowId, 'run-automation-operator-hold.json');
+  });
+
+  it('releaseHeldRuns sweeps the held runs and stops once the workflow is paused again', async function () {
+    this.timeout(60_000);
+    const sweeps: ReleaseInput[] = [];
+    fw.overrides = {
+      signalHeldRuns: async (input) => {
+        sweeps.push(input);
+        return sweeps.length === 1 ? { signalled: 3, pausedAgain: false } : { signalled: 0, pausedAgain: true };
+      },
+    };
+    const input: ReleaseInput = { orgId: FAKE_ORG, scope: 'trigger', targetId: 'trg_x', since: new Date().toISOString(), by: 'admin' };
+    const workflowId = `release-${randomUUID()}`;
+    const handle = await fw.client.workflow.start<ReleaseHeldRunsWorkflow>(WORKFLOW_TYPES.releaseHeldRuns, { workflowId, taskQueue: fw.taskQueue, args: [input] });
+    assert.deepEqual(await handle.result(), { sweeps: 2, signalled: 3, pausedAgain: true });
+    assert.deepEqual(sweeps, [input, input]);
+    await replayAndRecord(fw, workflowId, 'release-held-runs.json');
   });
 });

@@ -10,6 +10,14 @@
  * saved history (replay-every-type.test.ts). Not vacuous: with the `patched()` guard removed from
  * the hold, this replay fails with "Nondeterminism error: No command scheduled for event
  * ActivityTaskScheduled" (checked by hand when the pause was written).
+ *
+ * A hold on new runs (a paused workflow or trigger) likewise: a run started with `hold` in its input
+ * by a gateway of today while a worker from before the hold ran it (that worker ignored the field
+ * and ran its steps) replays on today's code as it ran, because the wait is gated by
+ * `patched('operator-hold')`. The saved history with a hold written into its start input stands for
+ * it. Without the guard the replay would wait before step 1 where the history schedules its first
+ * activity (a nondeterminism error); that failure was not yet checked by hand. The recorded history of a held run released on
+ * today's code is run-automation-operator-hold.json (replay-every-type.test.ts).
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -61,7 +69,22 @@ async function withSignalAfterFirstStep(signalName: string, payload: unknown): P
   return { workflowId, history: historyFromJSON(json) };
 }
 
+/** The saved history with `fields` added to the run's start input. */
+async function withStartInput(fields: Json): Promise<{ workflowId: string; history: ReturnType<typeof historyFromJSON> }> {
+  const json = JSON.parse(await readFile(HISTORY, 'utf8')) as { events: Json[] };
+  const started = json.events[0]?.workflowExecutionStartedEventAttributes as { workflowId?: string; input: { payloads: { data: string }[] } };
+  const payload = started.input.payloads[0]!;
+  const input = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8')) as Json;
+  payload.data = Buffer.from(JSON.stringify({ ...input, ...fields })).toString('base64');
+  return { workflowId: started.workflowId || 'run-automation-v1', history: historyFromJSON(json) };
+}
+
 describe('an operator\'s pause and histories from before it', () => {
+  it('a run started with a hold on a worker from before holds replays as it ran: the wait is not applied without its patch marker', async () => {
+    const { workflowId, history } = await withStartInput({ hold: { scope: 'workflow', by: 'admin', at: '2026-01-01T00:00:00.000Z' } });
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowId);
+  });
+
   it('a run sent a pause before the pause existed replays as it ran: the hold is not applied without its patch marker', async () => {
     const { workflowId, history } = await withSignalAfterFirstStep('operatorPauseRecorded', { paused: true, by: 'operator', reason: 'before the patch' });
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowId);

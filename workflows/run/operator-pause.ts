@@ -12,13 +12,22 @@
  * only when a pause is in force at a boundary (a marker on paused runs alone, as slots-local-acquire
  * does for limited runs). A run whose history saw a pause request before this code (its signal had
  * no handler then) replays without holding, as it ran.
+ *
+ * A hold on new runs (a paused workflow or trigger, src/runs/run-holds.ts) comes in the run's input
+ * (`hold`): the run waits before its first step and before its concurrency slots, PENDING with
+ * `waitingOn: {kind: 'operator', scope, by, at, reason}`, until an unpause with that `scope` (the
+ * release fan-out, workflows/release-held-runs.ts) or an unscoped one (an operator's unpause of this
+ * run) arrives. An unpause with a scope never lifts the run's own pause. Gated by
+ * `patched(OPERATOR_HOLD_PATCH)`, asked only by a run whose input has a hold: a run started with
+ * one while an older worker (which ignored the field) ran it replays as it ran.
  */
 import { condition, patched, setHandler } from '@temporalio/workflow';
-import type { OperatorPause, PauseAnswer, PauseRequest, RunState } from '../../src/common/run-types';
-import { pauseSignal, pauseUpdate } from '../../src/common/workflow-contracts';
+import type { OperatorPause, PauseAnswer, PauseRequest, RunHold, RunState } from '../../src/common/run-types';
+import { pauseSignal, pauseUpdate, stateQuery } from '../../src/common/workflow-contracts';
 import { showDetails } from './ui-metadata';
 
 export const OPERATOR_PAUSE_PATCH = 'operator-pause';
+export const OPERATOR_HOLD_PATCH = 'operator-hold';
 
 /** The actor of a request without one: only a signal sent by hand lacks it (Temporal's access control vouched for it). */
 const BY_HAND = 'operator-signal';
@@ -28,6 +37,8 @@ export class OperatorHold {
   private pause: OperatorPause | undefined;
   /** the lists holding at a boundary now (a parallel step's branches hold each) */
   private holding = 0;
+  /** the hold on new runs the run waits in before its first step (beforeStart) */
+  private held: RunHold | undefined;
 
   constructor(private readonly state: RunState) {}
 
@@ -44,7 +55,10 @@ export class OperatorHold {
   }
 
   private apply(request: PauseRequest): PauseAnswer {
-    if (request.paused) {
+    if (!request.paused && (request.scope === undefined || request.scope === this.held?.scope)) this.held = undefined;
+    if (!request.paused && request.scope !== undefined) {
+      // the release of a workflow's or trigger's hold: the run's own pause stays
+    } else if (request.paused) {
       // a second pause keeps the first one's who and when
       this.pause ??= {
         by: typeof request.by === 'string' && request.by !== '' ? request.by : BY_HAND,
@@ -66,6 +80,24 @@ export class OperatorHold {
    */
   inForce(): boolean {
     return this.pause !== undefined;
+  }
+
+  /**
+   * Waits PENDING while the workflow or trigger the run was started under is paused (see the
+   * header); at once for a history from before it.
+   */
+  async beforeStart(hold: RunHold): Promise<void> {
+    if (!patched(OPERATOR_HOLD_PATCH)) return;
+    this.held = hold;
+    // the steps register it again; until then a status poll sees the run waiting
+    setHandler(stateQuery, () => this.state);
+    this.state.status = 'PENDING';
+    this.state.waitingOn = { kind: 'operator', scope: hold.scope, by: hold.by, at: hold.at, ...(hold.reason ? { reason: hold.reason } : {}) };
+    showDetails(`Waiting: its ${hold.scope} was paused by ${hold.by}${hold.reason ? `: ${hold.reason}` : ''}`);
+    await condition(() => this.held === undefined);
+    delete this.state.waitingOn;
+    this.state.status = 'RUNNING';
+    showDetails('');
   }
 
   /** Resolves when the pause in force is lifted (see the header); at once for a history from before it. */

@@ -15,7 +15,7 @@ import { settled } from '../management-status';
 import { callTemporal } from '../temporal-errors';
 import { adminOf as admin, type GatewayRouterContext, type GatewayState } from '../state';
 import { bodyOf as body, parseInput as parse } from '../validate';
-import { ownBrief, ownRun } from '../run-access';
+import { operatorOf, ownBrief, ownRun } from '../run-access';
 import { callDecide, decisionAnswer, DecisionBodySchema, decisionRefusalError as decisionRefused, decisionReportBody } from '../decisions';
 import { DecisionAcceptedSchema, DecisionRecordedSchema, DecisionReportSchema, RestartedRunSchema, TriggerSchema, WebhookSecretSchema } from '../../contracts/http-bodies';
 import { PauseAnswerSchema, RunBatchAcceptedSchema, RunBatchBodySchema, RunBatchSchema } from '../../contracts/operator-bodies';
@@ -148,14 +148,10 @@ export function runManagementRoutes(deps: GatewayDeps): Router<GatewayState> {
     ctx.body = { ...started, ok: undefined, origin: { kind: 'rerun', runId: view.runId }, statusUrl: `/api/v1/runs/${started.runId}` };
   });
 
-  const byOf = (ctx: Context): string => {
-    const principal = admin(ctx);
-    return principal.member ? `member:${principal.member.email}` : principal.instanceAdmin ? 'instance-admin' : 'admin';
-  };
   const setPaused = (paused: boolean) => async (ctx: GatewayRouterContext): Promise<void> => {
     const { reason } = paused ? parse(PauseBodySchema, body(ctx)) : { reason: undefined };
     const brief = await ownBrief(ctx, deps);
-    const outcome = await callTemporal(() => deps.runs.pause(brief, { paused, by: byOf(ctx), ...(reason ? { reason } : {}) }));
+    const outcome = await callTemporal(() => deps.runs.pause(brief, { paused, by: operatorOf(ctx), ...(reason ? { reason } : {}) }));
     if (!outcome.ok) throw conflict(outcome.refusal === 'CLOSED' ? 'run_closed' : 'pause_refused', outcome.message);
     ctx.status = outcome.applied ? 200 : 202;
     ctx.body = outcome.applied
@@ -171,16 +167,17 @@ export function runManagementRoutes(deps: GatewayDeps): Router<GatewayState> {
     if (!batches) throw temporalUnavailable();
     const { orgId } = admin(ctx);
     const limit = request.limit ?? BATCH_LIMIT_DEFAULT;
-    const matched = (await callTemporal(() => batches.select(orgId, request.filter, limit))).length;
+    const selection = await callTemporal(() => batches.choose(orgId, request.filter, limit));
+    const matched = selection.runIds.length;
     if (request.dryRun) {
-      ctx.body = { action: request.action, dryRun: true, count: matched, limit };
+      ctx.body = { action: request.action, dryRun: true, count: matched, limit, scanned: selection.scanned, capped: selection.capped };
       return;
     }
     if (matched > BATCH_CONFIRM_ABOVE && request.confirm !== true) {
       throw conflict('confirmation_required', `the batch would act on ${matched} runs (more than ${BATCH_CONFIRM_ABOVE}): send it again with confirm: true`);
     }
     const batchId = await callTemporal(() => batches.start(orgId, {
-      action: request.action, filter: request.filter, limit, by: byOf(ctx), ...(request.reason ? { reason: request.reason } : {}),
+      action: request.action, filter: request.filter, limit, by: operatorOf(ctx), ...(request.reason ? { reason: request.reason } : {}),
     }));
     ctx.status = 202;
     ctx.set('Location', `/api/v1/runs/batch/${batchId}`);

@@ -9,6 +9,7 @@
  * refused unless a test hands in its own `runStep`.
  */
 import { createRunBatchActivities } from '../../../activities/run-batch';
+import { createReleaseActivities } from '../../../activities/release-held';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Activities } from '../../../activities';
 import { createSlotActivities } from '../../../activities/slots';
@@ -137,6 +138,7 @@ export function fakeActivities(world: FakeWorld, overrides: Partial<Activities> 
     },
     // the fast layer has no runs to act on in bulk: the batch workflow is tested end to end (test/runs/run-batch.test.ts)
     ...createRunBatchActivities({}),
+    ...createReleaseActivities({}),
     async startShapedRun(request) {
       // a retried activity asks with the same key: one run per key, as the trigger service's idempotency gives
       if (!world.shapedRuns.some((r) => r.idempotencyKey === request.idempotencyKey)) world.shapedRuns.push(request);
