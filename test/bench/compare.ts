@@ -49,7 +49,7 @@ import { allPorts, internalPorts } from '../../temporal/server-config';
 import { ensureTemporalServer } from '../../temporal/server-binaries';
 import { requestHeapSnapshots } from './heap-request';
 import { RawHttpClient } from './raw-http';
-import { settledMemory, settleHeaps, type SettledMemory } from './settled-memory';
+import { quiet, settledMemory, settleHeaps, type SettledMemory } from './settled-memory';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3) * 1000;
@@ -713,6 +713,7 @@ async function parent(): Promise<void> {
         if (heapDir) for (const pid of [fg.pid, raw.pid]) await requestHeapSnapshots(pid, heapDir);
       };
       await snapshots();
+      await quiet([fg.pid, raw.pid]);
       const before = await settled();
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         const res = await trigger(paused.triggerId, false);
@@ -722,13 +723,13 @@ async function parent(): Promise<void> {
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         pausedIds.push((await client.workflow.start('rawPaused', { taskQueue: RAW_QUEUE, workflowId: randomUUID() })).workflowId);
       });
-      // Let both workers take the first workflow task of every run.
-      await new Promise((resolve) => setTimeout(resolve, 15_000));
+      // Let both workers take the first workflow task of every run: until both are idle.
+      const waited = await quiet([fg.pid, raw.pid]);
       const after = await settled();
       const grown = (side: 'flowgate' | 'raw', figure: keyof SettledMemory): number => after[side][figure] - before[side][figure];
       const line = (figure: keyof SettledMemory): string => (['flowgate', 'raw'] as const)
         .map((side) => `${side === 'raw' ? 'raw worker' : side} ${before[side][figure].toFixed(1)} -> ${after[side][figure].toFixed(1)} (+${grown(side, figure).toFixed(1)})`).join(' | ');
-      console.log(`  ${PAUSED} paused runs, every heap collected (MiB; target: flowgate's growth below the raw worker's), loadavg ${os.loadavg()[0]?.toFixed(1)}:`);
+      console.log(`  ${PAUSED} paused runs, every heap collected (MiB; target: flowgate's growth below the raw worker's), both workers idle after ${(waited / 1000).toFixed(0)} s, loadavg ${os.loadavg()[0]?.toFixed(1)}:`);
       console.log(`    RSS (median of 5)      ${line('rssMiB')}`);
       console.log(`    workflow thread heap   ${line('threadHeapMiB')}`);
       console.log(`    main thread heap       ${line('mainHeapMiB')}`);

@@ -44,8 +44,35 @@ export async function settleHeaps(): Promise<void> {
     gc?.();
     await collectThreads(threads);
   }
-  const heaps = Object.values(await threadHeaps(threads));
+  // a busy thread answers late (a loaded machine): wait for it rather than leave its heap out
+  const heaps = Object.values(await threadHeaps(threads, 60_000));
   process.send?.({ settled: { mainHeapMiB: process.memoryUsage().heapUsed / MiB, threadHeapMiB: heaps.reduce((sum, heap) => sum + heap.usedMiB, 0) } });
+}
+
+/** utime + stime of a process from /proc (all threads), in clock ticks (1/100 s); NaN when unreadable. */
+function cpuTicks(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Waits (at most `maxMs`) until every process of `pids` used under 5% of a core over two seconds:
+ * the workers have taken every task they were given. A fixed wait is too short on a loaded machine.
+ * Answers the ms waited.
+ */
+export async function quiet(pids: number[], maxMs = 300_000): Promise<number> {
+  const began = Date.now();
+  for (;;) {
+    const before = pids.map(cpuTicks);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const busy = pids.some((pid, i) => cpuTicks(pid) - (before[i] ?? 0) > 10);
+    if (!busy || Date.now() - began > maxMs) return Date.now() - began;
+  }
 }
 
 export function rssMiB(pid: number): number {

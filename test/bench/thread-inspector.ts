@@ -68,18 +68,18 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   return Promise.race([promise, new Promise<undefined>((resolve) => setTimeout(resolve, ms, undefined))]);
 }
 
-/** The used and total V8 heap (MiB) of each worker thread, by title; a thread that does not answer in 2 s is left out. */
-export async function threadHeaps(inspect: ThreadInspector): Promise<Record<string, { usedMiB: number; totalMiB: number }>> {
+/** The used and total V8 heap (MiB) of each worker thread, by title; a thread that does not answer in `timeoutMs` is left out. */
+export async function threadHeaps(inspect: ThreadInspector, timeoutMs = 2000): Promise<Record<string, { usedMiB: number; totalMiB: number }>> {
   const heaps: Record<string, { usedMiB: number; totalMiB: number }> = {};
   for (const worker of inspect.threads()) {
-    const result = await within(inspect.call(worker.sessionId, 'Runtime.getHeapUsage'), 2000);
+    const result = await within(inspect.call(worker.sessionId, 'Runtime.getHeapUsage'), timeoutMs);
     const figures = result as { usedSize?: number; totalSize?: number } | undefined;
     if (figures?.usedSize !== undefined) heaps[`${worker.title}#${worker.sessionId}`] = { usedMiB: figures.usedSize / MiB, totalMiB: (figures.totalSize ?? 0) / MiB };
   }
   return heaps;
 }
 
-/** A full collection of every worker thread's heap (each answers within 10 s or is skipped). */
+/** A full collection of every worker thread's heap (each answers within 60 s or is skipped). */
 export async function collectThreads(inspect: ThreadInspector): Promise<void> {
-  for (const worker of inspect.threads()) await within(inspect.call(worker.sessionId, 'HeapProfiler.collectGarbage'), 10_000);
+  for (const worker of inspect.threads()) await within(inspect.call(worker.sessionId, 'HeapProfiler.collectGarbage'), 60_000);
 }
