@@ -1,6 +1,7 @@
 /**
  * The worker wiring: the one place that joins workflows and activities.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry-v2';
@@ -19,6 +20,28 @@ export const METRICS_INTERCEPTORS_PATH = path.join(__dirname, '..', 'workflows',
 /** Temporal's OpenTelemetry workflow interceptors, gated by engine level: only in the bundle of a worker that traces. */
 const OTEL_WORKFLOW_INTERCEPTORS_PATH = path.join(__dirname, '..', 'workflows', 'run', 'tracing-interceptors.js');
 
+/** src/common as built (this file runs from dist/temporal/): the pure modules the workflows share with Node code. */
+const COMMON_DIR = path.join(__dirname, '..', 'src', 'common');
+
+/**
+ * The modules loaded once into the reusable V8 context and shared by every run, instead of once
+ * per run that the worker caches (the SDK evaluates every module a run imports again for that run,
+ * and keeps them while the run is cached): jsonata and every module of src/common. Only modules
+ * without per-run state belong here. The SDK freezes them (a run cannot change what another
+ * reads), but a module-level variable a function assigns is not frozen: src/common keeps none that
+ * depends on a run (expressions.ts keeps the shared jsonata it loaded). Run state at module level
+ * (workflows/run/child-ids.ts, features.ts, slots.ts, time-limit.ts) is why workflows/ is not here.
+ * Modules a cached run evaluates for itself: 164 with zod in the bundle, 69 without, 39 with
+ * src/common shared (about 660, 66 and 40 KiB of its heap); the raw SDK worker of bench:compare: 9.
+ */
+export function sharedWorkflowModules(): string[] {
+  const common = readdirSync(COMMON_DIR).filter((file) => file.endsWith('.js')).sort().map((file) => path.join(COMMON_DIR, file))
+    // the schema modules (definition.ts, step-schema.ts, priority-schema.ts): no workflow uses them,
+    // and preloading them would bring zod into the bundle (test/workflows/bundle.test.ts)
+    .filter((file) => !readFileSync(file, 'utf8').includes('require("zod")'));
+  return ['jsonata', ...common];
+}
+
 const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -32,11 +55,10 @@ export function workflowBundle(options: { tracing?: boolean } = {}): Promise<Wor
       workflowInterceptorModules: [METRICS_INTERCEPTORS_PATH, ...(tracing ? [OTEL_WORKFLOW_INTERCEPTORS_PATH] : [])],
       // failures' messages and stack traces become sealed payloads in the sandbox too (src/common/failure-converter.ts)
       failureConverterPath: FAILURE_CONVERTER_PATH,
-      // Loaded once into the reusable V8 context and shared, instead of once per run that uses an
-      // expression (each cached run kept its own copy; with the lazy load in src/common/expressions.ts,
-      // 1,000 paused runs went from +141..+184 to +69..+100 MiB). Only stateless libraries belong
-      // here: jsonata keeps no module-level state, and reads Date and Math.random at call time.
-      preloadModules: ['jsonata'],
+      // jsonata was the first (each cached run that used an expression kept its own copy: 1,000
+      // paused runs went from +141..+184 to +69..+100 MiB); jsonata keeps no module-level state,
+      // and reads Date and Math.random at call time
+      preloadModules: sharedWorkflowModules(),
     });
     bundles.set(tracing, bundle);
   }

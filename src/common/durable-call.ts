@@ -11,8 +11,6 @@
  * standalone activity has no memo and another API (experimental in the pinned SDK); one activity in
  * a workflow keeps one task machinery, at the price of a workflow task or two per call.
  */
-import { z } from 'zod';
-
 export const DURABLE_TOOL_CALL_WORKFLOW = 'durableToolCall';
 
 /** The most attempts one durable call may be given. */
@@ -26,20 +24,24 @@ export const DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS = 30;
 /** The longest pause between two attempts. */
 export const MAX_DURABLE_INTERVAL_SECONDS = 300;
 
-/** A server's `durable` settings, as `POST`/`PUT /api/v1/servers` take them and `GET` shows them. */
-export const DurablePolicySchema = z.object({
+/**
+ * A server's `durable` settings, as `POST`/`PUT /api/v1/servers` take them and `GET` shows them;
+ * parsed by DurablePolicySchema (src/contracts/durable-policy.ts). The schema lives there, not here:
+ * the workflow bundle imports this module, and zod in it would be instantiated again for every
+ * cached run (about 95 modules and 600 KiB each, test/workflows/bundle.test.ts keeps zod out).
+ */
+export interface DurablePolicy {
   /** attempts in all, the first included (1: no retry, but still a task that survives the gateway) */
-  maxAttempts: z.number().int().min(1).max(MAX_DURABLE_ATTEMPTS),
+  maxAttempts: number;
   /** the pause before the second attempt (default 1 s) */
-  initialIntervalSeconds: z.number().min(0.1).max(MAX_DURABLE_INTERVAL_SECONDS).optional(),
+  initialIntervalSeconds?: number | undefined;
   /** each next pause is this many times the last (default 2), at most MAX_DURABLE_INTERVAL_SECONDS */
-  backoff: z.number().min(1).max(10).optional(),
+  backoff?: number | undefined;
   /** how long one attempt may take (default 30 s) */
-  attemptTimeoutSeconds: z.number().min(1).max(3600).optional(),
+  attemptTimeoutSeconds?: number | undefined;
   /** how long the whole call may take, every attempt and pause included (default: no more than the task's ttl) */
-  timeoutSeconds: z.number().min(1).max(MAX_DURABLE_TIMEOUT_SECONDS).optional(),
-}).strict();
-export type DurablePolicy = z.infer<typeof DurablePolicySchema>;
+  timeoutSeconds?: number | undefined;
+}
 
 /** Why an attempt failed, as the retry metric and the audit trail name it. */
 export type DurableRetryReason = 'network' | 'timeout' | 'http_5xx' | 'http_429' | 'upstream_error';

@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { ConnectionStatesTable, Database, ToolServersTable } from './db';
-import { DurablePolicySchema, type DurablePolicy } from '../common/durable-call';
+import type { DurablePolicy } from '../common/durable-call';
+import { DurablePolicySchema } from '../contracts/durable-policy';
 
 export type ToolServerKind = 'openapi' | 'remote';
 export type ConnectionStatus = 'connected' | 'pending' | 'error';

@@ -49,6 +49,7 @@ import { allPorts, internalPorts } from '../../temporal/server-config';
 import { ensureTemporalServer } from '../../temporal/server-binaries';
 import { requestHeapSnapshots } from './heap-request';
 import { RawHttpClient } from './raw-http';
+import { quiet, settledMemory, settleHeaps, type SettledMemory } from './settled-memory';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3) * 1000;
@@ -92,16 +93,13 @@ function gcPauseMeter(): () => number {
 /**
  * Children answer a 'cpu' message with their process.cpuUsage() (all threads, µs), their
  * longest event-loop stall since the last 'cpu' message and their GC pauses so far, and a 'gc'
- * message with 'gc' once a full collection of their main heap ran (they run with --expose-gc).
+ * message with their heaps' sizes once every heap was collected (settled-memory.ts; they run with --expose-gc).
  */
 function answerCpuRequests(): void {
   const stall = stallMeter();
   process.on('message', (message) => {
     if (message === 'cpu') process.send?.({ cpu: process.cpuUsage(), stall: stall(), gcMs: gcPauses() });
-    if (message === 'gc') {
-      (globalThis as { gc?: () => void }).gc?.();
-      process.send?.('gc');
-    }
+    if (message === 'gc') void settleHeaps();
   });
 }
 
@@ -435,25 +433,6 @@ const fmtGc = (gc: CpuPerCall | undefined): string => (gc ? ` gc µs/call gen=${
 
 const fmt = (s: Sample): string => `${s.rate.toFixed(0)}/s p50=${s.p50.toFixed(1)}ms p99=${s.p99.toFixed(1)}ms${s.errors ? ` errors=${s.errors}` : ''}${fmtCpu(s.cpu)}${fmtGc(s.gc)}${fmtStall(s.stall)}`;
 
-function rssMiB(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(match?.[1] ?? NaN) / 1024;
-}
-
-/** A child's RSS once it collected its main heap: what it holds, without the garbage it has not collected yet. */
-async function collectedRssMiB(child: ChildProcess, pid: number): Promise<number> {
-  await new Promise<void>((resolve) => {
-    const onMessage = (message: unknown): void => {
-      if (message !== 'gc') return;
-      child.off('message', onMessage);
-      resolve();
-    };
-    child.on('message', onMessage);
-    child.send('gc');
-  });
-  return rssMiB(pid);
-}
-
 function forkChild(role: string, address: string): Promise<{ child: ChildProcess; url: string; pid: number }> {
   // BENCH_CPU_PROF=<dir>: the flowgate process writes a V8 CPU profile there when it exits.
   const profile = role === 'flowgate' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
@@ -721,8 +700,11 @@ async function parent(): Promise<void> {
     // deltas meaningless): PAUSED runs waiting on each side, then terminated before the rounds.
     if (PAUSED > 0) {
       const pausedIds: string[] = [];
-      const collected = async (): Promise<{ flowgate: number; raw: number }> => ({
-        flowgate: await collectedRssMiB(fg.child, fg.pid), raw: await collectedRssMiB(raw.child, raw.pid),
+      // Each side once every heap it has was collected (the workflow thread's too) and its RSS
+      // read five times (settled-memory.ts): read right after start-up or after 1,000 trigger
+      // calls, RSS also counts garbage V8 has not collected yet, on one side more than the other.
+      const settled = async (): Promise<{ flowgate: SettledMemory; raw: SettledMemory }> => ({
+        flowgate: await settledMemory(fg.child, fg.pid), raw: await settledMemory(raw.child, raw.pid),
       });
       // BENCH_HEAP_DIR (the children load heap-hook.ts through NODE_OPTIONS): heap snapshots of both
       // before the runs and after them; writing one moves RSS, so read the figures of another run
@@ -731,8 +713,8 @@ async function parent(): Promise<void> {
         if (heapDir) for (const pid of [fg.pid, raw.pid]) await requestHeapSnapshots(pid, heapDir);
       };
       await snapshots();
-      const before = { flowgate: rssMiB(fg.pid), raw: rssMiB(raw.pid) };
-      const beforeCollected = await collected();
+      await quiet([fg.pid, raw.pid]);
+      const before = await settled();
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         const res = await trigger(paused.triggerId, false);
         expectOk(res);
@@ -741,21 +723,20 @@ async function parent(): Promise<void> {
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         pausedIds.push((await client.workflow.start('rawPaused', { taskQueue: RAW_QUEUE, workflowId: randomUUID() })).workflowId);
       });
-      // Let both workers take the first workflow task of every run.
-      await new Promise((resolve) => setTimeout(resolve, 15_000));
-      const after = { flowgate: rssMiB(fg.pid), raw: rssMiB(raw.pid) };
-      console.log(`  ${PAUSED} paused runs: flowgate RSS ${before.flowgate.toFixed(0)} -> ${after.flowgate.toFixed(0)} MiB (+${(after.flowgate - before.flowgate).toFixed(0)}, target <= 100)`
-        + ` | raw worker RSS ${before.raw.toFixed(0)} -> ${after.raw.toFixed(0)} MiB (+${(after.raw - before.raw).toFixed(0)})`);
-      // The same after a full collection of each main heap (worker threads' heaps as they are):
-      // RSS read right after 1,000 trigger calls also counts their garbage, which V8 frees when it wants.
-      const afterCollected = await collected();
-      const grown = { flowgate: afterCollected.flowgate - beforeCollected.flowgate, raw: afterCollected.raw - beforeCollected.raw };
-      console.log(`  ${PAUSED} paused runs, RSS after a full GC: flowgate ${beforeCollected.flowgate.toFixed(0)} -> ${afterCollected.flowgate.toFixed(0)} MiB`
-        + ` (+${grown.flowgate.toFixed(0)}) | raw worker ${beforeCollected.raw.toFixed(0)} -> ${afterCollected.raw.toFixed(0)} MiB`
-        + ` (+${grown.raw.toFixed(0)})`);
-      // paused runs per GiB of growth (after the collection), and flowgate's growth against the raw worker's
+      // Let both workers take the first workflow task of every run: until both are idle.
+      const waited = await quiet([fg.pid, raw.pid]);
+      const after = await settled();
+      const grown = (side: 'flowgate' | 'raw', figure: keyof SettledMemory): number => after[side][figure] - before[side][figure];
+      const line = (figure: keyof SettledMemory): string => (['flowgate', 'raw'] as const)
+        .map((side) => `${side === 'raw' ? 'raw worker' : side} ${before[side][figure].toFixed(1)} -> ${after[side][figure].toFixed(1)} (+${grown(side, figure).toFixed(1)})`).join(' | ');
+      console.log(`  ${PAUSED} paused runs, every heap collected (MiB; target: flowgate's growth below the raw worker's), both workers idle after ${(waited / 1000).toFixed(0)} s, loadavg ${os.loadavg()[0]?.toFixed(1)}:`);
+      console.log(`    RSS (median of 5)      ${line('rssMiB')}`);
+      console.log(`    workflow thread heap   ${line('threadHeapMiB')}`);
+      console.log(`    main thread heap       ${line('mainHeapMiB')}`);
+      // paused runs per GiB of RSS growth, and flowgate's growth against the raw worker's
       const perGiB = (mib: number): string => (mib > 0 ? (PAUSED / (mib / 1024)).toFixed(0) : 'n/a');
-      console.log(`  paused runs per GiB: flowgate ${perGiB(grown.flowgate)} | raw worker ${perGiB(grown.raw)}; flowgate's growth / raw's: ${(grown.flowgate / grown.raw).toFixed(2)}`);
+      console.log(`  paused runs per GiB of RSS: flowgate ${perGiB(grown('flowgate', 'rssMiB'))} | raw worker ${perGiB(grown('raw', 'rssMiB'))};`
+        + ` flowgate's growth / raw's: RSS ${(grown('flowgate', 'rssMiB') / grown('raw', 'rssMiB')).toFixed(2)}, workflow thread heap ${(grown('flowgate', 'threadHeapMiB') / grown('raw', 'threadHeapMiB')).toFixed(2)}`);
       await snapshots();
       await closedLoop(20, Math.ceil(pausedIds.length / 20), async () => {
         const id = pausedIds.pop();

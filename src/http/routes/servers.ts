@@ -9,7 +9,7 @@
  */
 import Router from '@koa/router';
 import { z } from 'zod';
-import { DurablePolicySchema } from '../../common/durable-call';
+import { DurablePolicySchema } from '../../contracts/durable-policy';
 import { ConsentStateError, ServerRegistrationError, TokenRefusedError, type CustomServers, type ServerInput } from '../../tools/custom';
 import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
