@@ -11,6 +11,7 @@ import type { Logger } from '../observability/logger';
 import type { SignedUrlSigner } from '../crypto/signed-urls';
 import type { ConnectionStore, ToolConnection } from './connections';
 import type { DurablePolicy } from '../common/durable-call';
+import type { DurableTools } from '../common/durable-tools';
 
 export { ToolCallError, ToolFailure, type ToolCallErrorCode } from './errors';
 export type { ToolConnection } from './connections';
@@ -143,6 +144,11 @@ export interface ToolServer {
    * tools runs as a Temporal-backed task with this retry policy (src/tools/custom/durable.ts).
    */
   readonly durable?: DurablePolicy;
+  /**
+   * Per tool, its own policy or `false` (a plain proxied call), over `durable` (`durableTools` of
+   * POST /api/v1/servers; src/common/durable-tools.ts resolves a tool's policy).
+   */
+  readonly durableTools?: DurableTools;
   /** per-tool time limit, when a tool needs more or less than the dispatcher's default */
   timeoutMs?(name: string): number | undefined;
 }

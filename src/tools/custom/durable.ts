@@ -20,6 +20,7 @@ import { z } from 'zod';
 import {
   DURABLE_TOOL_CALL_WORKFLOW, DurableFailureType, durableIdempotencyKey, type DurablePolicy, type DurableToolCallInput, type DurableToolCallMemo,
 } from '../../common/durable-call';
+import { anyDurable, durablePolicyFor } from '../../common/durable-tools';
 import { startPriority } from '../../common/priority';
 import { SEARCH_ATTRIBUTES } from '../../common/search-attributes';
 import { isRecord } from '../../common/narrow';
@@ -178,7 +179,8 @@ export function durableTaskKind(calls: DurableCalls): TaskKind {
   return {
     workflowType: DURABLE_TOOL_CALL_WORKFLOW,
     cancelledMessage: 'the task was cancelled',
-    servesTool: (server) => !server.embedded && server.durable !== undefined,
+    servesTool: (server, toolName) => !server.embedded
+      && (toolName === undefined ? anyDurable(server.durable, server.durableTools) : durablePolicyFor(server.durable, server.durableTools, toolName) !== undefined),
     runsAsTask: () => true,
     owns: (memo, orgId) => memoOf(memo, orgId) !== undefined,
     ttlOf(memo) {
@@ -187,8 +189,9 @@ export function durableTaskKind(calls: DurableCalls): TaskKind {
     },
     start(orgId, toolName, args, call) {
       const server = call.server;
-      if (!server?.durable) throw new ToolCallError('UNKNOWN_TOOL', `${toolName} cannot run as a durable task`);
-      return calls.start(orgId, server, server.durable, toolName, args, {
+      const policy = server && durablePolicyFor(server.durable, server.durableTools, toolName);
+      if (!server || !policy) throw new ToolCallError('UNKNOWN_TOOL', `${toolName} cannot run as a durable task`);
+      return calls.start(orgId, server, policy, toolName, args, {
         ...(call.idempotencyKey === undefined ? {} : { idempotencyKey: call.idempotencyKey }), forwardHeaders: call.forwardHeaders, ttlMs: call.ttlMs,
         ...(call.keyId === undefined ? {} : { keyId: call.keyId }),
       });

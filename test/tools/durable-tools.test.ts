@@ -1,0 +1,140 @@
+/**
+ * Durable tool calls per tool (issue 50), against a real Temporal, a whole flowgate and a customer
+ * API on loopback: `durableTools` makes one tool of a plain server durable, or one tool of a
+ * durable server a plain proxied call; bad overrides are refused with a 400 that says why; only the
+ * durable tools list `execution.taskSupport`, and only their calls are retried.
+ */
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { TestFlowgate } from '../support/flowgate';
+import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
+import { asAdmin, createCustomConnection, createServer } from './custom-support';
+import { connectMcp, pollTask, startTask } from './mcp-tasks-support';
+import { callTool, rpc, runtimeToken, startToolFlowgate } from './support';
+
+const DOCUMENT = {
+  openapi: '3.0.3', info: { title: 'Orders', version: '1' },
+  paths: {
+    '/orders': {
+      post: { operationId: 'placeOrder', responses: { '200': { description: 'placed' } } },
+      get: { operationId: 'listOrders', responses: { '200': { description: 'the orders' } } },
+    },
+  },
+};
+
+/** A customer API on loopback: each path answers its queued statuses in order, then 200; it keeps what it saw. */
+interface CountingApi extends LoopbackServer {
+  seen: { method: string; idempotencyKey: string | undefined }[];
+  fail(method: string, statuses: number[]): void;
+}
+
+async function startCountingApi(): Promise<CountingApi> {
+  const seen: CountingApi['seen'] = [];
+  const queued = new Map<string, number[]>();
+  const server = http.createServer((req, res) => {
+    const method = req.method ?? 'GET';
+    const key = req.headers['idempotency-key'];
+    seen.push({ method, idempotencyKey: typeof key === 'string' ? key : undefined });
+    req.resume();
+    req.on('end', () => {
+      const status = queued.get(method)?.shift() ?? 200;
+      res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(status === 200 ? { ok: method } : { error: 'busy' }));
+    });
+  });
+  return { ...(await listenOnLoopback(server)), seen, fail: (method, statuses) => void queued.set(method, [...statuses]) };
+}
+
+type Listed = { name: string; execution?: { taskSupport?: string } }[];
+
+describe('durable tool calls per tool (durableTools)', () => {
+  let fg: TestFlowgate;
+  let api: CountingApi;
+  let token: string;
+  let pcid: string;
+
+  before(async () => {
+    api = await startCountingApi();
+    fg = await startToolFlowgate();
+    ({ token } = await runtimeToken(fg));
+    pcid = await createCustomConnection(fg, fg.adminToken, { baseUrl: api.url, auth: { kind: 'api_key', name: 'X-Api-Key', value: 'k' } });
+  });
+
+  after(async () => {
+    await fg?.stop();
+    await api?.close();
+  });
+
+  const listed = async (server: string): Promise<[string, string | null][]> => {
+    const answer = await rpc(fg, server, token, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const tools = (answer.body?.result?.tools ?? []) as Listed;
+    return tools.map((t) => [t.name, t.execution?.taskSupport ?? null]);
+  };
+
+  it('refuses an override of a tool the server lacks, false on a plain server and a bad policy, each with a 400 that says why', async () => {
+    const post = (body: Record<string, unknown>) => asAdmin<{ error: string; message: string }>(fg, fg.adminToken, 'POST', '/api/v1/servers', { connection: pcid, document: DOCUMENT, ...body });
+    const unknown = await post({ durableTools: { cancelOrder: { maxAttempts: 2 } } });
+    assert.equal(unknown.status, 400, JSON.stringify(unknown.body));
+    assert.equal(unknown.body.error, 'invalid_server');
+    assert.match(unknown.body.message, /no tool cancelOrder \(its tools: placeOrder, listOrders\)/);
+    const off = await post({ durableTools: { listOrders: false } });
+    assert.equal(off.status, 400, JSON.stringify(off.body));
+    assert.match(off.body.message, /not durable/);
+    const bad = await post({ durable: { maxAttempts: 2 }, durableTools: { placeOrder: { maxAttempts: 0 } } });
+    assert.equal(bad.status, 400, JSON.stringify(bad.body));
+    assert.equal(bad.body.error, 'invalid_body');
+    const wrongType = await post({ durableTools: { placeOrder: true } });
+    assert.equal(wrongType.status, 400, JSON.stringify(wrongType.body));
+  });
+
+  it('makes one tool of a plain server durable: only it lists task support, runs as a task and is retried', async () => {
+    const server = await createServer(fg, fg.adminToken, { connection: pcid, document: DOCUMENT, durableTools: { placeOrder: { maxAttempts: 3, initialIntervalSeconds: 0.2 } } });
+    const shown = await asAdmin<{ durable: unknown; durableTools: unknown }>(fg, fg.adminToken, 'GET', `/api/v1/servers/${server.id}`);
+    assert.deepEqual([shown.body.durable, shown.body.durableTools], [null, { placeOrder: { maxAttempts: 3, initialIntervalSeconds: 0.2 } }]);
+    assert.deepEqual(await listed(server.id), [['placeOrder', 'optional'], ['listOrders', null]]);
+
+    // the durable tool: a 503, then an answer, one key on both attempts
+    api.fail('POST', [503]);
+    let before = api.seen.length;
+    const placed = await callTool(fg, server.id, token, 'placeOrder', { PCID: pcid });
+    assert.deepEqual(placed.body?.result?.structuredContent, { ok: 'POST' }, placed.text);
+    const attempts = api.seen.slice(before);
+    assert.equal(attempts.length, 2, JSON.stringify(attempts));
+    assert.equal(new Set(attempts.map((a) => a.idempotencyKey)).size, 1);
+    assert.match(attempts[0]?.idempotencyKey ?? '', /^flowgate-dtask_/);
+
+    // the plain tool: a 503 is the caller's, once
+    api.fail('GET', [503]);
+    before = api.seen.length;
+    const orders = await callTool(fg, server.id, token, 'listOrders', { PCID: pcid });
+    assert.equal(orders.body?.result?.isError, true, orders.text);
+    assert.equal(api.seen.length - before, 1);
+
+    // a 2025 client with tasks: the durable tool gives a task that completes
+    const client = await connectMcp(fg.url, server.id, token);
+    try {
+      const task = await startTask(client, 'placeOrder', { PCID: pcid });
+      assert.match(task.taskId, /^dtask_/);
+      const done = await pollTask(client, task.taskId, (t) => t.status !== 'working', 60_000);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('makes one tool of a durable server a plain proxied call with false; PUT without durableTools drops it', async () => {
+    const body = { connection: pcid, document: DOCUMENT, durable: { maxAttempts: 3, initialIntervalSeconds: 0.2 }, durableTools: { listOrders: false } };
+    const server = await createServer(fg, fg.adminToken, body);
+    assert.deepEqual(await listed(server.id), [['placeOrder', 'optional'], ['listOrders', null]]);
+    api.fail('GET', [503]);
+    const before = api.seen.length;
+    const orders = await callTool(fg, server.id, token, 'listOrders', { PCID: pcid });
+    assert.equal(orders.body?.result?.isError, true, orders.text);
+    assert.equal(api.seen.length - before, 1, 'a plain proxied call is not retried');
+    assert.equal(api.seen.at(-1)?.idempotencyKey, undefined);
+
+    const replaced = await asAdmin<{ durableTools: unknown }>(fg, fg.adminToken, 'PUT', `/api/v1/servers/${server.id}`, { ...body, durableTools: undefined });
+    assert.equal(replaced.status, 200, JSON.stringify(replaced.body));
+    assert.equal(replaced.body.durableTools, null);
+    assert.deepEqual(await listed(server.id), [['placeOrder', 'optional'], ['listOrders', 'optional']]);
+  });
+});
