@@ -12,6 +12,7 @@
  * a workflow keeps one task machinery, at the price of a workflow task or two per call.
  */
 import { z } from 'zod';
+import type { CallSlot } from './slots';
 
 export const DURABLE_TOOL_CALL_WORKFLOW = 'durableToolCall';
 
@@ -62,6 +63,8 @@ export interface DurableToolCallInput {
   keyId?: string;
   /** the task's ttl (ms): the workflow gives up after it */
   ttlMs: number;
+  /** the slot of the organization's concurrency limit the call takes first (a call through the tool gateway, when the limit is set) */
+  slot?: CallSlot;
 }
 
 /** The workflow's memo: enough to authorize and list the task without reading its input. */

@@ -2,11 +2,15 @@
  * Durable tool calls per tool (issue 50), against a real Temporal, a whole flowgate and a customer
  * API on loopback: `durableTools` makes one tool of a plain server durable, or one tool of a
  * durable server a plain proxied call; bad overrides are refused with a 400 that says why; only the
- * durable tools list `execution.taskSupport`, and only their calls are retried.
+ * durable tools list `execution.taskSupport`, and only their calls are retried. Durable calls
+ * through the gateway take slots of the organization's concurrency limit (FLOWGATE_ORG_MAX_RUNNING),
+ * the semaphore its runs share.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { TestFlowgate } from '../support/flowgate';
+import { slotsQuery, type RunSlotsWorkflow } from '../../src/common/workflow-contracts';
+import { eventually } from '../support/eventually';
+import { publishWorkflow, trigger, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
 import { asAdmin, createCustomConnection, createServer } from './custom-support';
 import { connectMcp, pollTask, startTask } from './mcp-tasks-support';
@@ -22,26 +26,51 @@ const DOCUMENT = {
   },
 };
 
-/** A customer API on loopback: each path answers its queued statuses in order, then 200; it keeps what it saw. */
+/**
+ * A customer API on loopback: each method answers its queued statuses in order, then 200; it keeps
+ * what it saw. While `holding`, requests wait for release() and the most answered at once is kept.
+ */
 interface CountingApi extends LoopbackServer {
   seen: { method: string; idempotencyKey: string | undefined }[];
   fail(method: string, statuses: number[]): void;
+  holding: boolean;
+  held(): number;
+  mostAtOnce(): number;
+  release(): void;
 }
 
 async function startCountingApi(): Promise<CountingApi> {
   const seen: CountingApi['seen'] = [];
   const queued = new Map<string, number[]>();
+  const waiting: (() => void)[] = [];
+  let inFlight = 0;
+  let most = 0;
   const server = http.createServer((req, res) => {
     const method = req.method ?? 'GET';
     const key = req.headers['idempotency-key'];
     seen.push({ method, idempotencyKey: typeof key === 'string' ? key : undefined });
+    inFlight++;
+    most = Math.max(most, inFlight);
+    res.on('close', () => inFlight--);
     req.resume();
     req.on('end', () => {
-      const status = queued.get(method)?.shift() ?? 200;
-      res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(status === 200 ? { ok: method } : { error: 'busy' }));
+      const answer = (): void => {
+        const status = queued.get(method)?.shift() ?? 200;
+        res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(status === 200 ? { ok: method } : { error: 'busy' }));
+      };
+      if (api.holding) waiting.push(answer);
+      else answer();
     });
   });
-  return { ...(await listenOnLoopback(server)), seen, fail: (method, statuses) => void queued.set(method, [...statuses]) };
+  const api: CountingApi = {
+    ...(await listenOnLoopback(server)), seen, fail: (method, statuses) => void queued.set(method, [...statuses]), holding: false,
+    held: () => waiting.length, mostAtOnce: () => most,
+    release() {
+      api.holding = false;
+      for (const answer of waiting.splice(0)) answer();
+    },
+  };
+  return api;
 }
 
 type Listed = { name: string; execution?: { taskSupport?: string } }[];
@@ -54,7 +83,8 @@ describe('durable tool calls per tool (durableTools)', () => {
 
   before(async () => {
     api = await startCountingApi();
-    fg = await startToolFlowgate();
+    // the organization's limit: durable calls through the gateway take slots of it (the last test)
+    fg = await startToolFlowgate({ FLOWGATE_ORG_MAX_RUNNING: '2', FLOWGATE_SLOT_CHECK_SECONDS: '1' });
     ({ token } = await runtimeToken(fg));
     pcid = await createCustomConnection(fg, fg.adminToken, { baseUrl: api.url, auth: { kind: 'api_key', name: 'X-Api-Key', value: 'k' } });
   });
@@ -136,5 +166,30 @@ describe('durable tool calls per tool (durableTools)', () => {
     assert.equal(replaced.status, 200, JSON.stringify(replaced.body));
     assert.equal(replaced.body.durableTools, null);
     assert.deepEqual(await listed(server.id), [['placeOrder', 'optional'], ['listOrders', 'optional']]);
+  });
+
+  it('holds durable calls to the organization\'s concurrency limit, shared with its runs: never more than 2 upstream at once, the rest wait their turn', async () => {
+    const server = await createServer(fg, fg.adminToken, { connection: pcid, document: DOCUMENT, durable: { maxAttempts: 2 } });
+    api.holding = true;
+    const before = api.seen.length;
+    const calls = Array.from({ length: 4 }, () => callTool(fg, server.id, token, 'placeOrder', { PCID: pcid }));
+    const semaphore = fg.client.workflow.getHandle<RunSlotsWorkflow>(`slots:org:org_default@${fg.taskQueue}`);
+    const slots = async () => semaphore.query(slotsQuery);
+    await eventually(async () => ((await slots()).queue.length === 2 && api.held() === 2 ? true : undefined), 'two calls upstream, two waiting for a slot');
+    // a run of the organization queues behind them: one semaphore for runs and durable calls
+    const published = await publishWorkflow(fg, { name: 'behind-durable-calls', steps: [{ name: 'Done', type: 'template', format: 'plaintext', template: 'done' }] });
+    const run = trigger(fg, published, {});
+    await eventually(async () => ((await slots()).queue.length === 3 ? true : undefined), 'the run waits for a slot too');
+    const state = await slots();
+    assert.deepEqual([state.limit, state.holders.length, state.holders.every((id) => id.startsWith('dtask_'))], [2, 2, true], JSON.stringify(state));
+    assert.equal(api.seen.length - before, 2, 'the waiting calls have not reached the upstream');
+
+    api.release();
+    const answers = await Promise.all(calls);
+    for (const answer of answers) assert.deepEqual(answer.body?.result?.structuredContent, { ok: 'POST' }, answer.text);
+    assert.equal((await run).status, 200);
+    assert.equal(api.seen.length - before, 4);
+    assert.equal(api.mostAtOnce(), 2, 'at most two calls reached the upstream at once');
+    await eventually(async () => ((await slots()).holders.length === 0 ? true : undefined), 'every slot given back');
   });
 });
