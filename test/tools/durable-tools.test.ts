@@ -105,7 +105,7 @@ describe('durable tool calls per tool (durableTools)', () => {
     const unknown = await post({ durableTools: { cancelOrder: { maxAttempts: 2 } } });
     assert.equal(unknown.status, 400, JSON.stringify(unknown.body));
     assert.equal(unknown.body.error, 'invalid_server');
-    assert.match(unknown.body.message, /no tool cancelOrder \(its tools: placeOrder, listOrders\)/);
+    assert.match(unknown.body.message, /no tool cancelOrder \(its tools: listOrders, placeOrder\)/);
     const off = await post({ durableTools: { listOrders: false } });
     assert.equal(off.status, 400, JSON.stringify(off.body));
     assert.match(off.body.message, /not durable/);
@@ -120,7 +120,7 @@ describe('durable tool calls per tool (durableTools)', () => {
     const server = await createServer(fg, fg.adminToken, { connection: pcid, document: DOCUMENT, durableTools: { placeOrder: { maxAttempts: 3, initialIntervalSeconds: 0.2 } } });
     const shown = await asAdmin<{ durable: unknown; durableTools: unknown }>(fg, fg.adminToken, 'GET', `/api/v1/servers/${server.id}`);
     assert.deepEqual([shown.body.durable, shown.body.durableTools], [null, { placeOrder: { maxAttempts: 3, initialIntervalSeconds: 0.2 } }]);
-    assert.deepEqual(await listed(server.id), [['placeOrder', 'optional'], ['listOrders', null]]);
+    assert.deepEqual(await listed(server.id), [['listOrders', null], ['placeOrder', 'optional']]);
 
     // the durable tool: a 503, then an answer, one key on both attempts
     api.fail('POST', [503]);
@@ -154,7 +154,7 @@ describe('durable tool calls per tool (durableTools)', () => {
   it('makes one tool of a durable server a plain proxied call with false; PUT without durableTools drops it', async () => {
     const body = { connection: pcid, document: DOCUMENT, durable: { maxAttempts: 3, initialIntervalSeconds: 0.2 }, durableTools: { listOrders: false } };
     const server = await createServer(fg, fg.adminToken, body);
-    assert.deepEqual(await listed(server.id), [['placeOrder', 'optional'], ['listOrders', null]]);
+    assert.deepEqual(await listed(server.id), [['listOrders', null], ['placeOrder', 'optional']]);
     api.fail('GET', [503]);
     const before = api.seen.length;
     const orders = await callTool(fg, server.id, token, 'listOrders', { PCID: pcid });
@@ -165,7 +165,7 @@ describe('durable tool calls per tool (durableTools)', () => {
     const replaced = await asAdmin<{ durableTools: unknown }>(fg, fg.adminToken, 'PUT', `/api/v1/servers/${server.id}`, { ...body, durableTools: undefined });
     assert.equal(replaced.status, 200, JSON.stringify(replaced.body));
     assert.equal(replaced.body.durableTools, null);
-    assert.deepEqual(await listed(server.id), [['placeOrder', 'optional'], ['listOrders', 'optional']]);
+    assert.deepEqual(await listed(server.id), [['listOrders', 'optional'], ['placeOrder', 'optional']]);
   });
 
   it('holds durable calls to the organization\'s concurrency limit, shared with its runs: never more than 2 upstream at once, the rest wait their turn', async () => {
