@@ -9,6 +9,9 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { slotsQuery, type RunSlotsWorkflow } from '../../src/common/workflow-contracts';
+import { ConsoleSessions } from '../../src/console/sessions';
+import { hashSecret } from '../../src/crypto/secrets';
+import { consoleHttp } from '../support/console-http';
 import { eventually } from '../support/eventually';
 import { publishWorkflow, trigger, type TestFlowgate } from '../support/flowgate';
 import { listenOnLoopback, type LoopbackServer } from '../support/loopback';
@@ -191,5 +194,33 @@ describe('durable tool calls per tool (durableTools)', () => {
     assert.equal(api.seen.length - before, 4);
     assert.equal(api.mostAtOnce(), 2, 'at most two calls reached the upstream at once');
     await eventually(async () => ((await slots()).holders.length === 0 ? true : undefined), 'every slot given back');
+  });
+
+  it('shows a durable server\'s recent calls on its console page (started, attempts, outcome, duration) to a role that reads the audit trail, and says who may to a viewer', async () => {
+    const server = await createServer(fg, fg.adminToken, { connection: pcid, document: DOCUMENT, durableTools: { placeOrder: { maxAttempts: 3, initialIntervalSeconds: 0.2 } } });
+    api.fail('POST', [503]);
+    const placed = await callTool(fg, server.id, token, 'placeOrder', { PCID: pcid });
+    assert.equal(placed.body?.result?.isError, false, placed.text);
+    const web = consoleHttp(() => fg);
+    const admin = await web.signIn(fg.adminToken);
+    const row = await eventually(async () => {
+      const text = await (await web.get(admin, `/console/servers/${server.id}`)).text();
+      return /<tr data-task="dtask_[^"]+">[\s\S]*?<\/tr>/.exec(text)?.[0].includes('completed') ? text : undefined;
+    }, 'the call on the server page');
+    const cells = [.../<tr data-task="(dtask_[^"]+)">(.*?)<\/tr>/.exec(row)![2]!.matchAll(/<td>(.*?)<\/td>/g)].map((m) => m[1]);
+    assert.equal(cells[1], 'placeOrder');
+    assert.match(cells[2] ?? '', /^\d{4}-\d\d-\d\dT/);
+    assert.deepEqual([cells[3], cells[4]], ['2', 'completed'], row);
+    assert.match(cells[5] ?? '', /^\d+(\.\d)? (ms|s)$/);
+
+    const member = await fg.admin<{ id: string }>('POST', '/api/v1/members', { email: 'durable-viewer@example.com', role: 'viewer' });
+    const grant = await fg.registry.orgs.findAdminToken(hashSecret(fg.adminToken));
+    const record = grant && await fg.registry.members.get(grant.orgId, member.body.id);
+    assert.ok(record);
+    const opened = await new ConsoleSessions({ registry: fg.registry, lifetimeMinutes: 10 }).signInMember(record);
+    const seen = await (await web.get({ cookie: `fg_console=${opened.id}`, csrf: opened.session.csrfToken }, `/console/servers/${server.id}`)).text();
+    assert.match(seen, /Recent durable calls/);
+    assert.match(seen, /audit\.read/);
+    assert.doesNotMatch(seen, /data-task="dtask_/);
   });
 });
