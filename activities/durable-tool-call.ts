@@ -16,9 +16,10 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import {
-  DurableFailureType, DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS, DurableHeartbeatSchema, type DurableHeartbeat, type DurableRetryReason, type DurableToolCallInput,
+  DurableFailureType, DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS, type DurableHeartbeat, type DurableRetryReason, type DurableToolCallInput,
   type DurableToolCallResult,
 } from '../src/common/durable-call';
+import { DurableHeartbeatSchema } from '../src/contracts/durable-policy';
 import type { ToolCaller } from '../src/tools/caller';
 import { ToolCallError } from '../src/tools/errors';
 import type { ToolResult, UpstreamTaskHold } from '../src/tools/server';

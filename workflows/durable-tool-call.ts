@@ -19,8 +19,14 @@ import type { Activities } from '../activities';
 import {
   DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS, DurableFailureType, durableRetryPolicy, type DurableToolCallInput, type DurableToolCallResult,
 } from '../src/common/durable-call';
+import { withCallSlot } from './durable-call-slot';
 
 export async function durableToolCall(input: DurableToolCallInput): Promise<DurableToolCallResult> {
+  // the organization's concurrency limit, when the call takes a slot of it (durable-call-slot.ts)
+  return withCallSlot(input, () => callDurably(input));
+}
+
+async function callDurably(input: DurableToolCallInput): Promise<DurableToolCallResult> {
   const attemptMs = (input.policy.attemptTimeoutSeconds ?? DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS) * 1000;
   const overallMs = Math.min(input.ttlMs, input.policy.timeoutSeconds === undefined ? input.ttlMs : input.policy.timeoutSeconds * 1000);
   const { callDurableTool } = proxyActivities<Activities>({

@@ -193,7 +193,7 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   const workflowTools = new WorkflowTools({ registry, runs, triggers, resultUrlTtlSeconds: config.resultUrlTtlSeconds });
   // calls of durable custom servers' tools: one task workflow each, started by the dispatcher or the task methods
   const durable = new DurableCalls({
-    client, taskQueue,
+    client, taskQueue, limits: config.concurrency,
     onStarted: durableCallStarted(audit),
   });
   const tools = createToolDispatcher({

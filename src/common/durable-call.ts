@@ -11,6 +11,8 @@
  * standalone activity has no memo and another API (experimental in the pinned SDK); one activity in
  * a workflow keeps one task machinery, at the price of a workflow task or two per call.
  */
+import type { CallSlot } from './slots';
+
 export const DURABLE_TOOL_CALL_WORKFLOW = 'durableToolCall';
 
 /** The most attempts one durable call may be given. */
@@ -70,6 +72,8 @@ export interface DurableToolCallInput {
    * request to the remote still has the attempt's deadline). Absent in calls started before it was.
    */
   upstreamTasks?: boolean;
+  /** the slot of the organization's concurrency limit the call takes first (a call through the tool gateway, when the limit is set) */
+  slot?: CallSlot;
 }
 
 /**
@@ -78,16 +82,17 @@ export interface DurableToolCallInput {
  * `era`: `modern` (2026-07-28, the Tasks extension: the result comes inline with `tasks/get`) or
  * `legacy` (2025-11-25: `tasks/get`, then `tasks/result`).
  */
-export const UpstreamTaskSchema = z.object({
-  taskId: z.string().min(1).max(1000),
-  era: z.enum(['modern', 'legacy']),
-  pollIntervalMs: z.number().int().min(0).optional(),
-});
-export type UpstreamTask = z.infer<typeof UpstreamTaskSchema>;
+export interface UpstreamTask {
+  taskId: string;
+  era: 'modern' | 'legacy';
+  pollIntervalMs?: number;
+}
 
-/** What a durable attempt heartbeats: its number, and the remote's task once it was handed one. */
-export const DurableHeartbeatSchema = z.object({ attempt: z.number().int(), upstreamTask: UpstreamTaskSchema.optional() });
-export type DurableHeartbeat = z.infer<typeof DurableHeartbeatSchema>;
+/** What a durable attempt heartbeats: its number, and the remote's task once it was handed one (parsed by src/contracts/durable-policy.ts). */
+export interface DurableHeartbeat {
+  attempt: number;
+  upstreamTask?: UpstreamTask;
+}
 
 /** The workflow's memo: enough to authorize and list the task without reading its input. */
 export interface DurableToolCallMemo {

@@ -91,3 +91,24 @@ export interface SlotsState {
 export interface AcquireSlotRequest extends SlotAcquire {
   key: string;
 }
+
+/**
+ * The key of an organization's limit (FLOWGATE_ORG_MAX_RUNNING) on one task queue: runs and durable
+ * tool calls of the organization share its semaphore.
+ */
+export function orgSlotKey(orgId: string, taskQueue?: string): string {
+  return `org:${orgId}${taskQueue ? `@${taskQueue}` : ''}`;
+}
+
+/**
+ * A durable tool call's slot of its organization's limit (src/tools/custom/durable.ts): the call's
+ * workflow takes it before its first attempt and gives it back when it ends (workflows/durable-call-slot.ts).
+ */
+export interface CallSlot {
+  key: string;
+  limit: number;
+  /** a call that waited this long for its slot fails without calling the upstream (FLOWGATE_SLOT_MAX_WAIT_SECONDS) */
+  maxWaitSeconds: number;
+  /** when the call started (ISO 8601 UTC): its place among the queue's runs and calls */
+  started: string;
+}

@@ -618,6 +618,20 @@ const durableToolCalls: Migration = {
   },
 };
 
+/**
+ * Durable tool calls per tool (issue 50): a custom server's `durableTools`, each tool's own retry
+ * policy or false (a plain proxied call on a durable server), as JSON text (null: none).
+ */
+const durableToolOverrides: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('tool_servers').addColumn('durable_tools', 'text').execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('tool_servers').dropColumn('durable_tools').execute();
+  },
+};
+
 /** Alert rules on run outcomes (issue 54): per organization, evaluated by an entity workflow per rule. */
 const alertRules: Migration = {
   async up(db: AnyDb): Promise<void> {
@@ -714,6 +728,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0023-applied-definitions': appliedDefinitions,
   '0025-alert-rules': alertRules,
   '0026-operator-holds': operatorHolds,
+  '0030-durable-tool-overrides': durableToolOverrides,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -163,6 +163,8 @@ export interface ToolServersTable {
   source: string;
   /** the server's durable settings as JSON text (src/common/durable-call.ts); null: calls are plain proxied calls */
   durable: string | null;
+  /** per tool, its own durable settings or false, as JSON text (src/common/durable-tools.ts); null: the server's for every tool */
+  durable_tools: string | null;
   created_at: string;
   updated_at: string;
 }

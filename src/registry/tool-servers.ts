@@ -5,9 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
+import type { z } from 'zod';
 import type { ConnectionStatesTable, Database, ToolServersTable } from './db';
 import type { DurablePolicy } from '../common/durable-call';
-import { DurablePolicySchema } from '../contracts/durable-policy';
+import type { DurableTools } from '../common/durable-tools';
+import { DurablePolicySchema, DurableToolsSchema } from '../contracts/durable-policy';
 
 export type ToolServerKind = 'openapi' | 'remote';
 export type ConnectionStatus = 'connected' | 'pending' | 'error';
@@ -23,6 +25,8 @@ export interface ToolServerRecord {
   source: string;
   /** calls run as durable tasks with this retry policy; null: plain proxied calls */
   durable: DurablePolicy | null;
+  /** per tool, its own policy or false (a plain proxied call); null: every tool follows `durable` */
+  durableTools: DurableTools | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -61,12 +65,12 @@ export function isToolServerId(path: string): boolean {
 export class ToolServerStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async create(orgId: string, input: Omit<ToolServerRecord, 'id' | 'orgId' | 'createdAt' | 'updatedAt' | 'durable'> & { durable?: DurablePolicy | null }): Promise<ToolServerRecord> {
+  async create(orgId: string, input: Omit<ToolServerRecord, 'id' | 'orgId' | 'createdAt' | 'updatedAt' | 'durable' | 'durableTools'> & DurableFields): Promise<ToolServerRecord> {
     const now = new Date().toISOString();
-    const record: ToolServerRecord = { ...input, durable: input.durable ?? null, id: newToolServerId(), orgId, createdAt: now, updatedAt: now };
+    const record: ToolServerRecord = { ...input, durable: input.durable ?? null, durableTools: input.durableTools ?? null, id: newToolServerId(), orgId, createdAt: now, updatedAt: now };
     await this.db.insertInto('tool_servers').values({
       id: record.id, org_id: orgId, kind: record.kind, name: record.name, description: record.description, connection_id: record.connectionId,
-      source: record.source, durable: durableText(record.durable), created_at: now, updated_at: now,
+      source: record.source, durable: durableText(record.durable), durable_tools: durableText(record.durableTools), created_at: now, updated_at: now,
     }).execute();
     return record;
   }
@@ -90,11 +94,14 @@ export class ToolServerStore {
     return (await this.db.selectFrom('tool_servers').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
   }
 
-  /** Replaces what the server is made from (no `durable`: no longer durable); undefined when the organization has no such server. */
-  async replace(orgId: string, id: string, input: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source'> & { durable?: DurablePolicy | null }): Promise<ToolServerRecord | undefined> {
+  /** Replaces what the server is made from (no `durable`/`durableTools`: none); undefined when the organization has no such server. */
+  async replace(orgId: string, id: string, input: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source'> & DurableFields): Promise<ToolServerRecord | undefined> {
     const updatedAt = new Date().toISOString();
     const result = await this.db.updateTable('tool_servers')
-      .set({ name: input.name, description: input.description, connection_id: input.connectionId, source: input.source, durable: durableText(input.durable ?? null), updated_at: updatedAt })
+      .set({
+        name: input.name, description: input.description, connection_id: input.connectionId, source: input.source,
+        durable: durableText(input.durable ?? null), durable_tools: durableText(input.durableTools ?? null), updated_at: updatedAt,
+      })
       .where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
     return result.numUpdatedRows > 0n ? this.get(orgId, id) : undefined;
   }
@@ -129,15 +136,21 @@ export class ToolServerStore {
   }
 }
 
-function durableText(policy: DurablePolicy | null): string | null {
-  return policy === null ? null : JSON.stringify(policy);
+/** A server's durable settings as create and replace take them (absent: none). */
+interface DurableFields {
+  durable?: DurablePolicy | null;
+  durableTools?: DurableTools | null;
+}
+
+function durableText(settings: DurablePolicy | DurableTools | null): string | null {
+  return settings === null ? null : JSON.stringify(settings);
 }
 
 /** The stored settings; text that no longer parses (a narrower schema) leaves the server a plain proxy rather than unusable. */
-function durableOf(text: string | null): DurablePolicy | null {
+function storedOf<T>(schema: z.ZodType<T>, text: string | null): T | null {
   if (text === null) return null;
   try {
-    const parsed = DurablePolicySchema.safeParse(JSON.parse(text));
+    const parsed = schema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : null;
   } catch {
     return null;
@@ -147,7 +160,8 @@ function durableOf(text: string | null): DurablePolicy | null {
 function toRecord(row: Selectable<ToolServersTable>): ToolServerRecord {
   return {
     id: row.id, orgId: row.org_id, kind: row.kind === 'remote' ? 'remote' : 'openapi', name: row.name, description: row.description,
-    connectionId: row.connection_id, source: row.source, durable: durableOf(row.durable), createdAt: row.created_at, updatedAt: row.updated_at,
+    connectionId: row.connection_id, source: row.source, durable: storedOf(DurablePolicySchema, row.durable),
+    durableTools: storedOf(DurableToolsSchema, row.durable_tools), createdAt: row.created_at, updatedAt: row.updated_at,
   };
 }
 

@@ -16,7 +16,7 @@ import type { BlobStore } from '../blobs/blob-store';
 import { LruCache } from '../cache/lru-cache';
 import { INPUTS_REF_FIELD, isInputsReference } from '../common/inputs-reference';
 import type { RunInput } from '../common/run-types';
-import type { RunSlots, SlotClaim } from '../common/slots';
+import { orgSlotKey, type RunSlots, type SlotClaim } from '../common/slots';
 import { runExecutionTimeoutMs, runLifetimeSeconds } from '../common/run-time-limit';
 import { holdCallFiles } from '../retention/holds';
 import type { Logger } from '../observability/logger';
@@ -74,7 +74,7 @@ export function slotsFor(trigger: TriggerRecord, chained: boolean, limits?: Trig
     claims.push({ scope: 'trigger', key: `trigger:${trigger.id}${at}`, limit: trigger.concurrency.limit,
       ...(trigger.concurrency.mode === 'newest-wins' ? { mode: 'newest-wins' as const } : {}) });
   }
-  if (limits && limits.orgMaxRunning > 0) claims.push({ scope: 'organization', key: `org:${trigger.orgId}${at}`, limit: limits.orgMaxRunning });
+  if (limits && limits.orgMaxRunning > 0) claims.push({ scope: 'organization', key: orgSlotKey(trigger.orgId, limits.taskQueue), limit: limits.orgMaxRunning });
   return claims.length === 0 ? undefined : { claims, maxWaitSeconds: limits?.slotMaxWaitSeconds ?? DEFAULT_SLOT_MAX_WAIT_SECONDS };
 }
 

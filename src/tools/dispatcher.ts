@@ -14,6 +14,7 @@ import type { ToolCatalog } from './catalog';
 import type { ConnectionStore } from './connections';
 import type { CallOptions, ToolCaller } from './caller';
 import type { DurablePolicy } from '../common/durable-call';
+import { durablePolicyFor } from '../common/durable-tools';
 import {
   ToolCallError, ToolFailure, type CallContext, type ToolConnection, type ToolEntry, type ToolResult, type ToolOutput, type ToolServer,
   type ToolServices,
@@ -125,7 +126,8 @@ export class ToolDispatcher implements ToolCaller {
   private async callOnce(orgId: string, target: string | ToolServer, toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
     const server = typeof target === 'string' ? await this.server(orgId, target) : target;
     // a durable server's tool runs as its task, whose activity calls back here for each attempt (durableAttempt)
-    if (server.durable && !options.durableAttempt && this.options.durable) return this.options.durable.call(orgId, server, server.durable, toolName, args, options);
+    const durable = options.durableAttempt || !this.options.durable ? undefined : durablePolicyFor(server.durable, server.durableTools, toolName);
+    if (durable && this.options.durable) return this.options.durable.call(orgId, server, durable, toolName, args, options);
     const connection = server.application === undefined ? undefined : await this.openConnection(orgId, server, args.PCID);
 
     const limit = server.timeoutMs?.(toolName) ?? this.options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;

@@ -11,6 +11,7 @@ import type { Logger } from '../observability/logger';
 import type { SignedUrlSigner } from '../crypto/signed-urls';
 import type { ConnectionStore, ToolConnection } from './connections';
 import type { DurablePolicy, UpstreamTask } from '../common/durable-call';
+import type { DurableTools } from '../common/durable-tools';
 
 export { ToolCallError, ToolFailure, type ToolCallErrorCode } from './errors';
 export type { ToolConnection } from './connections';
@@ -165,6 +166,11 @@ export interface ToolServer {
   readonly durable?: DurablePolicy;
   /** a remote MCP server: a durable attempt may be answered with the remote's own task, which it follows (CallContext.upstreamTask) */
   readonly followsUpstreamTasks?: boolean;
+  /**
+   * Per tool, its own policy or `false` (a plain proxied call), over `durable` (`durableTools` of
+   * POST /api/v1/servers; src/common/durable-tools.ts resolves a tool's policy).
+   */
+  readonly durableTools?: DurableTools;
   /** per-tool time limit, when a tool needs more or less than the dispatcher's default */
   timeoutMs?(name: string): number | undefined;
 }

@@ -51,6 +51,18 @@ for (const backend of registryDialects({ tempDirPrefix: 'flowgate-tool-servers-'
       const none = await store.create(org.id, { kind: 'remote', name: 'plain', description: 'd', connectionId: null, source: 'https://mcp.example/mcp' });
       assert.equal(none.durable, null);
       assert.equal((await store.get(org.id, none.id))?.durable, null);
+      assert.equal(none.durableTools, null);
+    });
+
+    it('keeps a server\'s per-tool durable overrides (a policy or false), and drops them when it is replaced without', async () => {
+      const org = await registry.orgs.create('t');
+      const store = registry.toolServers;
+      const durableTools = { placeOrder: { maxAttempts: 7, backoff: 1.5 }, listOrders: false as const };
+      const source = 'https://mcp.example/mcp';
+      const server = await store.create(org.id, { kind: 'remote', name: 'mixed', description: 'd', connectionId: null, source, durable: { maxAttempts: 2 }, durableTools });
+      assert.deepEqual((await store.get(org.id, server.id))?.durableTools, durableTools);
+      const plain = await store.replace(org.id, server.id, { name: 'mixed', description: 'd', connectionId: null, source, durable: { maxAttempts: 2 } });
+      assert.deepEqual([plain?.durable, plain?.durableTools], [{ maxAttempts: 2 }, null]);
     });
 
     it('keeps a custom connection\'s state, updating status without losing its secret, and drops it with the connection', async () => {

@@ -28,7 +28,7 @@ export function serversBody(servers: ToolServer[]): Html {
 <tbody>${servers.map(row)}</tbody></table>`;
 }
 
-export function serverBody(server: ToolServer, tools: readonly ToolEntry[]): Html {
+export function serverBody(server: ToolServer, tools: readonly ToolEntry[], extra: Html | '' = ''): Html {
   return html`<p><a href="/console/servers">← Tool servers</a></p>
 <h1>${server.name}</h1>
 <p>${server.description}</p>
@@ -36,7 +36,8 @@ ${server.application ? html`<p class="meta">Every tool takes the <code>PCID</cod
 <h2>Tools</h2>
 ${tools.length === 0 ? html`<p class="meta">No tools.</p>` : html`<table><caption class="visually-hidden">Tools</caption>
 <thead><tr><th scope="col">Tool</th><th scope="col">Description</th></tr></thead>
-<tbody>${tools.map((t) => html`<tr><td><a href="${serverUrl(server.name)}/tools/${encodeURIComponent(t.name)}">${t.name}</a></td><td>${t.description}</td></tr>`)}</tbody></table>`}`;
+<tbody>${tools.map((t) => html`<tr><td><a href="${serverUrl(server.name)}/tools/${encodeURIComponent(t.name)}">${t.name}</a></td><td>${t.description}</td></tr>`)}</tbody></table>`}
+${extra}`;
 }
 
 export function toolBody(options: {

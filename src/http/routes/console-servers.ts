@@ -16,9 +16,16 @@ import type { ConsoleKit } from '../console/kit';
 import { formFields, typedValues, type FormField } from '../console/form-fields';
 import { serverBody, serversBody, toolBody, type TryOutcome } from '../console/server-views';
 import { formOf } from '../validate';
+import { anyDurable } from '../../common/durable-tools';
+import { roleHas } from '../../people/roles';
+import { durableCallRows, durableCallsSection } from '../console/durable-call-views';
+import type { Html } from '../console/html';
 
 /** a try from the console waits no longer than this (the tool's own limit may be shorter) */
 const TRY_TIMEOUT_MS = 60_000;
+
+/** how many of the latest `durable_call.*` records a server page reads for its recent calls */
+const RECENT_DURABLE_RECORDS = 500;
 
 const STATUS_OF: Record<string, number> = { UNKNOWN_TOOL: 404, INVALID_ARGUMENTS: 400, CONNECTION_REFUSED: 400, TIMEOUT: 504, UNAVAILABLE: 502 };
 
@@ -66,6 +73,15 @@ export function addServerRoutes(router: Router, kit: ConsoleKit): void {
     send(ctx, status, page({ title: found.tool.name, csrf: s.csrfToken, section: 'servers' }, toolBody({ ...found, csrf: s.csrfToken, ...extra })));
   };
 
+  /** A custom server with durable tools: its recent durable calls from the audit trail, for a role that may read it. */
+  const durableCallsOf = async (ctx: Context, server: ToolServer): Promise<Html | ''> => {
+    if (server.embedded || !anyDurable(server.durable, server.durableTools)) return '';
+    const { session: s } = consoleState(ctx);
+    if (!roleHas(s.role, 'audit.read')) return durableCallsSection(undefined);
+    const { records } = await deps.audit.list(s.orgId, { action: 'durable_call.' }, RECENT_DURABLE_RECORDS);
+    return durableCallsSection(durableCallRows(records, server.name));
+  };
+
   router.get('/servers', session, async (ctx) => {
     const { session: s } = consoleState(ctx);
     send(ctx, 200, page({ title: 'Tool servers', csrf: s.csrfToken, section: 'servers' }, serversBody(await deps.tools.servers(s.orgId))));
@@ -74,7 +90,7 @@ export function addServerRoutes(router: Router, kit: ConsoleKit): void {
     const server = await ownServer(ctx);
     const tools = server && await toolsOf(ctx, server);
     if (!server || !tools) return;
-    send(ctx, 200, page({ title: server.name, csrf: consoleState(ctx).session.csrfToken, section: 'servers' }, serverBody(server, tools)));
+    send(ctx, 200, page({ title: server.name, csrf: consoleState(ctx).session.csrfToken, section: 'servers' }, serverBody(server, tools, await durableCallsOf(ctx, server))));
   });
   router.get('/servers/:name/tools/:tool', session, async (ctx) => {
     const found = await ownTool(ctx);

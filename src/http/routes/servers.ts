@@ -9,7 +9,7 @@
  */
 import Router from '@koa/router';
 import { z } from 'zod';
-import { DurablePolicySchema } from '../../contracts/durable-policy';
+import { DurablePolicySchema, DurableToolsSchema } from '../../contracts/durable-policy';
 import { ConsentStateError, ServerRegistrationError, TokenRefusedError, type CustomServers, type ServerInput } from '../../tools/custom';
 import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
@@ -35,20 +35,23 @@ export const ServerBodySchema = z.object({
   url: z.string().min(1).max(2000).optional(),
   /** every call of the server's tools runs as a durable task with this retry policy (docs/tool-gateway.md, "Durable calls") */
   durable: DurablePolicySchema.optional(),
+  /** per tool name, its own retry policy (that tool durable) or false (a plain proxied call on a durable server) */
+  durableTools: DurableToolsSchema.optional(),
 }).strict();
 
 const IdSchema = z.string().regex(/^[0-9a-z]{1,64}$/);
 
 function serverInput(body: unknown): ServerInput {
-  const { name, description, connection, document, url, durable } = parseInput(ServerBodySchema, body);
+  const { name, description, connection, document, url, durable, durableTools } = parseInput(ServerBodySchema, body);
+  const settings = { ...(durable ? { durable } : {}), ...(durableTools ? { durableTools } : {}) };
   if ((document === undefined) === (url === undefined)) {
     throw badRequest('invalid_body', 'give either document (an OpenAPI document, with connection) or url (a remote MCP server)');
   }
   if (document !== undefined) {
     if (connection === undefined) throw badRequest('invalid_body', 'connection: a generated server calls its API with a custom connection; give its PCID');
-    return { kind: 'openapi', name, description, connection, document, ...(durable ? { durable } : {}) };
+    return { kind: 'openapi', name, description, connection, document, ...settings };
   }
-  return { kind: 'remote', name, description, connection, url: url ?? '', ...(durable ? { durable } : {}) };
+  return { kind: 'remote', name, description, connection, url: url ?? '', ...settings };
 }
 
 async function registering<T>(work: () => Promise<T>): Promise<T> {
@@ -110,8 +113,8 @@ export const CallbackQuerySchema = z.object({
 });
 
 const server = id('id', 'a server');
-/** a server as the API shows it: `durable` is its retry policy, null for a plain proxy */
-const ServerViewSchema = z.looseObject({ id: z.string(), durable: DurablePolicySchema.nullable() });
+/** a server as the API shows it: `durable` is its retry policy, null for a plain proxy; `durableTools` the per-tool overrides, null for none */
+const ServerViewSchema = z.looseObject({ id: z.string(), durable: DurablePolicySchema.nullable(), durableTools: DurableToolsSchema.nullable() });
 
 export const SERVER_OPERATIONS = {
   listServers: {

@@ -1,28 +1,37 @@
 /**
- * A custom server marked durable (docs/tool-gateway.md, durable calls): the same tools, listed as
- * task-capable, with `durable` set, which sends every call through a durable task (durable.ts).
+ * A custom server with durable tools (docs/tool-gateway.md, durable calls): the same tools, those
+ * that run durably listed as task-capable, with `durable` and `durableTools` set, which send every
+ * call of such a tool through a durable task (durable.ts).
  */
 import type { DurablePolicy } from '../../common/durable-call';
+import { durablePolicyFor, type DurableTools } from '../../common/durable-tools';
 import type { ToolEntry, ToolServer } from '../server';
 
-/** A durable server's tool as tools/list shows it: it may run as a task (2025 era `execution.taskSupport`). */
+/** A durable tool as tools/list shows it: it may run as a task (2025 era `execution.taskSupport`). */
 export function durableTool(tool: ToolEntry): ToolEntry {
   return { ...tool, execution: { taskSupport: 'optional' } };
 }
 
+/** The tools as a server with these settings lists them: each durable one task-capable. */
+export function durableTools(tools: readonly ToolEntry[], durable: DurablePolicy | null, overrides: DurableTools | null): ToolEntry[] {
+  return tools.map((tool) => (durablePolicyFor(durable, overrides, tool.name) ? durableTool(tool) : tool));
+}
+
 /**
- * A server marked durable: the same tools, listed as task-capable, and `durable` set, which sends
- * every call of them through a durable task (the dispatcher hands it to src/tools/custom/durable.ts).
+ * A server with durable tools: the same tools, the durable ones listed as task-capable, and
+ * `durable`/`durableTools` set, which send every call of a durable tool through a durable task
+ * (the dispatcher hands it to src/tools/custom/durable.ts).
  */
-export function durableServer(server: ToolServer, durable: DurablePolicy): ToolServer {
+export function durableServer(server: ToolServer, durable: DurablePolicy | null, overrides: DurableTools | null = null): ToolServer {
   const keptTools = server.keptTools?.bind(server);
   return {
-    name: server.name, description: server.description, embedded: server.embedded, durable,
+    name: server.name, description: server.description, embedded: server.embedded,
+    ...(durable === null ? {} : { durable }), ...(overrides === null ? {} : { durableTools: overrides }),
     ...(server.application === undefined ? {} : { application: server.application }),
     ...(server.maxRequestBytes === undefined ? {} : { maxRequestBytes: server.maxRequestBytes }),
-    listTools: async (context) => (await server.listTools(context)).map(durableTool),
+    listTools: async (context) => durableTools(await server.listTools(context), durable, overrides),
     ...(server.listFreshForMs ? { listFreshForMs: server.listFreshForMs.bind(server) } : {}),
-    ...(keptTools ? { keptTools: () => keptTools()?.map(durableTool) } : {}),
+    ...(keptTools ? { keptTools: () => { const kept = keptTools(); return kept && durableTools(kept, durable, overrides); } } : {}),
     callTool: (name, args, context) => server.callTool(name, args, context),
     ...(server.followsUpstreamTasks ? { followsUpstreamTasks: true } : {}),
     ...(server.timeoutMs ? { timeoutMs: server.timeoutMs.bind(server) } : {}),

@@ -20,7 +20,9 @@ import { z } from 'zod';
 import {
   DURABLE_TOOL_CALL_WORKFLOW, DurableFailureType, durableIdempotencyKey, type DurablePolicy, type DurableToolCallInput, type DurableToolCallMemo,
 } from '../../common/durable-call';
+import { anyDurable, durablePolicyFor } from '../../common/durable-tools';
 import { startPriority } from '../../common/priority';
+import { orgSlotKey } from '../../common/slots';
 import { SEARCH_ATTRIBUTES } from '../../common/search-attributes';
 import { isRecord } from '../../common/narrow';
 import type { DurableToolCallWorkflow } from '../../common/workflow-contracts';
@@ -65,6 +67,11 @@ export interface DurableCallsOptions {
   client: Client;
   taskQueue: string;
   onStarted?: DurableStartRecorder;
+  /**
+   * The organization's concurrency limit (config.concurrency): with `orgMaxRunning` above 0, a call
+   * made through the tool gateway takes a slot of it, shared with the organization's runs.
+   */
+  limits?: { orgMaxRunning: number; slotMaxWaitSeconds: number };
 }
 
 /** A closed durable call as a plain call answers it: the tool's result, or the ToolCallError of a call that could not be made. */
@@ -84,7 +91,7 @@ export class DurableCalls {
     const input: DurableToolCallInput = {
       orgId, taskId, server: server.name, serverName: server.description.slice(0, 80), tool, args, policy,
       idempotencyKey: call.idempotencyKey ?? durableIdempotencyKey(taskId), forwardHeaders: { ...call.forwardHeaders }, ttlMs: call.ttlMs,
-      ...(call.keyId === undefined ? {} : { keyId: call.keyId }), ...(server.followsUpstreamTasks ? { upstreamTasks: true } : {}),
+      ...(call.keyId === undefined ? {} : { keyId: call.keyId }), ...(server.followsUpstreamTasks ? { upstreamTasks: true } : {}), ...this.slotOf(orgId, call),
     };
     const memo = { durableToolCall: { orgId, server: server.name, tool, ttlMs: call.ttlMs } } satisfies DurableToolCallMemo;
     let reused = false;
@@ -103,6 +110,19 @@ export class DurableCalls {
     }
     await this.options.onStarted?.(input, reused);
     return taskId;
+  }
+
+  /**
+   * The slot of the organization's limit a call takes: one made through the tool gateway (its
+   * caller's key known) when the limit is set; a run's step or agent calls within its run's slot
+   * (waiting for a second slot of the same limit could hold every slot at once).
+   */
+  private slotOf(orgId: string, call: DurableStart): Pick<DurableToolCallInput, 'slot'> {
+    const limits = this.options.limits;
+    if (!limits || limits.orgMaxRunning <= 0 || call.keyId === undefined) return {};
+    return {
+      slot: { key: orgSlotKey(orgId, this.options.taskQueue), limit: limits.orgMaxRunning, maxWaitSeconds: limits.slotMaxWaitSeconds, started: new Date().toISOString() },
+    };
   }
 
   /**
@@ -182,7 +202,8 @@ export function durableTaskKind(calls: DurableCalls): TaskKind {
   return {
     workflowType: DURABLE_TOOL_CALL_WORKFLOW,
     cancelledMessage: 'the task was cancelled',
-    servesTool: (server) => !server.embedded && server.durable !== undefined,
+    servesTool: (server, toolName) => !server.embedded
+      && (toolName === undefined ? anyDurable(server.durable, server.durableTools) : durablePolicyFor(server.durable, server.durableTools, toolName) !== undefined),
     runsAsTask: () => true,
     owns: (memo, orgId) => memoOf(memo, orgId) !== undefined,
     ttlOf(memo) {
@@ -191,8 +212,9 @@ export function durableTaskKind(calls: DurableCalls): TaskKind {
     },
     start(orgId, toolName, args, call) {
       const server = call.server;
-      if (!server?.durable) throw new ToolCallError('UNKNOWN_TOOL', `${toolName} cannot run as a durable task`);
-      return calls.start(orgId, server, server.durable, toolName, args, {
+      const policy = server && durablePolicyFor(server.durable, server.durableTools, toolName);
+      if (!server || !policy) throw new ToolCallError('UNKNOWN_TOOL', `${toolName} cannot run as a durable task`);
+      return calls.start(orgId, server, policy, toolName, args, {
         ...(call.idempotencyKey === undefined ? {} : { idempotencyKey: call.idempotencyKey }), forwardHeaders: call.forwardHeaders, ttlMs: call.ttlMs,
         ...(call.keyId === undefined ? {} : { keyId: call.keyId }),
       });

@@ -19,8 +19,9 @@ import { RemoteMcpClient } from './remote-mcp';
 import { CustomRegistryReads } from './registry-reads';
 import { remoteServer } from './remote-server';
 import { RemoteToolCache } from './remote-tool-cache';
-import { durableServer, durableTool } from './durable-server';
+import { durableServer, durableTools } from './durable-server';
 import type { DurablePolicy } from '../../common/durable-call';
+import { durableToolsProblem, type DurableTools } from '../../common/durable-tools';
 
 export { CUSTOM_APPLICATION, CustomCredentialsSchema, type CustomCredentials } from './credentials';
 export { ConsentStateError, TokenRefusedError } from './auth';
@@ -36,8 +37,8 @@ export class ServerRegistrationError extends Error {
 }
 
 export type ServerInput =
-  | { kind: 'openapi'; name?: string; description?: string; connection: string; document: unknown; durable?: DurablePolicy }
-  | { kind: 'remote'; name?: string; description?: string; connection?: string; url: string; durable?: DurablePolicy };
+  | { kind: 'openapi'; name?: string; description?: string; connection: string; document: unknown; durable?: DurablePolicy; durableTools?: DurableTools }
+  | { kind: 'remote'; name?: string; description?: string; connection?: string; url: string; durable?: DurablePolicy; durableTools?: DurableTools };
 
 export interface ServerView {
   id: string;
@@ -49,6 +50,8 @@ export interface ServerView {
   url?: string;
   /** the retry policy of a durable server (every call a task); null: calls are plain proxied calls */
   durable: DurablePolicy | null;
+  /** per tool: its own policy, or false (a plain proxied call); null: every tool follows `durable` */
+  durableTools: DurableTools | null;
   createdAt: string;
   updatedAt: string;
   tools?: readonly ToolEntry[];
@@ -136,7 +139,7 @@ export class CustomServers {
 
   private async build(record: ToolServerRecord): Promise<ToolServer> {
     const server = await this.buildPlain(record);
-    return record.durable === null ? server : durableServer(server, record.durable);
+    return record.durable === null && record.durableTools === null ? server : durableServer(server, record.durable, record.durableTools);
   }
 
   private async buildPlain(record: ToolServerRecord): Promise<ToolServer> {
@@ -198,10 +201,13 @@ export class CustomServers {
   }
 
   /** Builds the server as it would be stored and lists its tools: it must have at least one. A remote's come `listed`, kept as fresh as the remote allows. */
-  private async prepare(orgId: string, input: ServerInput, id = 'new'): Promise<{ fields: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source' | 'durable'>; tools: readonly ToolEntry[]; listed?: RemoteToolCache }> {
+  private async prepare(orgId: string, input: ServerInput, id = 'new'): Promise<{ fields: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source' | 'durable' | 'durableTools'>; tools: readonly ToolEntry[]; listed?: RemoteToolCache }> {
     const prepared = await this.preparePlain(orgId, input, id);
     const durable = input.durable ?? null;
-    return { ...prepared, fields: { ...prepared.fields, durable }, tools: durable === null ? prepared.tools : prepared.tools.map(durableTool) };
+    const overrides = input.durableTools && Object.keys(input.durableTools).length > 0 ? input.durableTools : null;
+    const problem = overrides && durableToolsProblem(durable, overrides, prepared.tools.map((tool) => tool.name));
+    if (problem) throw new ServerRegistrationError(problem);
+    return { ...prepared, fields: { ...prepared.fields, durable, durableTools: overrides }, tools: durableTools(prepared.tools, durable, overrides) };
   }
 
   private async preparePlain(orgId: string, input: ServerInput, id: string): Promise<{ fields: Pick<ToolServerRecord, 'name' | 'description' | 'connectionId' | 'source'>; tools: readonly ToolEntry[]; listed?: RemoteToolCache }> {
@@ -288,7 +294,7 @@ export class CustomServers {
 function view(record: ToolServerRecord, tools?: readonly ToolEntry[]): ServerView {
   return {
     id: record.id, path: `/${record.id}`, kind: record.kind, name: record.name, description: record.description, connection: record.connectionId,
-    ...(record.kind === 'remote' ? { url: record.source } : {}), durable: record.durable, createdAt: record.createdAt, updatedAt: record.updatedAt,
+    ...(record.kind === 'remote' ? { url: record.source } : {}), durable: record.durable, durableTools: record.durableTools, createdAt: record.createdAt, updatedAt: record.updatedAt,
     ...(tools === undefined ? {} : { tools }),
   };
 }
