@@ -152,7 +152,8 @@ describe('a paused run in the Temporal Web UI, in a browser', () => {
     await Promise.all([page.waitForURL('**/console/runs'), page.click('button[type="submit"]')]);
     await page.goto(`${fg.url}/console/runs/${runId}`);
     const decoded = page.waitForResponse((r) => r.url().split('?')[0] === `${fg.url}/codec/decode` && r.status() === 200, { timeout: 60_000 });
-    await Promise.all([page.waitForURL(`${fg.temporalUiUrl}/**`), page.click('#open-temporal-ui')]);
+    // the UI's own script replaces its first load: wait for the navigation to be committed, not loaded
+    await Promise.all([page.waitForURL(`${fg.temporalUiUrl}/**`, { waitUntil: 'commit' }), page.click('#open-temporal-ui')]);
     assert.ok(page.url().endsWith(`/workflows/${runId}`), page.url());
     await decoded;
     await untilText(page, new RegExp(`checked ${marker}`));
