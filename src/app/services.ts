@@ -58,6 +58,7 @@ import { WorkflowTasks } from '../tools/mcp/tasks';
 import { CodeAgentTasks } from '../tools/servers/codeagent/tasks';
 import { createTaskKinds, type TaskKindRegistration } from '../tools/servers/task-kinds';
 import { WorkflowTools } from '../tools/servers/workflows/index';
+import { definitionConnections } from './definition-ports';
 
 export interface ServiceInputs {
   config: Readonly<Config>;
@@ -238,12 +239,15 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   };
   const workflowAdmin = new WorkflowAdmin({ registry, schedules, log, stepKinds: inputs.stepKinds });
   const triggerAdmin = new TriggerAdmin({ registry, schedules, webhooks });
+  const memberAdmin = new MemberAdmin({ registry, forgetKeys });
   const management: Management = {
     workflows: workflowAdmin,
     triggers: triggerAdmin,
-    definitions: new DefinitionAdmin({ registry, workflows: workflowAdmin, triggers: triggerAdmin, servers: customServers, agents }),
+    definitions: new DefinitionAdmin({
+      registry, workflows: workflowAdmin, triggers: triggerAdmin, servers: customServers, agents, members: memberAdmin, connections: definitionConnections(dispatcher, customServers),
+    }),
     keys: new KeyAdmin({ registry, forgetKeys }),
-    members: new MemberAdmin({ registry, forgetKeys }),
+    members: memberAdmin,
     budgets: new BudgetAdmin({ registry }),
     alerts: new AlertAdmin({ registry, changed: (orgId) => alerts.forget(orgId) }),
   };

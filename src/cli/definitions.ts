@@ -25,7 +25,8 @@ export const PLAN_CHANGES = 2;
 
 interface Source { dir: string; url?: string; ref?: string; commit?: string; cleanup?: () => void }
 
-interface PlanBody {
+/** The answer of POST /api/v1/apply/plan and /api/v1/apply (the server's PlanSchema). */
+export interface PlanBody {
   valid: boolean;
   errors: { file: string; path: string; message: string }[];
   changes: { kind: string; name: string; action: string; diff: string; drift: boolean; note?: string }[];
@@ -33,6 +34,7 @@ interface PlanBody {
   changed: number;
   deleted: number;
   drifted: number;
+  source?: string;
   commit?: string;
   applied: boolean;
 }
@@ -111,7 +113,11 @@ export function folderFiles(dir: string, skip?: string): { path: string; text: s
   return files;
 }
 
-/** The values of every `secretRefs` the files name, from the environment (a reference not set is left out: the server says which it needs). */
+/**
+ * The values of every secret reference the files name (a trigger's `secretRefs`, a connection's
+ * `secretRef: {env}`), from the environment; a reference not set is left out: the server says
+ * which it needs.
+ */
 function secretsOf(files: { text: string }[]): Record<string, string> {
   const refs = new Set<string>();
   const visit = (value: unknown): void => {
@@ -119,6 +125,7 @@ function secretsOf(files: { text: string }[]): Record<string, string> {
     else if (typeof value === 'object' && value !== null) {
       for (const [key, v] of Object.entries(value)) {
         if (key === 'secretRefs' && Array.isArray(v)) for (const r of v) if (typeof r === 'string') refs.add(r);
+        if (key === 'secretRef' && typeof v === 'object' && v !== null && 'env' in v && typeof v.env === 'string') refs.add(v.env);
         visit(v);
       }
     }

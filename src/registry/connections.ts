@@ -52,6 +52,13 @@ export class ConnectionStore {
     return rows.map(toConnectionRecord);
   }
 
+  /** New credentials (ciphertext) and name for the org's connection; false when it has none with that id. */
+  async replace(orgId: string, id: string, change: { name: string | null; credentials: string }): Promise<boolean> {
+    const result = await this.db.updateTable('connections').set({ name: change.name, credentials: change.credentials })
+      .where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
   async delete(orgId: string, id: string): Promise<boolean> {
     const result = await this.db.deleteFrom('connections').where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
     return result.numDeletedRows > 0n;

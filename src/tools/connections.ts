@@ -39,6 +39,11 @@ export class ConnectionStore {
     return summary(await this.registry.connections.create(orgId, { id, application, name, credentials: sealed }));
   }
 
+  /** New credentials (and name) for the connection, sealed under its PCID again (definitions as code); false when the organization has no such connection. */
+  async replace(orgId: string, id: string, name: string | null, credentials: Record<string, unknown>): Promise<boolean> {
+    return this.registry.connections.replace(orgId, id, { name, credentials: this.cipher.seal(JSON.stringify(credentials), binding(orgId, id)) });
+  }
+
   async list(orgId: string, application?: string): Promise<ConnectionSummary[]> {
     return (await this.registry.connections.list(orgId, application)).map(summary);
   }

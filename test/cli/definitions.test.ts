@@ -12,20 +12,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { asAdminOf, startTestFlowgate, type TestFlowgate } from '../support/flowgate';
 import { runCli, type CliResult } from '../support/cli-run';
+import type { PlanBody } from '../../src/cli/definitions';
 import { startFakeRemoteMcp, type FakeRemoteMcp } from '../support/fake-remote-mcp';
 import { eventually } from '../support/eventually';
 
 const execFileAsync = promisify(execFile);
 
-interface PlanBody {
-  valid: boolean;
-  errors: { file: string; path: string; message: string }[];
-  changes: { kind: string; name: string; action: string; diff: string; drift: boolean; note?: string }[];
-  created: number;
-  changed: number;
-  deleted: number;
-  drifted: number;
-}
 interface RunBody { status: string; automationVersion: number; sourceCommit?: string }
 
 describe('definitions as code: flowgate export, plan and apply', () => {
@@ -259,5 +251,72 @@ describe('definitions as code: flowgate export, plan and apply', () => {
     // without the overlay, the production organization differs from the folder
     assert.equal((await cli(['plan', folder], prod.adminToken)).code, 2);
   });
-});
 
+  it('members and connections: roles set, a connection\'s secret from the environment and never shown, drift, an editor refused members, prune', async () => {
+    const org = ok(await fg.admin<{ adminToken: string }>('POST', '/api/v1/orgs', { name: 'defs-people' }), 201);
+    const as = asAdminOf(fg, org.adminToken);
+    const eda = ok(await as.admin<{ id: string }>('POST', '/api/v1/members', { email: 'eda@example.com', role: 'viewer' }), 201);
+    const dir = path.join(home, 'people');
+    mkdirSync(path.join(dir, 'connections'), { recursive: true });
+    writeFileSync(path.join(dir, 'members.yaml'), 'kind: member\nemail: Eda@example.com\nrole: editor\n---\nkind: member\nemail: nia@example.com\nrole: operator\n');
+    writeFileSync(path.join(dir, 'connections', 'billing.yaml'), [
+      'kind: connection', 'name: billing', 'application: custom', 'settings:', '  baseUrl: https://billing.example.com/v1',
+      '  auth: { kind: api_key, name: X-Api-Key, value: { secretRef: { env: DEFS_BILLING_KEY } } }', '',
+    ].join('\n'));
+    const secret = 'billing-key-0123456789abcdef';
+
+    const planned = await cli(['--json', 'plan', dir], org.adminToken, { DEFS_BILLING_KEY: secret });
+    assert.equal(planned.code, 2, planned.stderr);
+    assert.doesNotMatch(planned.stdout, new RegExp(secret), 'a plan never shows a secret');
+    assert.deepEqual((JSON.parse(planned.stdout) as PlanBody).changes.map((c) => `${c.action} ${c.kind}/${c.name}`),
+      ['change member/eda@example.com', 'create member/nia@example.com', 'create connection/billing']);
+    const missing = await cli(['apply', dir], org.adminToken);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /connections\/billing\.yaml settings\.auth\.value: no value for the secret reference DEFS_BILLING_KEY/);
+    const applied = await cli(['apply', dir], org.adminToken, { DEFS_BILLING_KEY: secret });
+    assert.equal(applied.code, 0, `${applied.stdout}${applied.stderr}`);
+    assert.doesNotMatch(applied.stdout + applied.stderr, new RegExp(secret));
+    const members = ok(await as.admin<{ members: { id: string; email: string; role: string }[] }>('GET', '/api/v1/members')).members;
+    assert.deepEqual(members.map((m) => `${m.email} ${m.role}`), ['eda@example.com editor', 'nia@example.com operator']);
+    assert.equal(members[0]?.id, eda.id, 'an existing member keeps their ID');
+    const connections = ok(await as.admin<{ connections: { id: string; name: string; application: string }[] }>('GET', '/api/v1/connections')).connections;
+    assert.deepEqual(connections.map((c) => `${c.name} ${c.application}`), ['billing custom']);
+    assert.doesNotMatch(JSON.stringify(connections), new RegExp(secret));
+    assert.equal((await cli(['plan', dir], org.adminToken)).code, 0, 'applied: no change left, and no secret needed to plan');
+
+    // export writes them without the secret; the export plans as no change
+    const exported = path.join(home, 'people-export');
+    assert.equal((await cli(['export', exported], org.adminToken)).code, 0);
+    assert.match(readFileSync(path.join(exported, 'members.yaml'), 'utf8'), /email: nia@example\.com\nrole: operator/);
+    const connectionFile = readFileSync(path.join(exported, 'connections', 'billing.yaml'), 'utf8');
+    assert.match(connectionFile, /fromApi: true/);
+    assert.doesNotMatch(connectionFile, new RegExp(secret));
+    assert.equal((await cli(['plan', exported], org.adminToken)).code, 0, 'the export plans as no change (fromApi keeps the held secret)');
+    const reapplied = await cli(['apply', exported], org.adminToken);
+    assert.equal(reapplied.code, 0, reapplied.stderr);
+
+    // a role changed through the API: drift
+    ok(await as.admin('PATCH', `/api/v1/members/${eda.id}`, { role: 'approver' }));
+    const drifted = JSON.parse((await cli(['--json', 'plan', dir], org.adminToken)).stdout) as PlanBody;
+    assert.deepEqual(drifted.changes.map((c) => `${c.action} ${c.kind}/${c.name} ${c.drift}`), ['change member/eda@example.com true']);
+    assert.match(drifted.changes[0]?.diff ?? '', /- role: approver\n\+ role: editor/);
+
+    // an editor may apply workflows, not members
+    const editorToken = ok(await as.admin<{ token: string }>('POST', `/api/v1/members/${eda.id}/tokens`), 201);
+    ok(await as.admin('PATCH', `/api/v1/members/${eda.id}`, { role: 'editor' }));
+    writeFileSync(path.join(dir, 'members.yaml'), 'kind: member\nemail: eda@example.com\nrole: admin\n---\nkind: member\nemail: nia@example.com\nrole: operator\n');
+    const escalated = await cli(['apply', dir], editorToken.token);
+    assert.equal(escalated.code, 1);
+    assert.match(escalated.stderr, /HTTP 403: .*the role editor lacks members\.manage/);
+    const after = ok(await as.admin<{ members: { id: string; role: string }[] }>('GET', '/api/v1/members')).members;
+    assert.equal(after.find((m) => m.id === eda.id)?.role, 'editor', 'nothing applied');
+
+    // a member left out of the folder stays unless --prune
+    writeFileSync(path.join(dir, 'members.yaml'), 'kind: member\nemail: eda@example.com\nrole: editor\n');
+    const kept = JSON.parse((await cli(['--json', 'plan', dir], org.adminToken)).stdout) as PlanBody;
+    assert.deepEqual(kept.changes.map((c) => `${c.action} ${c.kind}/${c.name}`), ['delete-skipped member/nia@example.com']);
+    const pruned = await cli(['apply', dir, '--prune'], org.adminToken, { DEFS_BILLING_KEY: secret });
+    assert.equal(pruned.code, 0, pruned.stderr);
+    assert.deepEqual(ok(await as.admin<{ members: { email: string }[] }>('GET', '/api/v1/members')).members.map((m) => m.email), ['eda@example.com']);
+  });
+});

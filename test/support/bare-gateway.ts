@@ -29,6 +29,7 @@ function bareManagement(fg: TestFlowgate): Management {
   const workflows = new WorkflowAdmin({ registry: fg.registry, schedules: fg.schedules, log: silentLogger });
   const triggers = new TriggerAdmin({ registry: fg.registry, schedules: fg.schedules });
   const refuse = (): Promise<never> => Promise.reject(new Error('not in a hand-built gateway'));
+  const members = new MemberAdmin({ registry: fg.registry, forgetKeys: () => undefined });
   return {
     workflows,
     triggers,
@@ -36,9 +37,10 @@ function bareManagement(fg: TestFlowgate): Management {
       registry: fg.registry, workflows, triggers,
       servers: { register: refuse, replace: refuse, remove: refuse },
       agents: { create: refuse, update: refuse, remove: refuse },
+      members, connections: { applications: {}, open: () => Promise.resolve(undefined), create: refuse, replace: refuse, remove: refuse },
     }),
     keys: new KeyAdmin({ registry: fg.registry, forgetKeys: () => undefined }),
-    members: new MemberAdmin({ registry: fg.registry, forgetKeys: () => undefined }),
+    members,
     budgets: new BudgetAdmin({ registry: fg.registry }),
     alerts: new AlertAdmin({ registry: fg.registry }),
   };

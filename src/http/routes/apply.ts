@@ -32,7 +32,7 @@ export const APPLY_OPERATIONS = {
   },
   applyDefinitions: {
     method: 'post', path: '/api/v1/apply', permission: 'workflows.write', audit: { action: 'definitions.applied', target: applied, answerFields: recorded },
-    tags: ['definitions'], summary: 'Apply a folder of definitions: all of it, or nothing when a file is invalid', security,
+    tags: ['definitions'], summary: 'Apply a folder of definitions: all of it, or nothing when a file is invalid (members need members.manage, connections connections.write)', security,
     requestBody: jsonRequest(ApplyRequestSchema), responses: { '200': json(PlanSchema, 'what was done'), ...errors(400, 401, 403, 409, 413, 415) },
   },
   exportDefinitions: {
@@ -56,7 +56,8 @@ export function applyRoutes(deps: GatewayDeps): GatewayRouter {
     ctx.body = await definitions.plan(adminOf(ctx).orgId, parse(ApplyRequestSchema, body(ctx)));
   });
   mount(router, APPLY_OPERATIONS.applyDefinitions, async (ctx) => {
-    ctx.body = settled(await definitions.apply(adminOf(ctx).orgId, parse(ApplyRequestSchema, body(ctx))));
+    const caller = adminOf(ctx);
+    ctx.body = settled(await definitions.apply(caller.orgId, parse(ApplyRequestSchema, body(ctx)), caller.role));
   });
   mount(router, APPLY_OPERATIONS.exportDefinitions, async (ctx) => {
     ctx.body = await definitions.export(adminOf(ctx).orgId);

@@ -1,20 +1,23 @@
 /**
  * The declarative format of definitions as code (issue 53, docs/definitions-as-code.md): a folder
  * of YAML or JSON files, each holding one object or a YAML stream of several, each with a `kind`
- * (`workflow`, `trigger`, `toolServer`, `agent`). Names are the identity (IDs stay the
- * registry's); secrets are never values, only references (`secretRefs`) filled at apply time. An
- * overlay (`kind: overlay`) patches objects by `<kind>/<name>` for another organization.
+ * (`workflow`, `trigger`, `toolServer`, `agent`, `connection`, `member`). Names are the identity
+ * (a member's is their e-mail; IDs stay the registry's); secrets are never values, only references
+ * (a trigger's `secretRefs`, a connection's `{secretRef: {env} | {fromApi}}`) filled at apply time.
+ * An overlay (`kind: overlay`) patches objects by `<kind>/<name>` for another organization.
  */
 import { z } from 'zod';
 import { isRecord } from '../../common/narrow';
 import { AgentLimitsSchema } from '../../registry/agent-limits';
 import { AgentModelSchema, AgentServerSchema, OutputSchemaSchema } from '../../registry/agent-records';
 import { PrioritySchema } from '../../common/priority-schema';
+import { ROLES } from '../../contracts/roles';
 import { ScheduleBodySchema } from '../../contracts/schedule-bodies';
 import { BatchSchema, DebounceSchema, VERIFY_PRESETS } from '../../triggers/webhooks/config';
 import { CreateTriggerSchema } from '../schemas';
 
-export const DEFINITION_KINDS = ['workflow', 'trigger', 'toolServer', 'agent'] as const;
+/** In the order apply writes them: what an object names is written before it. */
+export const DEFINITION_KINDS = ['member', 'connection', 'workflow', 'toolServer', 'trigger', 'agent'] as const;
 export type DefinitionKind = (typeof DEFINITION_KINDS)[number];
 
 const Name = z.string().min(1).max(200);
@@ -82,10 +85,38 @@ export const AgentDocSchema = z.object({
 }).strict();
 export type AgentDoc = z.infer<typeof AgentDocSchema>;
 
+/** A connection's secret in the files: where apply takes it from, never the secret. */
+export const ConnectionSecretSchema = z.object({
+  secretRef: z.union([
+    z.object({ env: SecretRefSchema }).strict().meta({ description: 'the environment variable of `flowgate apply` (or the key of the request\'s secrets) holding it' }),
+    z.object({ fromApi: z.literal(true) }).strict().meta({ description: 'the value the connection already holds (set through the API or the console); apply keeps it' }),
+  ]),
+}).strict();
+export type ConnectionSecret = z.infer<typeof ConnectionSecretSchema>;
+
+/** An application connection (its PCID stays the registry's): its settings as POST /api/v1/connections takes its credentials, each secret a reference. */
+export const ConnectionDocSchema = z.object({
+  kind: z.literal('connection'),
+  name: Name,
+  /** mail, codeagent, custom (docs/tool-gateway.md) */
+  application: z.string().min(1).max(100),
+  settings: z.record(z.string(), z.unknown()).default({})
+    .meta({ description: 'the credentials object of POST /api/v1/connections; every secret field (password, value, clientSecret, apiKey, secret, token) is {secretRef: {env: NAME}} or {secretRef: {fromApi: true}}' }),
+}).strict();
+export type ConnectionDoc = z.infer<typeof ConnectionDocSchema>;
+
+/** A member of the organization: their e-mail is the identity. */
+export const MemberDocSchema = z.object({
+  kind: z.literal('member'),
+  email: z.email().max(320),
+  role: z.enum(ROLES),
+}).strict();
+export type MemberDoc = z.infer<typeof MemberDocSchema>;
+
 /** Patches by `<kind>/<name>`: objects merge, arrays and scalars replace, `null` removes a field. */
 export const OverlayDocSchema = z.object({
   kind: z.literal('overlay'),
-  patches: z.record(z.string().regex(/^(workflow|trigger|toolServer|agent)\/.+$/, 'must be <kind>/<name>'), z.record(z.string(), z.unknown())),
+  patches: z.record(z.string().regex(/^(workflow|trigger|toolServer|agent|connection|member)\/.+$/, 'must be <kind>/<name>'), z.record(z.string(), z.unknown())),
 }).strict();
 export type OverlayDoc = z.infer<typeof OverlayDocSchema>;
 
@@ -100,7 +131,7 @@ export const ApplyRequestSchema = z.object({
     ref: z.string().max(300).optional(),
     commit: z.string().regex(/^[0-9A-Za-z._-]{1,100}$/, 'must be a commit SHA or revision').optional(),
   }).strict().default({}).meta({ description: 'where the files came from: recorded in the audit trail and on each version published' }),
-  /** the values of the `secretRefs` of triggers to create; never stored in clear, never answered */
+  /** the values of the secret references (triggers to create, connections to write); never stored in clear, never answered */
   secrets: z.record(SecretRefSchema, z.string().min(1).max(1000)).default({}),
   /** delete the objects of the organization the folder does not name */
   prune: z.boolean().default(false),
@@ -153,6 +184,8 @@ export function definitionsJsonSchema(workflowSchema: z.ZodType): Record<string,
     hoisted('trigger', z.toJSONSchema(TriggerDocSchema, opts)),
     hoisted('toolServer', z.toJSONSchema(ToolServerDocSchema, opts)),
     hoisted('agent', z.toJSONSchema(AgentDocSchema, opts)),
+    hoisted('connection', z.toJSONSchema(ConnectionDocSchema, opts)),
+    hoisted('member', z.toJSONSchema(MemberDocSchema, opts)),
     hoisted('overlay', z.toJSONSchema(OverlayDocSchema, opts)),
   ];
   return {

@@ -63,13 +63,16 @@ export function triggerRecordForm(trigger: TriggerRecord, workflowName: string, 
   })));
 }
 
-export function serverForm(doc: ToolServerDoc, liveDescription: string | undefined): Form {
+/** The folder's server; `connection` a connection's name, or a PCID (shown by the connection's name when it has one). */
+export function serverForm(doc: ToolServerDoc, liveDescription: string | undefined, connectionNames: ReadonlyMap<string, string>): Form {
   return stripUndefined({
-    kind: 'toolServer', name: doc.name, description: doc.description ?? liveDescription, connection: doc.connection, url: doc.url, document: doc.document,
+    kind: 'toolServer', name: doc.name, description: doc.description ?? liveDescription,
+    connection: doc.connection === undefined ? undefined : connectionNames.get(doc.connection) ?? doc.connection, url: doc.url, document: doc.document,
   });
 }
 
-export function serverRecordForm(server: ToolServerRecord): Form {
+/** A server's connection by the connection's name when it has one (a folder names it so), else its PCID. */
+export function serverRecordForm(server: ToolServerRecord, connectionNames: ReadonlyMap<string, string>): Form {
   let document: unknown;
   if (server.kind === 'openapi') {
     try {
@@ -79,7 +82,7 @@ export function serverRecordForm(server: ToolServerRecord): Form {
     }
   }
   return stripUndefined({
-    kind: 'toolServer', name: server.name, description: server.description, connection: server.connectionId,
+    kind: 'toolServer', name: server.name, description: server.description, connection: server.connectionId === null ? undefined : connectionNames.get(server.connectionId) ?? server.connectionId,
     url: server.kind === 'remote' ? server.source : undefined, document,
   });
 }

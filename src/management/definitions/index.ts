@@ -13,46 +13,27 @@
  * each object looked like after the apply is kept as a hash: a later plan reports an object whose
  * live form differs from it as drift (changed outside the folder).
  */
-import type { CreateAgentInput, UpdateAgentInput } from '../../registry/agent-records';
-import { canonicalJson, type Registry } from '../../registry';
+import { canonicalJson } from '../../registry';
+import { roleHas, type Permission, type Role } from '../../people/roles';
 import { done, refused, type Outcome } from '../outcome';
-import type { TriggerAdmin } from '../triggers';
-import type { WorkflowAdmin } from '../workflows';
-import { DEFINITION_KINDS, type ApplyRequest, type DefinitionKind, type Plan, type PlannedChange, definitionsJsonSchema } from './format';
+import { DEFINITION_KINDS, type ApplyRequest, type DefinitionKind, type Plan, definitionsJsonSchema } from './format';
 import { readFolder, type Folder, type PlacedError } from './parse';
-import { readLive, type Live, type LiveObject } from './live';
-import { agentDocForm, agentInput, diffOf, exportForm, hashOf, onlyDiffer, serverForm, sourceText, triggerDocForm, verifyInput, workflowForm, yamlOf, type Form } from './forms';
+import { readLive, type Live, type Step } from './live';
+import { agentDocForm, diffOf, exportForm, hashOf, serverForm, sourceText, triggerDocForm, workflowForm, yamlOf, type Form } from './forms';
+import { connectionDocForm, connectionExportForm, memberDocForm, resolvedSettings } from './connection-forms';
+import { writeAll, type DefinitionWriteDeps } from './write';
 
 export { ApplyRequestSchema, ExportSchema, PlanSchema, type ApplyRequest, type Plan } from './format';
+export type { AgentPort, ConnectionPort, MemberPort, ServerPort, ServerWrite } from './write';
 
-/** The custom servers' operations apply needs (src/tools/custom CustomServers). */
-export interface ServerPort {
-  register(orgId: string, input: ServerWrite): Promise<{ id: string }>;
-  replace(orgId: string, id: string, input: ServerWrite): Promise<{ id: string } | undefined>;
-  remove(orgId: string, id: string): Promise<boolean>;
-}
-export type ServerWrite =
-  | { kind: 'openapi'; name?: string; description?: string; connection: string; document: unknown }
-  | { kind: 'remote'; name?: string; description?: string; connection?: string; url: string };
+/** What the caller's role must hold to write each kind (POST /api/v1/apply itself needs workflows.write). */
+const WRITE_PERMISSION: Record<DefinitionKind, Permission> = {
+  workflow: 'workflows.write', trigger: 'triggers.write', toolServer: 'servers.write', agent: 'agents.write', connection: 'connections.write', member: 'members.manage',
+};
+/** Kinds an organization has more of than a folder may care for: their objects not in the folder are left alone (not listed, never pruned) unless the folder names at least one of the kind. */
+const OPT_IN_KINDS: ReadonlySet<DefinitionKind> = new Set(['member', 'connection']);
 
-/** The agent service's operations apply needs (src/agents AgentService). */
-export interface AgentPort {
-  create(orgId: string, input: CreateAgentInput): Promise<{ id: string }>;
-  update(orgId: string, id: string, patch: UpdateAgentInput): Promise<unknown>;
-  remove(orgId: string, id: string): Promise<void>;
-}
-
-export interface DefinitionAdminDeps {
-  registry: Registry;
-  workflows: WorkflowAdmin;
-  triggers: TriggerAdmin;
-  servers: ServerPort;
-  agents: AgentPort;
-}
-
-
-/** One object of the plan with what apply does for it. */
-interface Step extends PlannedChange { folderForm?: Form; live?: LiveObject; file?: string }
+export type DefinitionAdminDeps = DefinitionWriteDeps;
 
 export class DefinitionAdmin {
   constructor(private readonly deps: DefinitionAdminDeps) {}
@@ -68,23 +49,41 @@ export class DefinitionAdmin {
     return planned.plan;
   }
 
-  /** Applies the folder: all of it checked first; a refusal changes nothing. The answer is the plan carried out. */
-  async apply(orgId: string, request: ApplyRequest): Promise<Outcome<Plan>> {
+  /**
+   * Applies the folder: all of it checked first (the files, the references, the caller's role for
+   * each kind written, every secret reference's value); a refusal changes nothing. The answer is
+   * the plan carried out.
+   */
+  async apply(orgId: string, request: ApplyRequest, role: Role = 'admin'): Promise<Outcome<Plan>> {
     const { plan, steps, folder, live } = await this.planned(orgId, request, true);
+    const connectionSettings = new Map<string, Record<string, unknown>>();
+    if (plan.valid) {
+      // the connections' credentials to write, each reference filled (a missing value is an error placed at it)
+      for (const step of steps) {
+        const doc = step.kind === 'connection' && (step.action === 'create' || step.action === 'change') ? folder.connection.get(step.name) : undefined;
+        if (!doc) continue;
+        const present = step.live ? (await this.deps.connections.open(orgId, step.live.id))?.credentials : undefined;
+        connectionSettings.set(step.name, resolvedSettings(doc.value, doc.file, request.secrets, present, plan.errors));
+      }
+      plan.valid = plan.errors.length === 0;
+    }
     if (!plan.valid) {
       return refused('INVALID_DEFINITIONS', plan.errors.map((e) => `${e.file}${e.path ? ` ${e.path}` : ''}: ${e.message}`).join('; '),
         plan.errors.map((e) => ({ path: [e.file, ...(e.path ? [e.path] : [])], message: e.message })));
     }
+    const needs = [...new Set(steps.filter((s) => s.action === 'create' || s.action === 'change' || s.action === 'delete').map((s) => WRITE_PERMISSION[s.kind]))];
+    const lacking = needs.filter((p) => !roleHas(role, p));
+    if (lacking.length > 0) return refused('FORBIDDEN', `the role ${role} lacks ${lacking.join(', ')}, which this apply needs (it writes ${steps.filter((s) => lacking.includes(WRITE_PERMISSION[s.kind])).map((s) => `${s.kind}/${s.name}`).join(', ')})`);
     const written: string[] = [];
     const commit = request.source.commit;
     try {
-      await this.write(orgId, request, steps, folder, live, commit, written);
+      await writeAll(this.deps, { orgId, request, steps, folder, live, connectionSettings, written });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       return refused('APPLY_FAILED', `apply stopped: ${message}; written before it: ${written.join(', ') || 'nothing'}`);
     }
     // what each object of the folder looks like now: the base of the next plan's drift
-    const after = await readLive(this.deps.registry, orgId);
+    const after = await readLive(this.deps.registry, orgId, this.deps.connections.open);
     const record = [];
     for (const kind of DEFINITION_KINDS) {
       for (const name of folder[kind].keys()) {
@@ -99,16 +98,20 @@ export class DefinitionAdmin {
 
   /** The organization's registry as a folder of files in the declarative format (export, then plan: no changes). */
   async export(orgId: string): Promise<{ files: { path: string; text: string }[] }> {
-    const live = await readLive(this.deps.registry, orgId);
+    const live = await readLive(this.deps.registry, orgId, this.deps.connections.open);
     const files: { path: string; text: string }[] = [];
-    const dirs: Record<DefinitionKind, string> = { workflow: 'workflows', trigger: 'triggers', toolServer: 'servers', agent: 'agents' };
+    // members in one file (a YAML stream): a review reads who holds which role at a glance
+    const members = [...live.member.values()].sort((a, b) => String(a.form.email).localeCompare(String(b.form.email)));
+    if (members.length > 0) files.push({ path: 'members.yaml', text: members.map((m) => yamlOf(m.form)).join('---\n') });
+    const dirs: Record<DefinitionKind, string> = { workflow: 'workflows', trigger: 'triggers', toolServer: 'servers', agent: 'agents', connection: 'connections', member: 'members' };
     for (const kind of DEFINITION_KINDS) {
+      if (kind === 'member') continue;
       const used = new Set<string>();
       for (const [name, object] of [...live[kind]].sort(([a], [b]) => a.localeCompare(b))) {
         let slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || kind.toLowerCase();
         for (let n = 2; used.has(slug); n++) slug = `${slug.replace(/-\d+$/, '')}-${n}`;
         used.add(slug);
-        files.push({ path: `${dirs[kind]}/${slug}.yaml`, text: yamlOf(exportForm(kind, object.form)) });
+        files.push({ path: `${dirs[kind]}/${slug}.yaml`, text: yamlOf(kind === 'connection' ? connectionExportForm(object.form) : exportForm(kind, object.form)) });
       }
     }
     return { files };
@@ -118,12 +121,13 @@ export class DefinitionAdmin {
 
   private async planned(orgId: string, request: ApplyRequest, applying = false): Promise<{ plan: Plan; steps: Step[]; folder: Folder; live: Live }> {
     const { folder, errors } = readFolder(request, this.deps.workflows.definitionSchema);
-    const live = await readLive(this.deps.registry, orgId, errors);
+    const live = await readLive(this.deps.registry, orgId, this.deps.connections.open, errors);
     const applied = new Map((await this.deps.registry.appliedDefinitions.list(orgId)).map((r) => [`${r.kind}/${r.name}`, r]));
     const forms = this.folderForms(folder, live, request, errors, applying);
     const steps: Step[] = [];
     for (const kind of DEFINITION_KINDS) {
-      const names = new Set([...folder[kind].keys(), ...live[kind].keys()]);
+      const managed = !OPT_IN_KINDS.has(kind) || folder[kind].size > 0;
+      const names = new Set([...folder[kind].keys(), ...(managed ? live[kind].keys() : [])]);
       for (const name of [...names].sort()) {
         const want = forms[kind].get(name);
         const have = live[kind].get(name);
@@ -158,12 +162,25 @@ export class DefinitionAdmin {
 
   /** The folder's objects as declarative forms (what the live forms are compared with), and every reference checked. */
   private folderForms(folder: Folder, live: Live, request: ApplyRequest, errors: PlacedError[], applying: boolean): Record<DefinitionKind, Map<string, Form>> {
-    const forms: Record<DefinitionKind, Map<string, Form>> = { workflow: new Map(), trigger: new Map(), toolServer: new Map(), agent: new Map() };
+    const forms: Record<DefinitionKind, Map<string, Form>> = { workflow: new Map(), trigger: new Map(), toolServer: new Map(), agent: new Map(), connection: new Map(), member: new Map() };
+    for (const [name, { value }] of folder.member) forms.member.set(name, memberDocForm(value));
+    for (const [name, { file, value }] of folder.connection) {
+      const form = connectionDocForm(value, file, errors, this.deps.connections.applications);
+      const have = live.connection.get(name)?.form;
+      if (have && have.application !== value.application) errors.push({ file, path: 'application', message: `connection ${name} is for ${String(have.application)}: its application cannot change (give the new one another name)` });
+      forms.connection.set(name, form);
+    }
     for (const [name, { value }] of folder.workflow) forms.workflow.set(name, workflowForm(value));
-    for (const [name, { value }] of folder.toolServer) {
+    // a server names its connection by name; a PCID of a named connection is shown by the name
+    const connectionNames = new Map([...live.connection].map(([name, c]) => [c.id, name]));
+    const connectionKnown = new Set([...folder.connection.keys(), ...live.connection.keys()]);
+    for (const [name, { file, value }] of folder.toolServer) {
       const have = live.toolServer.get(name)?.form;
+      if (value.connection !== undefined && !connectionKnown.has(value.connection) && !/^pc_/.test(value.connection)) {
+        errors.push({ file, path: 'connection', message: `no connection ${JSON.stringify(value.connection)} in the folder or the organization` });
+      }
       // a description left out is the server's own (generated from the document or URL)
-      forms.toolServer.set(name, serverForm(value, typeof have?.description === 'string' ? have.description : undefined));
+      forms.toolServer.set(name, serverForm(value, typeof have?.description === 'string' ? have.description : undefined, connectionNames));
     }
     const workflowNames = new Set([...folder.workflow.keys(), ...live.workflow.keys()]);
     const triggerNames = new Set([...folder.trigger.keys(), ...(request.prune ? [] : live.trigger.keys())]);
@@ -186,104 +203,4 @@ export class DefinitionAdmin {
     return forms;
   }
 
-  /** The organization's objects as declarative forms. Two of a kind with one name cannot be told apart: an error. */
-  // --- the writes ---
-
-  private async write(orgId: string, request: ApplyRequest, steps: Step[], folder: Folder, live: Live, commit: string | undefined, written: string[]): Promise<void> {
-    const of = (kind: DefinitionKind) => steps.filter((s) => s.kind === kind && (s.action === 'create' || s.action === 'change'));
-    const ids: Record<DefinitionKind, Map<string, string>> = { workflow: new Map(), trigger: new Map(), toolServer: new Map(), agent: new Map() };
-    for (const kind of DEFINITION_KINDS) for (const [name, object] of live[kind]) ids[kind].set(name, object.id);
-    const { workflows, triggers, servers, agents } = this.deps;
-    const settled = <T>(outcome: Outcome<T>, what: string): T => {
-      if (!outcome.ok) throw new Error(`${what}: ${outcome.message}`);
-      return outcome.value;
-    };
-
-    for (const step of of('workflow')) {
-      const definition = folder.workflow.get(step.name)?.value;
-      if (!definition) continue;
-      let id = ids.workflow.get(step.name);
-      if (id) settled(await workflows.updateDraft(orgId, id, definition), `workflow ${step.name}`);
-      else id = settled(await workflows.create(orgId, definition), `workflow ${step.name}`).id;
-      ids.workflow.set(step.name, id);
-      settled(await workflows.publish(orgId, id, commit), `workflow ${step.name}`);
-      written.push(`workflow/${step.name}`);
-    }
-    for (const step of of('toolServer')) {
-      const doc = folder.toolServer.get(step.name)?.value;
-      if (!doc) continue;
-      const input: ServerWrite = doc.document
-        ? { kind: 'openapi', name: doc.name, ...(doc.description ? { description: doc.description } : {}), connection: doc.connection ?? '', document: doc.document }
-        : { kind: 'remote', name: doc.name, ...(doc.description ? { description: doc.description } : {}), ...(doc.connection ? { connection: doc.connection } : {}), url: doc.url ?? '' };
-      const id = ids.toolServer.get(step.name);
-      if (id) await servers.replace(orgId, id, input);
-      else ids.toolServer.set(step.name, (await servers.register(orgId, input)).id);
-      written.push(`toolServer/${step.name}`);
-    }
-    for (const step of of('trigger')) {
-      const doc = folder.trigger.get(step.name)?.value;
-      if (!doc) continue;
-      const workflowId = ids.workflow.get(doc.workflow);
-      if (!workflowId) throw new Error(`trigger ${step.name}: no workflow ${doc.workflow}`);
-      const id = ids.trigger.get(step.name);
-      const have = step.live?.form;
-      const want = step.folderForm;
-      if (id && have && want && onlyDiffer(have, want, ['schedule', 'disabled'])) {
-        if (canonicalJson(have.schedule) !== canonicalJson(want.schedule)) {
-          if (want.schedule === undefined) settled(await triggers.deleteSchedule(orgId, id), `trigger ${step.name}`);
-          else settled(await triggers.putSchedule(orgId, id, want.schedule), `trigger ${step.name}`);
-        }
-        if (Boolean(have.disabled) !== Boolean(want.disabled)) settled(await triggers.setDisabled(orgId, id, Boolean(want.disabled)), `trigger ${step.name}`);
-      } else {
-        // any other change makes a new trigger (a new ID): the registry has no update of a trigger's other fields
-        if (id) settled(await triggers.delete(orgId, id), `trigger ${step.name}`);
-        const { verify, schedule: _schedule, disabled, workflow: _w, kind: _k, ...rest } = doc;
-        const created = settled(await triggers.create(orgId, {
-          ...rest, workflowId,
-          ...(want?.schedule === undefined ? {} : { schedule: want.schedule }),
-          ...(verify ? { verify: verifyInput(verify, request.secrets) } : {}),
-        }), `trigger ${step.name}`);
-        ids.trigger.set(step.name, created.id);
-        if (disabled) settled(await triggers.setDisabled(orgId, created.id, true), `trigger ${step.name}`);
-      }
-      written.push(`trigger/${step.name}`);
-    }
-    // agents: also those whose triggers were made anew (their live form names a trigger ID no longer there)
-    const agentSteps = of('agent');
-    for (const step of agentSteps) {
-      const doc = folder.agent.get(step.name)?.value;
-      if (!doc) continue;
-      const input = agentInput(doc, ids);
-      const id = ids.agent.get(step.name);
-      if (id) await agents.update(orgId, id, input);
-      else ids.agent.set(step.name, (await agents.create(orgId, input)).id);
-      written.push(`agent/${step.name}`);
-    }
-    for (const [name, { value }] of folder.agent) {
-      const id = ids.agent.get(name);
-      if (!id || agentSteps.some((s) => s.name === name)) continue;
-      if (value.workflows.some((w) => live.trigger.get(w.trigger)?.id !== ids.trigger.get(w.trigger))) {
-        await agents.update(orgId, id, agentInput(value, ids));
-        written.push(`agent/${name}`);
-      }
-    }
-    // prune: dependents first
-    const deletes = steps.filter((s) => s.action === 'delete');
-    for (const kind of ['agent', 'trigger', 'toolServer', 'workflow'] as const) {
-      for (const step of deletes.filter((s) => s.kind === kind)) {
-        const id = step.live?.id;
-        if (!id) continue;
-        if (kind === 'agent') await agents.remove(orgId, id);
-        else if (kind === 'trigger') {
-          const gone = await triggers.delete(orgId, id);
-          if (!gone.ok && gone.code !== 'UNKNOWN_TRIGGER') throw new Error(`trigger ${step.name}: ${gone.message}`);
-        } else if (kind === 'toolServer') await servers.remove(orgId, id);
-        else {
-          const gone = await workflows.delete(orgId, id);
-          if (!gone.ok) throw new Error(`workflow ${step.name}: ${gone.message}`);
-        }
-        written.push(`deleted ${kind}/${step.name}`);
-      }
-    }
-  }
 }

@@ -3,18 +3,28 @@
  * compares the folder with (definitions as code, index.ts).
  */
 import type { Registry } from '../../registry';
-import type { DefinitionKind } from './format';
+import type { DefinitionKind, PlannedChange } from './format';
 import { agentRecordForm, serverRecordForm, triggerRecordForm, workflowForm, type Form } from './forms';
+import { connectionRecordForm, memberRecordForm } from './connection-forms';
 import type { PlacedError } from './parse';
+
+/** Opens a connection's credentials (in memory only: its form shows no secret). */
+export type ConnectionOpener = (orgId: string, id: string) => Promise<{ credentials: Record<string, unknown> } | undefined>;
 
 /** One live object: its registry ID and declarative form. */
 export interface LiveObject { id: string; form: Form }
 
+/** One object of a plan with what apply does for it: the folder's form, the live object. */
+export interface Step extends PlannedChange { folderForm?: Form; live?: LiveObject; file?: string }
+
 /** The organization as declarative forms, by kind and name. */
 export type Live = Record<DefinitionKind, Map<string, LiveObject>>;
 
-export async function readLive(registry: Registry, orgId: string, errors?: PlacedError[]): Promise<Live> {
-  const live: Live = { workflow: new Map(), trigger: new Map(), toolServer: new Map(), agent: new Map() };
+export const emptyLive = (): Live => ({ workflow: new Map(), trigger: new Map(), toolServer: new Map(), agent: new Map(), connection: new Map(), member: new Map() });
+
+/** The organization as declarative forms; connections without a name are not definitions (nothing could name them). */
+export async function readLive(registry: Registry, orgId: string, open: ConnectionOpener, errors?: PlacedError[]): Promise<Live> {
+  const live = emptyLive();
   const twice = (kind: DefinitionKind, name: string) => errors?.push({ file: '(organization)', path: `${kind}/${name}`, message: `the organization has two ${kind}s named ${JSON.stringify(name)}: rename one first` });
   const workflowNames = new Map<string, string>();
   for (const listed of await registry.workflows.list(orgId)) {
@@ -33,10 +43,19 @@ export async function readLive(registry: Registry, orgId: string, errors?: Place
     live.trigger.set(name, { id: trigger.id, form: triggerRecordForm(trigger, workflowNames.get(trigger.workflowId) ?? trigger.workflowId, schedules.get(trigger.id)) });
     triggerNames.set(trigger.id, name);
   }
+  for (const member of await registry.members.list(orgId)) live.member.set(member.email, { id: member.id, form: memberRecordForm(member) });
+  const connectionNames = new Map<string, string>();
+  for (const connection of await registry.connections.list(orgId)) {
+    if (connection.name === null) continue;
+    if (live.connection.has(connection.name)) twice('connection', connection.name);
+    const opened = await open(orgId, connection.id);
+    live.connection.set(connection.name, { id: connection.id, form: connectionRecordForm(connection.name, connection.application, opened?.credentials ?? {}) });
+    connectionNames.set(connection.id, connection.name);
+  }
   const serverNames = new Map<string, string>();
   for (const server of await registry.toolServers.list(orgId)) {
     if (live.toolServer.has(server.name)) twice('toolServer', server.name);
-    live.toolServer.set(server.name, { id: server.id, form: serverRecordForm(server) });
+    live.toolServer.set(server.name, { id: server.id, form: serverRecordForm(server, connectionNames) });
     serverNames.set(server.id, server.name);
   }
   for (const agent of await registry.agents.list(orgId)) {

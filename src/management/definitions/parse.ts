@@ -9,7 +9,8 @@ import type { WorkflowDefinition } from '../../common/definition';
 import { isRecord } from '../../common/narrow';
 import { checkDefinition } from '../workflows';
 import {
-  AgentDocSchema, OverlayDocSchema, ToolServerDocSchema, TriggerDocSchema, type AgentDoc, type ApplyRequest, type DefinitionKind, type ToolServerDoc, type TriggerDoc,
+  AgentDocSchema, ConnectionDocSchema, DEFINITION_KINDS, MemberDocSchema, OverlayDocSchema, ToolServerDocSchema, TriggerDocSchema,
+  type AgentDoc, type ApplyRequest, type ConnectionDoc, type DefinitionKind, type MemberDoc, type ToolServerDoc, type TriggerDoc,
 } from './format';
 
 export interface PlacedError { file: string; path: string; message: string }
@@ -20,9 +21,14 @@ export interface Folder {
   trigger: Map<string, { file: string; value: TriggerDoc }>;
   toolServer: Map<string, { file: string; value: ToolServerDoc }>;
   agent: Map<string, { file: string; value: AgentDoc }>;
+  connection: Map<string, { file: string; value: ConnectionDoc }>;
+  /** by e-mail, lower case */
+  member: Map<string, { file: string; value: MemberDoc }>;
 }
 
-const KINDS = new Set<string>(['workflow', 'trigger', 'toolServer', 'agent']);
+export const emptyFolder = (): Folder => ({ workflow: new Map(), trigger: new Map(), toolServer: new Map(), agent: new Map(), connection: new Map(), member: new Map() });
+
+const KINDS = new Set<string>(DEFINITION_KINDS);
 
 function isKind(value: unknown): value is DefinitionKind {
   return typeof value === 'string' && KINDS.has(value);
@@ -66,29 +72,33 @@ export function patched(base: unknown, patch: unknown): unknown {
 /** Reads the request's files (and overlay) into a folder; `errors` lists every problem. */
 export function readFolder(request: Pick<ApplyRequest, 'files' | 'overlay'>, workflowSchema: z.ZodType<WorkflowDefinition>): { folder: Folder; errors: PlacedError[] } {
   const errors: PlacedError[] = [];
-  const raw = new Map<string, { file: string; kind: DefinitionKind; value: Record<string, unknown> }>();
+  const raw = new Map<string, { file: string; kind: DefinitionKind; name: string; value: Record<string, unknown> }>();
   for (const f of request.files) {
     for (const doc of documentsOf(f.path, f.text, errors)) {
       if (!isRecord(doc.value)) {
         errors.push({ file: doc.file, path: '', message: 'must be an object with a kind' });
         continue;
       }
-      const { kind, name } = doc.value;
+      const { kind } = doc.value;
       if (!isKind(kind)) {
-        errors.push({ file: doc.file, path: 'kind', message: `must be one of workflow, trigger, toolServer, agent${kind === 'overlay' ? ' (an overlay is given apart: --overlay)' : ''}` });
+        errors.push({ file: doc.file, path: 'kind', message: `must be one of ${DEFINITION_KINDS.join(', ')}${kind === 'overlay' ? ' (an overlay is given apart: --overlay)' : ''}` });
         continue;
       }
-      if (typeof name !== 'string' || name.length === 0) {
-        errors.push({ file: doc.file, path: 'name', message: 'must be a non-empty string: the name is the object\'s identity' });
+      // a member's identity is their e-mail
+      const field = kind === 'member' ? 'email' : 'name';
+      const identity = doc.value[field];
+      if (typeof identity !== 'string' || identity.length === 0) {
+        errors.push({ file: doc.file, path: field, message: `must be a non-empty string: the ${field} is the object's identity` });
         continue;
       }
+      const name = kind === 'member' ? identity.toLowerCase() : identity;
       const key = `${kind}/${name}`;
       const earlier = raw.get(key);
       if (earlier) {
-        errors.push({ file: doc.file, path: 'name', message: `${key} is defined twice (also in ${earlier.file})` });
+        errors.push({ file: doc.file, path: field, message: `${key} is defined twice (also in ${earlier.file})` });
         continue;
       }
-      raw.set(key, { file: doc.file, kind, value: doc.value });
+      raw.set(key, { file: doc.file, kind, name, value: doc.value });
     }
   }
   if (request.overlay) {
@@ -105,7 +115,7 @@ export function readFolder(request: Pick<ApplyRequest, 'files' | 'overlay'>, wor
           errors.push({ file: doc.file, path: `patches.${key}`, message: `the folder has no ${key}` });
           continue;
         }
-        if ('name' in patch || 'kind' in patch) {
+        if ('name' in patch || 'kind' in patch || 'email' in patch) {
           errors.push({ file: doc.file, path: `patches.${key}`, message: 'an overlay cannot change an object\'s kind or name' });
           continue;
         }
@@ -114,9 +124,8 @@ export function readFolder(request: Pick<ApplyRequest, 'files' | 'overlay'>, wor
       }
     }
   }
-  const folder: Folder = { workflow: new Map(), trigger: new Map(), toolServer: new Map(), agent: new Map() };
-  for (const [, { file, kind, value }] of raw) {
-    const name = String(value.name);
+  const folder = emptyFolder();
+  for (const [, { file, kind, name, value }] of raw) {
     if (kind === 'workflow') {
       const { kind: _kind, ...definition } = value;
       const checked = checkDefinition(workflowSchema, definition);
@@ -130,6 +139,14 @@ export function readFolder(request: Pick<ApplyRequest, 'files' | 'overlay'>, wor
       const parsed = ToolServerDocSchema.safeParse(value);
       if (!parsed.success) issuesOf(parsed.error, file, errors);
       else folder.toolServer.set(name, { file, value: parsed.data });
+    } else if (kind === 'connection') {
+      const parsed = ConnectionDocSchema.safeParse(value);
+      if (!parsed.success) issuesOf(parsed.error, file, errors);
+      else folder.connection.set(name, { file, value: parsed.data });
+    } else if (kind === 'member') {
+      const parsed = MemberDocSchema.safeParse(value);
+      if (!parsed.success) issuesOf(parsed.error, file, errors);
+      else folder.member.set(name, { file, value: { ...parsed.data, email: name } });
     } else {
       const parsed = AgentDocSchema.safeParse(value);
       if (!parsed.success) issuesOf(parsed.error, file, errors);
