@@ -158,16 +158,20 @@ describe('a paused run in the Temporal Web UI, in a browser', () => {
     await decoded;
     await untilText(page, new RegExp(`checked ${marker}`));
     if (shots) await page.screenshot({ path: path.join(shots, 'temporal-ui-from-console.png') });
-    const audit = await fg.admin<{ records: { actor: string; credentialKind: string; target: { type: string; id: string }; details: { via?: string } }[] }>('GET', '/api/v1/audit?action=codec.signed_in');
+    const audit = await fg.admin<{ records: { actor: string; credential: { kind: string }; target: { type: string; id: string }; details: { via?: string } }[] }>('GET', '/api/v1/audit?action=codec.signed_in');
     const record = audit.body.records.find((r) => r.target.id === runId);
-    assert.deepEqual([record?.actor, record?.credentialKind, record?.target.type, record?.details.via], ['instance-admin', 'console_session', 'run', 'console'], JSON.stringify(audit.body));
+    assert.deepEqual([record?.actor, record?.credential.kind, record?.target.type, record?.details.via], ['instance-admin', 'console_session', 'run', 'console'], JSON.stringify(audit.body));
 
     // the Workflows list: Configure Columns, add FlowgateWorkflowName (once per browser)
     await page.goto(`${fg.temporalUiUrl}/namespaces/default/workflows`);
     await page.click('[data-testid="workflows-summary-table-configuration-button"]');
     await page.getByLabel('Add FlowgateWorkflowName column').click();
     await page.keyboard.press('Escape');
+    // the drawer closes on a click beside it; the list is wide: a wide window shows the name column whole
+    await page.setViewportSize({ width: 2200, height: 900 });
+    await page.mouse.click(300, 700);
     await untilText(page, /FlowgateWorkflowName[\s\S]*Invoice check/);
+    await page.locator('table').getByText('Invoice check').first().waitFor({ state: 'visible', timeout: 30_000 });
     if (shots) await page.screenshot({ path: path.join(shots, 'temporal-ui-list-names.png') });
 
     // signing out of the console ends the codec sign-in: the UI's calls are refused again

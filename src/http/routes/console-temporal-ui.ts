@@ -1,7 +1,7 @@
 /**
  * "Open in the Temporal Web UI" from a run's console page (docs/console.md "The Temporal Web UI"):
  * `POST /console/runs/:runId/temporal-ui` signs the browser in to the codec endpoint with the
- * console session's identity and sends it to the run's page in the embedded Web UI, which then
+ * console session's identity and sends it on (a page that refreshes at once) to the run's page in the embedded Web UI, which then
  * decodes the run's payloads through flowgate's `/codec` (the UI is configured to send the
  * browser's credentials there). The codec opens every organization's data, so only a session of the
  * instance administrator may do this; another session is refused with the reason, and the plain
@@ -18,6 +18,8 @@ import type { Context } from 'koa';
 import { CODEC_SIGN_IN_REFUSED, CODEC_SIGNED_IN } from '../../audit/actions';
 import { CODEC_SESSION_SECONDS, codecCookie } from '../../crypto/codec-sessions';
 import { consoleActor } from '../console/audit';
+import { href, html } from '../console/html';
+import { page, send } from '../console/layout';
 import { consoleState, refusePage } from '../console/guard';
 import { temporalUiRunUrl } from '../console/run-views';
 import type { ConsoleRouteKit } from '../console/kit';
@@ -69,10 +71,11 @@ export function consoleTemporalUiRoutes(router: Router, deps: GatewayDeps, kit: 
       return refusePage(ctx, 409, 'Open the console at the codec\'s address',
         `The Temporal Web UI decodes through ${endpoint}; its sign-in must be made at ${codecOrigin ?? endpoint}. Sign in to the console at ${codecOrigin ?? endpoint}/console and open the run there.`);
     }
-    await record(ctx, CODEC_SIGNED_IN, 303, brief.runId);
+    await record(ctx, CODEC_SIGNED_IN, 200, brief.runId);
     ctx.append('Set-Cookie', codecCookie(deps.codec.sessions.issue(session.adminTokenHash, CODEC_SESSION_SECONDS), CODEC_SESSION_SECONDS, secure));
     ctx.set('Cache-Control', 'no-store');
-    ctx.status = 303;
-    ctx.redirect(target);
+    // a page that goes on at once (form-action 'self' stops a redirect of this POST to the Web UI's origin)
+    send(ctx, 200, page({ title: 'Opening the Temporal Web UI', csrf: session.csrfToken, section: 'runs', refresh: target },
+      html`<h1>Opening the Temporal Web UI</h1><p>Signed in to the codec for an hour. <a id="temporal-ui-go" href="${href(target)}">Open run ${brief.runId} in the Temporal Web UI</a> if it does not open by itself.</p>`));
   });
 }
