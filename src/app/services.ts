@@ -217,10 +217,8 @@ export async function buildServices(inputs: ServiceInputs): Promise<Services> {
   const alerts = new AlertNotifier({ registry, client, taskQueue, log });
   const activities: ActivityDependencies = {
     blobs, tools, registry, triggers, allowPrivateNetwork: config.allowPrivateNetwork, maxChainDepth: config.maxChainDepth, codeSandboxMb: config.temporal.workerMemory.sandboxMb,
-    llm: config.llm, modelPrices: config.modelPrices, usageMeter: (call, month) => {
-      metrics.agentUsage(call);
-      alerts.usageRecorded(call.orgId, call.month, month);
-    }, catalog: tools, webhookSecrets, signer, resultUrlTtlSeconds: config.resultUrlTtlSeconds, retention: config.retention,
+    llm: config.llm, modelPrices: config.modelPrices, usageMeter: (call, month) => { metrics.agentUsage(call); alerts.usageRecorded(call.orgId, call.month, month); },
+    catalog: tools, webhookSecrets, signer, resultUrlTtlSeconds: config.resultUrlTtlSeconds, retention: config.retention,
     stepKinds: inputs.stepKinds,
     slots: { temporal: client, taskQueue, slotCheckSeconds: config.concurrency.slotCheckSeconds },
     shapedRuns: new ShapedRuns({ triggers, runs, registry, log }),
