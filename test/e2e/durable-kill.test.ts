@@ -24,7 +24,7 @@ import { durableTaskId } from '../../src/tools/custom/durable';
 import { temporalAddress } from '../setup/root-hooks';
 import { eventually } from '../support/eventually';
 import { startTestFlowgate, type TestFlowgate } from '../support/flowgate';
-import { startReplica, type Replica, type Role } from '../support/replicas';
+import { startBeside, type Replica, type Role } from '../support/replicas';
 import { startTaskRemote, type TaskRemote } from '../support/task-remote-mcp';
 import { asAdmin, createServer } from '../tools/custom-support';
 import { modernRpc, rpc, RPC_HEADERS, runtimeToken } from '../tools/support';
@@ -61,12 +61,9 @@ describe('durable tool calls through a gateway and a worker killed with SIGKILL'
   let worker: Replica;
   const replicas: Replica[] = [];
 
-  // each process shares the in-process flowgate's data dir: its registry (SQLite), blobs and keys
+  // each process shares the in-process flowgate's data dir: its registry (SQLite), blobs and keys (startBeside)
   const start = async (role: Role): Promise<Replica> => {
-    const replica = await startReplica(role, {
-      TEMPORAL_ADDRESS: temporalAddress(), FLOWGATE_TASK_QUEUE: fg.taskQueue, FLOWGATE_ADMIN_TOKEN: fg.adminToken,
-      FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true', FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
-    }, { dataDir: fg.dataDir });
+    const replica = await startBeside(fg, temporalAddress(), role);
     replicas.push(replica);
     return replica;
   };

@@ -20,7 +20,7 @@ import { temporalAddress } from '../setup/root-hooks';
 import { eventually } from '../support/eventually';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
 import { type BatchBody, type FleetRunStatus, countingUpstream, type CountingUpstream } from '../support/fleet';
-import { startReplica, type Replica, type Role } from '../support/replicas';
+import { startBeside, type Replica, type Role } from '../support/replicas';
 
 const RUNS = Number(process.env.FLOWGATE_TEST_FLEET_RUNS ?? 8);
 
@@ -33,12 +33,9 @@ describe('operating a fleet of runs through a worker and a gateway killed with S
   let worker: Replica;
   const replicas: Replica[] = [];
 
-  // each process shares the in-process flowgate's data dir: its registry (SQLite), blobs and keys
+  // each process shares the in-process flowgate's data dir: its registry (SQLite), blobs and keys (startBeside)
   const start = async (role: Role): Promise<Replica> => {
-    const replica = await startReplica(role, {
-      TEMPORAL_ADDRESS: temporalAddress(), FLOWGATE_TASK_QUEUE: fg.taskQueue, FLOWGATE_ADMIN_TOKEN: fg.adminToken,
-      FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true', FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
-    }, { dataDir: fg.dataDir });
+    const replica = await startBeside(fg, temporalAddress(), role);
     replicas.push(replica);
     return replica;
   };

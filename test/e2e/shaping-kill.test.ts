@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { temporalAddress } from '../setup/root-hooks';
 import { eventually } from '../support/eventually';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
-import { startReplica, type Replica, type Role } from '../support/replicas';
+import { startBeside, type Replica, type Role } from '../support/replicas';
 import { createTrigger, inputsOf, runsOf } from '../triggers/webhook-support';
 
 const ECHO = { name: 'shaped-kill', steps: [{ name: 'Echo', type: 'template', format: 'plaintext', template: 'ok' }] };
@@ -38,12 +38,9 @@ describe('a debounced trigger whose gateway and worker are killed with SIGKILL i
     await fg?.stop();
   });
 
-  // each process shares the in-process flowgate's data dir: its registry (SQLite), blobs and keys
+  // each process shares the in-process flowgate's data dir: its registry (SQLite), blobs and keys (startBeside)
   const start = async (role: Role): Promise<Replica> => {
-    const replica = await startReplica(role, {
-      TEMPORAL_ADDRESS: temporalAddress(), FLOWGATE_TASK_QUEUE: fg.taskQueue, FLOWGATE_ADMIN_TOKEN: fg.adminToken,
-      FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true', FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
-    }, { dataDir: fg.dataDir });
+    const replica = await startBeside(fg, temporalAddress(), role);
     replicas.push(replica);
     return replica;
   };

@@ -75,6 +75,17 @@ export async function startReplica(role: Role, env: Record<string, string>, opti
   };
 }
 
+/**
+ * A gateway or a worker process beside a test flowgate: its Temporal, task queue, admin token and
+ * data dir (registry, blobs, keys), private upstreams allowed and no rate limit (the kill tests').
+ */
+export function startBeside(fg: { taskQueue: string; adminToken: string; dataDir: string }, temporalAddress: string, role: Role): Promise<Replica> {
+  return startReplica(role, {
+    TEMPORAL_ADDRESS: temporalAddress, FLOWGATE_TASK_QUEUE: fg.taskQueue, FLOWGATE_ADMIN_TOKEN: fg.adminToken,
+    FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true', FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
+  }, { dataDir: fg.dataDir });
+}
+
 export interface PostgresSchema {
   /** DATABASE_URL whose sessions work in the schema (`options=-c search_path=…`) */
   url: string;
