@@ -13,6 +13,8 @@ import { addServerRoutes } from './routes/console-servers';
 import { consoleTriggerRoutes } from './routes/console-triggers';
 import { consoleWorkflowRoutes } from './routes/console-workflows';
 import { consoleTemporalUiRoutes } from './routes/console-temporal-ui';
+import { consoleBatchRoutes } from './routes/console-batches';
+import { consoleAlertRoutes } from './routes/console-alerts';
 
 export const CONSOLE_PAGE_FAMILIES: readonly ConsolePageFamily[] = [
   // before the agent pages: /agents/new is not an agent's ID
@@ -25,4 +27,6 @@ export const CONSOLE_PAGE_FAMILIES: readonly ConsolePageFamily[] = [
   (router, { deps, kit, shownOnce }) => consoleKeyRoutes(router, deps, kit, shownOnce),
   (router, { deps, kit }) => consolePeopleRoutes(router, deps, kit),
   (router, { deps, kit }) => consoleTemporalUiRoutes(router, deps, kit),
+  (router, { deps, kit }) => consoleBatchRoutes(router, deps, kit),
+  (router, { deps, kit }) => consoleAlertRoutes(router, deps, kit),
 ];

@@ -20,7 +20,7 @@ export function securityHeaders(ctx: Context): void {
   ctx.set('Cache-Control', 'no-store');
 }
 
-export type Section = 'runs' | 'workflows' | 'agents' | 'connections' | 'servers' | 'keys' | 'people' | 'audit' | 'none';
+export type Section = 'runs' | 'workflows' | 'agents' | 'connections' | 'servers' | 'keys' | 'people' | 'alerts' | 'audit' | 'none';
 
 export interface Frame {
   title: string;
@@ -29,6 +29,8 @@ export interface Frame {
   section?: Section;
   /** a URL the browser goes on to at once (a meta refresh: no script), e.g. an OAuth provider's consent */
   refresh?: string;
+  /** the page reloads itself every this many seconds (a meta refresh: a batch's progress while it runs) */
+  reloadSeconds?: number;
 }
 
 export function page(frame: Frame, body: Html): Html {
@@ -40,13 +42,14 @@ export function page(frame: Frame, body: Html): Html {
 <a href="/console/servers"${frame.section === 'servers' ? html` aria-current="page"` : ''}>Tool servers</a>
 <a href="/console/api-keys"${frame.section === 'keys' ? html` aria-current="page"` : ''}>API keys</a>
 <a href="/console/people"${frame.section === 'people' ? html` aria-current="page"` : ''}>People</a>
+<a href="/console/alerts" data-needs="org.manage"${frame.section === 'alerts' ? html` aria-current="page"` : ''}>Alerts</a>
 <a href="/console/audit"${frame.section === 'audit' ? html` aria-current="page"` : ''}>Audit</a>
 </nav>
 <form method="post" action="/console/sign-out"><input type="hidden" name="csrf" value="${frame.csrf}"><button type="submit">Sign out</button></form>`;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${frame.title} · flowgate</title>
-<link rel="icon" href="data:,">${frame.refresh ? html`<meta http-equiv="refresh" content="0;url=${href(frame.refresh)}">` : ''}
+<link rel="icon" href="data:,">${frame.refresh ? html`<meta http-equiv="refresh" content="0;url=${href(frame.refresh)}">` : ''}${frame.reloadSeconds ? html`<meta http-equiv="refresh" content="${frame.reloadSeconds}">` : ''}
 <link rel="stylesheet" href="/console/assets/console.css">
 <script src="/console/assets/console.js" defer></script>
 </head><body>

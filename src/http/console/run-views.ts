@@ -7,6 +7,7 @@ import type { StepOutcome, WaitingOn } from '../../common/run-types';
 import type { RunStory, StartedFile } from '../../console/runs';
 import { roleHas, type Role } from '../../people/roles';
 import { href, html, type Html } from './html';
+import { batchForm } from './batch-views';
 
 export const RUN_STATUSES = ['RUNNING', 'PAUSED', 'PENDING', 'COMPLETE', 'FAILED', 'TIMEOUT'] as const;
 /** The runs filter's choices: every status, and cancelled (FAILED runs an operator cancelled: reasonCode CANCELLED). */
@@ -56,6 +57,8 @@ function when(iso: string | null | undefined): Html {
 
 export function runsBody(options: {
   filter: RunsFilterForm; workflows: Named[]; triggers: Named[]; runs: RunListEntry[]; liveIds: string[]; error?: string;
+  /** the session's CSRF token: the "Act on all matching runs" form (left out for roles without runs.operate) */
+  csrf?: string;
 }): Html {
   const { filter, workflows, triggers, runs } = options;
   const names = new Map(workflows.map((w) => [w.id, w.name]));
@@ -69,6 +72,8 @@ export function runsBody(options: {
 <div><button type="submit">Filter</button></div>
 </form>
 ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
+${options.csrf === undefined ? '' : batchForm({ csrf: options.csrf, values: filter })}
+<p class="meta"><a href="/console/batches">Recent batches</a></p>
 ${runs.length === 0 ? html`<p class="notice">No runs match.</p>` : html`<table${live}>
 <caption class="visually-hidden">Runs, newest first</caption>
 <thead><tr><th scope="col">Run</th><th scope="col">Workflow</th><th scope="col">Version</th><th scope="col">Status</th><th scope="col">Started</th><th scope="col">Ended</th></tr></thead>

@@ -165,7 +165,7 @@ ${provider ? html`<p class="actions"><a class="button" id="oidc-sign-in" href="/
     }));
     const liveIds = listed.filter((r) => r.status === 'RUNNING').slice(0, 25).map((r) => r.runId);
     send(ctx, 200, page({ title: 'Runs', csrf: s.csrfToken, section: 'runs' }, runsBody({
-      filter, runs: listed, liveIds,
+      filter, runs: listed, liveIds, csrf: s.csrfToken,
       workflows: workflows.map((w) => ({ id: w.id, name: w.name })),
       triggers: triggers.map((t) => ({ id: t.id, name: t.name ? `${t.name} (${t.id})` : t.id })),
       ...(parsed.success ? {} : { error: 'A filter was not understood and was left out.' }),

@@ -1,0 +1,91 @@
+/**
+ * The console's "act on all matching" form (docs/console.md "Acting on all matching runs"): the
+ * runs page's filter and the batch fields, read into the API's own body (RunBatchBodySchema) so
+ * that the console selects and refuses exactly as `POST /api/v1/runs/batch` does. The runs page's
+ * relative time (`since`: 1h, 24h, 7d, 30d) becomes an instant (`startedAfter`) when the count is
+ * asked for, and the confirmation form carries that instant: the batch acts on the window that was
+ * counted, not on one that moved since.
+ */
+import type { z } from 'zod';
+import { BATCH_ACTIONS, type BatchAction } from '../common/run-batch';
+import { RunBatchBodySchema } from '../contracts/operator-bodies';
+
+export const BATCH_FORM_FIELDS = ['action', 'workflowId', 'triggerId', 'status', 'since', 'startedAfter', 'startedBefore', 'errorContains', 'reason', 'confirm'] as const;
+export type BatchFormField = (typeof BATCH_FORM_FIELDS)[number];
+export type BatchFormValues = Partial<Record<BatchFormField, string>>;
+export type BatchRequest = z.infer<typeof RunBatchBodySchema>;
+
+/** The runs page's relative windows, in milliseconds. */
+export const SINCE_MS: Readonly<Record<string, number>> = { '1h': 3600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
+
+/** What each action does, for the confirmation. */
+export const BATCH_ACTION_LABELS: Record<BatchAction, string> = {
+  cancel: 'Cancel', rerun: 'Re-run (the latest version)', resume: 'Resume from the failed step', pause: 'Pause at the next step', unpause: 'Unpause',
+};
+
+export type BatchFormOutcome = { ok: true; request: BatchRequest; values: BatchFormValues } | { ok: false; errors: Partial<Record<BatchFormField, string>>; values: BatchFormValues };
+
+/** The form's values of the posted body (strings only; anything else is empty). */
+export function batchFormValues(body: unknown): BatchFormValues {
+  const values: BatchFormValues = {};
+  if (typeof body !== 'object' || body === null) return values;
+  for (const field of BATCH_FORM_FIELDS) {
+    const value: unknown = Reflect.get(body, field);
+    if (typeof value === 'string') values[field] = value.trim();
+  }
+  return values;
+}
+
+/** A `datetime-local` value (no zone: read as UTC) or an ISO instant, as an ISO instant; anything else as typed (the schema refuses it). */
+function instant(text: string): string {
+  const local = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(text) ? `${text}Z` : text;
+  const ms = Date.parse(local);
+  return Number.isNaN(ms) ? text : new Date(ms).toISOString();
+}
+
+/**
+ * The API body of the posted form (`dryRun`: the count only), or each refused field with why.
+ * `confirm` is sent as the API's `confirm` (the confirmation page posts it).
+ */
+export function readBatchForm(body: unknown, options: { dryRun: boolean; now?: number }): BatchFormOutcome {
+  const values = batchFormValues(body);
+  const errors: Partial<Record<BatchFormField, string>> = {};
+  if (values.status === 'CANCELLED') errors.status = 'A batch selects by the API\'s statuses: cancelled runs are FAILED (choose FAILED).';
+  let startedAfter = values.startedAfter ? instant(values.startedAfter) : undefined;
+  if (values.since) {
+    const ms = SINCE_MS[values.since];
+    if (ms === undefined) errors.since = 'Choose one of the listed times.';
+    else if (!startedAfter) startedAfter = new Date((options.now ?? Date.now()) - ms).toISOString();
+  }
+  const filter = {
+    ...(values.workflowId ? { workflowId: values.workflowId } : {}),
+    ...(values.triggerId ? { triggerId: values.triggerId } : {}),
+    ...(values.status && values.status !== 'CANCELLED' ? { status: values.status } : {}),
+    ...(startedAfter ? { startedAfter } : {}),
+    ...(values.startedBefore ? { startedBefore: instant(values.startedBefore) } : {}),
+    ...(values.errorContains ? { errorContains: values.errorContains } : {}),
+  };
+  const parsed = RunBatchBodySchema.safeParse({
+    action: values.action ?? '', filter, ...(options.dryRun ? { dryRun: true } : {}),
+    ...(values.reason ? { reason: values.reason } : {}), ...(values.confirm === 'true' ? { confirm: true } : {}),
+  });
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const field = fieldOfPath(issue.path);
+      errors[field] ??= field === 'action' ? `Choose an action: ${BATCH_ACTIONS.join(', ')}.` : issue.message;
+    }
+  }
+  if (!parsed.success || Object.keys(errors).length > 0) return { ok: false, errors, values };
+  // the confirmation carries the instant counted, not the relative window
+  const { since: _since, ...kept } = values;
+  return { ok: true, request: parsed.data, values: { ...kept, ...(startedAfter ? { startedAfter } : {}) } };
+}
+
+/** The form field an issue of the API body belongs to. */
+function fieldOfPath(path: readonly PropertyKey[]): BatchFormField {
+  const last = path[path.length - 1];
+  const name = typeof last === 'string' ? last : '';
+  const found = BATCH_FORM_FIELDS.find((f) => f === name);
+  if (found) return found;
+  return path[0] === 'filter' ? 'status' : 'action';
+}
