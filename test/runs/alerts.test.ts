@@ -16,6 +16,10 @@ import { alertStateQuery } from '../../src/common/workflow-contracts';
 import { eventually } from '../support/eventually';
 import { pollStatus, publishWorkflow, trigger, startTestFlowgate, type TestFlowgate } from '../support/flowgate';
 import { signedReceiver as receiver } from '../support/signed-receiver';
+import { randomUUID } from 'node:crypto';
+import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
+import { WORKFLOW_TYPES } from '../../src/common/workflow-contracts';
+import { hashSecret } from '../../src/crypto/secrets';
 
 const FAILURES = Number(process.env.FLOWGATE_TEST_ALERT_FAILURES ?? 20);
 const THRESHOLD = 5;
@@ -262,6 +266,46 @@ describe('alerts on run outcomes', () => {
       assert.deepEqual([alert.data.rule.id, alert.data.run.runId, alert.data.run.status], [created.body.id, runId, 'FAILED']);
       assert.match(alert.data.run.error, /terminated through Temporal/);
       console.log(`    terminated run alerted after ${Date.now() - terminatedAt} ms`);
+      assert.equal((await fg.admin('DELETE', `/api/v1/alerts/${created.body.id}`)).status, 204);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  /**
+   * The API gives every run an execution timeout well past its own limit (the run ends itself
+   * TIMEOUT first, src/common/run-time-limit.ts), so no API call makes Temporal time a run out: the
+   * run is started here through the Temporal client, as the gateway starts one (its type, task
+   * queue and search attributes) but with a 3-second execution timeout and an input the worker
+   * cannot run, so that no flowgate code ends it and Temporal closes it TimedOut.
+   */
+  it('a run Temporal closes TimedOut (past its execution timeout, no flowgate code ends it) is alerted as a TIMEOUT, found by the sweep', async function () {
+    this.timeout(180_000);
+    const rx = await receiver(() => secret);
+    try {
+      const slow = await publishWorkflow(fg, { name: 'alerts-timed-out', steps: [{ name: 'Wait', type: 'delay', duration: '1h' }] });
+      const created = await fg.admin<{ id: string }>('POST', '/api/v1/alerts', {
+        name: 'timed out', condition: { kind: 'run_failed', workflowId: slow.workflowId }, destination: { type: 'webhook', url: `${rx.url}/timed-out` },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const grant = await fg.registry.orgs.findAdminToken(hashSecret(fg.adminToken));
+      assert.ok(grant, 'the test admin token\'s organization');
+      const runId = `run-${randomUUID()}`;
+      const handle = await fg.client.workflow.start(WORKFLOW_TYPES.runAutomation, {
+        workflowId: runId, taskQueue: fg.taskQueue, args: [{ unreadable: true }], workflowExecutionTimeout: '3s',
+        typedSearchAttributes: [{ key: SEARCH_ATTRIBUTES.orgId, value: grant.orgId }, { key: SEARCH_ATTRIBUTES.automationId, value: slow.workflowId }],
+      });
+      await eventually(async () => ((await handle.describe()).status.name === 'TIMED_OUT' ? true : undefined), 'Temporal timed the run out', 60_000, 250);
+      const timedOutAt = Date.now();
+      const delivery = await eventually(async () => rx.deliveries[0], 'the timed-out run was alerted', 120_000, 250);
+      const alert = JSON.parse(delivery.body) as { data: { rule: { id: string }; run: { runId: string; workflowId: string; status: string; error: string } } };
+      assert.ok(delivery.verified);
+      assert.deepEqual([alert.data.rule.id, alert.data.run.runId, alert.data.run.workflowId, alert.data.run.status], [created.body.id, runId, slow.workflowId, 'TIMEOUT']);
+      assert.match(alert.data.run.error, /execution timeout/);
+      console.log(`    timed-out run alerted ${Date.now() - timedOutAt} ms after it closed`);
+      const audit = await fg.admin<AuditList>('GET', `/api/v1/audit?action=alert.delivered&target=alert_rule:${created.body.id}`);
+      assert.equal(audit.body.records.length, 1, JSON.stringify(audit.body));
+      assert.equal(audit.body.records[0]?.details.runId, runId);
       assert.equal((await fg.admin('DELETE', `/api/v1/alerts/${created.body.id}`)).status, 204);
     } finally {
       await rx.close();

@@ -4,7 +4,8 @@
  * (single-run routes and the CLI); runs FAILED by an upstream outage (a fake upstream on loopback
  * that answers 500, then recovers) resumed by one batch from the failed step, through a restart of
  * the whole flowgate mid-batch: all complete, the completed steps are not run again, the batch
- * reports every run succeeded and starts each new run once; a dry run counts; a viewer is refused.
+ * reports every run succeeded and starts each new run once; a dry run counts; a viewer is refused;
+ * a filter on input fields counts and acts on only the runs started with them.
  *
  * FLOWGATE_TEST_BATCH_RUNS sets how many runs (default 12; the issue's figures are 100 and 200).
  */
@@ -179,6 +180,41 @@ describe('operating a fleet of runs: pause, unpause and bulk actions by filter',
     const audit = await fg.admin<{ records: { action: string; target: { id: string } }[] }>('GET', `/api/v1/audit?target=run:${runId}`);
     const actions = audit.body.records?.filter((r) => r.target?.id === runId).map((r) => r.action) ?? [];
     assert.ok(actions.includes('run.paused') && actions.includes('run.unpaused'), `audited: ${actions.join(', ')}`);
+  });
+
+  it('a filter on input fields: a dry run counts only the runs started with them, and the batch acts only on those', async function () {
+    this.timeout(180_000);
+    const p = await publishWorkflow(fg, { name: 'fleet-inputs', steps: [{ name: 'Wait', type: 'delay', duration: '10m' }] });
+    const start = async (inputs: Record<string, unknown>): Promise<string> => {
+      const response = await trigger(fg, p, inputs, { Prefer: 'wait=0' });
+      const runId = response.headers.get('X-Pf-Run-Id');
+      assert.ok(runId, `started (${response.status}): ${await response.text()}`);
+      return runId;
+    };
+    const matching = [
+      await start({ customer: { id: 'c-42' }, tier: 2 }), await start({ customer: { id: 'c-42' }, tier: 1 }), await start({ customer: { id: 'c-42', name: 'Ann' }, tier: 2 }),
+    ];
+    const others = [await start({ customer: { id: 'c-7' }, tier: 2 }), await start({ customer: 'c-42', tier: 2 }), await start({ tier: '2' })];
+    for (const runId of [...matching, ...others]) await statusWhen(runId, (s) => s.waitingOn?.kind === 'timer', 'in its delay');
+    const count = async (input: Record<string, unknown>): Promise<number> => {
+      const dry = await fg.admin<{ count: number; scanned: number }>('POST', '/api/v1/runs/batch', { action: 'cancel', filter: { workflowId: p.workflowId, input }, dryRun: true });
+      assert.equal(dry.status, 200, JSON.stringify(dry.body));
+      assert.equal(dry.body.scanned, 6, 'every run of the workflow is read');
+      return dry.body.count;
+    };
+    assert.equal(await count({ 'customer.id': 'c-42' }), 3);
+    assert.equal(await count({ 'customer.id': 'c-42', tier: 2 }), 2, 'every field must match, a number as a number');
+    assert.equal(await count({ tier: 2 }), 4, 'the string "2" is not the number 2');
+    assert.equal(await count({ 'customer.id': 'c-404' }), 0);
+
+    const cancelled = await batch({ action: 'cancel', filter: { workflowId: p.workflowId, input: { 'customer.id': 'c-42' } } }, 3);
+    assert.deepEqual([cancelled.total, cancelled.succeeded, cancelled.refused, cancelled.failed], [3, 3, 0, 0]);
+    assert.deepEqual(cancelled.outcomes.map((o) => o.runId).sort(), [...matching].sort());
+    for (const runId of matching) assert.equal((await statusWhen(runId, ended, 'cancelled')).status, 'FAILED');
+    for (const runId of others) assert.equal((await status(runId)).waitingOn?.kind, 'timer', `${runId} is left alone, in its delay`);
+    // and the rest, by the workflow alone
+    const rest = await batch({ action: 'cancel', filter: { workflowId: p.workflowId, status: 'RUNNING' } }, 3);
+    assert.deepEqual(rest.outcomes.map((o) => o.runId).sort(), [...others].sort());
   });
 
   it(`${RUNS} runs FAILED by an upstream outage, resumed by one batch through a restart: all complete, completed steps not run again, each run resumed once`, async function () {
