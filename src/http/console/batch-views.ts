@@ -74,7 +74,7 @@ export function batchCountBody(data: BatchCount & { csrf: string }): Html {
 ${data.scanned > 0 && (request.filter.errorContains !== undefined || request.filter.status === 'PAUSED' || request.filter.status === 'PENDING') ? html`<p class="meta">${data.scanned} candidate runs were read one by one.</p>` : ''}
 ${data.capped ? html`<p class="notice">The scan stopped at its cap before the limit: older runs may match too. Narrow the time range to reach them.</p>` : ''}
 <h2>Filter</h2>${filterFacts(request.filter)}
-${count === 0 ? '' : html`<form method="post" data-needs="runs.operate" action="/console/batches" id="confirm-batch" data-confirm="${label}: ${count} run(s)? This cannot be undone.">
+${count === 0 ? '' : html`<form method="post" data-needs="runs.operate" action="/console/batches" id="confirm-batch" data-confirm="${label}: ${count} run(s)?">
 <input type="hidden" name="csrf" value="${data.csrf}">${carried}<input type="hidden" name="confirm" value="true">
 <p>${count > BATCH_CONFIRM_ABOVE ? `More than ${BATCH_CONFIRM_ABOVE} runs: confirming sends the API's confirm: true. ` : ''}The runs are selected again when the batch starts: runs that started or changed meanwhile may be in or out.</p>
 <div class="actions"><button type="submit" class="danger">Confirm: ${label.toLowerCase()} ${count} run${count === 1 ? '' : 's'}</button> <a href="/console/runs">Cancel</a></div></form>`}`;
