@@ -165,14 +165,18 @@ describe('console templates', () => {
     const agent: AgentRecord = {
       id: 'agt_1', orgId: 'o', name: 'Helper', description: 'd', instructions: 'Be brief.', outputSchema: null, priority: null,
       servers: [{ name: 'crm', tools: { find_customer: {} } }], workflows: [{ triggerId: 'trg_9' }], model: { model: 'gpt-x', temperature: 0.2 },
-      limits: { maxTurns: 4, maxToolCalls: 8, timeoutSeconds: 60, toolResultChars: 16_000 }, createdAt: '', updatedAt: '',
+      limits: { maxTurns: 4, maxToolCalls: 8, timeoutSeconds: 60, toolResultChars: 2000, maxTokens: 5000 }, createdAt: '', updatedAt: '',
     };
-    const again = readAgentUpdate(agentFormOf(agent), agent);
+    const again = readAgentUpdate(agentFormOf(agent));
     assert.ok(again.ok);
     if (again.ok) {
       assert.deepEqual(again.input.servers, agent.servers);
       assert.deepEqual(again.input.model, agent.model);
-      assert.deepEqual(again.input.limits, agent.limits);
+      // only the limits the form shows: the API merges them into the stored ones (toolResultChars and maxTokens kept)
+      assert.deepEqual(again.input.limits, { maxTurns: 4, maxToolCalls: 8, timeoutSeconds: 60 });
     }
+    const emptied = readAgentUpdate({ ...agentFormOf(agent), maxToolCalls: ' ' });
+    assert.ok(emptied.ok);
+    if (emptied.ok) assert.deepEqual(emptied.input.limits, { maxTurns: 4, timeoutSeconds: 60 }, 'a limit left empty is left out (kept)');
   });
 });
