@@ -1,6 +1,6 @@
 /** The console's templates escape what they are given, and forms follow the input schema. */
 import assert from 'node:assert/strict';
-import { fieldsHtml, formFields } from '../../src/http/console/form-fields';
+import { editedInputs, fieldsHtml, fieldTexts, formFields } from '../../src/http/console/form-fields';
 import { href, html, raw, toText } from '../../src/http/console/html';
 import { runBody, runsBody, startedThrough } from '../../src/http/console/run-views';
 import { withoutActionsBeyond } from '../../src/http/console/layout';
@@ -98,6 +98,20 @@ describe('console templates', () => {
     assert.ok(out.includes('<label for="f0">Name <span aria-hidden="true">*</span></label>'));
     assert.ok(out.includes('aria-describedby="f0-hint"'));
     assert.ok(out.includes('value="&quot;x"'));
+  });
+
+  it('pre-fills a schedule\'s edit from its inputs without the secret, and reads the edit back: a blank secret kept, an unticked stored box false, unknown inputs kept', () => {
+    const { fields } = formFields({ type: 'object', properties: {
+      topic: { type: 'string' }, count: { type: 'integer' }, urgent: { type: 'boolean' }, apiToken: { type: 'string', writeOnly: true }, tags: { type: 'array' },
+    } });
+    const stored = { topic: 'Q3', count: 3, urgent: true, apiToken: 'sk-stored', tags: ['a'], legacy: 1 };
+    assert.deepEqual(fieldTexts(stored, fields), { topic: 'Q3', count: '3', urgent: 'true', tags: '[\n  "a"\n]' });
+    assert.deepEqual(editedInputs({ topic: 'Q4', count: '', apiToken: '', tags: '[]' }, fields, stored), { topic: 'Q4', urgent: false, apiToken: 'sk-stored', tags: [], legacy: 1 });
+    assert.deepEqual(editedInputs({ topic: 'Q4', count: '7', urgent: 'true', apiToken: 'sk-new' }, fields, { topic: 'Q3' }), { topic: 'Q4', count: 7, urgent: true, apiToken: 'sk-new' });
+    assert.deepEqual(editedInputs({ topic: '' }, fields, {}), {}, 'nothing stored, nothing given: no box is made false');
+    const out = toText(fieldsHtml(fields, false, { count: 'x' }, { count: 'must be <integer>' }));
+    assert.ok(out.includes('name="count" value="x" aria-describedby="f1-error" aria-invalid="true"><p class="error" id="f1-error">must be &lt;integer&gt;</p>'), out);
+    assert.ok(out.includes('<div class="field invalid"><label for="f1">'));
   });
 
   it('masks the inputs the input schema marks secret (writeOnly, format password) and lists the files a run was started with', () => {
