@@ -90,7 +90,11 @@ export class AgentService<S extends CatalogServer = CatalogServer> {
     return agent;
   }
 
-  /** Only the fields given change; `servers` and `workflows` replace the lists. */
+  /**
+   * Only the fields given change; `servers` and `workflows` replace the lists, `model` replaces the
+   * model settings, and a partial `limits` merges into the stored limits (the bounds not given keep
+   * their values; `null` clears maxTokens or maxCostUsd).
+   */
   async update(orgId: string, agentId: string, patch: UpdateAgentInput): Promise<AgentRecord> {
     const current = await this.read(orgId, agentId);
     const { id: _id, orgId: _org, createdAt: _c, updatedAt: _u, ...fields } = current;

@@ -4,7 +4,8 @@
  * refuses exactly what `POST /api/v1/agents` and `PATCH /api/v1/agents/{id}` do. Its text fields:
  *  - servers, one a line: `<server>` attaches all its tools, `<server>: tool_a, tool_b` only those;
  *  - workflows, one a line: `<triggerId>` or `<triggerId> as <tool_name>`;
- *  - numbers (temperature, token and call limits, priority) empty for the default.
+ *  - numbers (temperature, token and call limits, priority) empty for the default (a limit left
+ *    empty on an edit keeps its value).
  * A field that does not read is named in the answer with what it must be, beside the field.
  */
 import type { z } from 'zod';
@@ -125,12 +126,10 @@ export function readAgentCreate(values: AgentFormValues): AgentFormOutcome<Creat
 }
 
 /**
- * An edit of `current`. The limits the form does not show (toolResultChars, maxTokens) keep their
- * values: UpdateAgentSchema's partial limits would fill them with their defaults.
+ * An edit: only the limits the form shows are sent, and a limit left empty is left out; the API
+ * merges a partial `limits` into the stored ones, so the others (tool result characters, tokens and
+ * cost per invocation) keep their values.
  */
-export function readAgentUpdate(values: AgentFormValues, current: Pick<AgentRecord, 'limits'>): AgentFormOutcome<UpdateAgentInput> {
-  const read = outcome(values, UpdateAgentSchema.safeParse(bodyOf(values, true)));
-  if (!read.ok) return read;
-  const { toolResultChars, maxTokens } = current.limits;
-  return { ok: true, input: { ...read.input, limits: { ...read.input.limits, toolResultChars, ...(maxTokens === undefined ? {} : { maxTokens }) } } };
+export function readAgentUpdate(values: AgentFormValues): AgentFormOutcome<UpdateAgentInput> {
+  return outcome(values, UpdateAgentSchema.safeParse(bodyOf(values, true)));
 }

@@ -10,6 +10,7 @@ import { addConnectionRoutes } from './routes/console-connections';
 import { consoleKeyRoutes } from './routes/console-keys';
 import { consolePeopleRoutes } from './routes/console-people';
 import { addServerRoutes } from './routes/console-servers';
+import { consoleScheduleRoutes } from './routes/console-schedules';
 import { consoleTriggerRoutes } from './routes/console-triggers';
 import { consoleWorkflowRoutes } from './routes/console-workflows';
 import { consoleTemporalUiRoutes } from './routes/console-temporal-ui';
@@ -24,6 +25,7 @@ export const CONSOLE_PAGE_FAMILIES: readonly ConsolePageFamily[] = [
   (router, { positional }) => addServerRoutes(router, positional),
   (router, { deps, kit }) => consoleWorkflowRoutes(router, deps, kit),
   (router, { deps, kit }) => consoleTriggerRoutes(router, deps, kit),
+  (router, { deps, kit }) => consoleScheduleRoutes(router, deps, kit),
   (router, { deps, kit, shownOnce }) => consoleKeyRoutes(router, deps, kit, shownOnce),
   (router, { deps, kit }) => consolePeopleRoutes(router, deps, kit),
   (router, { deps, kit }) => consoleTemporalUiRoutes(router, deps, kit),

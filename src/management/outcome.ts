@@ -40,7 +40,7 @@ export interface ManagementRefusal {
   ok: false;
   code: ManagementRefusalCode;
   message: string;
-  /** INVALID_DEFINITION: each problem with its path */
+  /** INVALID_DEFINITION: each problem with its path; INVALID_INPUTS of a schedule: each input that does not fit, at `['inputs', name, …]` */
   issues?: DefinitionIssue[];
 }
 

@@ -151,6 +151,20 @@ export class TriggerAdmin {
     return done({ created: !previous, schedule: await this.withState((await registry.schedules.get(orgId, triggerId)) ?? record) });
   }
 
+  /**
+   * Replaces the inputs of the trigger's schedule, its timing kept (the console's edit): the same
+   * write as putSchedule with the stored config and these inputs (checked against the latest
+   * version, a new revision, the Temporal schedule's action converged to start runs with them, the
+   * pause state kept). Empty inputs: the runs get none.
+   */
+  async putScheduleInputs(orgId: string, triggerId: string, inputs: Record<string, unknown>): Promise<Outcome<ScheduleView>> {
+    const record = await this.ownSchedule(orgId, triggerId);
+    if (!record.ok) return record;
+    const { inputs: _previous, ...config } = record.value.config;
+    const put = await this.putSchedule(orgId, triggerId, { ...config, ...(Object.keys(inputs).length > 0 ? { inputs } : {}) });
+    return put.ok ? done(put.value.schedule) : put;
+  }
+
   /** Removes the trigger's schedule (the trigger stays): registry first, so a crash before the Temporal delete leaves an orphan the reconciler removes. */
   async deleteSchedule(orgId: string, triggerId: string): Promise<Outcome<void>> {
     const record = await this.ownSchedule(orgId, triggerId);
@@ -183,7 +197,9 @@ export class TriggerAdmin {
     if (!version) return undefined; // the trigger store refuses an unpublished workflow with its own message
     const problem = checkInputs({ cacheKey: `${workflowId}@${version.version}`, schema: version.definition.inputSchema, coerce: false }, body.config.inputs ?? {});
     if (!problem) return undefined;
-    return refused(problem.code === 'invalid_inputs' ? 'INVALID_INPUTS' : 'INVALID_INPUT_SCHEMA', `schedule.inputs: ${problem.message}`);
+    // each input that does not fit, under the schedule's `inputs` (the console puts it beside its field)
+    const issues = problem.issues?.map((i) => ({ path: ['inputs', ...i.path], message: i.message }));
+    return refused(problem.code === 'invalid_inputs' ? 'INVALID_INPUTS' : 'INVALID_INPUT_SCHEMA', `schedule.inputs: ${problem.message}`, issues);
   }
 
   /** Converges the schedule just written, undone on failure; Temporal's refusal as a value, its other faults thrown. */

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../common/json-depth';
-import { AgentLimitsSchema, type AgentLimits } from './agent-limits';
+import { AgentLimitsPatchSchema, AgentLimitsSchema, type AgentLimits } from './agent-limits';
 import { isRecord } from '../common/narrow';
 import { PrioritySchema } from '../common/priority-schema';
 
@@ -78,7 +78,7 @@ const fields = {
 
 export const CreateAgentSchema = z.object(fields).strict();
 
-/** Partial: only the fields given change; `servers` and `workflows` replace the lists. */
+/** Partial: only the fields given change (within `limits` too); `servers` and `workflows` replace the lists. */
 export const UpdateAgentSchema = z.object({
   name: fields.name.optional(),
   description: z.string().max(5000).optional(),
@@ -87,7 +87,8 @@ export const UpdateAgentSchema = z.object({
   servers: z.array(AgentServerSchema).max(50).optional(),
   workflows: z.array(AgentWorkflowSchema).max(50).optional(),
   model: AgentModelSchema.optional(),
-  limits: AgentLimitsSchema.partial().optional(),
+  /** only the bounds given change; the others keep their stored values */
+  limits: AgentLimitsPatchSchema.optional(),
   priority: PrioritySchema.nullable().optional(),
 }).strict();
 

@@ -55,24 +55,30 @@ function compiled(cacheKey: string, schema: Record<string, unknown>, coerce: boo
   return entry;
 }
 
-/** `/a/0/b` → `a[0].b`; the root is `inputs`. */
-function fieldName(error: ErrorObject): string {
-  const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+/** Where an error is in the inputs, as segments (`/a/0/b` → ['a', 0, 'b']), the missing or extra property included; [] is the inputs themselves. */
+function pathOf(error: ErrorObject): (string | number)[] {
+  const segments: (string | number)[] = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
   const params: Record<string, unknown> = error.params;
   const extra = error.keyword === 'required' ? params.missingProperty
     : error.keyword === 'additionalProperties' ? params.additionalProperty
       : error.keyword === 'dependentRequired' || error.keyword === 'dependencies' ? params.missingProperty : undefined;
   if (typeof extra === 'string') segments.push(extra);
-  if (segments.length === 0) return 'inputs';
-  return segments.map((s, i) => (/^\d+$/.test(s) ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
+  return segments;
 }
 
-function describe(error: ErrorObject): string {
-  const field = fieldName(error);
+/** ['a', 0, 'b'] → `a[0].b`; the root is `inputs`. */
+function fieldName(path: readonly (string | number)[]): string {
+  if (path.length === 0) return 'inputs';
+  return path.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
+}
+
+/** What is wrong there, without naming where (`is required`, `must be integer`). */
+function complaint(error: ErrorObject): string {
   switch (error.keyword) {
-    case 'required': return `${field} is required`;
-    case 'additionalProperties': return `${field} is not an accepted input`;
-    default: return `${field} ${error.message ?? 'is invalid'}`;
+    case 'required': return 'is required';
+    case 'additionalProperties': return 'is not an accepted input';
+    default: return error.message ?? 'is invalid';
   }
 }
 
@@ -87,12 +93,21 @@ export function inputSchemaProblem(schema: Record<string, unknown> | undefined):
   }
 }
 
-export type InputsProblem = { code: 'invalid_inputs' | 'invalid_input_schema'; message: string };
+/** One input that does not fit, where it is (the console puts the complaint beside its field). */
+export interface InputsIssue {
+  /** [] for the inputs as a whole */
+  path: (string | number)[];
+  /** without the field's name: `is required`, `must be integer` */
+  message: string;
+}
+
+export type InputsProblem = { code: 'invalid_inputs' | 'invalid_input_schema'; message: string; issues?: InputsIssue[] };
 
 /**
  * Validates (and, with `coerce`, converts in place) the inputs. Answers undefined when they fit,
- * else `invalid_inputs` naming the fields, or `invalid_input_schema` when the stored schema itself
- * cannot be compiled. The gateway turns these into 422 and 409; a `trigger` step into its failure.
+ * else `invalid_inputs` naming the fields (each one also in `issues`), or `invalid_input_schema` when
+ * the stored schema itself cannot be compiled. The gateway turns these into 422 and 409; a `trigger`
+ * step into its failure.
  */
 export function checkInputs(options: { cacheKey: string; schema: Record<string, unknown> | undefined; coerce: boolean },
   inputs: Record<string, unknown>): InputsProblem | undefined {
@@ -102,9 +117,9 @@ export function checkInputs(options: { cacheKey: string; schema: Record<string, 
     return { code: 'invalid_input_schema', message: `the workflow's inputSchema is not a usable JSON Schema (${entry.error}); fix and republish the workflow` };
   }
   if (entry.validate(inputs)) return undefined;
-  const errors = entry.validate.errors ?? [];
-  const problems = [...new Set(errors.map(describe))];
+  const issues = (entry.validate.errors ?? []).map((e) => ({ path: pathOf(e), message: complaint(e) }));
+  const problems = [...new Set(issues.map((i) => `${fieldName(i.path)} ${i.message}`))];
   const shown = problems.slice(0, MAX_REPORTED).join('; ');
   const more = problems.length > MAX_REPORTED ? ` (and ${problems.length - MAX_REPORTED} more)` : '';
-  return { code: 'invalid_inputs', message: `the inputs do not match the workflow's input schema: ${shown}${more}` };
+  return { code: 'invalid_inputs', message: `the inputs do not match the workflow's input schema: ${shown}${more}`, issues };
 }

@@ -311,6 +311,33 @@ describe('agents (agent-management server and invokeAgent)', () => {
     assert.equal((await fg.admin('DELETE', `/api/v1/agents/${created.body.id}`)).status, 204);
     assert.equal((await fg.admin('GET', `/api/v1/agents/${created.body.id}`)).status, 404);
   });
+
+  it('merges a PATCH with some of the limits into the stored ones over /api/v1/agents: the others are not reset to their defaults', async () => {
+    type Limits = Record<string, number | null | undefined>;
+    const limits = { maxTurns: 4, maxToolCalls: 7, timeoutSeconds: 120, toolResultChars: 2000, maxTokens: 5000, maxCostUsd: 2 };
+    const created = await fg.admin<{ id: string; limits: Limits }>('POST', '/api/v1/agents', { name: 'bounded', instructions: 'x', limits });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.deepEqual(created.body.limits, limits);
+    const path = `/api/v1/agents/${created.body.id}`;
+    const patched = await fg.admin<{ limits: Limits }>('PATCH', path, { limits: { maxTurns: 6 } });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    assert.deepEqual(patched.body.limits, { ...limits, maxTurns: 6 });
+    assert.deepEqual((await fg.admin<{ limits: Limits }>('GET', path)).body.limits, { ...limits, maxTurns: 6 }, 'as stored');
+    // null clears a budget (no limit); the others stay
+    const cleared = await fg.admin<{ limits: Limits }>('PATCH', path, { limits: { maxTokens: null, timeoutSeconds: 300 } });
+    assert.equal(cleared.status, 200, JSON.stringify(cleared.body));
+    assert.equal(cleared.body.limits.maxTokens ?? null, null);
+    assert.deepEqual({ ...cleared.body.limits, maxTokens: undefined }, { ...limits, maxTurns: 6, timeoutSeconds: 300, maxTokens: undefined });
+    // a bound out of range refuses the whole update
+    const refused = await fg.admin<{ message: string }>('PATCH', path, { name: 'renamed', limits: { maxToolCalls: 3, maxTurns: 0 } });
+    assert.equal(refused.status, 400);
+    assert.match(refused.body.message, /maxTurns/);
+    const after = (await fg.admin<{ name: string; limits: Limits }>('GET', path)).body;
+    assert.deepEqual([after.name, after.limits.maxToolCalls, after.limits.maxTurns], ['bounded', 7, 6]);
+    // a PATCH without limits leaves them all
+    assert.deepEqual((await fg.admin<{ limits: Limits }>('PATCH', path, { description: 'd' })).body.limits, cleared.body.limits);
+    assert.equal((await fg.admin('DELETE', path)).status, 204);
+  });
 });
 
 describe('agents without a model configured', () => {

@@ -216,6 +216,59 @@ describe('flowgate CLI', () => {
     assert.deepEqual([body.waitingOn?.kind, body.waitingOn?.stepIndex], ['approval', 2]);
   });
 
+  /**
+   * A CLI run as a person sees it: the moment (ms after the spawn) each stderr line matching one of
+   * `marks` first appeared, and the exit code. Killed (and failed) past 60 s.
+   */
+  async function timedCli(args: string[], marks: Record<string, RegExp>): Promise<{ code: number | null; stderr: string; stdout: string; at: Record<string, number> }> {
+    const started = performance.now();
+    const child = spawn(process.execPath, [CLI, ...args], { env: env() });
+    let stderr = '';
+    let stdout = '';
+    const at: Record<string, number> = {};
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      for (const [name, mark] of Object.entries(marks)) if (at[name] === undefined && mark.test(stderr)) at[name] = performance.now() - started;
+    });
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+    const killer = setTimeout(() => child.kill(), 60_000);
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    clearTimeout(killer);
+    at.exit = performance.now() - started;
+    return { code, stderr, stdout, at };
+  }
+
+  it('call --wait on an approval workflow prints the run ID and the wait within 2 s (measured), then exits 3', async () => {
+    const file = path.join(home, `timed-approval-${Date.now()}.json`);
+    writeFileSync(file, JSON.stringify({ name: 'cli-timed-approval', steps: [
+      { name: 'Prepare', type: 'template', template: 'invoice {{inputs.invoice}}' },
+      { name: 'Sign-off', type: 'approval', approvers: ['bob@example.com'], message: 'Pay?', timeout: '1h' },
+    ] }));
+    const workflow = await json<{ id: string }>(['workflows', 'create', file, '--publish']);
+    const trigger = await json<{ id: string }>(['triggers', 'create', workflow.id]);
+    const key = await json<{ key: string }>(['api-keys', 'create']);
+    // The CLI's own start-up on this machine (node loading the CLI and exiting), measured the same way:
+    // the figure held to 2 s is the time from there to the wait line, so a loaded test machine's slow
+    // process start does not count; the whole time from the spawn is held to a generous bound.
+    const startup = (await timedCli(['--version'], {})).at.exit ?? 0;
+    const figures: { total: number; afterStartup: number; started: number }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const run = await timedCli(['--api-key', key.key, 'call', trigger.id, '--wait', '-i', `invoice=INV-${20 + i}`], {
+        started: /run [0-9a-f-]{36} started\n/, paused: /PAUSED at step \d+ \(Sign-off\): approval by bob@example\.com[^\n]*\n/,
+      });
+      assert.equal(run.code, 3, `exit 3 (waiting for people): ${run.stderr}`);
+      const runId = /run ([0-9a-f-]{36}) started/.exec(run.stderr)?.[1] ?? '';
+      assert.match(run.stderr, new RegExp(`^run ${runId} started\\nrun ${runId} PAUSED at step 2 \\(Sign-off\\): approval by bob@example\\.com \\(0 of 1\\) until \\d{4}-`));
+      assert.equal(run.stdout, '');
+      const { paused = Infinity, started = Infinity } = run.at;
+      figures.push({ total: Math.round(paused), afterStartup: Math.round(paused - startup), started: Math.round(started) });
+    }
+    const median = [...figures].sort((a, b) => a.afterStartup - b.afterStartup)[1]!;
+    console.log(`      call --wait to the approval line (ms, from spawn / after the CLI's ${Math.round(startup)} ms start-up / run ID line): ${figures.map((f) => `${f.total} / ${f.afterStartup} / ${f.started}`).join(', ')}`);
+    assert.ok(median.afterStartup < 2000, `the wait line came ${median.afterStartup} ms after the CLI's start-up (median of ${JSON.stringify(figures)})`);
+    assert.ok(median.total < 10_000, `the wait line came ${median.total} ms after the spawn`);
+  });
+
   it('call --wait prints the designated output, and runs results --download saves it under its file name', async () => {
     const file = path.join(home, `designated-${Date.now()}.json`);
     writeFileSync(file, JSON.stringify({ name: 'cli-designated', steps: [

@@ -1,7 +1,8 @@
 /**
  * The console and hosted forms over real HTTP (docs/console.md): sessions are per organization and
  * refuse forged, expired and rotated-out cookies; state-changing requests need this origin and the
- * session's CSRF token; a revoked form URL is a 404.
+ * session's CSRF token; a revoked form URL is a 404; an agent edit keeps the limits its form does not
+ * show.
  */
 import assert from 'node:assert/strict';
 import { hashSecret, randomToken } from '../../src/crypto/secrets';
@@ -261,5 +262,18 @@ describe('console over HTTP: sessions, organizations, CSRF, hosted forms', () =>
     assert.equal((await fg.request(formPath, { method: 'POST', body: sent })).status, 404);
     assert.equal((await fg.request('/forms/fgf_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).status, 404);
     assert.equal((await fg.admin('DELETE', `/api/v1/triggers/${p.triggerId}/forms/${created.body.id}`)).status, 404);
+  });
+
+  it('saves an agent edit whose form shows some of the limits: the others keep their stored values (the API merges a partial limits)', async () => {
+    const limits = { maxTurns: 4, maxToolCalls: 7, timeoutSeconds: 120, toolResultChars: 2000, maxTokens: 5000, maxCostUsd: 2 };
+    const created = await fg.admin<{ id: string }>('POST', '/api/v1/agents', { name: 'Limited', instructions: 'Be brief.', limits });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const s = await signIn(fg.adminToken);
+    const saved = await post(s, `/console/agents/${created.body.id}/edit`, {
+      name: 'Limited', instructions: 'Be brief.', maxTurns: '6', maxToolCalls: '', timeoutSeconds: '120',
+    });
+    assert.equal(saved.status, 303, await saved.text());
+    const read = await fg.admin<{ limits: Record<string, unknown> }>('GET', `/api/v1/agents/${created.body.id}`);
+    assert.deepEqual(read.body.limits, { ...limits, maxTurns: 6 }, 'toolResultChars, maxTokens and maxCostUsd kept; the emptied maxToolCalls kept too');
   });
 });

@@ -1,6 +1,6 @@
 /** The console's templates escape what they are given, and forms follow the input schema. */
 import assert from 'node:assert/strict';
-import { fieldsHtml, formFields } from '../../src/http/console/form-fields';
+import { editedInputs, fieldsHtml, fieldTexts, formFields } from '../../src/http/console/form-fields';
 import { href, html, raw, toText } from '../../src/http/console/html';
 import { runBody, runsBody, startedThrough } from '../../src/http/console/run-views';
 import { withoutActionsBeyond } from '../../src/http/console/layout';
@@ -100,6 +100,20 @@ describe('console templates', () => {
     assert.ok(out.includes('value="&quot;x"'));
   });
 
+  it('pre-fills a schedule\'s edit from its inputs without the secret, and reads the edit back: a blank secret kept, an unticked stored box false, unknown inputs kept', () => {
+    const { fields } = formFields({ type: 'object', properties: {
+      topic: { type: 'string' }, count: { type: 'integer' }, urgent: { type: 'boolean' }, apiToken: { type: 'string', writeOnly: true }, tags: { type: 'array' },
+    } });
+    const stored = { topic: 'Q3', count: 3, urgent: true, apiToken: 'sk-stored', tags: ['a'], legacy: 1 };
+    assert.deepEqual(fieldTexts(stored, fields), { topic: 'Q3', count: '3', urgent: 'true', tags: '[\n  "a"\n]' });
+    assert.deepEqual(editedInputs({ topic: 'Q4', count: '', apiToken: '', tags: '[]' }, fields, stored), { topic: 'Q4', urgent: false, apiToken: 'sk-stored', tags: [], legacy: 1 });
+    assert.deepEqual(editedInputs({ topic: 'Q4', count: '7', urgent: 'true', apiToken: 'sk-new' }, fields, { topic: 'Q3' }), { topic: 'Q4', count: 7, urgent: true, apiToken: 'sk-new' });
+    assert.deepEqual(editedInputs({ topic: '' }, fields, {}), {}, 'nothing stored, nothing given: no box is made false');
+    const out = toText(fieldsHtml(fields, false, { count: 'x' }, { count: 'must be <integer>' }));
+    assert.ok(out.includes('name="count" value="x" aria-describedby="f1-error" aria-invalid="true"><p class="error" id="f1-error">must be &lt;integer&gt;</p>'), out);
+    assert.ok(out.includes('<div class="field invalid"><label for="f1">'));
+  });
+
   it('masks the inputs the input schema marks secret (writeOnly, format password) and lists the files a run was started with', () => {
     const schema = { type: 'object', properties: { topic: { type: 'string' }, apiToken: { type: 'string', writeOnly: true }, pin: { type: 'string', format: 'password' } } };
     assert.deepEqual([...secretProperties(schema)].sort(), ['apiToken', 'pin']);
@@ -165,14 +179,18 @@ describe('console templates', () => {
     const agent: AgentRecord = {
       id: 'agt_1', orgId: 'o', name: 'Helper', description: 'd', instructions: 'Be brief.', outputSchema: null, priority: null,
       servers: [{ name: 'crm', tools: { find_customer: {} } }], workflows: [{ triggerId: 'trg_9' }], model: { model: 'gpt-x', temperature: 0.2 },
-      limits: { maxTurns: 4, maxToolCalls: 8, timeoutSeconds: 60, toolResultChars: 16_000 }, createdAt: '', updatedAt: '',
+      limits: { maxTurns: 4, maxToolCalls: 8, timeoutSeconds: 60, toolResultChars: 2000, maxTokens: 5000 }, createdAt: '', updatedAt: '',
     };
-    const again = readAgentUpdate(agentFormOf(agent), agent);
+    const again = readAgentUpdate(agentFormOf(agent));
     assert.ok(again.ok);
     if (again.ok) {
       assert.deepEqual(again.input.servers, agent.servers);
       assert.deepEqual(again.input.model, agent.model);
-      assert.deepEqual(again.input.limits, agent.limits);
+      // only the limits the form shows: the API merges them into the stored ones (toolResultChars and maxTokens kept)
+      assert.deepEqual(again.input.limits, { maxTurns: 4, maxToolCalls: 8, timeoutSeconds: 60 });
     }
+    const emptied = readAgentUpdate({ ...agentFormOf(agent), maxToolCalls: ' ' });
+    assert.ok(emptied.ok);
+    if (emptied.ok) assert.deepEqual(emptied.input.limits, { maxTurns: 4, timeoutSeconds: 60 }, 'a limit left empty is left out (kept)');
   });
 });

@@ -5,7 +5,8 @@
  * signs in with a personal access token and decides as themselves (no "Decide as" list); a
  * cancelled run reads CANCELLED (the API: FAILED, reasonCode CANCELLED) with no resume offered and
  * the runs filter finds it, and PAUSED runs too; a viewer's console shows no action buttons; an
- * editor refused an action sees why and a link back. FLOWGATE_CONSOLE_SCREENSHOTS=<dir> keeps the
+ * editor refused an action sees why and a link back; an existing schedule's inputs are edited from
+ * a form generated from the input schema. FLOWGATE_CONSOLE_SCREENSHOTS=<dir> keeps the
  * screenshots (docs/images/ holds those docs/console.md shows).
  */
 import assert from 'node:assert/strict';
@@ -13,6 +14,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium, waitForText } from '../support/chromium';
+import { fieldOf } from '../../src/common/narrow';
+import { scheduleIdFor } from '../../src/schedules/schedule-service';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
 
 const SHOTS = process.env.FLOWGATE_CONSOLE_SCREENSHOTS;
@@ -262,5 +265,58 @@ describe('the console an operator can live in, in a browser', () => {
     const viewer = await signIn(pat);
     assert.match(new URL(viewer.page.url()).pathname, /\/console\/runs$/);
     await viewer.context.close();
+  });
+
+  it('edits an existing schedule\'s inputs: pre-filled without the secret, a refusal beside its field, saved through to the Temporal schedule with the blank secret kept', async () => {
+    const digest = await publishWorkflow(fg, {
+      name: 'Weekly digest',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          topic: { type: 'string', title: 'Topic', minLength: 1 },
+          items: { type: 'integer', title: 'Items', description: 'How many stories, at least one.', minimum: 1 },
+          apiToken: { type: 'string', title: 'API token', writeOnly: true },
+        },
+        required: ['topic'],
+      },
+      steps: [{ name: 'Compile', type: 'template', template: '{{inputs.items}} stories on {{inputs.topic}}' }],
+    });
+    const created = await fg.admin<{ id: string }>('POST', '/api/v1/triggers', {
+      workflowId: digest.workflowId, name: 'monday digest', schedule: { cron: '0 7 * * 1', timeZone: 'Europe/Berlin', inputs: { topic: 'payments', items: 5, apiToken: 'sk-digest-secret' } },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const triggerId = created.body.id;
+    const admin = await signIn(fg.adminToken);
+    const { page } = admin;
+    const submit = async (selector: string): Promise<void> => { await Promise.all([page.waitForNavigation(), page.click(selector)]); };
+    await page.goto(`${fg.url}/console/workflows/${digest.workflowId}`);
+    await submit(`#trigger-${triggerId} a[href$="/schedule"]`);
+    assert.equal(await page.textContent('h1'), 'Inputs of the schedule of monday digest');
+    assert.equal(await page.inputValue('#schedule-inputs [name="input:topic"]'), 'payments');
+    assert.equal(await page.inputValue('#schedule-inputs [name="input:items"]'), '5');
+    assert.equal(await page.inputValue('#schedule-inputs [name="input:apiToken"]'), '', 'the secret is not filled in');
+    assert.ok(!(await page.content()).includes('sk-digest-secret'), 'nor anywhere on the page');
+
+    // a value the schema refuses: said beside its field, nothing saved
+    await page.fill('#schedule-inputs [name="input:items"]', '0');
+    await page.fill('#schedule-inputs [name="input:topic"]', 'payments and fraud');
+    await submit('form[action$="/schedule"] button[type="submit"]');
+    assert.match(await page.textContent('#form-problems') ?? '', /One input needs a change/);
+    const items = await page.getAttribute('#schedule-inputs [name="input:items"]', 'aria-describedby') ?? '';
+    assert.match(await page.textContent(`#${items.split(' ').find((id) => id.endsWith('-error')) ?? 'none'}`) ?? '', /must be >= 1/);
+    assert.equal(await page.inputValue('#schedule-inputs [name="input:topic"]'), 'payments and fraud', 'what was typed is kept');
+    await shot(page, 'console-schedule-edit');
+    const read = async () => (await fg.admin<{ schedule?: { inputs?: Record<string, unknown> } }>('GET', `/api/v1/triggers/${triggerId}`)).body.schedule?.inputs;
+    assert.deepEqual(await read(), { topic: 'payments', items: 5, apiToken: 'sk-digest-secret' });
+
+    await page.fill('#schedule-inputs [name="input:items"]', '8');
+    await submit('form[action$="/schedule"] button[type="submit"]');
+    assert.match(await page.textContent('main [role="status"]') ?? '', /The schedule's inputs were saved/);
+    const saved = { topic: 'payments and fraud', items: 8, apiToken: 'sk-digest-secret' };
+    assert.deepEqual(await read(), saved, 'the blank secret kept its value');
+    const described = await fg.client.schedule.getHandle(scheduleIdFor(triggerId)).describe();
+    assert.deepEqual(fieldOf(described.action.type === 'startWorkflow' ? described.action.args?.[0] : undefined, 'inputs'), saved, 'the Temporal schedule starts its next runs with them');
+    assert.deepEqual(admin.problems.filter((p) => !/status of 422/.test(p)), []);
+    await admin.context.close();
   });
 });

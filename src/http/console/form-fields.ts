@@ -61,9 +61,10 @@ export function fieldKinds(fields: FormField[]): Map<string, FormField['kind']> 
   return new Map(fields.map((f) => [f.name, f.kind]));
 }
 
-function control(field: FormField, id: string, value: string | undefined): Html {
+function control(field: FormField, id: string, value: string | undefined, error: string | undefined): Html {
   const req = field.required ? html` required aria-required="true"` : '';
-  const described = field.hint ? html` aria-describedby="${id}-hint"` : '';
+  const ids = [field.hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter((x) => x !== '').join(' ');
+  const described = html`${ids ? html` aria-describedby="${ids}"` : ''}${error ? html` aria-invalid="true"` : ''}`;
   const v = value ?? field.defaultValue;
   switch (field.kind) {
     case 'select':
@@ -78,15 +79,20 @@ function control(field: FormField, id: string, value: string | undefined): Html 
     case 'number':
       return html`<input id="${id}" type="number" step="any" name="${field.name}" value="${v ?? ''}"${req}${described}>`;
     case 'password':
+      // a secret is never sent back to the browser, not even as a default
       return html`<input id="${id}" type="password" autocomplete="off" name="${field.name}" value=""${req}${described}>`;
     default:
       return html`<input id="${id}" type="${field.kind}" name="${field.name}" value="${v ?? ''}"${req}${described}>`;
   }
 }
 
-export function fieldsHtml(fields: FormField[], files: boolean, values: Record<string, string> = {}): Html {
-  return html`${fields.map((f, i) => html`<div class="field"><label for="f${i}">${f.label}${f.required ? html` <span aria-hidden="true">*</span>` : ''}</label>
-${f.hint ? html`<p class="hint" id="f${i}-hint">${f.hint}</p>` : ''}${f.kind === 'json' ? html`<p class="hint">JSON</p>` : ''}${control(f, `f${i}`, values[f.name])}</div>`)}
+/**
+ * The fields' controls, filled with `values` (by field name; a password field stays empty), each
+ * error of `errors` (by field name) beside its field.
+ */
+export function fieldsHtml(fields: FormField[], files: boolean, values: Record<string, string> = {}, errors: Record<string, string> = {}): Html {
+  return html`${fields.map((f, i) => html`<div class="field${errors[f.name] ? ' invalid' : ''}"><label for="f${i}">${f.label}${f.required ? html` <span aria-hidden="true">*</span>` : ''}</label>
+${f.hint ? html`<p class="hint" id="f${i}-hint">${f.hint}</p>` : ''}${f.kind === 'json' ? html`<p class="hint">JSON</p>` : ''}${control(f, `f${i}`, values[f.name], errors[f.name])}${errors[f.name] ? html`<p class="error" id="f${i}-error">${errors[f.name]}</p>` : ''}</div>`)}
 ${files ? html`<div class="field"><label for="files">Files (optional)</label><p class="hint" id="files-hint">Up to 20 files, 25 MiB each, 100 MiB in all; programs and scripts are refused.</p>
 <input id="files" type="file" name="file" multiple aria-describedby="files-hint"></div>` : ''}`;
 }
@@ -111,4 +117,33 @@ export function typedValues(inputs: Record<string, unknown>, fields: FormField[]
     } else out[name] = value;
   }
   return out;
+}
+
+/** Stored inputs as the fields show them (an edit, pre-filled): text as it is, JSON for objects and arrays; a secret field stays empty. */
+export function fieldTexts(inputs: Record<string, unknown>, fields: FormField[]): Record<string, string> {
+  const texts: Record<string, string> = {};
+  for (const field of fields) {
+    const value = inputs[field.name];
+    if (value === undefined || value === null || field.kind === 'password') continue;
+    texts[field.name] = typeof value === 'string' ? value : field.kind === 'json' ? JSON.stringify(value, null, 2) : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  }
+  return texts;
+}
+
+/**
+ * The inputs an edit of `stored` stands for: each field typed as the schema wants it (typedValues;
+ * an emptied field is left out), except that a secret field left blank keeps its stored value, an
+ * unticked checkbox that was stored (or is required) is false, and a stored input the form has no
+ * field for is kept as it is. The schema judges the result.
+ */
+export function editedInputs(submitted: Record<string, unknown>, fields: FormField[], stored: Record<string, unknown>): Record<string, unknown> {
+  const inputs = typedValues(submitted, fields);
+  for (const field of fields) {
+    const given = submitted[field.name];
+    if (field.kind === 'password' && (given === undefined || given === '') && Object.hasOwn(stored, field.name)) inputs[field.name] = stored[field.name];
+    if (field.kind === 'checkbox' && given === undefined && (field.required || Object.hasOwn(stored, field.name))) inputs[field.name] = false;
+  }
+  const named = new Set(fields.map((f) => f.name));
+  for (const [name, value] of Object.entries(stored)) if (!named.has(name)) inputs[name] = value;
+  return inputs;
 }

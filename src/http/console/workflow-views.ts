@@ -46,7 +46,8 @@ function triggerItem(row: TriggerRow, csrf: string, publicUrl: string): Html {
   const base = `/console/triggers/${encodeURIComponent(t.id)}`;
   const paused = row.state ? row.state.paused : row.schedule?.paused;
   return html`<li id="trigger-${t.id}"><a href="${base}"><code>${t.id}</code></a>${t.name ? html` ${t.name}` : ''}: <code>POST ${publicUrl}/ext/triggers/${t.id}</code>${t.disabledAt ? html` <strong>disabled</strong>` : ''}${t.tool ? html`<br>Tool <code>${t.tool.name}</code>` : ''}${t.verify ? html`<br>Verified: <strong>${t.verify.preset}</strong> signature` : ''}${t.shaping ? html`<br>${'debounce' in t.shaping ? 'Debounced' : 'Batched'}` : ''}${scheduleText(row)}
-<div class="actions">${row.schedule ? html`<form method="post" data-needs="triggers.write" action="${base}/schedule/${paused ? 'resume' : 'pause'}">${csrfField(csrf)}<button type="submit" class="secondary">${paused ? 'Resume schedule' : 'Pause schedule'}</button></form>` : ''}
+<div class="actions">${row.schedule ? html`<form method="post" data-needs="triggers.write" action="${base}/schedule/${paused ? 'resume' : 'pause'}">${csrfField(csrf)}<button type="submit" class="secondary">${paused ? 'Resume schedule' : 'Pause schedule'}</button></form>
+<a class="button secondary-link" data-needs="triggers.write" href="${base}/schedule">Edit the inputs</a>` : ''}
 <form method="post" data-needs="triggers.write" action="${base}/forms" class="inline">${csrfField(csrf)}<label><input type="checkbox" name="wait" value="true"> shows the result</label> <button type="submit" class="secondary">New hosted-form link</button></form>
 <form method="post" data-needs="triggers.write" action="${base}/delete" data-confirm="Delete trigger ${t.id}? Its URL stops working.">${csrfField(csrf)}<button type="submit" class="danger">Delete trigger</button></form></div>
 ${formsList(row, csrf)}</li>`;

@@ -73,7 +73,7 @@ export function consoleAgentEditRoutes(router: Router, deps: GatewayDeps, kit: C
     const agent = await own(ctx);
     if (!agent) return;
     const values = agentFormValues(ctx.request.body);
-    const read = readAgentUpdate(values, agent);
+    const read = readAgentUpdate(values);
     if (!read.ok) return formPage(ctx, 400, values, read.errors, agent);
     try {
       await service.update(agent.orgId, agent.id, read.input);

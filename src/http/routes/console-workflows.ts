@@ -43,6 +43,7 @@ const NEW_WORKFLOW = `{
 const NOTICES: Record<string, string> = {
   publish: 'Published.', saved: 'The draft was saved.', created: 'The workflow was created.', trigger: 'The trigger was created.',
   deleted: 'The trigger was deleted.', paused: 'The schedule was paused.', resumed: 'The schedule was resumed.', 'form-revoked': 'The hosted form was revoked; its URL no longer works.',
+  inputs: 'The schedule\'s inputs were saved; its next runs get them.',
 };
 const TriggerFormSchema = z.object({
   name: z.string().max(200).optional(), kind: z.enum(['http', 'schedule', 'tool']).default('http'),
