@@ -16,6 +16,7 @@ import type { PlanBody } from '../../src/cli/definitions';
 import { startFakeRemoteMcp, type FakeRemoteMcp } from '../support/fake-remote-mcp';
 import { eventually } from '../support/eventually';
 import { consoleHttp } from '../support/console-http';
+import { startGitHttp } from '../support/git-http';
 
 const execFileAsync = promisify(execFile);
 
@@ -120,6 +121,18 @@ describe('definitions as code: flowgate export, plan and apply', () => {
     assert.equal(earlierPlan.commit, exportSha);
     assert.deepEqual(earlierPlan.changes.map((c) => `${c.action} ${c.kind}/${c.name}`), ['change workflow/report']);
     assert.match(earlierPlan.changes[0]?.diff ?? '', /- +template: v2\n\+ +template: v1/, 'the commit before the edit would take it back');
+    // the same refs over Git's smart HTTP protocol (git http-backend on loopback)
+    const gitHttp = await startGitHttp(home);
+    try {
+      const overHttp = await cli(['--json', 'plan', `${gitHttp.url}/repo@v2`]);
+      assert.equal(overHttp.code, 0, overHttp.stderr);
+      assert.equal((JSON.parse(overHttp.stdout) as PlanBody).commit, sha, 'an http Git URL at a tag');
+      const shaOverHttp = await cli(['--json', 'plan', `${gitHttp.url}/repo@${exportSha}`]);
+      assert.equal(shaOverHttp.code, 2, shaOverHttp.stderr);
+      assert.equal((JSON.parse(shaOverHttp.stdout) as PlanBody).commit, exportSha, 'an http Git URL at a commit');
+    } finally {
+      await gitHttp.close();
+    }
 
     const first = await eventually(async () => {
       assert.equal(ok(await fg.admin<RunBody>('GET', `/api/v1/runs/${beforeRun.runId}`)).status, 'COMPLETE');
