@@ -12,7 +12,7 @@ import { ScheduleBodySchema } from '../contracts/schedule-bodies';
 import { creates, on, type Operations } from './operation';
 import { admin as security, errors, id, json, jsonRequest, noContent } from './openapi-kit';
 import { statusHeaders, statusResponses, streamOperation } from './openapi-status';
-import { CreateApiKeySchema, CreateOrgSchema, CreateTriggerSchema } from '../management/schemas';
+import { CreateApiKeySchema, CreateOrgSchema, CreateTriggerSchema, UpdateTriggerSchema } from '../management/schemas';
 
 export const TriggersQuerySchema = z.object({ workflowId: z.string().min(1).max(100).optional() });
 export const RunsQuerySchema = z.object({
@@ -83,6 +83,11 @@ export const MANAGEMENT_OPERATIONS = {
     method: 'post', path: '/api/v1/triggers', permission: 'triggers.write', audit: creates('trigger.created', 'trigger', ['workflowId']),
     tags: ['management'], summary: 'Create a trigger of a published workflow', security, requestBody: jsonRequest(CreateTriggerDocSchema),
     responses: { '201': json(TriggerSchema, 'the trigger'), ...errors(400, 401, 404, 409, 415, 422, 501) },
+  },
+  updateTrigger: {
+    method: 'patch', path: '/api/v1/triggers/:id', permission: 'triggers.write', audit: on('trigger.updated', 'trigger', 'id'),
+    tags: ['management'], summary: 'Change a trigger in place (same ID, URL and keys)', security, requestParams: { path: id('id', 'a trigger') },
+    requestBody: jsonRequest(UpdateTriggerSchema), responses: { '200': json(TriggerSchema, 'the trigger'), ...errors(400, 401, 404, 409, 415, 422, 501) },
   },
   deleteTrigger: {
     method: 'delete', path: '/api/v1/triggers/:id', permission: 'triggers.write', audit: on('trigger.deleted', 'trigger', 'id'),

@@ -20,6 +20,7 @@ export const MANAGEMENT_STATUS: RefusalStatus<ManagementRefusalCode> = {
   INVALID_DESIGNATED_OUTPUT: { status: 422, code: 'invalid_designated_output' },
   INVALID_SCHEDULE: { status: 400, code: 'invalid_schedule' },
   INVALID_SHAPING: { status: 400, code: 'invalid_body' },
+  INVALID_VERIFY: { status: 400, code: 'invalid_body' },
   WEBHOOKS_UNAVAILABLE: { status: 501, code: 'not_available' },
   INVALID_INPUTS: { status: 422, code: 'invalid_inputs' },
   INVALID_INPUT_SCHEMA: { status: 422, code: 'invalid_input_schema' },

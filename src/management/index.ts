@@ -32,5 +32,5 @@ export { KeyAdmin, ADMIN_TOKEN_PREFIX, API_KEY_PREFIX, adminTokenId, type AdminA
 export { MemberAdmin, MEMBER_TOKEN_PREFIX, memberTokenId, NO_ADMIN_TOKEN_LEFT, removalBody } from './members';
 export { TriggerAdmin, type TriggerBody, type ScheduleView } from './triggers';
 export { WorkflowAdmin } from './workflows';
-export { DefinitionAdmin, ApplyRequestSchema, ExportSchema, PlanSchema, type AgentPort, type ApplyRequest, type ConnectionPort, type MemberPort, type Plan, type ServerPort } from './definitions';
+export { DefinitionAdmin, type WorkflowAsCode, ApplyRequestSchema, ExportSchema, PlanSchema, type AgentPort, type ApplyRequest, type ConnectionPort, type MemberPort, type Plan, type ServerPort } from './definitions';
 export type { DefinitionIssue, ManagementRefusal, ManagementRefusalCode, Outcome } from './outcome';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { PrioritySchema } from '../common/priority-schema';
 import { ROLES } from '../people/roles';
 import { CallbackUrlSchema } from '../runs/callback-url';
-import { BatchSchema, DebounceSchema, VerifySchema } from '../triggers/webhooks/config';
+import { BatchSchema, DebounceSchema, VerifyChangeSchema, VerifySchema } from '../triggers/webhooks/config';
 
 export const CreateOrgSchema = z.object({ name: z.string().min(1).max(200) }).strict();
 
@@ -16,15 +16,22 @@ export const CreateApiKeySchema = z.object({
   role: z.enum(ROLES).optional(),
 }).strict();
 
+const DesignatedOutputSchema = z.object({ stepIndex: z.number().int().min(1), fileName: z.string().min(1).max(255).optional() }).strict();
+const TriggerToolSchema = z.object({
+  name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _, . or -'),
+  description: z.string().min(1).max(2000),
+}).strict();
+const ConcurrencySchema = z.object({
+  limit: z.number().int().min(1).max(10_000),
+  mode: z.enum(['queue', 'newest-wins']).optional(),
+}).strict().refine((c) => c.mode !== 'newest-wins' || c.limit === 1, { message: 'newest-wins needs limit 1', path: ['limit'] });
+
 export const CreateTriggerSchema = z.object({
   workflowId: z.string().min(1),
   name: z.string().min(1).max(200).optional(),
-  designatedOutput: z.object({ stepIndex: z.number().int().min(1), fileName: z.string().min(1).max(255).optional() }).strict().optional(),
+  designatedOutput: DesignatedOutputSchema.optional(),
   /** offers the trigger as a tool of the organization's `workflows` tool server */
-  tool: z.object({
-    name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1 to 64 letters, digits, _, . or -'),
-    description: z.string().min(1).max(2000),
-  }).strict().optional(),
+  tool: TriggerToolSchema.optional(),
   /** completion callback URL of every run the trigger starts (a call's X-Pf-Callback-Url wins) */
   callbackUrl: CallbackUrlSchema.optional(),
   /** Temporal priority key of the runs it starts (src/common/priority.ts) */
@@ -33,10 +40,7 @@ export const CreateTriggerSchema = z.object({
    * at most `limit` of its runs in progress; more wait PENDING in a queue. `newest-wins` (limit 1): a
    * new run supersedes the waiting one and cancels the one in progress (docs/http-api.md#concurrency-limits)
    */
-  concurrency: z.object({
-    limit: z.number().int().min(1).max(10_000),
-    mode: z.enum(['queue', 'newest-wins']).optional(),
-  }).strict().refine((c) => c.mode !== 'newest-wins' || c.limit === 1, { message: 'newest-wins needs limit 1', path: ['limit'] }).optional(),
+  concurrency: ConcurrencySchema.optional(),
   /** runs the trigger on a Temporal Schedule too (checked by TriggerAdmin, which names each problem `schedule.…`) */
   schedule: z.unknown().optional(),
   /** verified by the sender's signature instead of an API key (docs/webhooks.md) */
@@ -47,6 +51,26 @@ export const CreateTriggerSchema = z.object({
   batch: BatchSchema.optional(),
 }).strict();
 export type CreateTriggerInput = z.infer<typeof CreateTriggerSchema>;
+
+/**
+ * PATCH /api/v1/triggers/{id}: the trigger changed in place (same ID, same URL and keys). A field
+ * left out is kept; null removes it. Its schedule has its own calls (…/schedule), and `disabled`
+ * its own (…/disable, …/enable).
+ */
+export const UpdateTriggerSchema = z.object({
+  workflowId: z.string().min(1).optional(),
+  name: z.string().min(1).max(200).nullable().optional(),
+  designatedOutput: DesignatedOutputSchema.nullable().optional(),
+  tool: TriggerToolSchema.nullable().optional(),
+  callbackUrl: CallbackUrlSchema.nullable().optional(),
+  priority: PrioritySchema.nullable().optional(),
+  concurrency: ConcurrencySchema.nullable().optional(),
+  /** null: an API key trigger again (its secrets go) */
+  verify: VerifyChangeSchema.nullable().optional(),
+  debounce: DebounceSchema.nullable().optional(),
+  batch: BatchSchema.nullable().optional(),
+}).strict().meta({ id: 'UpdateTrigger' });
+export type UpdateTriggerInput = z.infer<typeof UpdateTriggerSchema>;
 
 export const RoleSchema = z.enum(ROLES);
 export const CreateMemberSchema = z.object({

@@ -7,14 +7,14 @@
  *
  * A fault of Temporal (unreachable) is thrown as Temporal's error; the door words it.
  */
-import { RegistryError, type Registry, type TriggerRecord, type TriggerScheduleRecord } from '../registry';
+import { RegistryError, type Registry, type TriggerChange, type TriggerRecord, type TriggerScheduleRecord } from '../registry';
 import { fieldOf } from '../common/narrow';
 import { scheduleBody, triggerBody } from '../contracts/trigger-bodies';
 import { checkInputs } from '../runs/input-schema';
 import { ScheduleRejectedError, type ScheduleService, type ScheduleState } from '../schedules/schedule-service';
 import { ScheduleBodySchema, type ScheduleBody } from '../contracts/schedule-bodies';
 import { done, refused, type ManagementRefusal, type Outcome } from './outcome';
-import type { CreateTriggerInput } from './schemas';
+import type { CreateTriggerInput, UpdateTriggerInput } from './schemas';
 import type { TriggerWebhookParts, WebhookReceiver } from '../triggers/webhooks/receiver';
 
 export type TriggerBody = ReturnType<typeof triggerBody>;
@@ -72,6 +72,50 @@ export class TriggerAdmin {
     if (parts.debounce && parts.batch) return refused('INVALID_SHAPING', 'batch: a trigger debounces or batches, not both');
     if (!this.deps.webhooks) return refused('WEBHOOKS_UNAVAILABLE', 'this gateway offers no verified or shaped triggers');
     return done(this.deps.webhooks.triggerFields(parts));
+  }
+
+  /**
+   * Changes the organization's trigger in place: the same ID, so its URL, API keys, forms, schedule
+   * and secrets stay (`verify.secrets`, when given, replaces them). The gateways see the change at
+   * their next call of it (TriggerStore.liveState's revision). A schedule follows a new workflow or
+   * priority at once.
+   */
+  async update(orgId: string, triggerId: string, input: UpdateTriggerInput): Promise<Outcome<TriggerBody>> {
+    const own = await this.own(orgId, triggerId);
+    if (!own.ok) return own;
+    const was = own.value;
+    const { verify, debounce, batch, ...fields } = input;
+    if (debounce && batch) return refused('INVALID_SHAPING', 'batch: a trigger debounces or batches, not both');
+    const { webhooks } = this.deps;
+    if ((verify || debounce || batch) && !webhooks) return refused('WEBHOOKS_UNAVAILABLE', 'this gateway offers no verified or shaped triggers');
+    const change: TriggerChange = { ...fields };
+    if (verify === null) change.verify = null;
+    if (verify && webhooks) {
+      if (!verify.secrets && !was.verify) return refused('INVALID_VERIFY', 'verify.secrets: an API key trigger made verified needs its signing secret');
+      Object.assign(change, webhooks.changeFields(triggerId, verify));
+    }
+    if (debounce) change.shaping = { debounce };
+    else if (batch) change.shaping = { batch };
+    else if ((debounce === null && was.shaping && 'debounce' in was.shaping) || (batch === null && was.shaping && 'batch' in was.shaping)) change.shaping = null;
+    let trigger: TriggerRecord | undefined;
+    try {
+      trigger = await this.deps.registry.triggers.update(orgId, triggerId, change);
+    } catch (err) {
+      if (!(err instanceof RegistryError)) throw err;
+      if (err.code === 'NOT_FOUND') return refused('UNKNOWN_WORKFLOW', `no workflow ${input.workflowId ?? was.workflowId}`);
+      if (err.code === 'NOT_PUBLISHED') return refused('NOT_PUBLISHED', `workflow ${input.workflowId ?? was.workflowId} has no published version: publish it first`);
+      if (err.code === 'CONFLICT') return refused('TOOL_NAME_TAKEN', err.message);
+      return refused('INVALID_DESIGNATED_OUTPUT', err.message);
+    }
+    if (!trigger) return unknownTrigger(triggerId);
+    const schedule = await this.deps.registry.schedules.get(orgId, triggerId);
+    if (schedule && (trigger.workflowId !== was.workflowId || trigger.priority !== was.priority)) {
+      // a new revision of the schedule, so that its Temporal schedule is brought to the trigger's new workflow
+      await this.deps.registry.schedules.put(orgId, triggerId, { config: schedule.config, paused: schedule.paused, note: schedule.note });
+      const failed = await this.converged(triggerId, async () => undefined);
+      if (failed) return failed;
+    }
+    return done(triggerBody(trigger, await this.deps.registry.schedules.get(orgId, triggerId)));
   }
 
   /** Deletes the organization's trigger and its schedule. */

@@ -40,7 +40,7 @@ export type { ScheduleWrite, TriggerScheduleRecord } from './trigger-schedules';
 export { newTriggerId, TriggerStore } from './triggers';
 export { KEPT_DELIVERIES, TriggerWebhookStore } from './trigger-webhooks';
 export type { DeliveryOutcome, NewTriggerDelivery, TriggerDeliveryRecord } from './trigger-webhooks';
-export type { CreateTriggerInput, DesignatedOutput, TriggerConcurrency, TriggerRecord, TriggerTool } from './triggers';
+export type { CreateTriggerInput, DesignatedOutput, TriggerChange, TriggerConcurrency, TriggerRecord, TriggerTool } from './triggers';
 export { WebhookSecretStore } from './webhook-secrets';
 export type { WebhookSecretRecord } from './webhook-secrets';
 export { WorkflowStore, canonicalJson, nextStepMap } from './workflows';

@@ -702,6 +702,20 @@ const appliedDefinitions: Migration = {
   },
 };
 
+/**
+ * A trigger changed in place (PATCH /api/v1/triggers/{id}, definitions as code): its revision, read
+ * with its live state on every call, so a gateway's kept copy of the trigger is known stale at once.
+ */
+const triggerRevisions: Migration = {
+  async up(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('triggers').addColumn('revision', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+  },
+
+  async down(db: AnyDb): Promise<void> {
+    await db.schema.alterTable('triggers').dropColumn('revision').execute();
+  },
+};
+
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001-initial': initial,
   '0002-connections': connections,
@@ -729,6 +743,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0025-alert-rules': alertRules,
   '0026-operator-holds': operatorHolds,
   '0030-durable-tool-overrides': durableToolOverrides,
+  '0031-trigger-revisions': triggerRevisions,
 });
 
 class InCodeMigrationProvider implements MigrationProvider {

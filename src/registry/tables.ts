@@ -104,6 +104,8 @@ export interface TriggersTable {
   verify: string | null;
   /** JSON of {debounce} or {batch} (TriggerShaping, migration 0021); null: a run per call */
   shaping: string | null;
+  /** 1, one more at each change in place (migration 0031): a kept copy of an older revision is stale */
+  revision: number;
 }
 
 /** An organization's Standard Webhooks signing secret, sealed like connection credentials. */

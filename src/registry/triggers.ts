@@ -8,6 +8,7 @@ import { fromJson, nowIso, RegistryError } from './store-support';
 import type { ScheduleWrite } from './trigger-schedules';
 import { latestVersion } from './workflows';
 
+
 export interface DesignatedOutput {
   stepIndex: number;
   fileName?: string;
@@ -45,6 +46,8 @@ export interface TriggerRecord {
   verify: TriggerVerify | null;
   /** debounce or batch its calls into runs; null: a run per call */
   shaping: TriggerShaping | null;
+  /** 1, one more at each change in place (TriggerStore.update); read fresh with liveState() */
+  revision: number;
 }
 
 export interface CreateTriggerInput {
@@ -65,6 +68,21 @@ export interface CreateTriggerInput {
   schedule?: ScheduleWrite;
 }
 
+/** What a change in place may set (undefined: kept; null: removed). */
+export interface TriggerChange {
+  workflowId?: string;
+  name?: string | null;
+  designatedOutput?: DesignatedOutput | null;
+  tool?: TriggerTool | null;
+  callbackUrl?: string | null;
+  priority?: number | null;
+  concurrency?: TriggerConcurrency | null;
+  verify?: TriggerVerify | null;
+  /** new sealed signing secrets of a verified trigger (else it keeps its own; without `verify` they go) */
+  sealedSecrets?: string[];
+  shaping?: TriggerShaping | null;
+}
+
 export function newTriggerId(): string {
   return newId('trg');
 }
@@ -77,22 +95,8 @@ export class TriggerStore {
    * out of range, or CONFLICT for a tool name another trigger of the organization has.
    */
   async create(orgId: string, input: CreateTriggerInput): Promise<TriggerRecord> {
-    const workflow = await this.db.selectFrom('workflows').select('id')
-      .where('id', '=', input.workflowId)
-      .where('org_id', '=', orgId)
-      .executeTakeFirst();
-    if (!workflow) throw new RegistryError('NOT_FOUND', `workflow ${input.workflowId} not found`);
-    const latest = await latestVersion(this.db, input.workflowId);
-    if (!latest) throw new RegistryError('NOT_PUBLISHED', `workflow ${input.workflowId} has no published version`);
-
     const output = input.designatedOutput ?? null;
-    if (output) {
-      const steps = latest.definition.steps.length;
-      if (!Number.isInteger(output.stepIndex) || output.stepIndex < 1 || output.stepIndex > steps) {
-        throw new RegistryError('INVALID',
-          `designatedOutput.stepIndex ${output.stepIndex} is out of range: version ${latest.version} has ${steps} step(s)`);
-      }
-    }
+    await this.usableVersion(orgId, input.workflowId, output);
     const tool = input.tool ?? null;
     // Checked first for a clear message; the unique index still settles two creates racing.
     if (tool && await this.toolTrigger(orgId, tool.name)) {
@@ -101,7 +105,7 @@ export class TriggerStore {
     const trigger: TriggerRecord = {
       id: input.id ?? newTriggerId(), orgId, workflowId: input.workflowId, name: input.name ?? null, designatedOutput: output, tool, createdAt: nowIso(),
       disabledAt: null, callbackUrl: input.callbackUrl ?? null, priority: input.priority ?? null, concurrency: input.concurrency ?? null,
-      verify: input.verify ?? null, shaping: input.shaping ?? null,
+      verify: input.verify ?? null, shaping: input.shaping ?? null, revision: 1,
     };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('triggers').values({
@@ -110,7 +114,7 @@ export class TriggerStore {
         tool_name: tool?.name ?? null, tool_description: tool?.description ?? null, disabled_at: null, callback_url: trigger.callbackUrl,
         priority: trigger.priority,
         concurrency: trigger.concurrency && JSON.stringify(trigger.concurrency),
-        verify: trigger.verify && JSON.stringify(trigger.verify), shaping: trigger.shaping && JSON.stringify(trigger.shaping),
+        verify: trigger.verify && JSON.stringify(trigger.verify), shaping: trigger.shaping && JSON.stringify(trigger.shaping), revision: 1,
       }).execute();
       if (input.sealedSecrets) {
         await trx.insertInto('trigger_secrets').values({
@@ -175,13 +179,61 @@ export class TriggerStore {
   }
 
   /**
-   * What may change about a trigger, read fresh on every call in one query: when it was disabled
-   * (null: enabled) and its workflow's published version (null: none). Undefined: no such trigger.
+   * Changes the org's trigger in place (same ID) with the checks of create(), and one more
+   * revision; the record as it is now, undefined when not in that org. See trigger-update.ts.
    */
-  async liveState(id: string): Promise<{ disabledAt: string | null; publishedVersion: number | null } | undefined> {
+  async update(orgId: string, id: string, change: TriggerChange): Promise<TriggerRecord | undefined> {
+    const row = await this.db.selectFrom('triggers').selectAll().where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+    if (!row) return undefined;
+    const was = toTriggerRecord(row);
+    const workflowId = change.workflowId ?? was.workflowId;
+    const output = change.designatedOutput === undefined ? was.designatedOutput : change.designatedOutput;
+    if (workflowId !== was.workflowId || (output && change.designatedOutput !== undefined)) {
+      await this.usableVersion(orgId, workflowId, output);
+    }
+    const tool = change.tool === undefined ? was.tool : change.tool;
+    const other = tool && await this.toolTrigger(orgId, tool.name);
+    if (other && other.id !== id) throw new RegistryError('CONFLICT', `another trigger of this organization is already the tool ${tool.name}`);
+    const pick = <K extends keyof TriggerChange>(key: K, now: TriggerRecord[K & keyof TriggerRecord]) => (change[key] === undefined ? now : change[key]);
+    const verify = pick('verify', was.verify);
+    const shaping = pick('shaping', was.shaping);
+    const concurrency = pick('concurrency', was.concurrency);
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('triggers').set({
+        workflow_id: workflowId, name: pick('name', was.name), designated_output: output && JSON.stringify(output),
+        tool_name: tool?.name ?? null, tool_description: tool?.description ?? null, callback_url: pick('callbackUrl', was.callbackUrl),
+        priority: pick('priority', was.priority), concurrency: concurrency && JSON.stringify(concurrency),
+        verify: verify && JSON.stringify(verify), shaping: shaping && JSON.stringify(shaping), revision: was.revision + 1,
+      }).where('id', '=', id).where('org_id', '=', orgId).execute();
+      if (!verify || change.sealedSecrets) await trx.deleteFrom('trigger_secrets').where('trigger_id', '=', id).where('org_id', '=', orgId).execute();
+      if (verify && change.sealedSecrets) {
+        await trx.insertInto('trigger_secrets').values({ trigger_id: id, org_id: orgId, secrets: JSON.stringify(change.sealedSecrets), updated_at: nowIso() }).execute();
+      }
+    });
+    return this.get(id);
+  }
+
+  /** NOT_FOUND, NOT_PUBLISHED, or INVALID for a designated output step out of range of the workflow's latest version. */
+  private async usableVersion(orgId: string, workflowId: string, output: DesignatedOutput | null): Promise<void> {
+    const workflow = await this.db.selectFrom('workflows').select('id').where('id', '=', workflowId).where('org_id', '=', orgId).executeTakeFirst();
+    if (!workflow) throw new RegistryError('NOT_FOUND', `workflow ${workflowId} not found`);
+    const latest = await latestVersion(this.db, workflowId);
+    if (!latest) throw new RegistryError('NOT_PUBLISHED', `workflow ${workflowId} has no published version`);
+    const steps = latest.definition.steps.length;
+    if (output && (!Number.isInteger(output.stepIndex) || output.stepIndex < 1 || output.stepIndex > steps)) {
+      throw new RegistryError('INVALID', `designatedOutput.stepIndex ${output.stepIndex} is out of range: version ${latest.version} has ${steps} step(s)`);
+    }
+  }
+
+  /**
+   * What may change about a trigger, read fresh on every call in one query: when it was disabled
+   * (null: enabled), its workflow's published version (null: none) and its revision (a kept copy
+   * of another revision is stale). Undefined: no such trigger.
+   */
+  async liveState(id: string): Promise<{ disabledAt: string | null; publishedVersion: number | null; revision: number } | undefined> {
     const row = await this.db.selectFrom('triggers').leftJoin('workflows', 'workflows.id', 'triggers.workflow_id')
-      .select(['triggers.disabled_at', 'workflows.published_version']).where('triggers.id', '=', id).executeTakeFirst();
-    return row && { disabledAt: row.disabled_at, publishedVersion: row.published_version ?? null };
+      .select(['triggers.disabled_at', 'triggers.revision', 'workflows.published_version']).where('triggers.id', '=', id).executeTakeFirst();
+    return row && { disabledAt: row.disabled_at, publishedVersion: row.published_version ?? null, revision: row.revision };
   }
 
   /** When the trigger was disabled (null: enabled; undefined: no such trigger), read fresh on every call. */
@@ -212,5 +264,6 @@ function toTriggerRecord(row: Selectable<TriggersTable>): TriggerRecord {
     concurrency: row.concurrency === null || row.concurrency === undefined ? null : fromJson<TriggerConcurrency>(row.concurrency),
     verify: row.verify === null || row.verify === undefined ? null : fromJson<TriggerVerify>(row.verify),
     shaping: row.shaping === null || row.shaping === undefined ? null : fromJson<TriggerShaping>(row.shaping),
+    revision: row.revision,
   };
 }

@@ -71,7 +71,7 @@ export class RunRestarts {
     // The earlier run's trigger may be gone since; the run still names it, as the earlier one did.
     const trigger: TriggerRecord = (await this.deps.registry.triggers.get(original.triggerId)) ?? {
       id: original.triggerId, orgId: original.orgId, workflowId: original.automationId, name: null, designatedOutput: null, tool: null,
-      createdAt: original.started, disabledAt: null, callbackUrl: null, priority: original.priority ?? null, concurrency: null, verify: null, shaping: null,
+      createdAt: original.started, disabledAt: null, callbackUrl: null, priority: original.priority ?? null, concurrency: null, verify: null, shaping: null, revision: 1,
     };
     const prepared = await this.deps.triggers.prepare({ trigger, version }, {
       inputs: inputs.inputs, coerce: false, startedBy: original.startedBy, callbackUrl: original.callback?.url ?? '',

@@ -85,7 +85,7 @@ function refusal(code: TriggerRefusalCode, message: string): TriggerRefusal {
   return { ok: false, code, message };
 }
 
-/** How many triggers and published versions one process keeps (both immutable, LRU beyond this). */
+/** How many trigger revisions and published versions one process keeps (both immutable, LRU beyond this). */
 const CACHED_TRIGGERS = 10_000;
 const CACHED_VERSIONS = 2_000;
 
@@ -97,14 +97,14 @@ export class TriggerService implements TriggerResolution {
 
   /** Another organization's trigger is reported exactly like a missing one. */
   async resolve(orgId: string, triggerId: string): Promise<({ ok: true } & TriggerTarget) | TriggerRefusal> {
-    // Triggers and published versions never change once written, so both are kept; which version
-    // is the latest is asked every time (one small query), so a new publish counts at once.
-    const trigger = await this.triggers.getOrLoad(triggerId, () => this.deps.registry.triggers.get(triggerId));
-    if (!trigger || trigger.orgId !== orgId) return refusal('UNKNOWN_TRIGGER', `no trigger ${triggerId}`);
-    // Enabled or not is the one thing about a trigger that changes: asked every time, in the same
-    // query as the workflow's latest published version.
+    // What may change about a trigger (enabled or not, its revision: a change in place makes a new
+    // one) is asked every time, in one query with the workflow's latest published version. A
+    // trigger is kept per revision and a published version for good (it never changes), so a
+    // change counts at once on every gateway, and a new publish too.
     const live = await this.deps.registry.triggers.liveState(triggerId);
     if (live === undefined) return refusal('UNKNOWN_TRIGGER', `no trigger ${triggerId}`);
+    const trigger = await this.triggers.getOrLoad(`${triggerId}#${live.revision}`, () => this.deps.registry.triggers.get(triggerId));
+    if (!trigger || trigger.orgId !== orgId) return refusal('UNKNOWN_TRIGGER', `no trigger ${triggerId}`);
     if (live.disabledAt !== null) return refusal('DISABLED', `trigger ${triggerId} is disabled (since ${live.disabledAt}); an administrator can enable it again`);
     const latest = live.publishedVersion;
     const version = latest ? await this.versions.getOrLoad(`${trigger.workflowId}@${latest}`, () => this.deps.registry.workflows.getVersion(trigger.workflowId, latest)) : undefined;

@@ -15,6 +15,8 @@ import { runCli, type CliResult } from '../support/cli-run';
 import type { PlanBody } from '../../src/cli/definitions';
 import { startFakeRemoteMcp, type FakeRemoteMcp } from '../support/fake-remote-mcp';
 import { eventually } from '../support/eventually';
+import { consoleHttp } from '../support/console-http';
+import { startGitHttp } from '../support/git-http';
 
 const execFileAsync = promisify(execFile);
 
@@ -107,6 +109,30 @@ describe('definitions as code: flowgate export, plan and apply', () => {
     const workflow = ok(await fg.admin<{ publishedVersion: number }>('GET', `/api/v1/workflows/${reportId}`));
     assert.equal(workflow.publishedVersion, 2);
     assert.equal((await cli(['plan', repo])).code, 0, 'applied: no change left');
+    // the same repository at a tag, and at an earlier commit by its SHA
+    await git(repo, 'tag', 'v2');
+    const tagged = await cli(['--json', 'plan', `file://${repo}@v2`]);
+    assert.equal(tagged.code, 0, tagged.stderr);
+    assert.equal((JSON.parse(tagged.stdout) as PlanBody).commit, sha, 'a tag is read at its commit');
+    const exportSha = await git(repo, 'rev-parse', 'HEAD~1');
+    const earlier = await cli(['--json', 'plan', `file://${repo}@${exportSha}`]);
+    assert.equal(earlier.code, 2, earlier.stderr);
+    const earlierPlan = JSON.parse(earlier.stdout) as PlanBody;
+    assert.equal(earlierPlan.commit, exportSha);
+    assert.deepEqual(earlierPlan.changes.map((c) => `${c.action} ${c.kind}/${c.name}`), ['change workflow/report']);
+    assert.match(earlierPlan.changes[0]?.diff ?? '', /- +template: v2\n\+ +template: v1/, 'the commit before the edit would take it back');
+    // the same refs over Git's smart HTTP protocol (git http-backend on loopback)
+    const gitHttp = await startGitHttp(home);
+    try {
+      const overHttp = await cli(['--json', 'plan', `${gitHttp.url}/repo@v2`]);
+      assert.equal(overHttp.code, 0, overHttp.stderr);
+      assert.equal((JSON.parse(overHttp.stdout) as PlanBody).commit, sha, 'an http Git URL at a tag');
+      const shaOverHttp = await cli(['--json', 'plan', `${gitHttp.url}/repo@${exportSha}`]);
+      assert.equal(shaOverHttp.code, 2, shaOverHttp.stderr);
+      assert.equal((JSON.parse(shaOverHttp.stdout) as PlanBody).commit, exportSha, 'an http Git URL at a commit');
+    } finally {
+      await gitHttp.close();
+    }
 
     const first = await eventually(async () => {
       assert.equal(ok(await fg.admin<RunBody>('GET', `/api/v1/runs/${beforeRun.runId}`)).status, 'COMPLETE');
@@ -139,10 +165,19 @@ describe('definitions as code: flowgate export, plan and apply', () => {
     assert.equal(record.actor, `member:${editor.id}`);
     assert.equal(record.actorName, 'eda@example.com');
 
-    // a change through the API after the apply: drift
+    // the console's workflow page names the apply; a change made in the console after it is drift
+    const web = consoleHttp(() => fg);
+    const session = await web.signIn(fg.adminToken);
+    const workflowPage = async (): Promise<string> => (await web.get(session, `/console/workflows/${reportId}`)).text();
+    const appliedPage = await workflowPage();
+    assert.match(appliedPage, new RegExp(`Defined as code</dt><dd>applied from <code>file://[^<]+@main</code> at commit <code>${sha.slice(0, 12)}</code>`));
+    assert.doesNotMatch(appliedPage, /Changed outside the folder/);
     const draft = ok(await fg.admin<{ draft: Record<string, unknown> }>('GET', `/api/v1/workflows/${reportId}`));
-    ok(await fg.admin('PUT', `/api/v1/workflows/${reportId}`, { ...draft.draft, steps: [{ name: 'Say', type: 'template', template: 'console' }] }));
-    ok(await fg.admin('POST', `/api/v1/workflows/${reportId}/publish`), 201);
+    const saved = await web.post(session, `/console/workflows/${reportId}/draft`, { definition: JSON.stringify({ ...draft.draft, steps: [{ name: 'Say', type: 'template', template: 'console' }] }) });
+    assert.equal(saved.status, 303, await saved.text());
+    const published = await web.post(session, `/console/workflows/${reportId}/publish`, {});
+    assert.equal(published.status, 303, await published.text());
+    assert.match(await workflowPage(), /Changed outside the folder since that apply: the next <code>flowgate plan<\/code> shows it as drift/);
     const drifted = await cli(['--json', 'plan', repo]);
     assert.equal(drifted.code, 2);
     const driftPlan = JSON.parse(drifted.stdout) as PlanBody;
@@ -161,6 +196,59 @@ describe('definitions as code: flowgate export, plan and apply', () => {
     const direct = await asAdminOf(fg, token.token).admin('POST', '/api/v1/apply', { files: [] });
     assert.equal(direct.status, 403);
     assert.equal(ok(await fg.admin<{ publishedVersion: number }>('GET', `/api/v1/workflows/${reportId}`)).publishedVersion, 3, 'nothing applied by the viewer');
+  });
+
+  it('a changed trigger is changed in place: one change in the plan, the same ID and URL, every call after it takes the new form', async () => {
+    const org = ok(await fg.admin<{ adminToken: string }>('POST', '/api/v1/orgs', { name: 'defs-trigger-in-place' }), 201);
+    const as = asAdminOf(fg, org.adminToken);
+    const { triggerId } = await seed(as);
+    const dir = path.join(home, 'in-place');
+    assert.equal((await cli(['export', dir], org.adminToken)).code, 0);
+    const key = ok(await as.admin<{ key: string }>('POST', '/api/v1/api-keys', { name: 'caller' }), 201);
+    const call = async (): Promise<string> => {
+      const reply = await fg.request(`/ext/triggers/${triggerId}`, { method: 'POST', headers: { 'X-API-KEY': key.key, Prefer: 'wait=0' } });
+      const body = (await reply.json()) as { runId?: string };
+      assert.ok(body.runId, `${reply.status} ${JSON.stringify(body)}`);
+      return body.runId;
+    };
+    // called once before the change: the gateway keeps the trigger as it was
+    const before = await call();
+    assert.equal(ok(await as.admin<RunBody & { callback?: unknown }>('GET', `/api/v1/runs/${before}`)).callback, undefined);
+
+    const file = path.join(dir, 'triggers', 'nightly.yaml');
+    const callbackUrl = `${remote.url}/done`;
+    writeFileSync(file, `${readFileSync(file, 'utf8').trimEnd()}\ncallbackUrl: ${callbackUrl}\nconcurrency:\n  limit: 2\n`);
+    const planned = await cli(['--json', 'plan', dir], org.adminToken);
+    assert.equal(planned.code, 2, planned.stderr);
+    const plan = JSON.parse(planned.stdout) as PlanBody;
+    assert.deepEqual(plan.changes.map((c) => `${c.action} ${c.kind}/${c.name}`), ['change trigger/nightly'], 'one change, no delete and create');
+    assert.match(plan.changes[0]?.diff ?? '', /\+ callbackUrl: /);
+    const applied = await cli(['apply', dir], org.adminToken);
+    assert.equal(applied.code, 0, `${applied.stdout}${applied.stderr}`);
+    assert.match(applied.stdout, /0 to create, 1 to change, 0 to delete/);
+
+    const triggers = ok(await as.admin<{ triggers: { id: string; name: string; callbackUrl: string | null; concurrency: unknown; schedule: unknown }[] }>('GET', '/api/v1/triggers')).triggers;
+    assert.deepEqual(triggers.map((t) => [t.id, t.name, t.callbackUrl, t.concurrency]), [[triggerId, 'nightly', callbackUrl, { limit: 2 }]], 'the same trigger, changed');
+    assert.ok(triggers[0]?.schedule, 'its schedule stayed');
+    assert.equal((await cli(['plan', dir], org.adminToken)).code, 0, 'applied: no change left (the agent still names the same trigger)');
+    // the same URL and key; the gateway that kept the old form takes the new one at once
+    const after = await call();
+    const status = ok(await as.admin<RunBody & { callback?: unknown }>('GET', `/api/v1/runs/${after}`));
+    assert.ok(status.callback, `a run started after the change names the new callback: ${JSON.stringify(status)}`);
+
+    // the API path apply uses: role-checked and audited
+    const viewer = ok(await as.admin<{ id: string }>('POST', '/api/v1/members', { email: 'vic@example.com', role: 'viewer' }), 201);
+    const viewerToken = ok(await as.admin<{ token: string }>('POST', `/api/v1/members/${viewer.id}/tokens`), 201);
+    assert.equal((await asAdminOf(fg, viewerToken.token).admin('PATCH', `/api/v1/triggers/${triggerId}`, { callbackUrl: null })).status, 403);
+    const patched = ok(await as.admin<{ id: string; callbackUrl: string | null; priority: number | null }>('PATCH', `/api/v1/triggers/${triggerId}`, { callbackUrl: null, priority: 2 }));
+    assert.deepEqual([patched.id, patched.callbackUrl, patched.priority], [triggerId, null, 2]);
+    assert.equal((await as.admin('PATCH', `/api/v1/triggers/${triggerId}`, { designatedOutput: { stepIndex: 9 } })).status, 422);
+    const audit = ok(await as.admin<{ records: { action: string; target: { type: string; id: string | null } | null }[] }>('GET', '/api/v1/audit?limit=100')).records;
+    const updates = audit.filter((r) => r.action === 'trigger.updated');
+    assert.ok(updates.length >= 2, `each change through the API is recorded, a refused one too: ${JSON.stringify(audit.map((r) => r.action))}`);
+    assert.deepEqual(updates[0]?.target, { type: 'trigger', id: triggerId });
+    const drifted = JSON.parse((await cli(['--json', 'plan', dir], org.adminToken)).stdout) as PlanBody;
+    assert.deepEqual(drifted.changes.map((c) => `${c.action} ${c.kind}/${c.name} ${c.drift}`), ['change trigger/nightly true'], 'a change through the API is drift');
   });
 
   it('an invalid file: plan exits 1 naming each file and path; apply changes nothing', async () => {

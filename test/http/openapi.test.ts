@@ -179,6 +179,14 @@ describe('OpenAPI document', () => {
       await conforms('/api/v1/triggers/{id}/schedule', 'put', await admin('PUT', schedulePath, { cron: '0 9 * * 1', timeZone: 'Europe/Berlin' }));
       await conforms('/api/v1/triggers/{id}/schedule', 'put', await admin('PUT', schedulePath, { cron: '0 9 * * 1', bogus: 1 }));
       await conforms('/api/v1/triggers/{id}', 'get', await admin('GET', `/api/v1/triggers/${p.triggerId}`));
+      // a scheduled trigger changed in place (its schedule follows the new priority), and refused changes
+      const patchedResponse = await admin('PATCH', `/api/v1/triggers/${p.triggerId}`, { priority: 2, callbackUrl: null });
+      assert.equal(patchedResponse.status, 200);
+      const patched = (await conforms('/api/v1/triggers/{id}', 'patch', patchedResponse)) as { id: string; priority: number | null; schedule: unknown };
+      assert.deepEqual([patched.id, patched.priority, patched.schedule !== null], [p.triggerId, 2, true]);
+      await conforms('/api/v1/triggers/{id}', 'patch', await admin('PATCH', '/api/v1/triggers/trg_nope', { priority: 2 }));
+      await conforms('/api/v1/triggers/{id}', 'patch', await admin('PATCH', `/api/v1/triggers/${p.triggerId}`, { bogus: 1 }));
+      await conforms('/api/v1/triggers/{id}', 'patch', await admin('PATCH', `/api/v1/triggers/${p.triggerId}`, { designatedOutput: { stepIndex: 99 } }));
       await conforms('/api/v1/triggers', 'get', await admin('GET', '/api/v1/triggers'));
       await conforms('/api/v1/schedules', 'get', await admin('GET', '/api/v1/schedules'));
       await conforms('/api/v1/triggers/{id}/schedule/resume', 'post', await admin('POST', `${schedulePath}/resume`, {}));

@@ -1,5 +1,6 @@
 /** The console's workflows page and a workflow's page (docs/console.md "Workflows"). */
 import type { TriggerFormRecord, TriggerRecord, TriggerScheduleRecord, WorkflowRecord } from '../../registry';
+import type { WorkflowAsCode } from '../../management';
 import type { ScheduleState } from '../../schedules/schedule-service';
 import { fieldsHtml, type FormField } from './form-fields';
 import { html, type Html } from './html';
@@ -87,7 +88,14 @@ ${fieldsHtml(inputFields.map((f) => ({ ...f, name: `${SCHEDULE_INPUT_PREFIX}${f.
 <div class="actions"><button type="submit">Create trigger</button></div></form></details>`;
 }
 
-export function workflowBody(options: { workflow: WorkflowRecord; triggers: TriggerRow[]; csrf: string; publicUrl: string; notice?: string; error?: string; inputFields?: FormField[] }): Html {
+/** Where the workflow came from when definitions as code applied it, and whether it was changed here since (docs/definitions-as-code.md#drift). */
+function asCodeFact(asCode: WorkflowAsCode): Html {
+  const commit = asCode.commit ? html` at commit <code>${asCode.commit.slice(0, 12)}</code>` : '';
+  return html`<dt>Defined as code</dt><dd>applied from ${asCode.source ? html`<code>${asCode.source}</code>` : 'a folder'}${commit} on ${asCode.appliedAt}${asCode.drifted
+    ? html`<p class="error" role="status">Changed outside the folder since that apply: the next <code>flowgate plan</code> shows it as drift (export it into the folder to keep the change).</p>` : ''}</dd>`;
+}
+
+export function workflowBody(options: { workflow: WorkflowRecord; triggers: TriggerRow[]; csrf: string; publicUrl: string; notice?: string; error?: string; inputFields?: FormField[]; asCode?: WorkflowAsCode }): Html {
   const { workflow, triggers, csrf } = options;
   const action = `/console/workflows/${encodeURIComponent(workflow.id)}`;
   const latest = workflow.versions[workflow.versions.length - 1];
@@ -98,7 +106,7 @@ ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
 <dl class="facts"><dt>ID</dt><dd><code>${workflow.id}</code></dd>
 <dt>Published</dt><dd>${workflow.publishedVersion === null ? 'not yet' : html`version ${workflow.publishedVersion}`}</dd>
 <dt>Versions</dt><dd>${workflow.versions.length ? workflow.versions.join(', ') : 'none'}</dd>
-<dt>Draft changed</dt><dd>${workflow.updatedAt}</dd></dl>
+<dt>Draft changed</dt><dd>${workflow.updatedAt}</dd>${options.asCode ? asCodeFact(options.asCode) : ''}</dl>
 <div class="actions"><form method="post" data-needs="workflows.write" action="${action}/publish">${csrfField(csrf)}<button type="submit">Publish the draft as version ${(latest ?? 0) + 1}</button></form>
 <a class="button secondary-link" data-needs="workflows.write" href="${action}/draft">Edit the draft</a>
 ${latest === undefined ? '' : html`<a class="button secondary-link" href="${action}/diff">Compare versions</a>`}

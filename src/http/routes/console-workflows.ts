@@ -54,7 +54,7 @@ const sideOf = (value: unknown): Side | undefined => (value === 'draft' ? 'draft
 
 export function consoleWorkflowRoutes(router: Router, deps: GatewayDeps, kit: ConsoleRouteKit): void {
   const { session, csrf, audited, apiAction, parseForm } = kit;
-  const { workflows, triggers } = deps.management;
+  const { workflows, triggers, definitions } = deps.management;
   const notFound = (ctx: Context): void => refusePage(ctx, 404, 'No such workflow', 'This organization has no workflow with that ID.');
   const ownWorkflow = async (ctx: Context): Promise<WorkflowRecord | undefined> => {
     const workflow = await deps.registry.workflows.get(consoleState(ctx).session.orgId, String(ctx.params.id ?? ''));
@@ -90,7 +90,8 @@ export function consoleWorkflowRoutes(router: Router, deps: GatewayDeps, kit: Co
     }));
     const publicUrl = deps.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`;
     const inputFields = await publishedInputFields(workflow);
-    send(ctx, status, page({ title: workflow.name, csrf: s.csrfToken, section: 'workflows' }, workflowBody({ workflow, triggers: rows, csrf: s.csrfToken, publicUrl, inputFields, ...extra })));
+    const asCode = await definitions.workflowAsCode(s.orgId, workflow);
+    send(ctx, status, page({ title: workflow.name, csrf: s.csrfToken, section: 'workflows' }, workflowBody({ workflow, triggers: rows, csrf: s.csrfToken, publicUrl, inputFields, ...(asCode ? { asCode } : {}), ...extra })));
   };
   /** The fields of the published version's input schema (a schedule's inputs are checked against the latest version, as the API checks them). */
   const publishedInputFields = async (workflow: WorkflowRecord): Promise<FormField[]> => {

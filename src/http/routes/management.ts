@@ -6,7 +6,7 @@
  */
 import Router from '@koa/router';
 import type { WorkflowRecord } from '../../registry';
-import { CreateApiKeySchema, CreateOrgSchema, CreateTriggerSchema } from '../../management/schemas';
+import { CreateApiKeySchema, CreateOrgSchema, CreateTriggerSchema, UpdateTriggerSchema } from '../../management/schemas';
 import { requireAdmin } from '../auth';
 import type { GatewayDeps } from '../deps';
 import { conflict } from '../http-error';
@@ -99,6 +99,11 @@ export function managementRoutes(deps: GatewayDeps): GatewayRouter {
     const { orgId } = admin(ctx);
     const schedules = new Map((await deps.registry.schedules.list(orgId, workflowId)).map((s) => [s.triggerId, s]));
     ctx.body = { triggers: (await deps.registry.triggers.list(orgId, workflowId)).map((t) => triggerBody(t, schedules.get(t.id))) };
+  });
+
+  mount(router, OPS.updateTrigger, async (ctx) => {
+    const input = parse(UpdateTriggerSchema, body(ctx));
+    ctx.body = settled(await callTemporal(() => triggers.update(admin(ctx).orgId, ctx.params.id ?? '', input)));
   });
 
   mount(router, OPS.deleteTrigger, async (ctx) => {

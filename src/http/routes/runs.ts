@@ -90,8 +90,12 @@ export const POLLING_OPERATIONS = {
 } satisfies Operations;
 const OPS = POLLING_OPERATIONS;
 
-/** Triggers and published versions never change, so neither does a run's designated output. */
+/**
+ * A run's designated output: its published version never changes, its trigger's may (a change in
+ * place, PATCH /api/v1/triggers/{id}), so a kept one is read again after this long.
+ */
 const CACHED_DESIGNATED_OUTPUTS = 10_000;
+const DESIGNATED_OUTPUT_RECHECK_MS = 30_000;
 
 /** A final view's results body as sent, good while its links' expiry (`exp`, whole seconds) is the same. */
 interface SerializedResults {
@@ -102,7 +106,7 @@ interface SerializedResults {
 export function runRoutes(deps: GatewayDeps): GatewayRouter {
   const router = new Router<GatewayState>({ prefix: RUN });
   // `null`: no designated output (the cache keeps no undefined).
-  const designated = new LruCache<string, DesignatedOutput | null>({ maxEntries: CACHED_DESIGNATED_OUTPUTS, ttlMs: Infinity });
+  const designated = new LruCache<string, DesignatedOutput | null>({ maxEntries: CACHED_DESIGNATED_OUTPUTS, ttlMs: DESIGNATED_OUTPUT_RECHECK_MS });
   const designatedOf = async (view: RunView): Promise<DesignatedOutput | undefined> => (await designated.getOrLoad(
     `${view.memo.triggerId}\n${view.memo.automationId}@${view.memo.automationVersion}`, async () => (await designatedOutput(deps, view)) ?? null)) ?? undefined;
   mount(router, OPS.runStatus, async (ctx) => {

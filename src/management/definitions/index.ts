@@ -13,7 +13,8 @@
  * each object looked like after the apply is kept as a hash: a later plan reports an object whose
  * live form differs from it as drift (changed outside the folder).
  */
-import { canonicalJson } from '../../registry';
+import { canonicalJson, type WorkflowRecord } from '../../registry';
+
 import { roleHas, type Permission, type Role } from '../../people/roles';
 import { done, refused, type Outcome } from '../outcome';
 import { DEFINITION_KINDS, type ApplyRequest, type DefinitionKind, type Plan, definitionsJsonSchema } from './format';
@@ -35,12 +36,28 @@ const OPT_IN_KINDS: ReadonlySet<DefinitionKind> = new Set(['member', 'connection
 
 export type DefinitionAdminDeps = DefinitionWriteDeps;
 
+/** The last apply that wrote a workflow, and whether it changed outside the folder since. */
+export interface WorkflowAsCode { source: string | null; commit: string | null; appliedAt: string; drifted: boolean }
+
 export class DefinitionAdmin {
   constructor(private readonly deps: DefinitionAdminDeps) {}
 
   /** The JSON Schema of a definitions file, for editors (`# yaml-language-server: $schema=…`). */
   jsonSchema(): Record<string, unknown> {
     return definitionsJsonSchema(this.deps.workflows.definitionSchema);
+  }
+
+  /**
+   * A workflow as code (the console's workflow page): the last apply that wrote it (source,
+   * commit, when) and whether it was changed outside the folder since (drift, as a plan tells it);
+   * undefined when no apply wrote it.
+   */
+  async workflowAsCode(orgId: string, workflow: WorkflowRecord): Promise<WorkflowAsCode | undefined> {
+    const applied = (await this.deps.registry.appliedDefinitions.list(orgId)).find((r) => r.kind === 'workflow' && r.name === workflow.name);
+    if (!applied) return undefined;
+    const published = workflow.publishedVersion === null ? undefined : await this.deps.registry.workflows.getVersion(workflow.id, workflow.publishedVersion);
+    const drifted = hashOf(workflowForm(published?.definition ?? workflow.draft)) !== applied.hash;
+    return { source: applied.source, commit: applied.sourceCommit, appliedAt: applied.appliedAt, drifted };
   }
 
   /** What apply would do: every change with its diff, the drift since the last apply, or every problem placed by file and path. */
@@ -187,7 +204,8 @@ export class DefinitionAdmin {
     for (const [name, { file, value }] of folder.trigger) {
       if (!workflowNames.has(value.workflow)) errors.push({ file, path: 'workflow', message: `no workflow ${JSON.stringify(value.workflow)} in the folder or the organization` });
       const form = triggerDocForm(value, file, errors);
-      if (value.verify && applying && !live.trigger.has(name)) {
+      // a value is needed by a new verified trigger, or one made verified; a verified one keeps its secrets
+      if (value.verify && applying && live.trigger.get(name)?.form.verify === undefined) {
         for (const ref of value.verify.secretRefs) {
           if (request.secrets[ref] === undefined) errors.push({ file, path: 'verify.secretRefs', message: `no value for the secret reference ${ref}: set the environment variable (flowgate apply) or give it in secrets` });
         }

@@ -1,9 +1,12 @@
 /**
  * How apply writes a trigger (definitions as code, write.ts): a new one is created; a changed one
- * is brought to the folder's form.
+ * is changed in place (TriggerAdmin.update: the same ID, so its URL, keys, forms and secrets stay),
+ * its schedule and `disabled` through their own calls.
  */
 import { canonicalJson } from '../../registry';
 import type { TriggerAdmin } from '../triggers';
+import type { UpdateTriggerInput } from '../schemas';
+import { VerifyChangeSchema } from '../../triggers/webhooks/config';
 import type { TriggerDoc } from './format';
 import { onlyDiffer, verifyInput } from './forms';
 import type { Step } from './live';
@@ -23,12 +26,30 @@ const settled = <T>(outcome: { ok: true; value: T } | { ok: false; message: stri
   return outcome.value;
 };
 
+/**
+ * The folder's trigger as a change in place: every field it leaves out is removed. A verified
+ * trigger keeps its secrets (they rotate through their own call); one that becomes verified takes
+ * the values of its references.
+ */
+export function triggerChange(doc: TriggerDoc, workflowId: string, wasVerified: boolean, secrets: Record<string, string>): UpdateTriggerInput {
+  let verify: UpdateTriggerInput['verify'] = null;
+  if (doc.verify) {
+    const { secretRefs: _refs, ...options } = doc.verify;
+    verify = wasVerified ? VerifyChangeSchema.parse(options) : verifyInput(doc.verify, secrets);
+  }
+  return {
+    workflowId, designatedOutput: doc.designatedOutput ?? null, tool: doc.tool ?? null, callbackUrl: doc.callbackUrl ?? null,
+    priority: doc.priority ?? null, concurrency: doc.concurrency ?? null, verify, debounce: doc.debounce ?? null, batch: doc.batch ?? null,
+  };
+}
+
 /** Writes the trigger; answers its ID. */
 export async function writeTrigger(triggers: TriggerAdmin, { orgId, step, doc, workflowId, id, secrets }: TriggerWrite): Promise<string> {
   const have = step.live?.form;
   const want = step.folderForm;
   const what = `trigger ${step.name}`;
-  if (id && have && want && onlyDiffer(have, want, ['schedule', 'disabled'])) {
+  if (id && have && want) {
+    if (!onlyDiffer(have, want, ['schedule', 'disabled'])) settled(await triggers.update(orgId, id, triggerChange(doc, workflowId, have.verify !== undefined, secrets)), what);
     if (canonicalJson(have.schedule) !== canonicalJson(want.schedule)) {
       if (want.schedule === undefined) settled(await triggers.deleteSchedule(orgId, id), what);
       else settled(await triggers.putSchedule(orgId, id, want.schedule), what);
@@ -36,8 +57,6 @@ export async function writeTrigger(triggers: TriggerAdmin, { orgId, step, doc, w
     if (Boolean(have.disabled) !== Boolean(want.disabled)) settled(await triggers.setDisabled(orgId, id, Boolean(want.disabled)), what);
     return id;
   }
-  // any other change makes a new trigger (a new ID): the registry has no update of a trigger's other fields
-  if (id) settled(await triggers.delete(orgId, id), what);
   const { verify, schedule: _schedule, disabled, workflow: _w, kind: _k, ...rest } = doc;
   const created = settled(await triggers.create(orgId, {
     ...rest, workflowId,

@@ -72,6 +72,13 @@ export const VerifySchema = z.discriminatedUnion('preset', [GitHubOptions, Strip
   .meta({ description: 'verify calls by the sender\'s signature (a preset) instead of an API key: the trigger is then called at /ext/triggers/{id} without X-API-KEY' });
 export type VerifyInput = z.infer<typeof VerifySchema>;
 
+/** `verify` on PATCH /api/v1/triggers/{id}: as on create, but without `secrets` the trigger keeps its own. */
+export const VerifyChangeSchema = z.discriminatedUnion('preset', [
+  GitHubOptions.partial({ secrets: true }), StripeOptions.partial({ secrets: true }), SlackOptions.partial({ secrets: true }),
+  StandardWebhooksOptions.partial({ secrets: true }), HmacOptions.partial({ secrets: true }),
+]).meta({ description: 'the preset and its options; `secrets` replaces the held ones, and without it a verified trigger keeps its own' });
+export type VerifyChange = z.infer<typeof VerifyChangeSchema>;
+
 /** What the registry keeps of `verify` (and the trigger's body shows): everything but the secrets. */
 export type TriggerVerify = DistributiveOmit<VerifyInput, 'secrets'>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -18,7 +18,7 @@ import type { RunStarts, TriggerRefusal, TriggerService } from '../../runs/trigg
 import { ShapeKeyError, ShapedEventTooLarge, type ShapeQueue } from '../shaping/shape-queue';
 import { newTriggerId } from '../../registry';
 import type { TriggerShaping } from '../../common/shaping';
-import { StoredVerifySchema, verifyOptions, type BatchSchema, type DebounceSchema, type TriggerVerify, type VerifyInput } from './config';
+import { StoredVerifySchema, verifyOptions, type BatchSchema, type DebounceSchema, type TriggerVerify, type VerifyChange, type VerifyInput } from './config';
 import type { z } from 'zod';
 import { deliveryIdOf, verifySignature, type RefusalCheck, type SignedCall, type Verdict } from './presets';
 import type { TriggerSecrets } from './secrets';
@@ -156,6 +156,12 @@ export class WebhookReceiver {
     const shaping: TriggerShaping | null = parts.debounce ? { debounce: parts.debounce } : parts.batch ? { batch: parts.batch } : null;
     if (!parts.verify) return { id, verify: null, shaping };
     return { id, verify: verifyOptions(parts.verify), sealedSecrets: this.deps.secrets.seal(id, parts.verify.secrets), shaping };
+  }
+
+  /** `verify` of a change in place (PATCH): the options kept, the new secrets sealed bound to the trigger's ID when given. */
+  changeFields(triggerId: string, verify: VerifyChange): { verify: TriggerVerify; sealedSecrets?: string[] } {
+    const { secrets, ...options } = verify;
+    return { verify: options, ...(secrets ? { sealedSecrets: this.deps.secrets.seal(triggerId, secrets) } : {}) };
   }
 
   /** The trigger's last deliveries (the console, the API). */
