@@ -7,7 +7,8 @@
  * a remote MCP server on the official SDK v2, which flowgate proxies as a custom server, and at
  * `/mcp-minimal` one that does next to nothing, to tell flowgate's own proxy cost apart, and at
  * `/openapi/echo` a customer API that answers at once, which flowgate calls through a generated
- * (OpenAPI) server, plain and durable: the price of durability, issue 50). Every
+ * (OpenAPI) server, plain and durable: the price of durability, and the plain proxy's cost against
+ * calling the API directly, issue 50). Every
  * scenario runs both sides in interleaved rounds (the order alternates per round) as a closed loop:
  * each of N callers makes its calls back to back. Prints per round and, at the end, the median
  * ratio (flowgate rate / raw rate) with each side's p50/p99. Asserts nothing: the targets of
@@ -684,7 +685,9 @@ async function parent(): Promise<void> {
         flowgate: () => echoCall(plainEcho.id), raw: directEcho,
       },
       {
-        name: 'tools/call through flowgate to a generated (OpenAPI) tool vs the API directly, 50 callers', target: '>= 0.8', callers: 50, perCaller: s(20),
+        // information: the API does next to nothing, so the rate ratio is about the API's CPU per
+        // call over flowgate's (read fg µs/call); the 0.8 target is the remote MCP server's row
+        name: 'tools/call through flowgate to a generated (OpenAPI) tool vs the API directly, 50 callers', target: '(info)', callers: 50, perCaller: s(20),
         flowgate: () => echoCall(plainEcho.id), raw: directEcho,
       },
       {

@@ -1,6 +1,6 @@
 /**
  * Where a V8 CPU profile's time went: `node dist/test/bench/profile-summary.js <file.cpuprofile>
- * [top=25] [--since=<seconds>]`. Reads a `--cpu-prof` profile (as `BENCH_CPU_PROF` makes of the
+ * [top=25] [--since=<seconds>] [--callers=<function>]`. Reads a `--cpu-prof` profile (as `BENCH_CPU_PROF` makes of the
  * flowgate process in `npm run bench:compare`) and prints, as shares of the sampled time:
  *
  * - by place: V8's own entries (`(garbage collector)`, `(program)`, `(idle)`), Node's internals
@@ -10,7 +10,8 @@
  * - the top functions of flowgate's own code by total time (itself and what it called), each
  *   counted once per sample however deep it recurses.
  *
- * `--since` leaves out the first seconds (start-up, registration) so the load's samples count alone.
+ * `--since` leaves out the first seconds (start-up, registration) so the load's samples count alone;
+ * `--callers` also prints which stacks (three frames up) a function's self time came from.
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -38,14 +39,14 @@ export function placeOf(frame: Frame): string {
     const rest = url.slice(modules + '/node_modules/'.length).split('/');
     return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1] ?? ''}` : rest[0] ?? url;
   }
-  const own = /\/dist\/((?:src|activities|workflows|temporal|test)(?:\/[^/]+)?)\//.exec(url);
+  const own = /\/dist[^/]*\/((?:src|activities|workflows|temporal|test)(?:\/[^/]+)?)\//.exec(url);
   if (own?.[1]) return own[1];
   return url.replace(/^file:\/\//, '');
 }
 
 /** A frame's name for the tables: function, file and line. */
 function nameOf(frame: Frame): string {
-  const file = frame.url.replace(/^file:\/\//, '').replace(/^.*\/(node_modules|dist)\//, '$1/');
+  const file = frame.url.replace(/^file:\/\//, '').replace(/^.*\/(node_modules|dist[^/]*)\//, '$1/');
   return `${frame.functionName || '(anonymous)'} ${file}${frame.url ? `:${frame.lineNumber + 1}` : ''}`;
 }
 
@@ -53,6 +54,9 @@ function main(): void {
   const [file, ...rest] = process.argv.slice(2);
   if (!file) throw new Error('usage: profile-summary <file.cpuprofile> [top] [--since=<seconds>]');
   const top = Number(rest.find((arg) => /^\d+$/.test(arg)) ?? 25);
+  // --callers=<function name>: the stacks (three frames up) its self time came from
+  const callersOf = rest.find((arg) => arg.startsWith('--callers='))?.slice('--callers='.length);
+  const callers = new Map<string, number>();
   const since = Number(rest.find((arg) => arg.startsWith('--since='))?.slice('--since='.length) ?? 0) * 1e6;
   const profile = ProfileSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -75,10 +79,16 @@ function main(): void {
     self.set(name, (self.get(name) ?? 0) + delta);
     const place = placeOf(node.callFrame);
     places.set(place, (places.get(place) ?? 0) + delta);
+    if (callersOf !== undefined && node.callFrame.functionName === callersOf) {
+      const chain: string[] = [];
+      for (let at = parent.get(id); at !== undefined && chain.length < 3; at = parent.get(at)) chain.push(nameOf(byId.get(at)!.callFrame));
+      const key = chain.join(' < ');
+      callers.set(key, (callers.get(key) ?? 0) + delta);
+    }
     const seen = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const frame = byId.get(at)?.callFrame;
-      if (!frame || !/\/dist\/(src|activities|temporal)\//.test(frame.url)) continue;
+      if (!frame || !/\/dist[^/]*\/(src|activities|temporal)\//.test(frame.url)) continue;
       const key = nameOf(frame);
       if (seen.has(key)) continue;
       seen.add(key);
@@ -97,6 +107,7 @@ function main(): void {
   table('by place (self time)', places, busy);
   table('functions by self time', self, busy);
   table("flowgate's own functions by total time (itself and what it called)", total, busy);
+  if (callersOf !== undefined) table(`where ${callersOf}'s self time came from (three callers up)`, callers, busy);
 }
 
 if (require.main === module) main();
