@@ -18,6 +18,9 @@ export function acceptsJson(accept: string): boolean {
   });
 }
 
+/** The Content-Type of every JSON answer, as Koa's `ctx.type = 'application/json'` writes it. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 export function reply(ctx: Context, status: number, body: JsonRpcResponse | JsonRpcResponse[] | undefined, headers: Record<string, string> = {}): void {
   ctx.set(headers);
   ctx.status = status;
@@ -27,7 +30,8 @@ export function reply(ctx: Context, status: number, body: JsonRpcResponse | Json
     ctx.remove('Content-Type');
     return;
   }
-  ctx.type = 'application/json';
+  // what `ctx.type = 'application/json'` sets, without its MIME lookup (mime-types' contentType on every answer)
+  ctx.set('Content-Type', JSON_CONTENT_TYPE);
   ctx.body = JSON.stringify(body);
 }
 

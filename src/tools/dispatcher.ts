@@ -201,7 +201,7 @@ export class ToolDispatcher implements ToolCaller {
     if (typeof pcid !== 'string' || pcid === '') {
       throw new ToolCallError('INVALID_ARGUMENTS', `arguments.PCID: /${server.name} is an application server; every tool needs the PCID of a ${server.application} connection`);
     }
-    const connection = await this.connections.open(orgId, pcid);
+    const connection = await (server.openConnection ? server.openConnection(orgId, pcid) : this.connections.open(orgId, pcid));
     if (!connection) throw new ToolCallError('CONNECTION_REFUSED', `no connection ${pcid} in this organization`);
     if (connection.application !== server.application) {
       throw new ToolCallError('CONNECTION_REFUSED', `connection ${pcid} is a ${connection.application} connection; /${server.name} needs a ${server.application} connection`);

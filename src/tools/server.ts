@@ -139,6 +139,12 @@ export interface ToolServer {
   /** set on application servers: every tool needs a `PCID` of a connection of this application */
   readonly application?: string;
   /**
+   * How an application server's `PCID` is opened, when the server keeps its connection briefly (a
+   * generated custom server: src/tools/custom/registry-reads.ts) rather than have the dispatcher
+   * read and decrypt it on every call. Undefined when the organization has no such connection.
+   */
+  openConnection?(orgId: string, pcid: string): Promise<ToolConnection | undefined>;
+  /**
    * The largest JSON-RPC request body the HTTP gateway takes on this server's path, when its tools
    * accept more than DEFAULT_MAX_REQUEST_BYTES (codeagent: five 15 MB images); in-process calls
    * (steps, agents) have no such limit.

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { DEFAULT_ORG_ID } from '../../src/registry';
+import { CUSTOM_SERVER_RECHECK_MS } from '../../src/tools/custom';
 import { generateApi, toolNameOf } from '../../src/tools/custom/openapi';
 import { startFakeCustomerApi, API_KEY, type FakeCustomerApi } from '../support/fake-customer-api';
+import { eventually } from '../support/eventually';
 import type { TestFlowgate } from '../support/flowgate';
 import { asAdmin, createCustomConnection, createServer, ORG_CHART_YAML, PETSTORE, type ServerBody } from './custom-support';
 import { callTool, rpc, RPC_HEADERS, runtimeToken, startToolFlowgate } from './support';
@@ -97,6 +99,21 @@ describe('generated tool servers', () => {
     const deleted = await callTool(fg, petstore.id, token, 'deletePet', { PCID: pcid, petId: 77, api_key: 'ignored-by-the-credential' });
     assert.equal((deleted.body?.result?.structuredContent as { text: string }).text, 'Pet deleted', 'a text answer is text');
     assert.equal(api.requests[api.requests.length - 1]?.headers.api_key, API_KEY, 'the stored credential wins over a same-named header argument');
+  });
+
+  it('calls with its connection kept briefly: credentials written elsewhere (another replica) apply within CUSTOM_SERVER_RECHECK_MS', async () => {
+    const credentials = (value: string): Record<string, unknown> => ({ baseUrl: `${api.url}/api/v3`, testPath: '/health', auth: { kind: 'api_key', name: 'api_key', value } });
+    const kept = await createCustomConnection(fg, fg.adminToken, credentials(API_KEY));
+    const server = await createServer(fg, fg.adminToken, { connection: kept, document: PETSTORE, name: 'kept connection' });
+    const keyOfLastCall = async (): Promise<unknown> => {
+      await callTool(fg, server.id, token, 'getPetById', { PCID: kept, petId: 10 });
+      return api.requests[api.requests.length - 1]?.headers.api_key;
+    };
+    assert.equal(await keyOfLastCall(), API_KEY);
+    // written straight to the store, as another replica writes it: nothing here forgets the kept copy
+    assert.equal(await fg.tools.connections.replace(DEFAULT_ORG_ID, kept, null, credentials('rotated-key')), true);
+    await eventually(async () => ((await keyOfLastCall()) === 'rotated-key' ? true : undefined),
+      'a call with the credentials written elsewhere', CUSTOM_SERVER_RECHECK_MS + 5_000, 20);
   });
 
   it('answers a non-2xx reply as a tool error with its status and body', async () => {

@@ -150,7 +150,7 @@ export class CustomServers {
       }, record.updatedAt);
     }
     const api = await generateApi(record.source);
-    return openApiServer({ id: record.id, description: record.description, connectionId: record.connectionId ?? '', api, auth: this.auth });
+    return openApiServer({ id: record.id, description: record.description, connectionId: record.connectionId ?? '', api, auth: this.auth, openConnection: (org, id) => this.reads.toolConnection(org, id) });
   }
 
   async list(orgId: string): Promise<ServerView[]> {

@@ -12,7 +12,7 @@ import addFormats from 'ajv-formats';
 import { lenientLinearRegExp } from '../../documents/linear-regexp';
 import type { BufferedResponse } from '../../net/http-client';
 import { pcidSchema, jsonSchemaOf } from '../define-tool';
-import { ToolCallError, ToolFailure, type CallContext, type JsonSchemaObject, type ToolEntry, type ToolOutput, type ToolServer } from '../server';
+import { ToolCallError, ToolFailure, type CallContext, type JsonSchemaObject, type ToolConnection, type ToolEntry, type ToolOutput, type ToolServer } from '../server';
 import { parseBody, type CustomAuth } from './auth';
 import { CUSTOM_APPLICATION, CustomCredentialsSchema, underBase } from './credentials';
 import { sendToCustomerApi } from './customer-api';
@@ -32,6 +32,23 @@ export interface OpenApiServerSpec {
   connectionId: string;
   api: GeneratedApi;
   auth: CustomAuth;
+  /** how a call's `PCID` is opened (kept briefly: registry-reads.ts); absent, the dispatcher reads it */
+  openConnection?(orgId: string, pcid: string): Promise<ToolConnection | undefined>;
+}
+
+/**
+ * A connection's credentials checked as a custom connection's, once per opened connection: a kept
+ * connection (registry-reads.ts) is the same object for every call within its bound.
+ */
+const checkedCredentials = new WeakMap<object, ReturnType<typeof CustomCredentialsSchema.safeParse>>();
+
+function customCredentialsOf(connection: ToolConnection): ReturnType<typeof CustomCredentialsSchema.safeParse> {
+  let checked = checkedCredentials.get(connection.credentials);
+  if (checked === undefined) {
+    checked = CustomCredentialsSchema.safeParse(connection.credentials);
+    checkedCredentials.set(connection.credentials, checked);
+  }
+  return checked;
 }
 
 interface Compiled {
@@ -61,6 +78,7 @@ export function openApiServer(spec: OpenApiServerSpec): ToolServer {
     description: spec.description,
     embedded: false,
     application: CUSTOM_APPLICATION,
+    ...(spec.openConnection ? { openConnection: spec.openConnection } : {}),
     listTools: async () => entries,
     async callTool(name, args, context) {
       const tool = tools.get(name);
@@ -70,7 +88,7 @@ export function openApiServer(spec: OpenApiServerSpec): ToolServer {
       if (!connection || connection.id !== spec.connectionId) {
         throw new ToolCallError('CONNECTION_REFUSED', `/${spec.id} calls its API with connection ${spec.connectionId}; PCID must name it`);
       }
-      const credentials = CustomCredentialsSchema.safeParse(connection.credentials);
+      const credentials = customCredentialsOf(connection);
       if (!credentials.success) throw new ToolCallError('CONNECTION_REFUSED', `connection ${connection.id} is not a valid custom connection`);
       const ref = { orgId: context.orgId, id: connection.id, credentials: credentials.data };
       const request = buildRequest(tool.operation, credentials.data.baseUrl, args);
