@@ -737,6 +737,8 @@ async function parent(): Promise<void> {
       await snapshots();
       await quiet([fg.pid, raw.pid]);
       const before = await settled();
+      const cached = async (): Promise<{ flowgate: number; raw: number }> => ({ flowgate: await stickyCacheSize(sdkMetrics.flowgate), raw: await stickyCacheSize(sdkMetrics.raw) });
+      const cachedBefore = await cached();
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         const res = await trigger(paused.triggerId, false);
         expectOk(res);
@@ -745,10 +747,18 @@ async function parent(): Promise<void> {
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         pausedIds.push((await client.workflow.start('rawPaused', { taskQueue: RAW_QUEUE, workflowId: randomUUID() })).workflowId);
       });
-      // Let both workers take the first workflow task of every run: until both are idle.
-      const waited = await quiet([fg.pid, raw.pid]);
+      // Let both workers take the first workflow task of every run: until each holds every paused
+      // run in its sticky cache (at most ten minutes; on a loaded machine a worker can look idle
+      // while its runs' first tasks still wait in Temporal), then until both are idle.
+      const began = Date.now();
+      const holdsAll = (count: number, side: 'flowgate' | 'raw'): boolean => Number.isNaN(count) || count - cachedBefore[side] >= PAUSED;
+      for (let now = await cached(); !(holdsAll(now.flowgate, 'flowgate') && holdsAll(now.raw, 'raw')) && Date.now() - began < 600_000; now = await cached()) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      await quiet([fg.pid, raw.pid]);
+      const waited = Date.now() - began;
       const after = await settled();
-      const cachedRuns = { flowgate: await stickyCacheSize(sdkMetrics.flowgate), raw: await stickyCacheSize(sdkMetrics.raw) };
+      const cachedRuns = await cached();
       const grown = (side: 'flowgate' | 'raw', figure: keyof SettledMemory): number => after[side][figure] - before[side][figure];
       const line = (figure: keyof SettledMemory): string => (['flowgate', 'raw'] as const)
         .map((side) => `${side === 'raw' ? 'raw worker' : side} ${before[side][figure].toFixed(1)} -> ${after[side][figure].toFixed(1)} (+${grown(side, figure).toFixed(1)})`).join(' | ');
@@ -756,7 +766,7 @@ async function parent(): Promise<void> {
       console.log(`    RSS (median of 5)      ${line('rssMiB')}`);
       console.log(`    workflow thread heap   ${line('threadHeapMiB')}`);
       console.log(`    main thread heap       ${line('mainHeapMiB')}`);
-      console.log(`    runs in the sticky cache (temporal_sticky_cache_size): flowgate ${cachedRuns.flowgate} | raw worker ${cachedRuns.raw}`);
+      console.log(`    runs in the sticky cache (temporal_sticky_cache_size): flowgate ${cachedBefore.flowgate} -> ${cachedRuns.flowgate} | raw worker ${cachedBefore.raw} -> ${cachedRuns.raw}`);
       // paused runs per GiB of RSS growth, and flowgate's growth against the raw worker's
       const perGiB = (mib: number): string => (mib > 0 ? (PAUSED / (mib / 1024)).toFixed(0) : 'n/a');
       console.log(`  paused runs per GiB of RSS: flowgate ${perGiB(grown('flowgate', 'rssMiB'))} | raw worker ${perGiB(grown('raw', 'rssMiB'))};`
