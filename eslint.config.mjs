@@ -63,7 +63,18 @@ export default tseslint.config(
         { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
         { name: 'setInterval', message: 'Use sleep() loops from @temporalio/workflow.' },
         { name: 'process', message: 'Workflows never read the environment.' }],
+      // Every module of workflows/ is loaded once and shared by all cached runs (temporal/worker.ts
+      // sharedWorkflowModules): a module-level variable would be one for every run.
+      'no-restricted-syntax': ['error', {
+        selector: 'Program > VariableDeclaration[kind!="const"], Program > ExportNamedDeclaration > VariableDeclaration[kind!="const"]',
+        message: 'Modules of workflows/ are shared by every run: keep run state in the workflow function or in runLocals() (workflows/run/run-locals.ts).',
+      }],
     },
+  },
+  {
+    // only in the bundle of a worker that traces, and never shared: evaluated again for each run
+    files: ['workflows/run/tracing-interceptors.ts'],
+    rules: { 'no-restricted-syntax': 'off' },
   },
   {
     files: ['activities/**/*.ts'],

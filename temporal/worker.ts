@@ -26,20 +26,23 @@ const COMMON_DIR = path.join(__dirname, '..', 'src', 'common');
 /**
  * The modules loaded once into the reusable V8 context and shared by every run, instead of once
  * per run that the worker caches (the SDK evaluates every module a run imports again for that run,
- * and keeps them while the run is cached): jsonata and every module of src/common. Only modules
+ * and keeps them while the run is cached): jsonata, every module of src/common and every module of
+ * workflows/ (through its entry and the metrics interceptors, which import the rest). Only modules
  * without per-run state belong here. The SDK freezes them (a run cannot change what another
- * reads), but a module-level variable a function assigns is not frozen: src/common keeps none that
- * depends on a run (expressions.ts keeps the shared jsonata it loaded). Run state at module level
- * (workflows/run/child-ids.ts, features.ts, slots.ts, time-limit.ts) is why workflows/ is not here.
+ * reads), but a module-level variable a function assigns is not frozen: src/common and workflows/
+ * keep none that depends on a run (expressions.ts keeps the shared jsonata it loaded; what a run
+ * keeps beside its workflow function's variables lives on its own global object,
+ * workflows/run/run-locals.ts). The tracing interceptors (workflows/run/tracing-interceptors.ts,
+ * only in the bundle of a worker that traces) keep run state and stay per run.
  * Modules a cached run evaluates for itself: 164 with zod in the bundle, 69 without, 39 with
- * src/common shared (about 660, 66 and 40 KiB of its heap); the raw SDK worker of bench:compare: 9.
+ * src/common shared, none with workflows/ shared too; the raw SDK worker of bench:compare: 9.
  */
 export function sharedWorkflowModules(): string[] {
   const common = readdirSync(COMMON_DIR).filter((file) => file.endsWith('.js')).sort().map((file) => path.join(COMMON_DIR, file))
     // the schema modules (definition.ts, step-schema.ts, priority-schema.ts): no workflow uses them,
     // and preloading them would bring zod into the bundle (test/workflows/bundle.test.ts)
     .filter((file) => !readFileSync(file, 'utf8').includes('require("zod")'));
-  return ['jsonata', ...common];
+  return ['jsonata', ...common, WORKFLOWS_PATH, METRICS_INTERCEPTORS_PATH];
 }
 
 const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();

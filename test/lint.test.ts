@@ -52,6 +52,15 @@ describe('eslint.config.mjs', function () {
     });
   }
 
+  it('rejects a module-level let or var in workflows/ (its modules are shared by every run), not a const', async () => {
+    for (const code of ['let level: number | undefined;\nexport const get = (): number | undefined => level;\n', 'export let count = 0;\n', 'var seen = 0;\nexport const get = (): number => seen;\n']) {
+      const fired = await firedRules('workflows/steps/lint-fixture.ts', code);
+      assert.ok(fired.includes('no-restricted-syntax'), `${code} passed lint: ${JSON.stringify(fired)}`);
+    }
+    const fired = await firedRules('workflows/steps/lint-fixture.ts', 'export const LIMIT = 5;\nexport function f(): number {\n  let n = LIMIT;\n  n += 1;\n  return n;\n}\n');
+    assert.ok(!fired.includes('no-restricted-syntax'), JSON.stringify(fired));
+  });
+
   it('rejects a Node built-in in a nested workflows/ folder', async () => {
     const fired = await firedRules('workflows/steps/lint-fixture.ts', "import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n");
     assert.ok(fired.includes('no-restricted-imports'));

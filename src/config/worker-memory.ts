@@ -8,7 +8,7 @@
  *
  * The shares (docs/operations.md, Memory):
  * - the workflow thread's V8 heap: 40% of the budget. The cache is sized so that its runs fill at
- *   most half of that heap at CACHED_RUN_MB a run; the other half is for what a task allocates and
+ *   most half of that heap at CACHED_RUN_MB (384 KiB) a run; the other half is for what a task allocates and
  *   frees, and for replays. A run evicted from the cache is rebuilt from its history at its next task.
  * - the `code` sandboxes: 25%. A step reserves its `memoryLimitMb` plus a thread's own cost before it
  *   starts; steps that do not fit wait for those running to end (activities/steps/code/sandbox-gate.ts).
@@ -30,12 +30,15 @@ const SANDBOX_SHARE = 0.25;
  */
 export const WORKFLOW_THREAD_BASE_MB = 48;
 /**
- * What one cached run may hold in the workflow thread's heap, set well above the measured: 1,000
- * paused runs cost about 0.2 MiB each (bench:compare), a cached run of the bench:memory mix (forEach,
- * agents, approvals) 0.25-0.35 MiB (docs/operations.md, Memory). Step results in a run's state are
- * cut at 4 KiB (RESULT_INLINE_LIMIT).
+ * What one cached run may hold in the workflow thread's heap (MiB), from the measured: a run paused
+ * on an approval holds about 80 KiB once every module of workflows/ is shared by the runs (300
+ * held, test/bench/heap-summary.ts; 110 KiB before, when each cached run evaluated 39 modules for
+ * itself), a cached run of the bench:memory mix (forEach, agents, approvals) 0.25-0.35 MiB with
+ * its own state (measured before that change, which took 30-40 KiB off each). Step results in a
+ * run's state are cut at 4 KiB (RESULT_INLINE_LIMIT). It was 1 MiB, from when a cached run held
+ * 164 modules (660 KiB) before any state of its own.
  */
-export const CACHED_RUN_MB = 1;
+export const CACHED_RUN_MB = 0.375;
 /**
  * What a `code` step's sandbox thread costs besides its QuickJS memory: a V8 isolate, Node's
  * bootstrap in it and the QuickJS WebAssembly module (measured: 12-18 MiB RSS a thread running a small

@@ -32,7 +32,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import Koa from 'koa';
 import { Agent, request } from 'undici';
 import { z } from 'zod';
@@ -45,7 +45,7 @@ import type { ToolServer } from '../../src/tools';
 import { SEARCH_ATTRIBUTES } from '../../src/common/search-attributes';
 import { defineTool, toolServer } from '../../src/tools/define-tool';
 import { startEmbeddedTemporal } from '../../temporal/embedded';
-import { freeTemporalPort } from '../../temporal/ports';
+import { freePort, freeTemporalPort } from '../../temporal/ports';
 import { allPorts, internalPorts } from '../../temporal/server-config';
 import { ensureTemporalServer } from '../../temporal/server-binaries';
 import { requestHeapSnapshots } from './heap-request';
@@ -56,6 +56,13 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3) * 1000;
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const PAUSED = Number(process.env.BENCH_PAUSED ?? 1000);
+/**
+ * The sticky cache of both workers (BENCH_CACHED_WORKFLOWS; default: room for every paused run and
+ * 100 more): the same setting on both sides, so that every paused run is held in its worker's cache
+ * on both (flowgate's own default, from FLOWGATE_WORKER_MEMORY_MB, is smaller: that would measure
+ * its evictions, not its runs).
+ */
+const CACHED = Number(process.env.BENCH_CACHED_WORKFLOWS ?? PAUSED + 100);
 /** How long each open-loop measurement offers its rate (BENCH_OPEN_LOOP_SECONDS). */
 const OPEN_LOOP_SECONDS = Number(process.env.BENCH_OPEN_LOOP_SECONDS ?? 10);
 const ADMIN = 'fga_bench_compare_0123456789';
@@ -128,6 +135,9 @@ async function flowgateChild(address: string): Promise<void> {
     FLOWGATE_MAX_CONNECTIONS_PER_ADDRESS: '0',
     // the remote MCP server of the proxy scenarios listens on loopback
     FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true',
+    FLOWGATE_WORKER_CACHED_WORKFLOWS: String(CACHED),
+    // the SDK core's own metrics (its sticky cache's size), as the raw child serves them
+    ...(process.env.BENCH_SDK_METRICS ? { FLOWGATE_TEMPORAL_METRICS_ADDRESS: process.env.BENCH_SDK_METRICS } : {}),
   });
   const fg = await startFlowgate(config, silentLogger, { serverSources: [{ servers: async () => [benchServer] }] });
   answerCpuRequests();
@@ -213,9 +223,12 @@ const ECHO_DOCUMENT = {
 };
 
 async function rawChild(address: string): Promise<void> {
+  // the SDK core's own metrics, as flowgate serves them (FLOWGATE_TEMPORAL_METRICS_ADDRESS)
+  const sdkMetrics = process.env.BENCH_SDK_METRICS;
+  if (sdkMetrics) Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetrics } } } });
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
-    connection, namespace: NAMESPACE, taskQueue: RAW_QUEUE,
+    connection, namespace: NAMESPACE, taskQueue: RAW_QUEUE, maxCachedWorkflows: CACHED,
     workflowsPath: require.resolve('./compare-raw-workflows'),
     activities: { greet: async (name: string) => `Hello ${name}` },
   });
@@ -249,6 +262,13 @@ async function rawChild(address: string): Promise<void> {
 }
 
 // ---------------------------------------------------------------- measuring
+
+/** The runs a worker holds in its sticky cache: the SDK core's `temporal_sticky_cache_size` at `address` (NaN when not served). */
+async function stickyCacheSize(address: string): Promise<number> {
+  const text = await fetch(`http://${address}/metrics`).then((res) => res.text()).catch(() => '');
+  const values = text.split('\n').filter((line) => line.startsWith('temporal_sticky_cache_size')).map((line) => Number(line.split(' ').pop()));
+  return values.length === 0 ? NaN : values.reduce((sum, value) => sum + value, 0);
+}
 
 interface Sample {
   /** calls that succeeded, per second */
@@ -434,10 +454,11 @@ const fmtGc = (gc: CpuPerCall | undefined): string => (gc ? ` gc µs/call gen=${
 
 const fmt = (s: Sample): string => `${s.rate.toFixed(0)}/s p50=${s.p50.toFixed(1)}ms p99=${s.p99.toFixed(1)}ms${s.errors ? ` errors=${s.errors}` : ''}${fmtCpu(s.cpu)}${fmtGc(s.gc)}${fmtStall(s.stall)}`;
 
-function forkChild(role: string, address: string): Promise<{ child: ChildProcess; url: string; pid: number }> {
+function forkChild(role: string, address: string, sdkMetrics: string): Promise<{ child: ChildProcess; url: string; pid: number }> {
   // BENCH_CPU_PROF=<dir>: the flowgate process writes a V8 CPU profile there when it exits.
   const profile = role === 'flowgate' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = fork(__filename, [], { env: { ...process.env, BENCH_ROLE: role, BENCH_TEMPORAL: address }, execArgv: [...process.execArgv, ...profile, '--expose-gc'] });
+  const env = { ...process.env, BENCH_ROLE: role, BENCH_TEMPORAL: address, BENCH_SDK_METRICS: sdkMetrics };
+  const child = fork(__filename, [], { env, execArgv: [...process.execArgv, ...profile, '--expose-gc'] });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, ...HelloSchema.parse(m) }));
     child.once('exit', (code) => reject(new Error(`${role} child exited with ${code}`)));
@@ -511,7 +532,7 @@ async function warmUp(callers: number, ms: number, op: () => Promise<void>): Pro
 
 async function parent(): Promise<void> {
   const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
-  console.log(`bench:compare  rounds=${ROUNDS} scale=${SCALE} paused=${PAUSED} http client=${HTTP_CLIENT}  cpus=${os.cpus().length} loadavg(1/5/15)=${load}  node ${process.version}`);
+  console.log(`bench:compare  rounds=${ROUNDS} scale=${SCALE} paused=${PAUSED} cached workflows=${CACHED} (both workers) http client=${HTTP_CLIENT}  cpus=${os.cpus().length} loadavg(1/5/15)=${load}  node ${process.version}`);
   const config = loadConfig({ ...process.env, FLOWGATE_DATA_DIR: os.tmpdir() });
   const dbDir = mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-temporal-'));
   const dev = await startEmbeddedTemporal({
@@ -520,9 +541,10 @@ async function parent(): Promise<void> {
   });
   const children: ChildProcess[] = [];
   try {
-    const fg = await forkChild('flowgate', dev.address);
+    const sdkMetrics = { flowgate: `127.0.0.1:${await freePort()}`, raw: `127.0.0.1:${await freePort()}` };
+    const fg = await forkChild('flowgate', dev.address, sdkMetrics.flowgate);
     children.push(fg.child);
-    const raw = await forkChild('raw', dev.address);
+    const raw = await forkChild('raw', dev.address, sdkMetrics.raw);
     children.push(raw.child);
     const client = new Client({ connection: await Connection.connect({ address: dev.address }), namespace: NAMESPACE });
     const cpuSources: CpuSources = { flowgate: fg.child, raw: raw.child, temporalPid: dev.pid() };
@@ -734,6 +756,8 @@ async function parent(): Promise<void> {
       await snapshots();
       await quiet([fg.pid, raw.pid]);
       const before = await settled();
+      const cached = async (): Promise<{ flowgate: number; raw: number }> => ({ flowgate: await stickyCacheSize(sdkMetrics.flowgate), raw: await stickyCacheSize(sdkMetrics.raw) });
+      const cachedBefore = await cached();
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         const res = await trigger(paused.triggerId, false);
         expectOk(res);
@@ -742,9 +766,18 @@ async function parent(): Promise<void> {
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         pausedIds.push((await client.workflow.start('rawPaused', { taskQueue: RAW_QUEUE, workflowId: randomUUID() })).workflowId);
       });
-      // Let both workers take the first workflow task of every run: until both are idle.
-      const waited = await quiet([fg.pid, raw.pid]);
+      // Let both workers take the first workflow task of every run: until each holds every paused
+      // run in its sticky cache (at most ten minutes; on a loaded machine a worker can look idle
+      // while its runs' first tasks still wait in Temporal), then until both are idle.
+      const began = Date.now();
+      const holdsAll = (count: number, side: 'flowgate' | 'raw'): boolean => Number.isNaN(count) || count - cachedBefore[side] >= PAUSED;
+      for (let now = await cached(); !(holdsAll(now.flowgate, 'flowgate') && holdsAll(now.raw, 'raw')) && Date.now() - began < 600_000; now = await cached()) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      await quiet([fg.pid, raw.pid]);
+      const waited = Date.now() - began;
       const after = await settled();
+      const cachedRuns = await cached();
       const grown = (side: 'flowgate' | 'raw', figure: keyof SettledMemory): number => after[side][figure] - before[side][figure];
       const line = (figure: keyof SettledMemory): string => (['flowgate', 'raw'] as const)
         .map((side) => `${side === 'raw' ? 'raw worker' : side} ${before[side][figure].toFixed(1)} -> ${after[side][figure].toFixed(1)} (+${grown(side, figure).toFixed(1)})`).join(' | ');
@@ -752,6 +785,7 @@ async function parent(): Promise<void> {
       console.log(`    RSS (median of 5)      ${line('rssMiB')}`);
       console.log(`    workflow thread heap   ${line('threadHeapMiB')}`);
       console.log(`    main thread heap       ${line('mainHeapMiB')}`);
+      console.log(`    runs in the sticky cache (temporal_sticky_cache_size): flowgate ${cachedBefore.flowgate} -> ${cachedRuns.flowgate} | raw worker ${cachedBefore.raw} -> ${cachedRuns.raw}`);
       // paused runs per GiB of RSS growth, and flowgate's growth against the raw worker's
       const perGiB = (mib: number): string => (mib > 0 ? (PAUSED / (mib / 1024)).toFixed(0) : 'n/a');
       console.log(`  paused runs per GiB of RSS: flowgate ${perGiB(grown('flowgate', 'rssMiB'))} | raw worker ${perGiB(grown('raw', 'rssMiB'))};`

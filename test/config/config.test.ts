@@ -107,11 +107,11 @@ describe('loadConfig', () => {
 
   it('derives the worker\'s workflow heap, its cache and the code sandboxes\' share from FLOWGATE_WORKER_MEMORY_MB (768), refusing under 256', () => {
     const shipped = loadConfig({}).temporal;
-    assert.deepEqual(shipped.workerMemory, { budgetMb: 768, workflowHeapMb: 307, maxCachedWorkflows: 129, sandboxMb: 192 });
-    assert.equal(shipped.maxCachedWorkflows, 129);
-    // the cache fills at most half of the workflow heap above its base, at 1 MiB a run
+    assert.deepEqual(shipped.workerMemory, { budgetMb: 768, workflowHeapMb: 307, maxCachedWorkflows: 345, sandboxMb: 192 });
+    assert.equal(shipped.maxCachedWorkflows, 345);
+    // the cache fills at most half of the workflow heap above its base, at 384 KiB a run
     const small = loadConfig({ FLOWGATE_WORKER_MEMORY_MB: '256' }).temporal;
-    assert.deepEqual(small.workerMemory, { budgetMb: 256, workflowHeapMb: 102, maxCachedWorkflows: 27, sandboxMb: 64 });
+    assert.deepEqual(small.workerMemory, { budgetMb: 256, workflowHeapMb: 102, maxCachedWorkflows: 72, sandboxMb: 64 });
     assert.ok(small.workerMemory.maxCachedWorkflows * CACHED_RUN_MB <= (small.workerMemory.workflowHeapMb - WORKFLOW_THREAD_BASE_MB) / 2);
     const large = loadConfig({ FLOWGATE_WORKER_MEMORY_MB: '4096' }).temporal.workerMemory;
     assert.equal(large.maxCachedWorkflows, cachedWorkflowsFor(large.workflowHeapMb));

@@ -10,11 +10,9 @@
  */
 import { uuid4, workflowInfo } from '@temporalio/workflow';
 import { feature } from './features';
+import { runLocals } from './run-locals';
 
 export const DERIVED_CHILD_IDS_PATCH = 'derived-child-ids';
-
-/** Module state is per workflow execution in Temporal's sandbox. */
-let derived = 0;
 
 /**
  * 128 bits of a string: four 32-bit lanes (murmur3-style mixing, each lane seeded differently),
@@ -51,6 +49,7 @@ export function uuidShape(hex: string): string {
 export function childUuid(purpose: string): string {
   if (!feature(DERIVED_CHILD_IDS_PATCH)) return uuid4();
   const { workflowId, runId } = workflowInfo();
-  derived += 1;
-  return uuidShape(hash128(`${workflowId}\n${runId}\n${purpose}\n${derived}`));
+  const locals = runLocals();
+  locals.derivedIds += 1;
+  return uuidShape(hash128(`${workflowId}\n${runId}\n${purpose}\n${locals.derivedIds}`));
 }

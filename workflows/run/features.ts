@@ -17,17 +17,16 @@
  */
 import { patched } from '@temporalio/workflow';
 import type { RunInput } from '../../src/common/run-types';
+import { runLocals } from './run-locals';
 
-/** The run's level; module state is per workflow execution in Temporal's sandbox. */
-let level: number | undefined;
-
-/** Called first thing by the workflows that run a RunInput (runAutomation, runForEachChunk). */
+/** Called first thing by the workflows that run a RunInput (runAutomation, runForEachChunk): the run's level. */
 export function useEngine(input: Pick<RunInput, 'engine'>): void {
-  level = input.engine;
+  runLocals().engineLevel = input.engine;
 }
 
 /** Whether revision `patchId` (introduced at `sinceLevel`, 1 for those before levels existed) applies. */
 export function feature(patchId: string, sinceLevel = 1): boolean {
+  const level = runLocals().engineLevel;
   return level === undefined ? patched(patchId) : level >= sinceLevel;
 }
 
@@ -36,5 +35,6 @@ export function feature(patchId: string, sinceLevel = 1): boolean {
  * level get (no patch marker for runs without one: they keep what they did).
  */
 export function atLevel(sinceLevel: number): boolean {
+  const level = runLocals().engineLevel;
   return level !== undefined && level >= sinceLevel;
 }

@@ -21,6 +21,7 @@ import { decisionsOf, FailureType, type RunInput, type RunState, type RunSummary
 import { slotsWorkflowId, type RunSlots } from '../../src/common/slots';
 import { slotGrantSignal, slotReleaseSignal, stateQuery } from '../../src/common/workflow-contracts';
 import { atLevel } from './features';
+import { runLocals } from './run-locals';
 
 /** The level runs wait for their slots from. */
 export const SLOTS_LEVEL = 7;
@@ -41,12 +42,9 @@ const { acquireSlot: acquireSlotHere } = proxyLocalActivities<Activities>(ACQUIR
  */
 export const LOCAL_ACQUIRE = 'slots-local-acquire';
 
-/** When the run got its last slot (ms, workflow time); unset for runs without limits (module state is per run). */
-let grantedAtMs: number | undefined;
-
 /** When a limited run's own time limit starts: when it got its slots; undefined for any other run. */
 export function slotsGrantedAt(): number | undefined {
-  return grantedAtMs;
+  return runLocals().slotsGrantedAtMs;
 }
 
 /** Runs `body` (the run) within its slots when it has limits; otherwise hands back `body()` as it is. */
@@ -84,7 +82,7 @@ async function holdingSlots(input: RunInput, slots: RunSlots, state: RunState, b
     }
     delete state.waitingOn;
     state.status = 'RUNNING';
-    grantedAtMs = Date.now();
+    runLocals().slotsGrantedAtMs = Date.now();
     return await body();
   } finally {
     // whatever the ending, cancellation included: every semaphore asked forgets this run

@@ -10,20 +10,19 @@ import { ApplicationFailure, CancellationScope, isCancellation, sleep, upsertMem
 import { runExecutionTimeoutMs } from '../../src/common/run-time-limit';
 import { feature } from './features';
 import { slotsGrantedAt } from './slots';
+import { runLocals } from './run-locals';
 import { summary as uiSummary } from './ui-metadata';
 import { shortDuration } from '../../src/common/run-labels';
 import { decisionsOf, FailureType, type RunInput, type RunState, type RunSummary } from '../../src/common/run-types';
 
 export const RUN_TIME_LIMIT_PATCH = 'run-time-limit';
 
-/** When the run must end (module state is per workflow execution); unset before the patch. */
-let deadlineMs: number | undefined;
-
 /**
  * When this run must end: its own time limit when the workflow keeps it, else Temporal's
  * execution expiry. Waited-for children and agent invocations are bounded by it.
  */
 export function runDeadline(): Date | undefined {
+  const { deadlineMs } = runLocals();
   return deadlineMs === undefined ? workflowInfo().executionExpirationTime : new Date(deadlineMs);
 }
 
@@ -40,7 +39,7 @@ export function childExecutionTimeoutMs(limitMs: number): number {
  * Temporal's status (Failed), tell it apart without reading each run. Only in patched runs.
  */
 export function markTimedOut(): void {
-  if (deadlineMs !== undefined) upsertMemo({ endedAs: 'TIMEOUT' });
+  if (runLocals().deadlineMs !== undefined) upsertMemo({ endedAs: 'TIMEOUT' });
 }
 
 export async function withRunTimeLimit(input: RunInput, state: RunState, body: () => Promise<RunSummary>): Promise<RunSummary> {
@@ -49,12 +48,14 @@ export async function withRunTimeLimit(input: RunInput, state: RunState, body: (
   const startedMs = slotsGrantedAt() ?? workflowInfo().runStartTime.getTime();
   const ownDeadlineMs = startedMs + input.definition.timeoutSeconds * 1000;
   const parentDeadlineMs = input.deadline === undefined ? Number.NaN : Date.parse(input.deadline);
-  deadlineMs = parentDeadlineMs < ownDeadlineMs ? parentDeadlineMs : ownDeadlineMs;
+  // the run's deadline (runDeadline, markTimedOut read it); unset before the patch
+  const deadlineMs = parentDeadlineMs < ownDeadlineMs ? parentDeadlineMs : ownDeadlineMs;
+  runLocals().deadlineMs = deadlineMs;
   const limitSeconds = Math.max(0, Math.round((deadlineMs - startedMs) / 1000));
   const steps = new CancellationScope();
   const timer = new CancellationScope();
   let timedOut = false;
-  const ticking = timer.run(() => sleep(Math.max(1, deadlineMs! - Date.now()), uiSummary(`time limit ${shortDuration(limitSeconds * 1000)}`))).then(() => {
+  const ticking = timer.run(() => sleep(Math.max(1, deadlineMs - Date.now()), uiSummary(`time limit ${shortDuration(limitSeconds * 1000)}`))).then(() => {
     timedOut = true;
     steps.cancel();
   }, () => undefined);
