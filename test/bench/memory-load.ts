@@ -8,7 +8,8 @@
  * Prints RSS of the worker, the gateway and Temporal every BENCH_SAMPLE_SECONDS (10) with the
  * open runs, then at the end of the load and after BENCH_SETTLE_SECONDS (120) more.
  *
- * Knobs: BENCH_REQUESTS (100000), BENCH_CALLERS (32), BENCH_ROLES (`split`, or `all`: one process
+ * Knobs: BENCH_REQUESTS (100000), BENCH_CALLERS (32), BENCH_MIX (`runs`: memory-mix.ts; `fuzz`:
+ * fuzz-mix.ts, mostly bad input on every surface and a fifth of run starts), BENCH_ROLES (`split`, or `all`: one process
  * with both, as `npm start`), BENCH_HEAP_DIR (a directory: the worker loads heap-hook.ts, which
  * writes its thread-by-thread heap figures there every 5 s, and heap snapshots of the worker are
  * taken at the end of the load and after the settle), and any FLOWGATE_* variable, passed on
@@ -28,6 +29,7 @@ import { startFakeLlm, type ChatRequest, type FakeReply } from '../support/fake-
 import { listenOnLoopback } from '../support/loopback';
 import { freshPostgresSchema, replicaSecrets, startReplica, type Replica } from '../support/replicas';
 import { requestHeapSnapshots } from './heap-request';
+import { oneFuzzRequest } from './fuzz-mix';
 import { definitions, oneRequest, waitingCount, type Target, type WorkflowName } from './memory-mix';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100_000);
@@ -36,6 +38,9 @@ const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_SECONDS ?? 10) * 1000;
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_SECONDS ?? 120) * 1000;
 const ROLES = process.env.BENCH_ROLES ?? 'split';
 const HEAP_DIR = process.env.BENCH_HEAP_DIR;
+const MIX = process.env.BENCH_MIX ?? 'runs';
+if (MIX !== 'runs' && MIX !== 'fuzz') throw new Error(`BENCH_MIX is "runs" or "fuzz", not "${MIX}"`);
+const next = MIX === 'fuzz' ? oneFuzzRequest : oneRequest;
 
 function rssMiB(pid: number | undefined): number {
   if (pid === undefined) return NaN;
@@ -56,7 +61,7 @@ function modelReply(body: ChatRequest): FakeReply {
 
 async function main(): Promise<void> {
   const passed = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('FLOWGATE_') && e[1] !== undefined));
-  console.log(`bench:memory  requests=${REQUESTS} callers=${CALLERS} roles=${ROLES} node ${process.version} cpus=${os.cpus().length} load=${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(`bench:memory  requests=${REQUESTS} callers=${CALLERS} mix=${MIX} roles=${ROLES} node ${process.version} cpus=${os.cpus().length} load=${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   console.log(`  flowgate settings given: ${JSON.stringify(passed)}`);
   const config = loadConfig({ ...process.env, FLOWGATE_DATA_DIR: os.tmpdir() });
   const dbDir = mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-memory-'));
@@ -103,7 +108,7 @@ async function main(): Promise<void> {
     for (const name of Object.keys(defs) as WorkflowName[]) if (name !== 'hello') triggers[name] = await publish(defs[name]);
     const { key } = await admin<{ key: string }>('POST', '/api/v1/api-keys', { name: 'bench' });
     const { token } = (await (await fetch(`${url}/auth/token`, { method: 'POST', headers: { 'X-API-KEY': key } })).json()) as { token: string };
-    const target: Target = { gateway: url, apiKey: key, token, triggers };
+    const target: Target = { gateway: url, apiKey: key, token, adminToken: env.FLOWGATE_ADMIN_TOKEN, triggers };
     const client = new Client({ connection: await Connection.connect({ address: temporal.address }), namespace: 'default' });
 
     const pids = { worker: worker.child.process.pid, gateway: gateway.child.process.pid, temporal: temporal.pid() };
@@ -127,7 +132,7 @@ async function main(): Promise<void> {
       while (sent < REQUESTS) {
         sent++;
         try {
-          const outcome = await oneRequest(target);
+          const outcome = await next(target);
           const label = `${outcome.kind} ${outcome.status}`;
           counts.set(label, (counts.get(label) ?? 0) + 1);
         } catch (err) {

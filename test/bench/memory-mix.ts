@@ -11,6 +11,8 @@ export interface Target {
   gateway: string;
   apiKey: string;
   token: string;
+  /** the organization's admin token (the fuzz mix's calls to the management API) */
+  adminToken?: string;
   triggers: Record<WorkflowName, { triggerId: string; workflowId: string }>;
 }
 
@@ -37,7 +39,7 @@ export interface Outcome {
   status: number;
 }
 
-async function send(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; text: string; runId?: string }> {
+export async function send(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; text: string; runId?: string }> {
   const res = await request(url, { method: (init.method ?? 'GET') as 'GET', headers: init.headers, body: init.body, dispatcher, headersTimeout: 600_000, bodyTimeout: 600_000 });
   const text = await res.body.text();
   const runId = res.headers['x-pf-run-id'];
@@ -48,7 +50,7 @@ async function send(url: string, init: { method?: string; headers?: Record<strin
 const waiting: { workflowId: string; runId: string }[] = [];
 const recentRuns: { workflowId: string; runId: string }[] = [];
 
-function pick<T>(weighted: [number, T][]): T {
+export function pick<T>(weighted: [number, T][]): T {
   const total = weighted.reduce((sum, [w]) => sum + w, 0);
   let r = Math.random() * total;
   for (const [w, value] of weighted) {
@@ -58,7 +60,7 @@ function pick<T>(weighted: [number, T][]): T {
   return weighted[weighted.length - 1]![1];
 }
 
-const items = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+export const items = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
 /** One request of the mix; answers what was sent and the status it got. */
 export async function oneRequest(t: Target): Promise<Outcome> {
