@@ -19,7 +19,7 @@ import type { GatewayDeps } from '../deps';
 import { badRequest, HttpError, refusalError } from '../http-error';
 import { preferredWaitSeconds } from '../prefer';
 import { pollingHandleBody, statusPath, syncResultBody } from '../../contracts/run-bodies';
-import { callTemporal, temporalRefusal } from '../temporal-errors';
+import { temporalRefusal } from '../temporal-errors';
 import { readTriggerInputs } from '../trigger-input';
 import { answerShapedCall, answerVerifiedCall, TRIGGER_REFUSAL_STATUS } from '../webhook-delivery';
 
@@ -142,13 +142,19 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerSe
   // A run this call started has the memo built here: its completed view needs no describe.
   const memo = replayed || recovered ? undefined : buildRunMemo(run.input);
   const windowLeftMs = accepted + plan.waitSeconds * 1000 - Date.now();
-  const outcome = windowLeftMs > 0 ? await callTemporal(() => deps.runs.waitFor(runId, windowLeftMs, memo)) : { done: false as const };
-  if (outcome.done) {
+  // The run is started: from here a Temporal that fails to answer makes this a 202 with the polling
+  // handle (the run goes on), never a 503, which would say nothing was done.
+  const finished = windowLeftMs > 0 ? await answerWhenDone(deps, runId, async () => {
+    const outcome = await deps.runs.waitFor(runId, windowLeftMs, memo);
+    if (!outcome.done) return undefined;
+    // A replayed (or recovered) call answers with the run's own inputs: this call's attachments were not kept.
+    const inputs = replayed || recovered ? await service.startedInputs(deps.runs, runId) : received.inputs;
+    return { view: outcome.view, inputs };
+  }) : undefined;
+  if (finished) {
     deps.metrics?.syncAnswer(200);
     ctx.status = 200;
-    // A replayed (or recovered) call answers with the run's own inputs: this call's attachments were not kept.
-    const inputs = replayed || recovered ? await callTemporal(() => service.startedInputs(deps.runs, runId)) : received.inputs;
-    ctx.body = await syncResultBody(outcome.view, inputs, { blobs: deps.blobs, signer: deps.signer, resultUrlTtlSeconds: deps.config.resultUrlTtlSeconds });
+    ctx.body = await syncResultBody(finished.view, finished.inputs, { blobs: deps.blobs, signer: deps.signer, resultUrlTtlSeconds: deps.config.resultUrlTtlSeconds });
     return;
   }
   const retryAfter = retryAfterSeconds(plan.waitSeconds);
@@ -157,6 +163,16 @@ async function handleTrigger(ctx: Context, deps: GatewayDeps, service: TriggerSe
   ctx.set('Retry-After', String(retryAfter));
   ctx.set('Location', statusPath(apiKey, automationId, runId));
   ctx.body = pollingHandleBody(runId, automationId, apiKey, retryAfter, plan.waitSeconds);
+}
+
+/** A started run's synchronous answer, or undefined (answer 202) when it is not done or waiting for it failed (Temporal slow or away). */
+async function answerWhenDone<T>(deps: GatewayDeps, runId: string, fn: () => Promise<T | undefined>): Promise<T | undefined> {
+  try {
+    return await fn();
+  } catch (err) {
+    deps.log.warn('a synchronous call could not wait for its started run: answered with the polling handle', { runId, error: err instanceof Error ? err.message : String(err) });
+    return undefined;
+  }
 }
 
 function methodNotAllowed(ctx: Context): void {
