@@ -42,8 +42,14 @@ export type DecisionReport = { decisionId: string; status: 'recorded' | 'applied
  * whatever the worker does.
  */
 export const UPDATE_WAIT_MS = 2500;
-/** A signal is written by Temporal alone: this is for a slow Temporal, tried twice. */
-const SIGNAL_DEADLINE_MS = 1000;
+/**
+ * A signal is written by Temporal alone: these are for a slow Temporal, tried twice, the second time
+ * longer. A signal Temporal did not confirm is an answer that cannot say whether the decision was
+ * recorded (503 decision_unconfirmed), so the second try waits out a Temporal that is slow rather than
+ * away (the embedded one on SQLite under a 100,000-request fuzz at load average 27 answered 7% of
+ * the fuzz's decisions 503 with one second twice).
+ */
+const SIGNAL_DEADLINES_MS = [1000, 4000];
 const APPROVERS_CACHED = 10_000;
 
 /** The signal of a decision may or may not be in the run's history: Temporal did not say in time. */
@@ -163,9 +169,9 @@ export class RunDecisions {
     const handle = this.client.workflow.getHandle<RunAutomationWorkflow>(runId);
     let failure: unknown;
     // A second signal of the same decision counts once: the run knows its ID.
-    for (let attempt = 0; attempt < 2; attempt++) {
+    for (const deadlineMs of SIGNAL_DEADLINES_MS) {
       try {
-        await this.client.connection.withDeadline(Date.now() + SIGNAL_DEADLINE_MS, () => handle.signal(recordedDecisionSignal, recorded));
+        await this.client.connection.withDeadline(Date.now() + deadlineMs, () => handle.signal(recordedDecisionSignal, recorded));
         return { ok: true, applied: false, decisionId: recorded.decisionId };
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) return { ok: false, refusal: 'NOT_WAITING', message: 'the run has ended; it is not waiting for a decision' };
