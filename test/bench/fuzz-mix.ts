@@ -19,7 +19,7 @@ export async function oneFuzzRequest(t: Target): Promise<Outcome> {
   const bearer = { Authorization: `Bearer ${t.token}`, ...json, Accept: 'application/json, text/event-stream' };
   const hit = async (kind: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Outcome> => {
     const res = await send(`${t.gateway}${path}`, init);
-    return { kind, status: res.status };
+    return { kind, status: res.status, code: res.code };
   };
   const hello = t.triggers.hello.triggerId;
   const admin = { Authorization: `Bearer ${t.adminToken ?? ''}` };

@@ -133,7 +133,7 @@ async function main(): Promise<void> {
         sent++;
         try {
           const outcome = await next(target);
-          const label = `${outcome.kind} ${outcome.status}`;
+          const label = `${outcome.kind} ${outcome.status}${outcome.code ? ` ${outcome.code}` : ''}`;
           counts.set(label, (counts.get(label) ?? 0) + 1);
         } catch (err) {
           errors++;

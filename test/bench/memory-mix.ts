@@ -37,13 +37,25 @@ const dispatcher = new Agent({ connections: 256, keepAliveTimeout: 30_000 });
 export interface Outcome {
   kind: string;
   status: number;
+  /** the error code of a 5xx answer */
+  code?: string;
 }
 
-export async function send(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; text: string; runId?: string }> {
+export /** The gateway's error code of a 5xx body (`{error, message}`), to tell them apart in the counts. */
+function errorCode(text: string): string | undefined {
+  try {
+    const body: unknown = JSON.parse(text);
+    return typeof body === 'object' && body !== null && 'error' in body && typeof body.error === 'string' ? body.error : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function send(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; text: string; runId?: string; code?: string }> {
   const res = await request(url, { method: (init.method ?? 'GET') as 'GET', headers: init.headers, body: init.body, dispatcher, headersTimeout: 600_000, bodyTimeout: 600_000 });
   const text = await res.body.text();
   const runId = res.headers['x-pf-run-id'];
-  return { status: res.statusCode, text, runId: typeof runId === 'string' ? runId : undefined };
+  return { status: res.statusCode, text, runId: typeof runId === 'string' ? runId : undefined, code: res.statusCode >= 500 ? errorCode(text) : undefined };
 }
 
 /** Runs waiting on an approval (a few are decided as the load goes). */
@@ -73,13 +85,13 @@ export async function oneRequest(t: Target): Promise<Outcome> {
       if (name === 'approve') waiting.push(run);
       else if (recentRuns.push(run) > 200) recentRuns.shift();
     }
-    return { kind: `${name}${wait ? ' sync' : ''}`, status: res.status };
+    return { kind: `${name}${wait ? ' sync' : ''}`, status: res.status, code: res.code };
   };
   const mcp = async (body: unknown, kind: string): Promise<Outcome> => {
     const res = await send(`${t.gateway}/tools/workflows`, {
       method: 'POST', headers: { Authorization: `Bearer ${t.token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify(body),
     });
-    return { kind, status: res.status };
+    return { kind, status: res.status, code: res.code };
   };
   const bad = async (): Promise<Outcome> => {
     const hello = t.triggers.hello.triggerId;
@@ -102,7 +114,7 @@ export async function oneRequest(t: Target): Promise<Outcome> {
     const res = await send(`${t.gateway}/ext/webhook/${t.apiKey}/runs/${run.workflowId}/${run.runId}/approval`, {
       method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ decision: Math.random() < 0.5 ? 'approve' : 'reject', approver: 'ann@example.com' }),
     });
-    return { kind: 'decide', status: res.status };
+    return { kind: 'decide', status: res.status, code: res.code };
   };
   const status = async (): Promise<Outcome> => {
     const run = recentRuns[Math.floor(Math.random() * recentRuns.length)];
