@@ -64,7 +64,7 @@ describe('worker memory: FLOWGATE_WORKER_MEMORY_MB bounds the workflow thread an
   });
 
   it('gives the workflow thread the budget\'s share as its heap limit, and leaves the process\'s own heap as it started', async () => {
-    assert.deepEqual(plan, { budgetMb: 256, workflowHeapMb: 102, maxCachedWorkflows: 27, sandboxMb: 64 });
+    assert.deepEqual(plan, { budgetMb: 256, workflowHeapMb: 102, maxCachedWorkflows: 72, sandboxMb: 64 });
     const threads = await threadHeapLimits();
     const workflowThreads = threads.filter((t) => t.url.includes('workflow-worker-thread'));
     assert.equal(workflowThreads.length, 1, JSON.stringify(threads));
