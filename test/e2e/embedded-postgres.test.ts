@@ -69,6 +69,9 @@ describe('the production-shaped embedded Temporal (FLOWGATE_EMBEDDED_TEMPORAL=po
       FLOWGATE_EMBEDDED_TEMPORAL: 'postgres', FLOWGATE_TEMPORAL_DATABASE_URL: `postgres://${databases.target.user}@${databases.target.host}:${databases.target.port}/${databases.target.database}`,
       FLOWGATE_DATA_DIR: dataDir, FLOWGATE_ADMIN_TOKEN: ADMIN, PORT: String(await freePort()), TEMPORAL_DEV_PORT: String(devPort), TEMPORAL_UI_PORT: String(await freePort()),
       TEMPORAL_SERVER_PATH: binaries.server, TEMPORAL_UI_SERVER_PATH: uiServer, FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true',
+      // 201 calls of one API key in a row: faster than 10 a second on an idle machine, they would use up
+      // the key's rate-limit bucket (60 at once, 600 a minute) and get 429s, which this test is not about
+      FLOWGATE_RATE_LIMIT_PER_MINUTE: '0',
     };
     // the runs' http step calls this, once per run and attempt: a run that ran its step twice would show it
     upstream = await listenOnLoopback(http.createServer((req, res) => {
