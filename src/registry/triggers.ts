@@ -68,20 +68,12 @@ export interface CreateTriggerInput {
   schedule?: ScheduleWrite;
 }
 
-/** What a change in place may set (undefined: kept; null: removed). */
-export interface TriggerChange {
-  workflowId?: string;
-  name?: string | null;
-  designatedOutput?: DesignatedOutput | null;
-  tool?: TriggerTool | null;
-  callbackUrl?: string | null;
-  priority?: number | null;
-  concurrency?: TriggerConcurrency | null;
-  verify?: TriggerVerify | null;
-  /** new sealed signing secrets of a verified trigger (else it keeps its own; without `verify` they go) */
-  sealedSecrets?: string[];
-  shaping?: TriggerShaping | null;
-}
+/**
+ * What a change in place may set: a creation's fields but the ID and the schedule (undefined: kept;
+ * null: removed). `sealedSecrets`: new sealed signing secrets of a verified trigger (else it keeps its
+ * own; without `verify` they go).
+ */
+export type TriggerChange = Partial<Omit<CreateTriggerInput, 'id' | 'schedule'>>;
 
 export function newTriggerId(): string {
   return newId('trg');
