@@ -54,9 +54,15 @@ describe('concurrency limits that queue (FLOWGATE_ORG_MAX_RUNNING=2, trigger con
     assert.deepEqual([...order].sort(), [...ids].sort(), 'every run got a slot');
     const intervals = await slotIntervals(fg.client, ids);
     assert.equal(mostAtOnce(intervals), 2, `runs holding a slot at once by Temporal's record: ${JSON.stringify(intervals)}`);
-    // completed in grant order: two runs granted together run side by side and may end a moment apart either way
+    // completed in grant order: each run waited its 2 s from its grant; two runs granted within a second of each
+    // other run side by side and may end either way (on the production-shaped Temporal under load a CI run saw the
+    // second of two runs granted together end more than 300 ms before the first: the worker's pace, not the queue's)
     const byGrant = order.map((id) => intervals[ids.indexOf(id)]!);
-    for (let i = 1; i < byGrant.length; i++) assert.ok(byGrant[i - 1]!.closed <= byGrant[i]!.closed + 300, `grant ${i + 1} completed well before grant ${i}`);
+    byGrant.forEach((run, i) => assert.ok(run.closed >= run.granted + 2000, `grant ${i + 1} completed ${run.closed - run.granted} ms after its grant`));
+    for (let i = 1; i < byGrant.length; i++) {
+      if (byGrant[i]!.granted - byGrant[i - 1]!.granted < 1000) continue;
+      assert.ok(byGrant[i - 1]!.closed <= byGrant[i]!.closed, `grant ${i + 1} completed before grant ${i}, granted ${byGrant[i]!.granted - byGrant[i - 1]!.granted} ms later`);
+    }
     for (let i = 2; i < byGrant.length; i++) assert.ok(byGrant[i - 2]!.closed < byGrant[i]!.closed, `grant ${i + 1} completed before grant ${i - 1}`);
     // every answer a run gave before its grant said PENDING, waiting for the organization's slot
     let seenWaiting = 0;
