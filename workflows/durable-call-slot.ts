@@ -8,10 +8,10 @@
  * within their run's slot) does none of this.
  */
 import {
-  ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, proxyLocalActivities, setCurrentDetails, setHandler, workflowInfo,
+  ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, patched, proxyLocalActivities, setCurrentDetails, setHandler, upsertMemo, workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { DurableFailureType, type DurableToolCallInput } from '../src/common/durable-call';
+import { DurableFailureType, WAITING_FOR_SLOT_MEMO, type DurableToolCallInput } from '../src/common/durable-call';
 import { slotsWorkflowId } from '../src/common/slots';
 import { slotGrantSignal, slotReleaseSignal } from '../src/common/workflow-contracts';
 
@@ -30,10 +30,15 @@ export async function withCallSlot<T>(input: DurableToolCallInput, body: () => P
     if (grant.key === slot.key && grant.supersededBy === undefined) granted = true;
   });
   const callId = workflowInfo().workflowId;
+  // the memo says so while the call waits (tasks/get reads it): two memo changes, only for a call that takes a slot
+  const showsWait = patched('durable-call-slot-memo');
   try {
     setCurrentDetails(`waiting for a slot of the organization's concurrency limit (${slot.limit})`);
+    if (showsWait) upsertMemo({ [WAITING_FOR_SLOT_MEMO]: { limit: slot.limit } });
     await acquireSlot({ key: slot.key, runId: callId, limit: slot.limit, started: slot.started });
-    if (!(await condition(() => granted, slot.maxWaitSeconds * 1000))) {
+    const got = await condition(() => granted, slot.maxWaitSeconds * 1000);
+    if (showsWait) upsertMemo({ [WAITING_FOR_SLOT_MEMO]: null });
+    if (!got) {
       const message = `${input.serverName}/${input.tool} waited ${slot.maxWaitSeconds} s for a slot of its organization's concurrency limit (${slot.limit}) and did not call the upstream`;
       throw ApplicationFailure.create({
         message, type: DurableFailureType.RETRYABLE, nonRetryable: true,

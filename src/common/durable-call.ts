@@ -94,10 +94,18 @@ export interface DurableHeartbeat {
   upstreamTask?: UpstreamTask;
 }
 
-/** The workflow's memo: enough to authorize and list the task without reading its input. */
+/**
+ * The workflow's memo: enough to authorize and list the task without reading its input. While the
+ * call waits for a slot of its organization's concurrency limit (workflows/durable-call-slot.ts),
+ * `waitingForSlot` names the limit, so that `tasks/get` says the call has not been made yet.
+ */
 export interface DurableToolCallMemo {
   durableToolCall: { orgId: string; server: string; tool: string; ttlMs: number };
+  waitingForSlot?: { limit: number };
 }
+
+/** The memo key of a durable call waiting for its slot (DurableToolCallMemo). */
+export const WAITING_FOR_SLOT_MEMO = 'waitingForSlot';
 
 /** What the workflow answers: the tool's result (a tool error included: it ran). */
 export interface DurableToolCallResult {

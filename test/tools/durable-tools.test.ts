@@ -186,12 +186,24 @@ describe('durable tool calls per tool (durableTools)', () => {
     const state = await slots();
     assert.deepEqual([state.limit, state.holders.length, state.holders.every((id) => id.startsWith('dtask_'))], [2, 2, true], JSON.stringify(state));
     assert.equal(api.seen.length - before, 2, 'the waiting calls have not reached the upstream');
+    // a task-augmented call behind them says in tasks/get that it waits for a slot, not that it calls
+    const client = await connectMcp(fg.url, server.id, token);
+    try {
+      const task = await startTask(client, 'placeOrder', { PCID: pcid });
+      const waiting = await pollTask(client, task.taskId, (t) => t.statusMessage?.startsWith('waiting') === true);
+      assert.equal(waiting.status, 'working');
+      assert.equal(waiting.statusMessage, `waiting for a slot of the organization's concurrency limit (2) before calling placeOrder on /${server.id}`);
 
-    api.release();
-    const answers = await Promise.all(calls);
-    for (const answer of answers) assert.deepEqual(answer.body?.result?.structuredContent, { ok: 'POST' }, answer.text);
-    assert.equal((await run).status, 200);
-    assert.equal(api.seen.length - before, 4);
+      api.release();
+      const answers = await Promise.all(calls);
+      for (const answer of answers) assert.deepEqual(answer.body?.result?.structuredContent, { ok: 'POST' }, answer.text);
+      assert.equal((await run).status, 200);
+      const done = await pollTask(client, task.taskId, (t) => t.status !== 'working', 60_000);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+    } finally {
+      await client.close();
+    }
+    assert.equal(api.seen.length - before, 5);
     assert.equal(api.mostAtOnce(), 2, 'at most two calls reached the upstream at once');
     await eventually(async () => ((await slots()).holders.length === 0 ? true : undefined), 'every slot given back');
   });

@@ -18,7 +18,7 @@ import {
 } from '@temporalio/client';
 import { z } from 'zod';
 import {
-  DURABLE_TOOL_CALL_WORKFLOW, DurableFailureType, durableIdempotencyKey, type DurablePolicy, type DurableToolCallInput, type DurableToolCallMemo,
+  DURABLE_TOOL_CALL_WORKFLOW, DurableFailureType, WAITING_FOR_SLOT_MEMO, durableIdempotencyKey, type DurablePolicy, type DurableToolCallInput, type DurableToolCallMemo,
 } from '../../common/durable-call';
 import { anyDurable, durablePolicyFor } from '../../common/durable-tools';
 import { startPriority } from '../../common/priority';
@@ -37,11 +37,22 @@ export const PLAIN_CALL_TASK_TTL_MS = 24 * 3600 * 1000;
 
 const MemoSchema = z.object({
   durableToolCall: z.object({ orgId: z.string(), server: z.string(), tool: z.string(), ttlMs: z.number() }).loose(),
+  [WAITING_FOR_SLOT_MEMO]: z.object({ limit: z.number() }).loose().optional(),
 }).loose();
 
 function memoOf(memo: unknown, orgId: string): DurableToolCallMemo['durableToolCall'] | undefined {
   const parsed = MemoSchema.safeParse(memo);
   return parsed.success && parsed.data.durableToolCall.orgId === orgId ? parsed.data.durableToolCall : undefined;
+}
+
+/** What a running durable call is doing, as tasks/get says it: waiting for its organization's slot, or calling. */
+function workingMessage(memo: unknown, orgId: string): string | undefined {
+  const parsed = MemoSchema.safeParse(memo);
+  if (!parsed.success || parsed.data.durableToolCall.orgId !== orgId) return undefined;
+  const { durableToolCall: call, waitingForSlot } = parsed.data;
+  return waitingForSlot
+    ? `waiting for a slot of the organization's concurrency limit (${waitingForSlot.limit}) before calling ${call.tool} on /${call.server}`
+    : `calling ${call.tool} on /${call.server}`;
 }
 
 const CODES: readonly ToolCallErrorCode[] = ['UNKNOWN_SERVER', 'UNKNOWN_TOOL', 'INVALID_ARGUMENTS', 'CONNECTION_REFUSED', 'TIMEOUT', 'UNAVAILABLE', 'UNANSWERABLE'];
@@ -224,8 +235,7 @@ export function durableTaskKind(calls: DurableCalls): TaskKind {
         const result = closed === 'failed' ? await calls.result(taskId, undefined) : undefined;
         return { status: closed, statusMessage: result?.isError ? result.message : undefined };
       }
-      const memo = memoOf(workflow.memo, orgId);
-      return { status: 'working', statusMessage: memo ? `calling ${memo.tool} on /${memo.server}` : undefined };
+      return { status: 'working', statusMessage: workingMessage(workflow.memo, orgId) };
     },
     result: (_orgId, taskId, workflow, waitMs, signal) => calls.result(taskId, workflow.status.name === 'RUNNING' ? waitMs : undefined, signal),
   };
