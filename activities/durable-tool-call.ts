@@ -43,6 +43,8 @@ export interface DurableCallObserver {
   record(input: DurableToolCallInput, event: DurableCallEvent): Promise<void>;
   /** counts one attempt (outcome ok, retry or failed) and, for a retry, its reason */
   attempt(server: string, tool: string, outcome: 'ok' | 'retry' | 'failed', reason?: DurableRetryReason): void;
+  /** the remote's own task id the call's attempts were last handed (its `upstream_task` records), if any */
+  lastUpstreamTask(input: DurableToolCallInput): Promise<string | undefined>;
 }
 
 export interface DurableToolCallDeps {
@@ -169,5 +171,30 @@ export function createDurableToolCallActivities(deps: DurableToolCallDeps) {
     });
   }
 
-  return { callDurableTool };
+  /**
+   * The clean-up of a durable call cancelled while no attempt ran (between two attempts, or while
+   * the worker was down): the remote's task an attempt was handed, if any, gets tasks/cancel. An
+   * attempt that was running has sent it already; a second one is harmless (the remote answers an
+   * error for a task it no longer runs, which is ignored). Answers whether a cancel was sent.
+   */
+  async function cancelDurableUpstream(input: DurableToolCallInput): Promise<boolean> {
+    const observer = deps.durableCalls;
+    const upstreamTaskId = input.upstreamTasks ? await observer?.lastUpstreamTask(input) : undefined;
+    if (!deps.tools || upstreamTaskId === undefined) return false;
+    const cancelOnly: UpstreamTaskHold = {
+      resume: { taskId: upstreamTaskId, era: 'modern' }, cancelOnly: true, received: async () => undefined,
+      requestTimeoutMs: CANCEL_REQUEST_MS, ttlMs: input.ttlMs, abandoned: () => true,
+    };
+    const result = await deps.tools.call(input.orgId, input.server, input.tool, input.args, {
+      idempotencyKey: input.idempotencyKey, forwardHeaders: input.forwardHeaders, durableAttempt: true, timeoutMs: CANCEL_REQUEST_MS, upstreamTask: cancelOnly,
+    });
+    const sent = !result.isError && result.value.upstreamTaskCancelled === true;
+    if (sent) await observer?.record(input, { event: 'cancelled', attempt: 0, upstreamTaskId, message: 'the remote\'s task was cancelled after the call was' });
+    return sent;
+  }
+
+  return { callDurableTool, cancelDurableUpstream };
 }
+
+/** How long the clean-up's tasks/cancel at the remote may take. */
+const CANCEL_REQUEST_MS = 10_000;

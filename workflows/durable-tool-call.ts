@@ -11,10 +11,11 @@
  * Answers the tool's result; a tool error, a refusal for good, or the last failed attempt fail the
  * workflow with the tool's error result as the failure's first detail (the task is `failed`, its
  * result `isError`). Cancelled (tasks/cancel): the activity's request is aborted through its
- * heartbeat and the workflow ends CANCELLED. No signals or queries: the gateway reads the task from
- * the workflow's status, memo and result.
+ * heartbeat, a remote's own task an attempt was handed is cancelled at the remote (also when no
+ * attempt ran at that moment), and the workflow ends CANCELLED. No signals or queries: the
+ * gateway reads the task from the workflow's status, memo and result.
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, setCurrentDetails, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, patched, proxyActivities, setCurrentDetails, TimeoutFailure } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   DEFAULT_DURABLE_ATTEMPT_TIMEOUT_SECONDS, DurableFailureType, durableRetryPolicy, type DurableToolCallInput, type DurableToolCallResult,
@@ -43,7 +44,10 @@ async function callDurably(input: DurableToolCallInput): Promise<DurableToolCall
     return await callDurableTool.executeWithOptions({ summary: `${input.serverName}/${input.tool}` }, [input]);
   } catch (error) {
     // tasks/cancel: the workflow ends CANCELLED (its activity's request is aborted at its next heartbeat)
-    if (isCancellation(error)) throw error;
+    if (isCancellation(error)) {
+      if (input.upstreamTasks && patched('durable-cancel-upstream')) await cancelUpstreamTask(input);
+      throw error;
+    }
     // the activity's own failure (the tool's error, the last retryable one) is the task's reason, not "activity failed"
     if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure) {
       const { message, type, details } = error.cause;
@@ -58,4 +62,21 @@ async function callDurably(input: DurableToolCallInput): Promise<DurableToolCall
     }
     throw error;
   }
+}
+
+/**
+ * A cancelled call whose attempts may have been handed a remote's own task: the clean-up sends the
+ * remote tasks/cancel for it (activities/durable-tool-call.ts cancelDurableUpstream), also when no
+ * attempt ran at the moment of the cancel (between two attempts, or with the worker down). Outside
+ * the cancelled scope; a failure of the clean-up leaves the remote's task to run to its end.
+ */
+async function cancelUpstreamTask(input: DurableToolCallInput): Promise<void> {
+  const { cancelDurableUpstream } = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 3, initialInterval: '1s' } });
+  await CancellationScope.nonCancellable(async () => {
+    try {
+      await cancelDurableUpstream.executeWithOptions({ summary: `cancel ${input.serverName}/${input.tool} at the remote` }, [input]);
+    } catch {
+      // the remote's task runs to its end, unread
+    }
+  });
 }

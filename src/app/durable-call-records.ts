@@ -35,6 +35,11 @@ export function durableCallStarted(audit: AuditTrail): DurableStartRecorder {
 export function durableCallObserver(audit: AuditTrail, metrics: FlowgateMetrics): DurableCallObserver {
   return {
     attempt: (server, tool, outcome, reason) => metrics.durableAttempt(server, tool, outcome, reason),
+    async lastUpstreamTask(input) {
+      const { records } = await audit.list(input.orgId, { action: DURABLE_CALL_ACTIONS.upstream_task, target: `task:${input.taskId}` }, 1);
+      const id = records[0]?.details.upstreamTaskId;
+      return typeof id === 'string' ? id : undefined;
+    },
     async record(input, event) {
       await audit.record({
         orgId: input.orgId, action: DURABLE_CALL_ACTIONS[event.event], target: { type: 'task', id: input.taskId },

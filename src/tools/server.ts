@@ -92,6 +92,11 @@ export interface UpstreamTaskHold {
   ttlMs: number;
   /** whether the call's end means the remote's task is no longer wanted (tasks/cancel, the overall deadline): it is then cancelled */
   abandoned(): boolean;
+  /**
+   * the durable call is over (cancelled while no attempt ran): `resume`, the task an attempt was
+   * handed, is only cancelled at the remote (tasks/cancel); nothing is called or followed
+   */
+  cancelOnly?: boolean;
 }
 
 /** What a server is told when one of its tools is called. */

@@ -143,6 +143,27 @@ describe('durable calls following a remote MCP server\'s own tasks', () => {
     assert.ok(audit.some((r) => r.action === 'durable_call.upstream_task' && r.details.upstreamTaskId === remoteTaskId));
   });
 
+  it('tasks/cancel between two attempts (none runs) still cancels the remote\'s task the first attempt was handed', async () => {
+    // a server whose second attempt comes 60 s after the first: the cancel lands while no attempt runs
+    const paced = (await createServer(fg, fg.adminToken, { url: modern.url, durable: { ...DURABLE, initialIntervalSeconds: 60 } })).id;
+    modern.override = (method) => (method === 'tasks/get' ? { error: { code: -32603, message: 'busy' }, status: 503 } : undefined);
+    try {
+      const taskId = await startTask(paced, 'forever', {});
+      const audit = await auditOf(taskId, 'durable_call.retried');
+      const remoteTaskId = String(audit.find((r) => r.action === 'durable_call.upstream_task')?.details.upstreamTaskId);
+      assert.ok(!modern.cancelled.includes(remoteTaskId), 'the failed attempt itself cancelled nothing');
+      const cancelled = await modernRpc(fg, paced, token, 'tasks/cancel', { taskId }, taskId);
+      assert.equal(cancelled.status, 200, cancelled.text);
+      await eventually(async () => (modern.cancelled.includes(remoteTaskId) ? true : undefined), 'the remote to cancel its task', 30_000);
+      assert.equal(modern.tasks.get(remoteTaskId)?.status, 'cancelled');
+      assert.equal((await ended(paced, taskId)).status, 'cancelled');
+      const after = await auditOf(taskId, 'durable_call.cancelled');
+      assert.ok(after.some((r) => r.action === 'durable_call.cancelled' && r.details.upstreamTaskId === remoteTaskId), JSON.stringify(after.map((r) => r.action)));
+    } finally {
+      delete modern.override;
+    }
+  });
+
   it('tasks/cancel on a durable call cancels the remote\'s task (2026, Tasks extension)', async () => {
     const taskId = await startTask(modernServer, 'forever', {});
     const audit = await auditOf(taskId, 'durable_call.upstream_task');

@@ -12,7 +12,8 @@
  *
  * When the durable call is over while its attempt follows the task (tasks/cancel of the durable
  * call, its overall deadline: UpstreamTaskHold.abandoned), the remote gets `tasks/cancel` with its
- * task id. An attempt after a lost one (a worker killed, a poll that failed) follows the task the
+ * task id; when it is cancelled while no attempt runs (between two attempts, the worker down), the
+ * workflow's clean-up sends it (UpstreamTaskHold.cancelOnly). An attempt after a lost one (a worker killed, a poll that failed) follows the task the
  * lost one was handed; a remote that no longer knows it (-32602) is called again, with the call's
  * same idempotency key.
  */
@@ -70,6 +71,11 @@ export interface FollowOptions {
  */
 export async function callFollowingTasks(options: FollowOptions): Promise<Record<string, unknown>> {
   const { hold } = options;
+  if (hold.cancelOnly) {
+    // the durable call was cancelled between attempts: the remote's task is no longer wanted
+    const sent = hold.resume ? await cancelUpstream(hold.resume, options.request) : false;
+    return { content: [], structuredContent: { upstreamTaskCancelled: sent } };
+  }
   if (hold.resume) {
     try {
       return await follow(hold.resume, options);

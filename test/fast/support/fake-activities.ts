@@ -159,6 +159,9 @@ export function fakeActivities(world: FakeWorld, overrides: Partial<Activities> 
       // the upstream answers the call's arguments back, on the first attempt
       return { isError: false, value: { tool: input.tool, arguments: input.args, idempotencyKey: input.idempotencyKey }, attempts: Context.current().info.attempt };
     },
+    async cancelDurableUpstream() {
+      return false;
+    },
   };
   return { ...activities, ...overrides };
 }
