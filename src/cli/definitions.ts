@@ -12,6 +12,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Command } from 'commander';
 import { parseAllDocuments } from 'yaml';
+import { scrubCredentials, withoutCredentials } from '../common/url-credentials';
 import { contextOf } from './context';
 import { CliError, EXIT } from './errors';
 import { printJson } from './output';
@@ -56,8 +57,19 @@ async function git(args: string[], cwd?: string): Promise<string> {
     return stdout.trim();
   } catch (err) {
     const stderr = typeof err === 'object' && err !== null && 'stderr' in err ? String(err.stderr).trim() : '';
-    throw new CliError(`git ${args[0] ?? ''}: ${stderr || (err instanceof Error ? err.message : String(err))}`, EXIT.FAILURE);
+    // err.message holds the command line, and with it a token written into the URL
+    const message = scrubCredentials(stderr || (err instanceof Error ? err.message : String(err)));
+    throw new CliError(`git ${args[0] ?? ''}: ${message}${hintFor(message)}`, EXIT.FAILURE);
   }
+}
+
+/** What to do about the two failures of a private Git host that Git's own words leave open (docs/definitions-as-code.md#git-sources). */
+function hintFor(message: string): string {
+  if (/certificate/i.test(message)) return '; a certificate of your own CA: set GIT_SSL_CAINFO to the CA\'s certificate file (PEM)';
+  if (/could not read (Username|Password)|Authentication failed/i.test(message)) {
+    return '; a private repository: put a token in the URL (https://x-access-token:$TOKEN@host/repo.git@ref) or an Authorization http.extraHeader in GIT_CONFIG_* variables';
+  }
+  return '';
 }
 
 /** The folder to read: a local path (its commit when it is in a Git work tree), or a clone of a Git URL at a ref. */
@@ -90,7 +102,8 @@ async function resolveSource(text: string, subdir: string | undefined): Promise<
       await git(['checkout', '--quiet', fetched ? 'FETCH_HEAD' : ref], tmp);
     }
     const commit = await git(['rev-parse', 'HEAD'], tmp);
-    return { dir: subdir ? path.join(tmp, subdir) : tmp, url, ...(ref ? { ref } : {}), commit, cleanup };
+    // the URL is recorded (the plan, the audit trail, each published version): a token in it stays here
+    return { dir: subdir ? path.join(tmp, subdir) : tmp, url: withoutCredentials(url), ...(ref ? { ref } : {}), commit, cleanup };
   } catch (err) {
     cleanup();
     throw err;

@@ -9,18 +9,11 @@
  * FLOWGATE_CONSOLE_SCREENSHOTS=<dir> keeps the pages docs/console.md shows.
  */
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../support/chromium';
+import type { Browser } from 'playwright-core';
+import { launchChromium, shot } from '../support/chromium';
 import { startTestFlowgate, type TestFlowgate } from '../support/flowgate';
 import { CLIENT_ID, CLIENT_SECRET, startFakeCustomerApi, type FakeCustomerApi } from '../support/fake-customer-api';
 import { asAdmin, createCustomConnection, createServer, PETSTORE } from '../tools/custom-support';
-
-const SHOTS = process.env.FLOWGATE_CONSOLE_SCREENSHOTS;
-
-async function shot(page: Page, name: string): Promise<void> {
-  if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-}
 
 interface Session {
   cookie: string;

@@ -6,16 +6,9 @@
  * keeps the screenshots.
  */
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, waitForText } from '../support/chromium';
+import type { Browser } from 'playwright-core';
+import { launchChromium, shot, waitForText } from '../support/chromium';
 import { publishWorkflow, startTestFlowgate, trigger, type TestFlowgate } from '../support/flowgate';
-
-const SHOTS = process.env.FLOWGATE_CONSOLE_SCREENSHOTS;
-
-async function shot(page: Page, name: string): Promise<void> {
-  if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-}
 
 describe('the console\'s bulk actions and alert rules, in a browser', () => {
   let fg: TestFlowgate;

@@ -11,18 +11,11 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium, waitForText } from '../support/chromium';
+import { launchChromium, shot, waitForText } from '../support/chromium';
 import { fieldOf } from '../../src/common/narrow';
 import { scheduleIdFor } from '../../src/schedules/schedule-service';
 import { publishWorkflow, startTestFlowgate, type Published, type TestFlowgate } from '../support/flowgate';
-
-const SHOTS = process.env.FLOWGATE_CONSOLE_SCREENSHOTS;
-
-async function shot(page: Page, name: string): Promise<void> {
-  if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-}
 
 describe('the console an operator can live in, in a browser', () => {
   let fg: TestFlowgate;

@@ -6,16 +6,9 @@
  * FLOWGATE_CONSOLE_SCREENSHOTS=<dir> keeps screenshots (docs/images/console-workflow*.png).
  */
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../support/chromium';
+import type { Browser } from 'playwright-core';
+import { launchChromium, shot } from '../support/chromium';
 import { startTestFlowgate, type TestFlowgate } from '../support/flowgate';
-
-const SHOTS = process.env.FLOWGATE_CONSOLE_SCREENSHOTS;
-
-async function shot(page: Page, name: string): Promise<void> {
-  if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-}
 
 const definition = (second: object) => JSON.stringify({
   name: 'Nightly report',

@@ -8,6 +8,7 @@ import { stringify } from 'yaml';
 import type { z } from 'zod';
 import type { WorkflowDefinition } from '../../common/definition';
 import { isRecord } from '../../common/narrow';
+import { withoutCredentials } from '../../common/url-credentials';
 import { DEFAULT_LIMITS } from '../../registry/agent-limits';
 import type { AgentRecord, AgentServer, CreateAgentInput } from '../../registry/agent-records';
 import { canonicalJson, type ToolServerRecord, type TriggerRecord, type TriggerScheduleRecord } from '../../registry';
@@ -141,9 +142,10 @@ export function hashOf(form: Form): string {
   return createHash('sha256').update(canonicalJson(form)).digest('hex');
 }
 
+/** `url@ref` as recorded (the plan, the audit trail, each object applied): never with credentials, whoever sent them. */
 export function sourceText(request: ApplyRequest): string | undefined {
   const { url, ref } = request.source;
-  return url ? `${url}${ref ? `@${ref}` : ''}` : undefined;
+  return url ? `${withoutCredentials(url)}${ref ? `@${ref}` : ''}` : undefined;
 }
 
 /** YAML with keys sorted (kind and name first), so that a diff shows only what differs. */
