@@ -15,6 +15,11 @@ export interface ActionSpec {
   target: { type: string; id: TargetId };
   /** fields of the answer's body worth keeping (never one that can hold a secret): short strings, numbers, booleans, lists of short strings */
   answerFields?: readonly string[];
+  /**
+   * An error code the route may answer (`apply_failed`) → the action its record takes instead, when
+   * that failure is an event of its own; the refusal's facts (`HttpError` `facts`) go in its details.
+   */
+  failures?: Readonly<Record<string, string>>;
 }
 
 /** Recorded by their own surfaces, not by the admin middleware. */

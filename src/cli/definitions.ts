@@ -204,7 +204,7 @@ export function definitionCommands(program: Command): void {
       process.exitCode = plan.created + plan.changed + plan.deleted > 0 ? PLAN_CHANGES : EXIT.OK;
     });
 
-  common(program.command('apply <source>').description('apply the folder to the organization as one operation (all of it, or nothing when a file is invalid); references in secretRefs are read from the environment'))
+  common(program.command('apply <source>').description('apply the folder to the organization as one operation (all of it, or nothing: an invalid file changes nothing, and a write refused after the checks is rolled back); references in secretRefs are read from the environment'))
     .action(async (text: string, o: DefinitionOptions, cmd: Command) => {
       const c = contextOf(cmd);
       const plan = await withSource(text, o, async (request) => {

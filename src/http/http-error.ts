@@ -7,7 +7,8 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly options: { expose?: boolean; headers?: Record<string, string> } = {},
+    /** `facts`: secret-free facts for the request's audit record (middleware/audit.ts), never answered */
+    readonly options: { expose?: boolean; headers?: Record<string, string>; facts?: Readonly<Record<string, unknown>> } = {},
   ) {
     super(message);
     this.name = 'HttpError';
@@ -23,9 +24,9 @@ export class HttpError extends Error {
 export type RefusalStatus<C extends string> = Readonly<Record<C, { status: number; code: string }>>;
 
 /** The HttpError for a service's refusal `{code, message}`, by its route family's table. */
-export function refusalError<C extends string>(table: RefusalStatus<C>, refusal: { code: C; message: string }): HttpError {
+export function refusalError<C extends string>(table: RefusalStatus<C>, refusal: { code: C; message: string; facts?: Readonly<Record<string, unknown>> }): HttpError {
   const { status, code } = table[refusal.code];
-  return new HttpError(status, code, refusal.message);
+  return new HttpError(status, code, refusal.message, refusal.facts ? { facts: refusal.facts } : {});
 }
 
 export const badRequest = (code: string, message: string): HttpError => new HttpError(400, code, message);

@@ -43,11 +43,16 @@ export interface ManagementRefusal {
   message: string;
   /** INVALID_DEFINITION: each problem with its path; INVALID_INPUTS of a schedule: each input that does not fit, at `['inputs', name, …]` */
   issues?: DefinitionIssue[];
+  /** secret-free facts of the refusal for its audit record, never answered (APPLY_FAILED: what failed and how the rollback went) */
+  facts?: RefusalFacts;
 }
+
+/** What an audit record keeps of a refusal: short strings, numbers, booleans, lists of short strings. */
+export type RefusalFacts = Readonly<Record<string, string | number | boolean | readonly string[]>>;
 
 export type Outcome<T> = { ok: true; value: T } | ManagementRefusal;
 
 export const done = <T>(value: T): { ok: true; value: T } => ({ ok: true, value });
 
-export const refused = (code: ManagementRefusalCode, message: string, issues?: DefinitionIssue[]): ManagementRefusal =>
-  ({ ok: false, code, message, ...(issues ? { issues } : {}) });
+export const refused = (code: ManagementRefusalCode, message: string, issues?: DefinitionIssue[], facts?: RefusalFacts): ManagementRefusal =>
+  ({ ok: false, code, message, ...(issues ? { issues } : {}), ...(facts ? { facts } : {}) });

@@ -56,9 +56,13 @@ const shortString = (value: unknown): value is string => typeof value === 'strin
  * the ids of what a removal ended): never the whole body, which may hold a key or token.
  */
 function answerDetails(spec: ActionSpec | undefined, body: unknown): Record<string, unknown> {
-  if (!spec?.answerFields || !isObjectLike(body)) return {};
+  return spec?.answerFields ? plainFields(body, spec.answerFields) : {};
+}
+
+function plainFields(body: unknown, fields: readonly string[]): Record<string, unknown> {
+  if (!isObjectLike(body)) return {};
   const picked: Record<string, unknown> = {};
-  for (const field of spec.answerFields) {
+  for (const field of fields) {
     const value = fieldOf(body, field);
     if (typeof value === 'number' || typeof value === 'boolean' || shortString(value)) picked[field] = value;
     else if (Array.isArray(value) && value.length <= MAX_LISTED && value.every(shortString)) picked[field] = [...value];
@@ -107,8 +111,14 @@ export async function auditAdminRequest(audit: AuditTrail, ctx: GatewayContext, 
     const succeeded = status < 400;
     const target = spec ? targetOf(spec, ctx, admin, succeeded) : probedTarget(route, ctx.params);
     const details: Record<string, unknown> = { method: ctx.method, route, ...(succeeded ? answerDetails(spec, ctx.body) : {}) };
-    if (!succeeded && failure?.error instanceof HttpError && failure.error.expose) details.error = failure.error.code;
-    await audit.record({ orgId: admin.orgId, action: spec?.action ?? READ_REFUSED, target, status, details }, adminActor(admin), sourceOf(ctx));
+    let action = spec?.action ?? READ_REFUSED;
+    if (!succeeded && failure?.error instanceof HttpError && failure.error.expose) {
+      const { code, options } = failure.error;
+      details.error = code;
+      if (options.facts) Object.assign(details, plainFields(options.facts, Object.keys(options.facts)));
+      action = spec?.failures?.[code] ?? action;
+    }
+    await audit.record({ orgId: admin.orgId, action, target, status, details }, adminActor(admin), sourceOf(ctx));
   }
   if (failure) throw failure.error;
 }

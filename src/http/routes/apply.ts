@@ -1,7 +1,7 @@
 /**
  * Definitions as code (docs/definitions-as-code.md), with an admin bearer token:
  * `POST /api/v1/apply/plan` (what apply would do, with each change's diff and the drift since the
- * last apply), `POST /api/v1/apply` (all of it, or nothing when a file is invalid), `GET
+ * last apply), `POST /api/v1/apply` (all of it, or nothing: a write refused is rolled back), `GET
  * /api/v1/apply/export` (the organization as files of the format) and `GET /api/v1/apply/schema`
  * (the JSON Schema of a file, for editors). The operation is the management room's
  * (src/management/definitions/); the routes parse, call and answer.
@@ -31,8 +31,10 @@ export const APPLY_OPERATIONS = {
     requestBody: jsonRequest(ApplyRequestSchema), responses: { '200': json(PlanSchema, 'the plan; `valid: false` lists every error by file and path'), ...errors(400, 401, 413, 415) },
   },
   applyDefinitions: {
-    method: 'post', path: '/api/v1/apply', permission: 'workflows.write', audit: { action: 'definitions.applied', target: applied, answerFields: recorded },
-    tags: ['definitions'], summary: 'Apply a folder of definitions: all of it, or nothing when a file is invalid (members need members.manage, connections connections.write)', security,
+    method: 'post', path: '/api/v1/apply', permission: 'workflows.write',
+    // a write refused after the checks is rolled back and recorded as its own event, with what failed and how the rollback went
+    audit: { action: 'definitions.applied', target: applied, answerFields: recorded, failures: { apply_failed: 'definitions.apply_failed' } },
+    tags: ['definitions'], summary: 'Apply a folder of definitions: all of it, or nothing (an invalid file changes nothing; a write refused after the checks is rolled back) (members need members.manage, connections connections.write)', security,
     requestBody: jsonRequest(ApplyRequestSchema), responses: { '200': json(PlanSchema, 'what was done'), ...errors(400, 401, 403, 409, 413, 415) },
   },
   exportDefinitions: {

@@ -8,7 +8,8 @@
  * a plan compares the two as canonical JSON and shows a line diff of their YAML. Apply checks the
  * whole folder (schemas, references, schedules against the workflow's inputs, secrets) before it
  * writes anything; a write refused after that (a remote server unreachable, Temporal refusing a
- * schedule) stops the apply and says which objects were written before it. A changed workflow is
+ * schedule) stops the apply and rolls back what was written before it (undo.ts), newest first;
+ * deletes (prune) come after every other write and are not undone. A changed workflow is
  * published as a new version carrying the source commit (runs started before keep theirs). What
  * each object looked like after the apply is kept as a hash: a later plan reports an object whose
  * live form differs from it as drift (changed outside the folder).
@@ -22,10 +23,12 @@ import { readFolder, type Folder, type PlacedError } from './parse';
 import { readLive, type Live, type Step } from './live';
 import { agentDocForm, diffOf, exportForm, hashOf, serverForm, sourceText, triggerDocForm, workflowForm, yamlOf, type Form } from './forms';
 import { connectionDocForm, connectionExportForm, memberDocForm, resolvedSettings } from './connection-forms';
-import { writeAll, type DefinitionWriteDeps } from './write';
+import { prune, pruneProblem, writeAll, type WriteContext } from './write';
+import type { DefinitionWriteDeps } from './ports';
+import { applyFailure, UndoList } from './undo';
 
 export { ApplyRequestSchema, ExportSchema, PlanSchema, type ApplyRequest, type Plan } from './format';
-export type { AgentPort, ConnectionPort, MemberPort, ServerPort, ServerWrite } from './write';
+export type { AgentPort, ConnectionPort, MemberPort, ServerPort, ServerWrite } from './ports';
 
 /** What the caller's role must hold to write each kind (POST /api/v1/apply itself needs workflows.write). */
 const WRITE_PERMISSION: Record<DefinitionKind, Permission> = {
@@ -91,16 +94,21 @@ export class DefinitionAdmin {
     const needs = [...new Set(steps.filter((s) => s.action === 'create' || s.action === 'change' || s.action === 'delete').map((s) => WRITE_PERMISSION[s.kind]))];
     const lacking = needs.filter((p) => !roleHas(role, p));
     if (lacking.length > 0) return refused('FORBIDDEN', `the role ${role} lacks ${lacking.join(', ')}, which this apply needs (it writes ${steps.filter((s) => lacking.includes(WRITE_PERMISSION[s.kind])).map((s) => `${s.kind}/${s.name}`).join(', ')})`);
-    const written: string[] = [];
     const commit = request.source.commit;
+    const context: WriteContext = { orgId, request, steps, folder, live, connectionSettings, written: [], undo: new UndoList() };
+    let after: Live;
     try {
-      await writeAll(this.deps, { orgId, request, steps, folder, live, connectionSettings, written });
+      await writeAll(this.deps, context);
+      const problem = await pruneProblem(this.deps, context);
+      if (problem) throw problem;
+      // what each object of the folder looks like now (the base of the next plan's drift), read before the deletes: once they start, only a delete can fail
+      after = await readLive(this.deps.registry, orgId, this.deps.connections.open);
+      await prune(this.deps, context);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      return refused('APPLY_FAILED', `apply stopped: ${message}; written before it: ${written.join(', ') || 'nothing'}`);
+      const deletedBefore = context.written.filter((w) => w.startsWith('deleted ')).map((w) => w.slice('deleted '.length));
+      const { facts, message } = applyFailure(error, await context.undo.rollback(), deletedBefore);
+      return refused('APPLY_FAILED', message, undefined, { ...facts, ...(sourceText(request) ? { source: sourceText(request) } : {}), ...(commit ? { commit } : {}) });
     }
-    // what each object of the folder looks like now: the base of the next plan's drift
-    const after = await readLive(this.deps.registry, orgId, this.deps.connections.open);
     const record = [];
     for (const kind of DEFINITION_KINDS) {
       for (const name of folder[kind].keys()) {

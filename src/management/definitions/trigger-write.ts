@@ -19,6 +19,8 @@ export interface TriggerWrite {
   /** the live trigger's ID, when it exists */
   id: string | undefined;
   secrets: Record<string, string>;
+  /** told the new trigger's ID as soon as it exists (its delete goes on the undo list before the writes that follow) */
+  created?: (id: string) => void;
 }
 
 const settled = <T>(outcome: { ok: true; value: T } | { ok: false; message: string }, what: string): T => {
@@ -44,7 +46,7 @@ export function triggerChange(doc: TriggerDoc, workflowId: string, wasVerified: 
 }
 
 /** Writes the trigger; answers its ID. */
-export async function writeTrigger(triggers: TriggerAdmin, { orgId, step, doc, workflowId, id, secrets }: TriggerWrite): Promise<string> {
+export async function writeTrigger(triggers: TriggerAdmin, { orgId, step, doc, workflowId, id, secrets, created: onCreated }: TriggerWrite): Promise<string> {
   const have = step.live?.form;
   const want = step.folderForm;
   const what = `trigger ${step.name}`;
@@ -63,6 +65,7 @@ export async function writeTrigger(triggers: TriggerAdmin, { orgId, step, doc, w
     ...(want?.schedule === undefined ? {} : { schedule: want.schedule }),
     ...(verify ? { verify: verifyInput(verify, secrets) } : {}),
   }), what);
+  onCreated?.(created.id);
   if (disabled) settled(await triggers.setDisabled(orgId, created.id, true), what);
   return created.id;
 }
