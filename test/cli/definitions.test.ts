@@ -57,7 +57,7 @@ describe('definitions as code: flowgate export, plan and apply', () => {
     const nightly = ok(await as.admin<{ id: string }>('POST', '/api/v1/triggers', {
       workflowId: report.id, name: 'nightly', schedule: { cron: '0 3 * * *', timeZone: 'Europe/Berlin' },
     }), 201);
-    const server = ok(await as.admin<{ id: string }>('POST', '/api/v1/servers', { name: 'calc', url: `${remote.url}/mcp` }), 201);
+    const server = ok(await as.admin<{ id: string }>('POST', '/api/v1/servers', { name: 'calc', url: `${remote.url}/mcp`, durable: { maxAttempts: 3, initialIntervalSeconds: 1 } }), 201);
     ok(await as.admin('POST', '/api/v1/agents', {
       name: 'helper', instructions: 'Add numbers and run the nightly report when asked.',
       servers: [{ name: server.id, allTools: true }], workflows: [{ triggerId: nightly.id, toolName: 'nightly_report' }],
@@ -331,8 +331,9 @@ describe('definitions as code: flowgate export, plan and apply', () => {
     assert.equal(schedules.schedules.length, 1);
     assert.equal(schedules.schedules[0]?.state.paused, true, 'the overlay paused the schedule in production (Temporal\'s state)');
     assert.deepEqual(schedules.schedules[0]?.cron, ['0 3 * * *']);
-    const servers = ok(await prodAs.admin<{ servers: { name: string; description: string }[] }>('GET', '/api/v1/servers')).servers;
-    assert.deepEqual(servers.map((s) => [s.name, s.description]), [['calc', 'the calculator in production']]);
+    const servers = ok(await prodAs.admin<{ servers: { name: string; description: string; durable: unknown }[] }>('GET', '/api/v1/servers')).servers;
+    assert.deepEqual(servers.map((s) => [s.name, s.description, s.durable]), [['calc', 'the calculator in production', { maxAttempts: 3, initialIntervalSeconds: 1 }]],
+      'the durable policy travels with the server');
     const agents = ok(await prodAs.admin<{ agents: { name: string; servers: { name: string }[] }[] }>('GET', '/api/v1/agents')).agents;
     assert.equal(agents.length, 1);
     assert.notEqual(agents[0]?.servers[0]?.name, 'calc', 'the agent names the production server by its ID');

@@ -13,6 +13,7 @@ import { AgentModelSchema, AgentServerSchema, OutputSchemaSchema } from '../../r
 import { PrioritySchema } from '../../common/priority-schema';
 import { ROLES } from '../../contracts/roles';
 import { ScheduleBodySchema } from '../../contracts/schedule-bodies';
+import { DurablePolicySchema, DurableToolsSchema } from '../../contracts/durable-policy';
 import { BatchSchema, DebounceSchema, VERIFY_PRESETS } from '../../triggers/webhooks/config';
 import { CreateTriggerSchema } from '../schemas';
 
@@ -62,6 +63,10 @@ export const ToolServerDocSchema = z.object({
   url: z.string().min(1).max(2000).optional(),
   /** an OpenAPI document (object) the server's tools are generated from */
   document: z.record(z.string(), z.unknown()).optional(),
+  /** its tools' calls run as durable tasks with this retry policy (docs/tool-gateway.md, durable calls) */
+  durable: DurablePolicySchema.optional(),
+  /** per tool: its own durable policy, or false for a plain proxied call */
+  durableTools: DurableToolsSchema.optional(),
 }).strict().refine((s) => (s.url === undefined) !== (s.document === undefined), { message: 'give either url (a remote MCP server) or document (an OpenAPI document)' });
 export type ToolServerDoc = z.infer<typeof ToolServerDocSchema>;
 

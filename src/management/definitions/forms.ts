@@ -69,6 +69,7 @@ export function serverForm(doc: ToolServerDoc, liveDescription: string | undefin
   return stripUndefined({
     kind: 'toolServer', name: doc.name, description: doc.description ?? liveDescription,
     connection: doc.connection === undefined ? undefined : connectionNames.get(doc.connection) ?? doc.connection, url: doc.url, document: doc.document,
+    durable: doc.durable, durableTools: doc.durableTools,
   });
 }
 
@@ -84,7 +85,7 @@ export function serverRecordForm(server: ToolServerRecord, connectionNames: Read
   }
   return stripUndefined({
     kind: 'toolServer', name: server.name, description: server.description, connection: server.connectionId === null ? undefined : connectionNames.get(server.connectionId) ?? server.connectionId,
-    url: server.kind === 'remote' ? server.source : undefined, document,
+    url: server.kind === 'remote' ? server.source : undefined, document, durable: server.durable ?? undefined, durableTools: server.durableTools ?? undefined,
   });
 }
 

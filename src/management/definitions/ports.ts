@@ -20,7 +20,7 @@ export interface ServerPort {
   replace(orgId: string, id: string, input: ServerWrite): Promise<{ id: string } | undefined>;
   remove(orgId: string, id: string): Promise<boolean>;
 }
-/** `durable`, `durableTools`: only a rollback gives them (the format has no durable policy yet; a replace without them removes it). */
+/** `durable`, `durableTools`: the server's durable policy (a replace without them makes its calls plain proxied ones). */
 export type ServerWrite = (
   | { kind: 'openapi'; name?: string; description?: string; connection: string; document: unknown }
   | { kind: 'remote'; name?: string; description?: string; connection?: string; url: string }

@@ -106,6 +106,8 @@ export async function writeAll(deps: DefinitionWriteDeps, context: WriteContext)
     const input: ServerWrite = doc.document
       ? { kind: 'openapi', name: doc.name, ...(doc.description ? { description: doc.description } : {}), connection: connection ?? '', document: doc.document }
       : { kind: 'remote', name: doc.name, ...(doc.description ? { description: doc.description } : {}), ...(connection ? { connection } : {}), url: doc.url ?? '' };
+    if (doc.durable) input.durable = doc.durable;
+    if (doc.durableTools) input.durableTools = doc.durableTools;
     const id = ids.toolServer.get(step.name);
     if (id) {
       undo.push(what, await restoreServer(deps, orgId, id));
