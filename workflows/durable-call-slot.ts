@@ -29,10 +29,10 @@ export async function withCallSlot<T>(input: DurableToolCallInput, body: () => P
   setHandler(slotGrantSignal, (grant) => {
     if (grant.key === slot.key && grant.supersededBy === undefined) granted = true;
   });
-  const callId = workflowInfo().workflowId;
+  const { workflowId: callId, priority } = workflowInfo();
   try {
     setCurrentDetails(`waiting for a slot of the organization's concurrency limit (${slot.limit})`);
-    await acquireSlot({ key: slot.key, runId: callId, limit: slot.limit, started: slot.started });
+    await acquireSlot({ key: slot.key, runId: callId, limit: slot.limit, started: slot.started, ...(priority?.fairnessKey ? { fairnessKey: priority.fairnessKey } : {}) });
     if (!(await condition(() => granted, slot.maxWaitSeconds * 1000))) {
       const message = `${input.serverName}/${input.tool} waited ${slot.maxWaitSeconds} s for a slot of its organization's concurrency limit (${slot.limit}) and did not call the upstream`;
       throw ApplicationFailure.create({
