@@ -26,10 +26,13 @@ export function createSlotActivities(given?: SlotDependencies) {
   return {
     async acquireSlot(request: AcquireSlotRequest): Promise<void> {
       const deps = needed(given);
-      const { key, ...asking } = request;
+      const { key, fairnessKey, ...asking } = request;
       await deps.temporal.workflow.signalWithStart<RunSlotsWorkflow, [typeof asking]>(WORKFLOW_TYPES.runSlots, {
         workflowId: slotsWorkflowId(key),
         taskQueue: deps.taskQueue,
+        // a limit's askers are all of one organization; only a start sets it (default priority: the
+        // semaphore serves runs of every priority)
+        ...(fairnessKey ? { priority: { fairnessKey } } : {}),
         args: [{ key, limit: request.limit, holders: [], queue: [], checkSeconds: deps.slotCheckSeconds }],
         signal: slotAcquireSignal,
         signalArgs: [asking],

@@ -129,6 +129,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     maxCachedWorkflows: options.maxCachedWorkflows,
     // Fewer workflow task slots leave more of a backlog in Temporal's matching, which orders it
     // fairly across organizations; a task a worker has taken waits behind every other it holds.
+    // Unset by default: on 2 cores 4-16 slots did not shorten a quiet organization's run behind
+    // another's flood (its wait moved into matching) and slowed the flood (docs/operations.md, "Capacity").
     ...(options.workflowTaskSlots === undefined ? {} : { maxConcurrentWorkflowTaskExecutions: options.workflowTaskSlots }),
     ...(options.activitySlots === undefined ? {} : { maxConcurrentActivityTaskExecutions: options.activitySlots, maxConcurrentLocalActivityExecutions: options.activitySlots }),
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,

@@ -29,13 +29,13 @@ export async function withCallSlot<T>(input: DurableToolCallInput, body: () => P
   setHandler(slotGrantSignal, (grant) => {
     if (grant.key === slot.key && grant.supersededBy === undefined) granted = true;
   });
-  const callId = workflowInfo().workflowId;
+  const { workflowId: callId, priority } = workflowInfo();
   // the memo says so while the call waits (tasks/get reads it): two memo changes, only for a call that takes a slot
   const showsWait = patched('durable-call-slot-memo');
   try {
     setCurrentDetails(`waiting for a slot of the organization's concurrency limit (${slot.limit})`);
     if (showsWait) upsertMemo({ [WAITING_FOR_SLOT_MEMO]: { limit: slot.limit } });
-    await acquireSlot({ key: slot.key, runId: callId, limit: slot.limit, started: slot.started });
+    await acquireSlot({ key: slot.key, runId: callId, limit: slot.limit, started: slot.started, ...(priority?.fairnessKey ? { fairnessKey: priority.fairnessKey } : {}) });
     const got = await condition(() => granted, slot.maxWaitSeconds * 1000);
     if (showsWait) upsertMemo({ [WAITING_FOR_SLOT_MEMO]: null });
     if (!got) {

@@ -90,6 +90,13 @@ export interface SlotsState {
 /** The acquireSlot activity's argument: signal-with-start the semaphore of `key`. */
 export interface AcquireSlotRequest extends SlotAcquire {
   key: string;
+  /**
+   * the asker's fairness key (its organization, src/common/priority.ts): a semaphore this request
+   * starts runs its workflow tasks and activities under it, so that a flooding organization's
+   * semaphore is dispatched in that organization's turn, not in a turn of its own shared with every
+   * other semaphore. Absent (a request from before): the semaphore has none.
+   */
+  fairnessKey?: string;
 }
 
 /**

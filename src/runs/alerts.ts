@@ -15,6 +15,7 @@ import {
   type AlertCondition, type AlertEvaluatorInput, type AlertSignal, type AlertWatch, type AlertWatchSignal, type ApprovalWaitEvent, type RunEnded,
 } from '../common/alerts';
 import { alertOutcomeSignal, alertWatchSignal, stateQuery, WORKFLOW_TYPES, type EvaluateAlertRuleWorkflow } from '../common/workflow-contracts';
+import { startPriority } from '../common/priority';
 import { alertRuleView, type AlertRuleView } from '../contracts/alert-bodies';
 import type { Logger } from '../observability/logger';
 import type { Registry } from '../registry';
@@ -115,7 +116,11 @@ export class AlertNotifier {
 
   private async signal(rule: AlertRuleView, orgId: string, what: { outcome: AlertSignal } | { watch: AlertWatchSignal }): Promise<void> {
     const input: AlertEvaluatorInput = { orgId, ruleId: rule.id, condition: rule.condition };
-    const start = { workflowId: alertWorkflowId(rule.id), taskQueue: this.deps.taskQueue, staticSummary: `alert rule ${rule.name} (${rule.kind})` };
+    const start = {
+      workflowId: alertWorkflowId(rule.id), taskQueue: this.deps.taskQueue, staticSummary: `alert rule ${rule.name} (${rule.kind})`,
+      // in its organization's turn (src/common/priority.ts): a flooding organization's rules are signalled at every run's end
+      priority: startPriority(orgId),
+    };
     const { workflow } = this.deps.client;
     for (let attempt = 1; ; attempt++) {
       try {

@@ -12,6 +12,7 @@ import {
   BATCH_ACTIONS, BATCH_ID, INPUT_SCAN_MAX, inputsMatch, type BatchAction, type BatchFilter, type BatchInput, type BatchRunOutcome, type BatchState,
 } from '../common/run-batch';
 import { batchStateQuery, WORKFLOW_TYPES, type RunBatchWorkflow } from '../common/workflow-contracts';
+import { startPriority } from '../common/priority';
 import { isRecord } from '../common/narrow';
 import { listRuns } from './run-list';
 import type { RunRestarts } from './run-restarts';
@@ -153,6 +154,7 @@ export class RunBatches {
     await this.deps.client.workflow.start<RunBatchWorkflow>(WORKFLOW_TYPES.runBatch, {
       workflowId: batchId, taskQueue: this.deps.taskQueue, args: [input], memo: { orgId, action: request.action, by: request.by, requested: input.requested, limit: request.limit },
       staticSummary: `${request.action} runs by filter (${request.by})`,
+      priority: startPriority(orgId), // its sweeps' activities in its organization's turn (src/common/priority.ts)
     });
     return batchId;
   }

@@ -16,6 +16,7 @@
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { HOLD_MAX_WAIT_SECONDS, releaseWorkflowId, type HoldScope, type ReleaseInput, type ReleaseSweep } from '../common/run-holds';
+import { startPriority } from '../common/priority';
 import { pauseSignal, WORKFLOW_TYPES, type ReleaseHeldRunsWorkflow, type RunAutomationWorkflow } from '../common/workflow-contracts';
 import type { OperatorHoldRecord, Registry } from '../registry';
 import { listRuns } from './run-list';
@@ -69,6 +70,7 @@ export class RunHolds {
       // a new unpause replaces a release still sweeping (its own sweeps start again at once)
       workflowIdConflictPolicy: 'TERMINATE_EXISTING', workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       staticSummary: `release the runs held by ${scope} ${targetId} (${by})`,
+      priority: startPriority(orgId), // its sweeps' activities in its organization's turn (src/common/priority.ts)
     });
     return { ...(lifted ? { lifted } : {}), releaseId };
   }

@@ -13,7 +13,7 @@
  * it got its last slot (time-limit.ts reads slotsGrantedAt). Runs without `slots` do none of this.
  */
 import {
-  ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, patched, proxyActivities, proxyLocalActivities, setHandler, upsertMemo,
+  ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, patched, proxyActivities, proxyLocalActivities, setHandler, upsertMemo, workflowInfo,
   type ActivityOptions, type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
@@ -65,12 +65,13 @@ async function holdingSlots(input: RunInput, slots: RunSlots, state: RunState, b
   const asked: string[] = [];
   const waitUntil = Date.now() + slots.maxWaitSeconds * 1000;
   const acquire = patched(LOCAL_ACQUIRE) ? acquireSlotHere : acquireSlot;
+  const fairnessKey = workflowInfo().priority?.fairnessKey;
   try {
     for (const claim of slots.claims) {
       state.status = 'PENDING';
       state.waitingOn = { kind: 'slot', scope: claim.scope, key: claim.key, limit: claim.limit };
       asked.push(claim.key);
-      await acquire({ key: claim.key, runId: input.runId, limit: claim.limit, started: input.started, ...(claim.mode ? { mode: claim.mode } : {}) });
+      await acquire({ key: claim.key, runId: input.runId, limit: claim.limit, started: input.started, ...(claim.mode ? { mode: claim.mode } : {}), ...(fairnessKey ? { fairnessKey } : {}) });
       const got = await condition(() => granted.has(claim.key) || supersededBy !== undefined, Math.max(1, waitUntil - Date.now()));
       if (supersededBy !== undefined) {
         throw ended(state, 'FAILED', FailureType.RUN_SUPERSEDED, `superseded by run ${supersededBy} of the same trigger (newest-wins) before it started`);
