@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import { BATCH_ACTIONS, type BatchAction } from '../common/run-batch';
 import { RunBatchBodySchema } from '../contracts/operator-bodies';
 
-export const BATCH_FORM_FIELDS = ['action', 'workflowId', 'triggerId', 'status', 'since', 'startedAfter', 'startedBefore', 'errorContains', 'reason', 'confirm'] as const;
+export const BATCH_FORM_FIELDS = ['action', 'workflowId', 'triggerId', 'status', 'since', 'startedAfter', 'startedBefore', 'errorContains', 'input', 'reason', 'confirm'] as const;
 export type BatchFormField = (typeof BATCH_FORM_FIELDS)[number];
 export type BatchFormValues = Partial<Record<BatchFormField, string>>;
 export type BatchRequest = z.infer<typeof RunBatchBodySchema>;
@@ -44,6 +44,31 @@ function instant(text: string): string {
 }
 
 /**
+ * The form's input fields (`input`: one `path = value` a line, the API's `filter.input`): the value
+ * is JSON when it reads as JSON (`42`, `true`, `"42"`, `{"a": 1}`), else the text as typed. Answers
+ * the fields, or why a line cannot be read.
+ */
+export function inputFilterOf(text: string): { fields: Record<string, unknown> } | { error: string } {
+  const fields: Record<string, unknown> = {};
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (line === '') continue;
+    const at = line.indexOf('=');
+    const path = at < 0 ? '' : line.slice(0, at).trim();
+    if (path === '') return { error: `Line ${i + 1}: write an input field's dotted path, = and its value (customer.id = c-42).` };
+    if (path in fields) return { error: `Line ${i + 1}: ${path} is named twice.` };
+    const value = line.slice(at + 1).trim();
+    try {
+      fields[path] = JSON.parse(value);
+    } catch {
+      fields[path] = value;
+    }
+  }
+  return { fields };
+}
+
+/**
  * The API body of the posted form (`dryRun`: the count only), or each refused field with why.
  * `confirm` is sent as the API's `confirm` (the confirmation page posts it).
  */
@@ -57,7 +82,10 @@ export function readBatchForm(body: unknown, options: { dryRun: boolean; now?: n
     if (ms === undefined) errors.since = 'Choose one of the listed times.';
     else if (!startedAfter) startedAfter = new Date((options.now ?? Date.now()) - ms).toISOString();
   }
+  const input = values.input ? inputFilterOf(values.input) : undefined;
+  if (input && 'error' in input) errors.input = input.error;
   const filter = {
+    ...(input && 'fields' in input && Object.keys(input.fields).length > 0 ? { input: input.fields } : {}),
     ...(values.workflowId ? { workflowId: values.workflowId } : {}),
     ...(values.triggerId ? { triggerId: values.triggerId } : {}),
     ...(values.status && values.status !== 'CANCELLED' ? { status: values.status } : {}),
@@ -72,7 +100,9 @@ export function readBatchForm(body: unknown, options: { dryRun: boolean; now?: n
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const field = fieldOfPath(issue.path);
-      errors[field] ??= field === 'action' ? `Choose an action: ${BATCH_ACTIONS.join(', ')}.` : issue.message;
+      // a record's key refused (an input field's path): the key's own reason, naming the key
+      const message = issue.code === 'invalid_key' ? `${String(issue.path[issue.path.length - 1])}: ${issue.issues[0]?.message ?? issue.message}` : issue.message;
+      errors[field] ??= field === 'action' ? `Choose an action: ${BATCH_ACTIONS.join(', ')}.` : message;
     }
   }
   if (!parsed.success || Object.keys(errors).length > 0) return { ok: false, errors, values };
@@ -83,6 +113,7 @@ export function readBatchForm(body: unknown, options: { dryRun: boolean; now?: n
 
 /** The form field an issue of the API body belongs to. */
 function fieldOfPath(path: readonly PropertyKey[]): BatchFormField {
+  if (path[0] === 'filter' && path[1] === 'input') return 'input';
   const last = path[path.length - 1];
   const name = typeof last === 'string' ? last : '';
   const found = BATCH_FORM_FIELDS.find((f) => f === name);

@@ -123,6 +123,46 @@ describe('console fleet operations over HTTP: act on all matching runs, batch pr
     assert.equal(rest.status, 202);
   });
 
+  it('selects by input fields (path = value a line): counts and acts on the matching runs only, and refuses a line it cannot read beside the field', async function () {
+    this.timeout(180_000);
+    const p = await publishWorkflow(fg, { name: 'console-fleet-input', steps: [{ name: 'Wait', type: 'delay', duration: '10m' }] });
+    const start = async (inputs: unknown): Promise<string> => {
+      const response = await trigger(fg, p, inputs, { Prefer: 'wait=0' });
+      await response.arrayBuffer();
+      return response.headers.get('X-Pf-Run-Id') ?? '';
+    };
+    const matching = [await start({ customer: { id: 'c-1' }, tier: 2 }), await start({ customer: { id: 'c-1' }, tier: 2 })];
+    const others = [await start({ customer: { id: 'c-2' }, tier: 2 }), await start({ customer: { id: 'c-1' }, tier: '2' })];
+    const admin = await signIn(fg.adminToken);
+    const filter = { workflowId: p.workflowId, status: 'RUNNING', since: '1h', action: 'cancel' };
+
+    const bad = await post(admin, '/console/batches/count', { ...filter, input: 'customer.id c-1' });
+    assert.equal(bad.status, 400);
+    assert.match(await bad.text(), /<p class="error" id="batch-input-error">Line 1: write an input field&#39;s dotted path|<p class="error" id="batch-input-error">Line 1: write an input field's dotted path/);
+
+    // tier = 2 is the number 2 (JSON), so the run whose tier is the text "2" is left out
+    const counted = await post(admin, '/console/batches/count', { ...filter, input: 'customer.id = c-1\r\ntier = 2' });
+    assert.equal(counted.status, 200);
+    const countPage = await counted.text();
+    assert.match(countPage, /data-count="2"/);
+    assert.match(countPage, /<dt>Input customer\.id<\/dt><dd><code>&quot;c-1&quot;<\/code><\/dd>/);
+    const confirmation = hiddenFields(countPage, 'confirm-batch');
+    assert.equal(confirmation.input, 'customer.id = c-1\r\ntier = 2');
+    const started = await post(admin, '/console/batches', { ...confirmation, csrf: admin.csrf });
+    assert.equal(started.status, 303, await started.text());
+    const done = await eventually(async () => {
+      const text = await (await get(admin, started.headers.get('location') ?? '')).text();
+      return /id="batch-status">COMPLETE</.test(text) ? text : undefined;
+    }, 'the batch page shows it complete', 120_000, 250);
+    assert.match(done, /<dd id="batch-succeeded">2<\/dd>/);
+    for (const runId of matching) assert.match(done, new RegExp(`href="/console/runs/${runId}"`));
+    for (const runId of others) {
+      assert.doesNotMatch(done, new RegExp(runId));
+      assert.equal((await fg.admin<{ status: string }>('GET', `/api/v1/runs/${runId}`)).body.status, 'PAUSED', 'a run whose inputs differ is left alone');
+    }
+    assert.equal((await fg.admin('POST', '/api/v1/runs/batch', { action: 'cancel', filter: { workflowId: p.workflowId } })).status, 202);
+  });
+
   it('creates, refuses, edits, disables, enables and deletes alert rules as the API does, admins only, and shows a rule\'s deliveries', async function () {
     this.timeout(180_000);
     const admin = await signIn(fg.adminToken);

@@ -40,6 +40,23 @@ describe('console fleet operations: batch and alert forms, their pages', () => {
     assert.equal(before.request.filter.startedBefore, '2026-02-28T09:30:00.000Z');
   });
 
+  it('reads the batch form\'s input fields, one path = value a line, JSON when it reads as JSON, and refuses a line it cannot read', () => {
+    const read = readBatchForm({ action: 'cancel', input: 'customer.id = c-42\r\n\n tier = 2 \nflags.vip = true\nnote = "42"' }, { dryRun: true });
+    assert.ok(read.ok, JSON.stringify(read));
+    assert.deepEqual(read.request.filter.input, { 'customer.id': 'c-42', tier: 2, 'flags.vip': true, note: '42' });
+    assert.equal(read.values.input, 'customer.id = c-42\r\n\n tier = 2 \nflags.vip = true\nnote = "42"', 'the confirmation carries the lines as typed');
+    const noEquals = readBatchForm({ action: 'cancel', input: 'a = 1\nb 2' }, { dryRun: true });
+    assert.ok(!noEquals.ok);
+    assert.match(noEquals.errors.input ?? '', /^Line 2: write an input field's dotted path/);
+    const twice = readBatchForm({ action: 'cancel', input: 'a = 1\na = 2' }, { dryRun: true });
+    assert.ok(!twice.ok);
+    assert.match(twice.errors.input ?? '', /a is named twice/);
+    const badPath = readBatchForm({ action: 'cancel', input: 'no spaces here = 1' }, { dryRun: true });
+    assert.ok(!badPath.ok);
+    assert.match(badPath.errors.input ?? '', /dotted path of input field names/);
+    assert.deepEqual(Object.keys(badPath.errors), ['input']);
+  });
+
   it('refuses a batch form field by field, with the API schema\'s reasons', () => {
     const bad = readBatchForm({ action: 'explode', status: 'CANCELLED', since: '2y', workflowId: 'no spaces', startedBefore: 'yesterday', errorContains: 'x'.repeat(201) }, { dryRun: true, now: NOW });
     assert.equal(bad.ok, false);

@@ -31,12 +31,13 @@ export function batchForm(data: { csrf: string; values: BatchFormValues; errors?
 <input type="hidden" name="csrf" value="${csrf}">${hidden('workflowId', values.workflowId)}${hidden('triggerId', values.triggerId)}${hidden('status', values.status)}${hidden('since', values.since)}${hidden('startedAfter', values.startedAfter)}
 <div><label for="batch-action">Action</label><select id="batch-action" name="action"${aria('action')}>${BATCH_ACTIONS.map((a) => html`<option value="${a}"${values.action === a ? html` selected` : ''}>${BATCH_ACTION_LABELS[a]}</option>`)}</select>${fieldError(errors, 'action')}</div>
 <div><label for="batch-error">Error contains</label><input id="batch-error" name="errorContains" maxlength="200" value="${values.errorContains ?? ''}"${aria('errorContains')}>${fieldError(errors, 'errorContains')}</div>
+<div><label for="batch-input">Input fields (one <code>path = value</code> a line)</label><textarea id="batch-input" name="input" rows="2" maxlength="2000" placeholder="customer.id = c-42"${aria('input')}>${values.input ?? ''}</textarea>${fieldError(errors, 'input')}</div>
 <div><label for="batch-before">Started before (UTC)</label><input id="batch-before" name="startedBefore" type="datetime-local" value="${values.startedBefore ?? ''}"${aria('startedBefore')}>${fieldError(errors, 'startedBefore')}</div>
 <div><label for="batch-reason">Reason (a pause)</label><input id="batch-reason" name="reason" maxlength="500" value="${values.reason ?? ''}"${aria('reason')}>${fieldError(errors, 'reason')}</div>
 <div><button type="submit">Count matching runs</button></div>
 </form>
 ${errors.status ? html`<p class="error" id="batch-status-error">${errors.status}</p>` : ''}${errors.since ? html`<p class="error" id="batch-since-error">${errors.since}</p>` : ''}${errors.startedAfter ? html`<p class="error" id="batch-startedAfter-error">${errors.startedAfter}</p>` : ''}
-<p class="hint">Selects by the filter above (workflow, trigger, status, start time) and these fields, newest first, at most 100 runs; nothing is done until you confirm the count. A batch's progress has its own page.</p></details>`;
+<p class="hint">Selects by the filter above (workflow, trigger, status, start time) and these fields, newest first, at most 100 runs; nothing is done until you confirm the count. An input field's value is JSON when it reads as JSON (<code>42</code>, <code>true</code>, <code>"42"</code>), else the text; runs are read one by one for it, so narrow the time range. A batch's progress has its own page.</p></details>`;
 }
 
 /** The filter in words, for the confirmation and the batch page. */
@@ -67,11 +68,11 @@ export interface BatchCount {
 export function batchCountBody(data: BatchCount & { csrf: string }): Html {
   const { request, values, count, limit } = data;
   const label = BATCH_ACTION_LABELS[request.action];
-  const carried = (['action', 'workflowId', 'triggerId', 'status', 'startedAfter', 'startedBefore', 'errorContains', 'reason'] as const).map((f) => hidden(f, values[f]));
+  const carried = (['action', 'workflowId', 'triggerId', 'status', 'startedAfter', 'startedBefore', 'errorContains', 'input', 'reason'] as const).map((f) => hidden(f, values[f]));
   return html`<p><a href="/console/runs">← Runs</a></p>
 <h1>${label}: ${count === 1 ? 'one run matches' : `${count} runs match`}</h1>
 <p id="batch-count" data-count="${count}">${count === 0 ? 'No run matches this filter: there is nothing to act on.' : html`The batch would act on <strong>${count}</strong> run${count === 1 ? '' : 's'}, newest first${count >= limit ? ` (its limit: ${limit}; older runs are left out)` : ''}.`}</p>
-${data.scanned > 0 && (request.filter.errorContains !== undefined || request.filter.status === 'PAUSED' || request.filter.status === 'PENDING') ? html`<p class="meta">${data.scanned} candidate runs were read one by one.</p>` : ''}
+${data.scanned > 0 && (request.filter.errorContains !== undefined || request.filter.input !== undefined || request.filter.status === 'PAUSED' || request.filter.status === 'PENDING') ? html`<p class="meta">${data.scanned} candidate runs were read one by one.</p>` : ''}
 ${data.capped ? html`<p class="notice">The scan stopped at its cap before the limit: older runs may match too. Narrow the time range to reach them.</p>` : ''}
 <h2>Filter</h2>${filterFacts(request.filter)}
 ${count === 0 ? '' : html`<form method="post" data-needs="runs.operate" action="/console/batches" id="confirm-batch" data-confirm="${label}: ${count} run(s)?">
