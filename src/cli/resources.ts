@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { contextOf } from './context';
 import { CliError, EXIT } from './errors';
-import { isRecord, readDocument, readText } from './inputs';
+import { collect, isRecord, parsePairs, readDocument, readText } from './inputs';
 import { printJson, show, showObject } from './output';
 import { holdCommands } from './run-batch';
 import { triggerWebhookCommands, webhookFields, withWebhookOptions, type WebhookCreateOptions } from './trigger-webhooks';
@@ -74,6 +74,18 @@ export function triggerCommands(program: Command): void {
       if (o.outputStep !== undefined) body.designatedOutput = { stepIndex: o.outputStep, ...(o.outputFile ? { fileName: o.outputFile } : {}) };
       const trigger = (await c.client.request<Row>('POST', '/api/v1/triggers', { body })).body;
       done(c.json, trigger, String(trigger.id));
+    });
+  tr.command('change <id> [file]')
+    .description('change the trigger in place (PATCH: same ID, URL, keys and secrets): the fields of FILE (JSON or YAML) and of each --set; a field left out is kept, null removes it')
+    .option('--set <field=value>', 'a field (JSON value, else text; null removes it), repeatable', collect, [])
+    .action(async (id: string, file: string | undefined, o: { set: string[] }, cmd: Command) => {
+      const c = contextOf(cmd);
+      const fromFile = file === undefined ? {} : readDocument(file);
+      if (!isRecord(fromFile)) throw new CliError(`${file ?? ''}: expected an object of the trigger's fields`, EXIT.USAGE);
+      const body = { ...fromFile, ...parsePairs(o.set) };
+      if (Object.keys(body).length === 0) throw new CliError('nothing to change: give a FILE or --set field=value', EXIT.USAGE);
+      const trigger = (await c.client.request<Row>('PATCH', `/api/v1/triggers/${enc(id)}`, { body })).body;
+      done(c.json, trigger, `${id} changed`);
     });
   holdCommands(tr, 'trigger');
   for (const action of ['disable', 'enable'] as const) {

@@ -322,6 +322,32 @@ describe('flowgate CLI', () => {
     }
   });
 
+  it('triggers change: changes a trigger in place from a file and --set pairs (same ID and URL), null removes a field; a refused field exits 1, nothing to change 64', async () => {
+    const p = await publishWorkflow(fg, { name: 'cli-trigger-change', steps: [{ name: 'Hello', type: 'template', format: 'plaintext', template: 'hi' }] }, { name: 'before', callbackUrl: 'https://hooks.example.com/done' });
+    const file = path.join(home, 'trigger-change.yaml');
+    writeFileSync(file, 'designatedOutput: { stepIndex: 1, fileName: hello.txt }\npriority: 2\n');
+    const changed = await json<{ id: string; name: string | null; callbackUrl?: string | null; designatedOutput?: unknown; priority?: unknown }>(
+      ['triggers', 'change', p.triggerId, file, '--set', 'name=after', '--set', 'callbackUrl=null']);
+    assert.equal(changed.id, p.triggerId);
+    const shown = await fg.admin<{ name: string; callbackUrl?: string | null; designatedOutput?: unknown; priority?: unknown }>('GET', `/api/v1/triggers/${p.triggerId}`);
+    assert.equal(shown.body.name, 'after');
+    assert.equal(shown.body.callbackUrl ?? null, null, 'null removed the callback URL');
+    assert.deepEqual(shown.body.designatedOutput, { stepIndex: 1, fileName: 'hello.txt' });
+    assert.equal(shown.body.priority, 2);
+    // the same URL and key still call it
+    const called = await trigger(fg, p, {});
+    assert.equal(called.status, 200, await called.text());
+    assert.ok(called.headers.get('X-Pf-Run-Id'));
+
+    const refused = await cli(['triggers', 'change', p.triggerId, '--set', 'priority=0']);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, /HTTP 400: priority: /);
+    assert.equal((await fg.admin<{ priority: unknown }>('GET', `/api/v1/triggers/${p.triggerId}`)).body.priority, 2, 'a refused change changes nothing');
+    const nothing = await cli(['triggers', 'change', p.triggerId]);
+    assert.equal(nothing.code, 64);
+    assert.match(nothing.stderr, /nothing to change/);
+  });
+
   it('tells usage errors (64) and HTTP errors (1) apart, and prints completion scripts', async () => {
     assert.equal((await cli(['no-such-command'])).code, 64);
     assert.equal((await cli(['call', 'trg_x'])).code, 64, 'no API key');
