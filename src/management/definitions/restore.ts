@@ -10,14 +10,10 @@ import type { UpdateTriggerInput } from '../schemas';
 import { RoleSchema } from '../schemas';
 import { scheduleForm } from './forms';
 import type { DefinitionWriteDeps, ServerWrite } from './ports';
+import { settled } from './undo';
 
 /** Puts the object back; `false`: it was as before (the write never happened). */
 type Restore = () => Promise<void | false>;
-
-const settled = <T>(outcome: { ok: true; value: T } | { ok: false; message: string }): T => {
-  if (!outcome.ok) throw new Error(outcome.message);
-  return outcome.value;
-};
 
 /** A member back to the role they had. */
 export function restoreMember(deps: DefinitionWriteDeps, orgId: string, id: string, role: unknown): Restore {

@@ -10,6 +10,7 @@ import { VerifyChangeSchema } from '../../triggers/webhooks/config';
 import type { TriggerDoc } from './format';
 import { onlyDiffer, verifyInput } from './forms';
 import type { Step } from './live';
+import { settled } from './undo';
 
 export interface TriggerWrite {
   orgId: string;
@@ -22,11 +23,6 @@ export interface TriggerWrite {
   /** told the new trigger's ID as soon as it exists (its delete goes on the undo list before the writes that follow) */
   created?: (id: string) => void;
 }
-
-const settled = <T>(outcome: { ok: true; value: T } | { ok: false; message: string }, what: string): T => {
-  if (!outcome.ok) throw new Error(`${what}: ${outcome.message}`);
-  return outcome.value;
-};
 
 /**
  * The folder's trigger as a change in place: every field it leaves out is removed. A verified

@@ -67,6 +67,12 @@ export async function writing<T>(object: string, write: () => Promise<T>, deleti
   }
 }
 
+/** An operation's outcome's value, or its refusal thrown (named by `what` when given). */
+export function settled<T>(outcome: { ok: true; value: T } | { ok: false; message: string }, what?: string): T {
+  if (!outcome.ok) throw new Error(what === undefined ? outcome.message : `${what}: ${outcome.message}`);
+  return outcome.value;
+}
+
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

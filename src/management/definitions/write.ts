@@ -8,7 +8,6 @@
  * object exists), a change what restores the object as read before it (restore.ts). Deletes cannot
  * be undone: prune runs after every other write and check, so that only a delete can fail after one.
  */
-import type { Outcome } from '../outcome';
 import { DEFINITION_KINDS, type ApplyRequest, type DefinitionKind } from './format';
 import type { Folder } from './parse';
 import type { Live, Step } from './live';
@@ -16,7 +15,7 @@ import type { DefinitionWriteDeps, ServerWrite } from './ports';
 import { agentInput } from './forms';
 import { writeTrigger } from './trigger-write';
 import { restoreAgent, restoreConnection, restoreMember, restoreServer, restoreTrigger, restoreWorkflow } from './restore';
-import { ApplyWriteError, writing, type UndoList } from './undo';
+import { ApplyWriteError, settled, writing, type UndoList } from './undo';
 
 export interface WriteContext {
   orgId: string;
@@ -31,11 +30,6 @@ export interface WriteContext {
   /** the inverse of each write (undo.ts), run newest first when a later one fails */
   undo: UndoList;
 }
-
-export const settled = <T>(outcome: Outcome<T>, what: string): T => {
-  if (!outcome.ok) throw new Error(`${what}: ${outcome.message}`);
-  return outcome.value;
-};
 
 /** The creations and changes (not the deletes: prune). */
 export async function writeAll(deps: DefinitionWriteDeps, context: WriteContext): Promise<void> {
