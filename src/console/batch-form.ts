@@ -49,7 +49,8 @@ function instant(text: string): string {
  * the fields, or why a line cannot be read.
  */
 export function inputFilterOf(text: string): { fields: Record<string, unknown> } | { error: string } {
-  const fields: Record<string, unknown> = {};
+  // a Map: a path named constructor or toString is a field like any other, not one seen before
+  const fields = new Map<string, unknown>();
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
@@ -57,15 +58,15 @@ export function inputFilterOf(text: string): { fields: Record<string, unknown> }
     const at = line.indexOf('=');
     const path = at < 0 ? '' : line.slice(0, at).trim();
     if (path === '') return { error: `Line ${i + 1}: write an input field's dotted path, = and its value (customer.id = c-42).` };
-    if (path in fields) return { error: `Line ${i + 1}: ${path} is named twice.` };
+    if (fields.has(path)) return { error: `Line ${i + 1}: ${path} is named twice.` };
     const value = line.slice(at + 1).trim();
     try {
-      fields[path] = JSON.parse(value);
+      fields.set(path, JSON.parse(value));
     } catch {
-      fields[path] = value;
+      fields.set(path, value);
     }
   }
-  return { fields };
+  return { fields: Object.fromEntries(fields) };
 }
 
 /**

@@ -48,6 +48,9 @@ describe('console fleet operations: batch and alert forms, their pages', () => {
     const noEquals = readBatchForm({ action: 'cancel', input: 'a = 1\nb 2' }, { dryRun: true });
     assert.ok(!noEquals.ok);
     assert.match(noEquals.errors.input ?? '', /^Line 2: write an input field's dotted path/);
+    const inherited = readBatchForm({ action: 'cancel', input: 'constructor = 1\ntoString = 2' }, { dryRun: true });
+    assert.ok(inherited.ok, JSON.stringify(inherited));
+    assert.deepEqual(inherited.request.filter.input, { constructor: 1, toString: 2 }, 'names an object inherits are fields like any other (not "named twice")');
     const twice = readBatchForm({ action: 'cancel', input: 'a = 1\na = 2' }, { dryRun: true });
     assert.ok(!twice.ok);
     assert.match(twice.errors.input ?? '', /a is named twice/);
