@@ -56,7 +56,12 @@ export function total(metrics: Metrics, name: string, filter: Filter = any): num
   return metrics.filter((s) => s.name === name && filter(s.labels)).reduce((sum, s) => sum + s.value, 0);
 }
 
-/** The quantile `q` (0..1) of histogram `name` between two scrapes, from its buckets (upper bound of the bucket, in the metric's unit). */
+/**
+ * The quantile `q` (0..1) of histogram `name` between two scrapes, in the metric's unit: linear
+ * between the bounds of the bucket it falls in, as Prometheus' `histogram_quantile` reads it (the
+ * bucket's upper bound alone read every p99 between 100 and 200 ms as 200, never under a 200 ms
+ * limit). Infinity when it falls in the last (`+Inf`) bucket.
+ */
 export function quantileBetween(before: Metrics, after: Metrics, name: string, q: number, filter: Filter = any): number | undefined {
   const buckets = (m: Metrics): Map<number, number> => {
     const byLe = new Map<number, number>();
@@ -72,8 +77,18 @@ export function quantileBetween(before: Metrics, after: Metrics, name: string, q
   const bounds = [...b.keys()].sort((x, y) => x - y);
   const count = (b.get(Infinity) ?? 0) - (a.get(Infinity) ?? 0);
   if (count <= 0) return undefined;
+  const rank = q * count;
+  let lower = 0;
+  let below = 0;
   for (const le of bounds) {
-    if ((b.get(le) ?? 0) - (a.get(le) ?? 0) >= q * count) return le;
+    const upTo = (b.get(le) ?? 0) - (a.get(le) ?? 0);
+    if (upTo >= rank) {
+      if (le === Infinity) return Infinity;
+      const inBucket = upTo - below;
+      return inBucket > 0 ? lower + (le - lower) * ((rank - below) / inBucket) : le;
+    }
+    lower = le;
+    below = upTo;
   }
   return Infinity;
 }
