@@ -32,6 +32,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import Koa from 'koa';
 import { Agent, request } from 'undici';
@@ -57,19 +58,22 @@ const WARMUP_MS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3) * 1000;
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const PAUSED = Number(process.env.BENCH_PAUSED ?? 1000);
 /**
- * The sticky cache of both workers (BENCH_CACHED_WORKFLOWS; default: room for every paused run and
- * 100 more): the same setting on both sides, so that every paused run is held in its worker's cache
- * on both (flowgate's own default, from FLOWGATE_WORKER_MEMORY_MB, is smaller: that would measure
- * its evictions, not its runs).
+ * The sticky cache of the workers in the paused-run scenario (BENCH_CACHED_WORKFLOWS). Unset (the
+ * target): each worker at its own default, as an operator gets it: flowgate's memory plan
+ * (FLOWGATE_WORKER_MEMORY_MB, 345 runs at its default 768) and the SDK's (it grows with the heap
+ * limit: every one of the paused runs at V8's default limit here). A number: that cache on both
+ * sides, which measures what one cached run costs on each (information: flowgate's cached run holds
+ * more than the raw worker's bare `condition`; docs/benchmarks.md).
  */
-const CACHED = Number(process.env.BENCH_CACHED_WORKFLOWS ?? PAUSED + 100);
+const CACHED = process.env.BENCH_CACHED_WORKFLOWS === undefined ? undefined : Number(process.env.BENCH_CACHED_WORKFLOWS);
 /** How long each open-loop measurement offers its rate (BENCH_OPEN_LOOP_SECONDS). */
 const OPEN_LOOP_SECONDS = Number(process.env.BENCH_OPEN_LOOP_SECONDS ?? 10);
 const ADMIN = 'fga_bench_compare_0123456789';
 const RAW_QUEUE = 'raw-bench';
 const NAMESPACE = 'default';
 
-const HelloSchema = z.object({ url: z.string(), pid: z.number() });
+/** A child's hello: its URL, its pid, its worker's sticky cache size and task queue (the paused-run scenario waits on both). */
+const HelloSchema = z.object({ url: z.string(), pid: z.number(), cachedWorkflows: z.number(), taskQueue: z.string() });
 const CpuReplySchema = z.object({ cpu: z.object({ user: z.number(), system: z.number() }), stall: z.number(), gcMs: z.number() });
 
 /**
@@ -135,13 +139,13 @@ async function flowgateChild(address: string): Promise<void> {
     FLOWGATE_MAX_CONNECTIONS_PER_ADDRESS: '0',
     // the remote MCP server of the proxy scenarios listens on loopback
     FLOWGATE_ALLOW_PRIVATE_NETWORK: 'true',
-    FLOWGATE_WORKER_CACHED_WORKFLOWS: String(CACHED),
+    ...(CACHED === undefined ? {} : { FLOWGATE_WORKER_CACHED_WORKFLOWS: String(CACHED) }),
     // the SDK core's own metrics (its sticky cache's size), as the raw child serves them
     ...(process.env.BENCH_SDK_METRICS ? { FLOWGATE_TEMPORAL_METRICS_ADDRESS: process.env.BENCH_SDK_METRICS } : {}),
   });
   const fg = await startFlowgate(config, silentLogger, { serverSources: [{ servers: async () => [benchServer] }] });
   answerCpuRequests();
-  process.send?.({ url: fg.url, pid: process.pid });
+  process.send?.({ url: fg.url, pid: process.pid, cachedWorkflows: config.temporal.maxCachedWorkflows, taskQueue: config.temporal.taskQueue });
   process.once('disconnect', () => {
     void fg.stop().finally(() => {
       rmSync(dataDir, { recursive: true, force: true });
@@ -228,7 +232,7 @@ async function rawChild(address: string): Promise<void> {
   if (sdkMetrics) Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetrics } } } });
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
-    connection, namespace: NAMESPACE, taskQueue: RAW_QUEUE, maxCachedWorkflows: CACHED,
+    connection, namespace: NAMESPACE, taskQueue: RAW_QUEUE, ...(CACHED === undefined ? {} : { maxCachedWorkflows: CACHED }),
     workflowsPath: require.resolve('./compare-raw-workflows'),
     activities: { greet: async (name: string) => `Hello ${name}` },
   });
@@ -253,7 +257,7 @@ async function rawChild(address: string): Promise<void> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   answerCpuRequests();
-  process.send?.({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pid: process.pid });
+  process.send?.({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pid: process.pid, cachedWorkflows: worker.options.maxCachedWorkflows, taskQueue: RAW_QUEUE });
   process.once('disconnect', () => {
     server.close();
     worker.shutdown();
@@ -262,6 +266,20 @@ async function rawChild(address: string): Promise<void> {
 }
 
 // ---------------------------------------------------------------- measuring
+
+/**
+ * Waits until a workflow execution closes (a long poll on its close event). Its result is sealed by
+ * flowgate's payload codec, which this client does not hold, so `handle.result()` cannot read it.
+ */
+async function closed(client: Client, workflowId: string): Promise<void> {
+  for (;;) {
+    const { history } = await client.workflowService.getWorkflowExecutionHistory({
+      namespace: NAMESPACE, execution: { workflowId }, waitNewEvent: true,
+      historyEventFilterType: temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT,
+    });
+    if ((history?.events?.length ?? 0) > 0) return;
+  }
+}
 
 /** The runs a worker holds in its sticky cache: the SDK core's `temporal_sticky_cache_size` at `address` (NaN when not served). */
 async function stickyCacheSize(address: string): Promise<number> {
@@ -454,7 +472,7 @@ const fmtGc = (gc: CpuPerCall | undefined): string => (gc ? ` gc µs/call gen=${
 
 const fmt = (s: Sample): string => `${s.rate.toFixed(0)}/s p50=${s.p50.toFixed(1)}ms p99=${s.p99.toFixed(1)}ms${s.errors ? ` errors=${s.errors}` : ''}${fmtCpu(s.cpu)}${fmtGc(s.gc)}${fmtStall(s.stall)}`;
 
-function forkChild(role: string, address: string, sdkMetrics: string): Promise<{ child: ChildProcess; url: string; pid: number }> {
+function forkChild(role: string, address: string, sdkMetrics: string): Promise<{ child: ChildProcess } & z.infer<typeof HelloSchema>> {
   // BENCH_CPU_PROF=<dir>: the flowgate process writes a V8 CPU profile there when it exits.
   const profile = role === 'flowgate' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const env = { ...process.env, BENCH_ROLE: role, BENCH_TEMPORAL: address, BENCH_SDK_METRICS: sdkMetrics };
@@ -532,7 +550,7 @@ async function warmUp(callers: number, ms: number, op: () => Promise<void>): Pro
 
 async function parent(): Promise<void> {
   const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
-  console.log(`bench:compare  rounds=${ROUNDS} scale=${SCALE} paused=${PAUSED} cached workflows=${CACHED} (both workers) http client=${HTTP_CLIENT}  cpus=${os.cpus().length} loadavg(1/5/15)=${load}  node ${process.version}`);
+  console.log(`bench:compare  rounds=${ROUNDS} scale=${SCALE} paused=${PAUSED} cached workflows=${CACHED === undefined ? "each worker's default" : `${CACHED} (both workers)`} http client=${HTTP_CLIENT}  cpus=${os.cpus().length} loadavg(1/5/15)=${load}  node ${process.version}`);
   const config = loadConfig({ ...process.env, FLOWGATE_DATA_DIR: os.tmpdir() });
   const dbDir = mkdtempSync(path.join(os.tmpdir(), 'flowgate-bench-temporal-'));
   const dev = await startEmbeddedTemporal({
@@ -740,7 +758,7 @@ async function parent(): Promise<void> {
     // (5) memory first, while both processes are fresh (later rounds leave garbage that makes RSS
     // deltas meaningless): PAUSED runs waiting on each side, then terminated before the rounds.
     if (PAUSED > 0) {
-      const pausedIds: string[] = [];
+      const pausedIds = { flowgate: [] as string[], raw: [] as string[] };
       // Each side once every heap it has was collected (the workflow thread's too) and its RSS
       // read five times (settled-memory.ts): read right after start-up or after 1,000 trigger
       // calls, RSS also counts garbage V8 has not collected yet, on one side more than the other.
@@ -761,17 +779,30 @@ async function parent(): Promise<void> {
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
         const res = await trigger(paused.triggerId, false);
         expectOk(res);
-        pausedIds.push(res.header('x-pf-run-id') ?? '');
+        pausedIds.flowgate.push(res.header('x-pf-run-id') ?? '');
       });
       await closedLoop(20, Math.ceil(PAUSED / 20), async () => {
-        pausedIds.push((await client.workflow.start('rawPaused', { taskQueue: RAW_QUEUE, workflowId: randomUUID() })).workflowId);
+        pausedIds.raw.push((await client.workflow.start('rawPaused', { taskQueue: RAW_QUEUE, workflowId: randomUUID() })).workflowId);
       });
-      // Let both workers take the first workflow task of every run: until each holds every paused
-      // run in its sticky cache (at most ten minutes; on a loaded machine a worker can look idle
-      // while its runs' first tasks still wait in Temporal), then until both are idle.
+      // Let both workers take every run to its wait: until each holds as many paused runs in its
+      // sticky cache as it has room for, and neither task queue has a backlog in Temporal (at most
+      // ten minutes; on a loaded machine a worker can look idle while its runs' tasks still wait in
+      // Temporal), then until both are idle.
       const began = Date.now();
-      const holdsAll = (count: number, side: 'flowgate' | 'raw'): boolean => Number.isNaN(count) || count - cachedBefore[side] >= PAUSED;
-      for (let now = await cached(); !(holdsAll(now.flowgate, 'flowgate') && holdsAll(now.raw, 'raw')) && Date.now() - began < 600_000; now = await cached()) {
+      const capacity = { flowgate: fg.cachedWorkflows, raw: raw.cachedWorkflows };
+      const holdsAll = (count: number, side: 'flowgate' | 'raw'): boolean => Number.isNaN(count) || count >= Math.min(cachedBefore[side] + PAUSED, capacity[side]);
+      const backlog = async (): Promise<number> => {
+        let total = 0;
+        for (const taskQueue of [fg.taskQueue, raw.taskQueue]) {
+          for (const taskQueueType of [temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY]) {
+            const described = await client.workflowService.describeTaskQueue({ namespace: NAMESPACE, taskQueue: { name: taskQueue }, taskQueueType, reportStats: true });
+            total += Number(described.stats?.approximateBacklogCount ?? 0);
+          }
+        }
+        return total;
+      };
+      for (let now = await cached(); Date.now() - began < 600_000; now = await cached()) {
+        if (holdsAll(now.flowgate, 'flowgate') && holdsAll(now.raw, 'raw') && await backlog() === 0) break;
         await new Promise((resolve) => setTimeout(resolve, 1000));
       }
       await quiet([fg.pid, raw.pid]);
@@ -785,14 +816,41 @@ async function parent(): Promise<void> {
       console.log(`    RSS (median of 5)      ${line('rssMiB')}`);
       console.log(`    workflow thread heap   ${line('threadHeapMiB')}`);
       console.log(`    main thread heap       ${line('mainHeapMiB')}`);
-      console.log(`    runs in the sticky cache (temporal_sticky_cache_size): flowgate ${cachedBefore.flowgate} -> ${cachedRuns.flowgate} | raw worker ${cachedBefore.raw} -> ${cachedRuns.raw}`);
+      console.log(`    runs in the sticky cache (temporal_sticky_cache_size): flowgate ${cachedBefore.flowgate} -> ${cachedRuns.flowgate} of ${capacity.flowgate} | raw worker ${cachedBefore.raw} -> ${cachedRuns.raw} of ${capacity.raw}${CACHED === undefined ? " (each worker's default)" : ' (BENCH_CACHED_WORKFLOWS)'}`);
       // paused runs per GiB of RSS growth, and flowgate's growth against the raw worker's
       const perGiB = (mib: number): string => (mib > 0 ? (PAUSED / (mib / 1024)).toFixed(0) : 'n/a');
       console.log(`  paused runs per GiB of RSS: flowgate ${perGiB(grown('flowgate', 'rssMiB'))} | raw worker ${perGiB(grown('raw', 'rssMiB'))};`
         + ` flowgate's growth / raw's: RSS ${(grown('flowgate', 'rssMiB') / grown('raw', 'rssMiB')).toFixed(2)}, workflow thread heap ${(grown('flowgate', 'threadHeapMiB') / grown('raw', 'threadHeapMiB')).toFixed(2)}`);
       await snapshots();
-      await closedLoop(20, Math.ceil(pausedIds.length / 20), async () => {
-        const id = pausedIds.pop();
+      // What a smaller cache costs: from a decision to the end of the run, for the oldest paused runs
+      // (a cache that holds fewer than every run evicts them first: they replay their history
+      // before they go on) and for the newest (held in the cache), against the raw worker's oldest
+      // runs (signalled).
+      const resumeCallers = 10;
+      const resumePerCaller = Math.floor(Math.min(100, PAUSED / 2) / resumeCallers);
+      if (resumePerCaller > 0) {
+        const resumed = resumeCallers * resumePerCaller;
+        const approve = (ids: string[]): Promise<Sample> => closedLoop(resumeCallers, resumePerCaller, async () => {
+          const id = ids.shift() ?? '';
+          await admin('POST', `/api/v1/runs/${id}/approval`, { decision: 'approve', approver: 'ann@example.com' });
+          await closed(client, id);
+        });
+        const fgOldest = await approve(pausedIds.flowgate.splice(0, resumed));
+        const fgNewest = await approve(pausedIds.flowgate.splice(-resumed));
+        const rawOldest = pausedIds.raw.splice(0, resumed);
+        const rawResume = await closedLoop(resumeCallers, resumePerCaller, async () => {
+          const id = rawOldest.shift() ?? '';
+          await client.workflow.getHandle(id).signal('go');
+          await closed(client, id);
+        });
+        const outOfCache = (side: 'flowgate' | 'raw'): number => Math.min(resumed, Math.max(0, PAUSED + cachedBefore[side] - capacity[side]));
+        const fmtResume = (sample: Sample): string => `p50 ${sample.p50.toFixed(1)} p99 ${sample.p99.toFixed(1)}${sample.errors ? ` errors=${sample.errors}` : ''}`;
+        console.log(`  paused runs resumed, ${resumed} of each, ${resumeCallers} at a time, from the decision to the run's end (ms): flowgate's oldest ${fmtResume(fgOldest)} (about ${outOfCache('flowgate')} of them out of its cache: replayed first),`
+          + ` its newest ${fmtResume(fgNewest)} (in its cache) | raw worker's oldest ${fmtResume(rawResume)} (about ${outOfCache('raw')} out of its cache)`);
+      }
+      const left = [...pausedIds.flowgate, ...pausedIds.raw];
+      await closedLoop(20, Math.ceil(left.length / 20), async () => {
+        const id = left.pop();
         if (id) await client.workflow.getHandle(id).terminate('benchmark memory step done');
       });
     }

@@ -14,12 +14,14 @@
  * step's runs may take to close after the last call), BENCH_PAST_KNEE (1: steps run past the
  * knee), BENCH_SHARDS (4: the history shards of the production-shaped Temporal), BENCH_FLOOD (2000:
  * the flooding tenant's runs), BENCH_QUIET_CALLS (20), BENCH_ORG_MAX_RUNNING (unset: the tenants'
- * gateway runs without FLOWGATE_ORG_MAX_RUNNING), BENCH_PHASES (flowgate,raw,scale-out,tenants,dev:
+ * gateway runs without FLOWGATE_ORG_MAX_RUNNING), BENCH_TENANT_RATE (the loading tenant's rate when
+ * no curve ran before the tenants: BENCH_PHASES=tenants), BENCH_PHASES (flowgate,raw,scale-out,tenants,dev:
  * which to run, in that order).
  */
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
+import { Agent, request } from 'undici';
 import { spread, runStep, KINDS, type Kind, type Starter, type StepFigures } from './scale-load';
 import { cpuMs, percentile, quantileBetween, scrape, tableStats, total, type Metrics, type TableStats } from './scale-meters';
 import { Deployment, INPUTS, makeTenant, RAW_TASK_QUEUE, startRawWorker, startTemporal, TASK_QUEUE, type Tenant, type TemporalUnderTest } from './scale-stack';
@@ -200,7 +202,10 @@ async function main(): Promise<void> {
       rows.scaleOut = await curve('flowgate, 2 gateways + 2 workers', flowgateStarter(deployment, tenant), client, temporal, fgProcesses, TASK_QUEUE);
     }
     printRatios(rows);
-    if (PHASES.has('tenants')) await tenants(deployment);
+    // the quiet tenant at the knee: of the deployment the tenants share (two gateways and two
+    // workers once scale-out ran), else BENCH_TENANT_RATE
+    const kneeRate = kneeOf(PHASES.has('scale-out') ? rows.scaleOut : rows.flowgate)?.figures.rate ?? (env.BENCH_TENANT_RATE ? Number(env.BENCH_TENANT_RATE) : undefined);
+    if (PHASES.has('tenants')) await tenants(deployment, client, kneeRate);
   } finally {
     await deployment.stop();
     await connection.close();
@@ -209,8 +214,12 @@ async function main(): Promise<void> {
   if (PHASES.has('dev')) await devServerLine();
 }
 
+/** The curve's knee: its highest step within the limits. */
+function kneeOf(list: Row[] | undefined): Row | undefined {
+  return [...(list ?? [])].reverse().find((r) => r.knee);
+}
+
 function printRatios(rows: Record<string, Row[]>): void {
-  const kneeOf = (list: Row[] | undefined): Row | undefined => [...(list ?? [])].reverse().find((r) => r.knee);
   const fg = kneeOf(rows.flowgate);
   const raw = kneeOf(rows.raw);
   if (fg && raw) {
@@ -226,29 +235,61 @@ function printRatios(rows: Record<string, Row[]>): void {
   }
 }
 
+/**
+ * The quiet tenant's own HTTP client: two tenants are two callers, each with its connections. Sharing
+ * the generator's one pool, a quiet call made just after the flood's 2,000 found every idle
+ * connection taken and opened a new one, which waited in the gateway's full listen backlog (TCP's
+ * retries: seconds), so the quiet tenant's p99 measured the shared client, not flowgate.
+ */
+const quietClient = new Agent({ keepAliveTimeout: 60_000 });
+
 /** A synchronous one-step call of the quiet tenant: ms until its answer. */
 async function syncCall(base: string, tenant: Tenant): Promise<number> {
   const began = performance.now();
   // a call the gateway did not even accept (its backlog full of the flood's connections) counts as unanswered
-  const response = await fetch(`${base}/ext/triggers/${tenant.triggers['one-step']}`, {
-    method: 'POST', headers: { 'X-API-KEY': tenant.apiKey, 'Content-Type': 'application/json', 'x-api-wait': 'true' }, body: INPUTS,
+  const response = await request(`${base}/ext/triggers/${tenant.triggers['one-step']}`, {
+    method: 'POST', headers: { 'X-API-KEY': tenant.apiKey, 'Content-Type': 'application/json', 'x-api-wait': 'true' }, body: INPUTS, dispatcher: quietClient,
   }).catch(() => undefined);
   if (!response) return Infinity;
-  await response.arrayBuffer();
-  return response.status === 200 ? performance.now() - began : Infinity;
+  await response.body.arrayBuffer();
+  return response.statusCode === 200 ? performance.now() - began : Infinity;
 }
 
-/** One tenant floods (FLOOD runs at once), the other's synchronous calls are timed, idle and during the flood. */
-async function tenants(deployment: Deployment): Promise<void> {
+/**
+ * One tenant loads the deployment, the other's synchronous calls are timed against its idle ones:
+ * first at the knee (the loading tenant offers the knee's rate of the curve's mix for twice a
+ * step's time, the quiet tenant's calls spread over it), then in a flood (FLOOD runs at once, far
+ * past the knee).
+ */
+async function tenants(deployment: Deployment, client: Client, kneeRate: number | undefined): Promise<void> {
   const limit = env.BENCH_ORG_MAX_RUNNING;
   const gateway = limit ? await deployment.add('gateway', { FLOWGATE_ORG_MAX_RUNNING: limit }) : deployment.gateways()[0]!;
   const base = gateway.url!;
-  console.log(`\ntwo tenants: one floods with ${FLOOD} runs at once, the other makes ${QUIET_CALLS} synchronous one-step calls${limit ? ` (FLOWGATE_ORG_MAX_RUNNING=${limit})` : ''}`);
+  console.log(`\ntwo tenants: one offers the knee's rate, then floods with ${FLOOD} runs at once; the other makes ${QUIET_CALLS} synchronous one-step calls idle, at the knee and in the flood${limit ? ` (FLOWGATE_ORG_MAX_RUNNING=${limit})` : ''}`);
   const flooding = await makeTenant(base, deployment.secrets.FLOWGATE_ADMIN_TOKEN, 'flooding');
   const quiet = await makeTenant(base, deployment.secrets.FLOWGATE_ADMIN_TOKEN, 'quiet');
   for (let i = 0; i < 3; i++) await syncCall(base, quiet);
   const idle: number[] = [];
   for (let i = 0; i < QUIET_CALLS; i++) idle.push(await syncCall(base, quiet));
+  const ratio = (v: number[]): string => `${(percentile(v, 99) / percentile(idle, 99)).toFixed(1)}x its idle p99; target 3x`;
+  if (kneeRate === undefined) {
+    console.log('  at the knee: not measured (no knee: run the flowgate or scale-out phase first, or set BENCH_TENANT_RATE)');
+  } else {
+    const seconds = STEP_SECONDS * 2;
+    const load = runStep({ rate: kneeRate, seconds, maxCount: Math.ceil(kneeRate * seconds), drainSeconds: DRAIN_SECONDS, start: flowgateStarter(deployment, flooding), client });
+    const atKnee: number[] = [];
+    const began = performance.now();
+    for (let i = 0; i < QUIET_CALLS; i++) {
+      const due = began + ((i + 0.5) * seconds * 1000) / QUIET_CALLS;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+      atKnee.push(await syncCall(base, quiet));
+    }
+    const figures = await load;
+    const p = (v: number[], q: number): string => ms(percentile(v, q));
+    console.log(`  at the knee (the other organization offers ${kneeRate} runs/s of the curve's mix for ${seconds} s: ${figures.completed}/${figures.offered} completed, run p99 ${ms(percentile(figures.allCompleteMs, 99))} ms): `
+      + `quiet tenant idle p50 ${p(idle, 50)} ms, p99 ${p(idle, 99)} ms; at the knee p50 ${p(atKnee, 50)} ms, p99 ${p(atKnee, 99)} ms (${ratio(atKnee)}); ${atKnee.filter((v) => !Number.isFinite(v)).length} of ${QUIET_CALLS} not answered 200`);
+  }
   const statuses = new Map<number, number>();
   const floodBegan = performance.now();
   const flood = Promise.all(Array.from({ length: FLOOD }, async () => {
@@ -263,8 +304,9 @@ async function tenants(deployment: Deployment): Promise<void> {
   for (let i = 0; i < QUIET_CALLS; i++) loaded.push(await syncCall(base, quiet));
   const acceptedMs = await flood;
   const p = (v: number[], q: number): string => ms(percentile(v, q));
-  console.log(`  quiet tenant idle: p50 ${p(idle, 50)} ms, p99 ${p(idle, 99)} ms; during the flood: p50 ${p(loaded, 50)} ms, p99 ${p(loaded, 99)} ms `
-    + `(${(percentile(loaded, 99) / percentile(idle, 99)).toFixed(1)}x its idle p99; target 3x); ${loaded.filter((v) => !Number.isFinite(v)).length} of ${QUIET_CALLS} not answered 200`);
+  console.log(`  in a flood of ${FLOOD} runs at once (far past the knee): quiet tenant idle p50 ${p(idle, 50)} ms, p99 ${p(idle, 99)} ms; during the flood p50 ${p(loaded, 50)} ms, p99 ${p(loaded, 99)} ms `
+    + `(${ratio(loaded)}); ${loaded.filter((v) => !Number.isFinite(v)).length} of ${QUIET_CALLS} not answered 200`);
+  console.log(`  the quiet tenant's calls during the flood, in order (ms): ${loaded.map((v) => ms(v)).join(' ')}`);
   console.log(`  the flood's ${FLOOD} calls answered within ${(acceptedMs / 1000).toFixed(1)} s: ${[...statuses].map(([s, n]) => `${n}x ${s}`).join(', ')}`);
 }
 
